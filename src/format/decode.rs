@@ -1,0 +1,293 @@
+//! Reading save files: header and metadata alone, the thumbnail alone, or everything.
+//!
+//! Checks run in a fixed order, each before the work it protects: header checksum → lengths
+//! against [`Limits`] → metadata checksum → payload checksum → decompression → postcard.
+
+use super::bundle::SaveBundle;
+use super::error::{FormatError, Section};
+use super::header::{Compression, HEADER_LEN, Header, MAGIC};
+use super::limits::Limits;
+use super::meta::SaveMeta;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::io::{Read, Seek, SeekFrom};
+
+/// The header and metadata of a save, read without touching its thumbnail or payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveSummary {
+    /// The verified header.
+    pub header: Header,
+    /// The metadata (its `thumbnail` is `None`: read it with [`read_thumbnail`]).
+    pub meta: SaveMeta,
+}
+
+/// A fully decoded and verified save file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodedSave {
+    /// The verified header.
+    pub header: Header,
+    /// The metadata, with its thumbnail.
+    pub meta: SaveMeta,
+    /// The payload.
+    pub bundle: SaveBundle,
+}
+
+/// Reads and verifies the 40-byte header, and nothing more.
+pub fn read_header<R: Read>(reader: &mut R) -> Result<Header, FormatError> {
+    let bytes = read_section(reader, HEADER_LEN as u32, Section::Header, 0)?;
+    parse_header(&bytes)
+}
+
+/// Reads the header and the metadata, leaving the thumbnail and payload unread.
+///
+/// This is what a save menu lists: it reads `40 + meta_len` bytes whatever the payload's size.
+///
+/// ```
+/// use bevy_keepsake::{SlotId, format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState}};
+///
+/// let meta = SaveMeta::new(SlotId::Auto(1)).with_title("Mines");
+/// let bytes = format::encode(&meta, &SaveBundle::new(WorldState::default()), &EncodeOptions::default())?.to_vec();
+/// let summary = format::read_summary(&mut &bytes[..], &Limits::default())?;
+/// assert_eq!(summary.meta.title, "Mines");
+/// # Ok::<(), bevy_keepsake::format::FormatError>(())
+/// ```
+pub fn read_summary<R: Read>(reader: &mut R, limits: &Limits) -> Result<SaveSummary, FormatError> {
+    let header = read_header(reader)?;
+    limits.check_header(&header)?;
+    let meta_bytes = read_section(
+        reader,
+        header.meta_len,
+        Section::Metadata,
+        header.meta_offset(),
+    )?;
+    let meta = decode_meta(&header, &meta_bytes)?;
+    Ok(SaveSummary { header, meta })
+}
+
+/// Reads only the thumbnail of a save (seeking past the metadata), or `None` if it has none.
+pub fn read_thumbnail<R: Read + Seek>(
+    reader: &mut R,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, FormatError> {
+    let header = read_header(reader)?;
+    limits.check_header(&header)?;
+    if header.thumbnail_len == 0 {
+        return Ok(None);
+    }
+    reader
+        .seek(SeekFrom::Start(header.thumbnail_offset()))
+        .map_err(FormatError::read)?;
+    let thumbnail = read_section(
+        reader,
+        header.thumbnail_len,
+        Section::Thumbnail,
+        header.thumbnail_offset(),
+    )?;
+    verify_crc(Section::Thumbnail, header.thumbnail_crc, &thumbnail)?;
+    Ok(Some(thumbnail))
+}
+
+/// Decodes and verifies a whole save file held in memory.
+pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedSave, FormatError> {
+    let header_bytes = bytes.get(..HEADER_LEN).ok_or_else(|| {
+        short_header(bytes).unwrap_or(FormatError::Truncated {
+            section: Section::Header,
+            expected_end: HEADER_LEN as u64,
+            actual_end: bytes.len() as u64,
+        })
+    })?;
+    let header = parse_header(header_bytes)?;
+    limits.check_header(&header)?;
+
+    let actual_len = bytes.len() as u64;
+    if actual_len < header.file_len() {
+        let section = section_at(&header, actual_len);
+        return Err(FormatError::Truncated {
+            section,
+            expected_end: section_end(&header, section),
+            actual_end: actual_len,
+        });
+    }
+    if actual_len > header.file_len() {
+        return Err(FormatError::TrailingBytes {
+            extra: actual_len - header.file_len(),
+            expected_len: header.file_len(),
+        });
+    }
+    let slice = |start: u64, len: u32| &bytes[start as usize..(start + u64::from(len)) as usize];
+    decode_sections(
+        header,
+        slice(header.meta_offset(), header.meta_len),
+        slice(header.thumbnail_offset(), header.thumbnail_len),
+        slice(header.payload_offset(), header.payload_len),
+    )
+}
+
+/// Decodes and verifies a whole save file from a reader, allocating no more than the data
+/// present justifies (each section is read incrementally, never pre-sized from the header alone).
+pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSave, FormatError> {
+    let header = read_header(reader)?;
+    limits.check_header(&header)?;
+    let meta = read_section(
+        reader,
+        header.meta_len,
+        Section::Metadata,
+        header.meta_offset(),
+    )?;
+    let thumbnail = read_section(
+        reader,
+        header.thumbnail_len,
+        Section::Thumbnail,
+        header.thumbnail_offset(),
+    )?;
+    let payload = read_section(
+        reader,
+        header.payload_len,
+        Section::Payload,
+        header.payload_offset(),
+    )?;
+    let mut probe = [0u8; 512];
+    let extra = reader.read(&mut probe).map_err(FormatError::read)?;
+    if extra > 0 {
+        return Err(FormatError::TrailingBytes {
+            extra: extra as u64,
+            expected_len: header.file_len(),
+        });
+    }
+    decode_sections(header, &meta, &thumbnail, &payload)
+}
+
+/// Verifies and decodes the three sections once they are all present.
+fn decode_sections(
+    header: Header,
+    meta_bytes: &[u8],
+    thumbnail: &[u8],
+    payload: &[u8],
+) -> Result<DecodedSave, FormatError> {
+    let mut meta = decode_meta(&header, meta_bytes)?;
+    verify_crc(Section::Thumbnail, header.thumbnail_crc, thumbnail)?;
+    verify_crc(Section::Payload, header.payload_crc, payload)?;
+    let raw = decompress(&header, payload)?;
+    let bundle = decode_exact::<SaveBundle>(Section::Payload, &raw)?;
+    meta.thumbnail = (!thumbnail.is_empty()).then(|| thumbnail.to_vec());
+    Ok(DecodedSave {
+        header,
+        meta,
+        bundle,
+    })
+}
+
+fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
+    let array: &[u8; HEADER_LEN] = bytes.try_into().map_err(|_| FormatError::Truncated {
+        section: Section::Header,
+        expected_end: HEADER_LEN as u64,
+        actual_end: bytes.len() as u64,
+    })?;
+    Header::parse(array)
+}
+
+/// For input shorter than a header: "not a save file" when even the magic is wrong.
+fn short_header(bytes: &[u8]) -> Option<FormatError> {
+    let found: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    (found != MAGIC).then_some(FormatError::NotASaveFile {
+        found,
+        expected: MAGIC,
+    })
+}
+
+fn decode_meta(header: &Header, bytes: &[u8]) -> Result<SaveMeta, FormatError> {
+    verify_crc(Section::Metadata, header.meta_crc, bytes)?;
+    decode_exact(Section::Metadata, bytes)
+}
+
+fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
+    let computed = crc32fast::hash(bytes);
+    if computed == stored {
+        Ok(())
+    } else {
+        Err(FormatError::ChecksumMismatch {
+            section,
+            stored,
+            computed,
+        })
+    }
+}
+
+/// Decompresses into a buffer of exactly the announced size (already checked against limits and
+/// the codec's maximum ratio), and insists on filling it exactly.
+fn decompress<'a>(header: &Header, stored: &'a [u8]) -> Result<Cow<'a, [u8]>, FormatError> {
+    match header.compression {
+        Compression::None => Ok(Cow::Borrowed(stored)),
+        Compression::Lz4 => {
+            let expected = header.payload_uncompressed_len as usize;
+            let mut out = vec![0u8; expected];
+            let written = lz4_flex::block::decompress_into(stored, &mut out)
+                .map_err(|error| FormatError::Decompress(error.to_string()))?;
+            if written != expected {
+                return Err(FormatError::Decompress(format!(
+                    "it produced {written} bytes but the header announces {expected}"
+                )));
+            }
+            Ok(Cow::Owned(out))
+        }
+    }
+}
+
+/// Decodes a postcard value that must use every byte of its section.
+fn decode_exact<'de, T: Deserialize<'de>>(
+    section: Section,
+    bytes: &'de [u8],
+) -> Result<T, FormatError> {
+    let (value, rest) = postcard::take_from_bytes(bytes)
+        .map_err(|source| FormatError::Decode { section, source })?;
+    if !rest.is_empty() {
+        return Err(FormatError::UnusedBytes {
+            section,
+            extra: rest.len(),
+        });
+    }
+    Ok(value)
+}
+
+/// Reads exactly `len` bytes of `section`, growing the buffer only as data arrives.
+fn read_section<R: Read>(
+    reader: &mut R,
+    len: u32,
+    section: Section,
+    offset: u64,
+) -> Result<Vec<u8>, FormatError> {
+    const INITIAL_CAPACITY: u32 = 8 * 1024;
+    let mut bytes = Vec::with_capacity(len.min(INITIAL_CAPACITY) as usize);
+    reader
+        .take(u64::from(len))
+        .read_to_end(&mut bytes)
+        .map_err(FormatError::read)?;
+    if bytes.len() < len as usize {
+        return Err(FormatError::Truncated {
+            section,
+            expected_end: offset + u64::from(len),
+            actual_end: offset + bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The section a file of `len` bytes ends in.
+fn section_at(header: &Header, len: u64) -> Section {
+    if len < header.thumbnail_offset() {
+        Section::Metadata
+    } else if len < header.payload_offset() {
+        Section::Thumbnail
+    } else {
+        Section::Payload
+    }
+}
+
+fn section_end(header: &Header, section: Section) -> u64 {
+    match section {
+        Section::Header => HEADER_LEN as u64,
+        Section::Metadata => header.thumbnail_offset(),
+        Section::Thumbnail => header.payload_offset(),
+        Section::Payload => header.file_len(),
+    }
+}

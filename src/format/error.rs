@@ -1,0 +1,199 @@
+//! The one error type of the format layer.
+
+use std::fmt;
+use std::io;
+
+/// A part of a save file, named in errors so a developer knows where the damage is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// The fixed-size header at the start of the file.
+    Header,
+    /// The metadata section (slot, time, title, …).
+    Metadata,
+    /// The optional thumbnail section.
+    Thumbnail,
+    /// The (usually compressed) save bundle.
+    Payload,
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Section::Header => "header",
+            Section::Metadata => "metadata",
+            Section::Thumbnail => "thumbnail",
+            Section::Payload => "payload",
+        })
+    }
+}
+
+/// Everything that can go wrong while encoding or decoding a save file.
+///
+/// Every variant describes the problem in words a game developer can act on; none of them is
+/// produced by a panic, and none requires allocating more than the input justifies.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// Reading from or writing to the underlying reader or writer failed.
+    #[error("could not {action} save data: {source}")]
+    Io {
+        /// What was being done ("read", "write").
+        action: &'static str,
+        /// The operating-system error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// The file does not start with the keepsake magic bytes.
+    #[error(
+        "not a keepsake save file: it starts with {found:02X?} instead of the magic bytes {expected:02X?} (\"KPSK\")"
+    )]
+    NotASaveFile {
+        /// The first four bytes found.
+        found: [u8; 4],
+        /// The magic bytes every save file starts with.
+        expected: [u8; 4],
+    },
+
+    /// The file ends before a section it announces is complete.
+    #[error(
+        "save file is truncated in the {section}: it should reach byte {expected_end} but ends at byte {actual_end}"
+    )]
+    Truncated {
+        /// The section that is cut short.
+        section: Section,
+        /// The file offset where that section should end.
+        expected_end: u64,
+        /// The file offset where the data actually ended.
+        actual_end: u64,
+    },
+
+    /// The file has bytes after its last section.
+    #[error(
+        "save file has {extra} unexpected bytes after its payload (expected {expected_len} bytes in total)"
+    )]
+    TrailingBytes {
+        /// How many bytes follow the payload.
+        extra: u64,
+        /// The total size the header announces.
+        expected_len: u64,
+    },
+
+    /// The file was written by a newer version of the format than this build can read.
+    #[error(
+        "save file uses format version {found}, newer than the version {supported} this build reads; update the game to load it (the file was left untouched)"
+    )]
+    NewerVersion {
+        /// The version in the file.
+        found: u16,
+        /// The newest version this build reads.
+        supported: u16,
+    },
+
+    /// The file announces a format version that never existed.
+    #[error(
+        "save file announces format version {found}, which does not exist (versions start at 1)"
+    )]
+    UnknownVersion {
+        /// The version in the file.
+        found: u16,
+    },
+
+    /// A stored checksum does not match the data.
+    #[error(
+        "checksum mismatch in the {section}: stored {stored:#010X}, computed {computed:#010X}; the file is damaged"
+    )]
+    ChecksumMismatch {
+        /// The damaged section.
+        section: Section,
+        /// The CRC32 stored in the header.
+        stored: u32,
+        /// The CRC32 of the bytes actually present.
+        computed: u32,
+    },
+
+    /// The codec byte names no known compression.
+    #[error("save file uses unknown compression codec {0}; this build knows 0 (none) and 1 (LZ4)")]
+    UnknownCodec(u8),
+
+    /// Flag bits are set that this version of the format does not define.
+    #[error("save file sets header flags {0:#04X} that this format version does not define")]
+    UnknownFlags(u8),
+
+    /// A section is larger than the configured limit.
+    #[error(
+        "the {section} is {size} bytes, over the limit of {limit} bytes; raise the limit in `Limits` if saves this large are expected"
+    )]
+    SizeLimit {
+        /// The section over its limit.
+        section: Section,
+        /// The size announced or produced.
+        size: u64,
+        /// The configured maximum.
+        limit: u64,
+    },
+
+    /// The announced compressed and uncompressed sizes cannot belong together.
+    #[error(
+        "the payload announces {uncompressed} bytes uncompressed from {stored} stored bytes, which {codec} cannot produce; the header is forged or damaged"
+    )]
+    ImplausibleSize {
+        /// Bytes stored in the file.
+        stored: u64,
+        /// Bytes the header says they expand to.
+        uncompressed: u64,
+        /// The codec's name.
+        codec: &'static str,
+    },
+
+    /// LZ4 decompression failed or produced the wrong size.
+    #[error("payload does not decompress: {0}")]
+    Decompress(String),
+
+    /// Postcard could not decode a section.
+    #[error("could not decode the {section}: {source}")]
+    Decode {
+        /// The section being decoded.
+        section: Section,
+        /// Postcard's description.
+        #[source]
+        source: postcard::Error,
+    },
+
+    /// A decoded section left bytes unused.
+    #[error(
+        "the {section} decodes with {extra} bytes left over; it was written by incompatible code"
+    )]
+    UnusedBytes {
+        /// The section.
+        section: Section,
+        /// How many bytes were not consumed.
+        extra: usize,
+    },
+
+    /// Postcard could not encode a value (only on encode).
+    #[error("could not encode the {section}: {source}")]
+    Encode {
+        /// The section being encoded.
+        section: Section,
+        /// Postcard's description.
+        #[source]
+        source: postcard::Error,
+    },
+}
+
+impl FormatError {
+    pub(crate) fn read(source: io::Error) -> Self {
+        FormatError::Io {
+            action: "read",
+            source,
+        }
+    }
+
+    pub(crate) fn write(source: io::Error) -> Self {
+        FormatError::Io {
+            action: "write",
+            source,
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The fixed 40-byte header: layout constants, serialisation and validation.
+
+use super::error::{FormatError, Section};
+
+/// The four bytes every save file starts with.
+pub const MAGIC: [u8; 4] = *b"KPSK";
+
+/// The format version this build writes, and the newest it reads.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Size in bytes of the fixed header.
+pub const HEADER_LEN: usize = 40;
+
+/// Bytes covered by the header checksum (everything before the checksum itself).
+const HEADER_CRC_COVERS: usize = 36;
+
+/// How the payload section is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Stored as is (codec byte `0`).
+    None,
+    /// LZ4 block format without a size prefix (codec byte `1`).
+    #[default]
+    Lz4,
+}
+
+impl Compression {
+    /// The byte written in the header.
+    pub fn codec_byte(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Lz4 => 1,
+        }
+    }
+
+    /// Parses a codec byte.
+    pub fn from_codec_byte(byte: u8) -> Result<Self, FormatError> {
+        match byte {
+            0 => Ok(Compression::None),
+            1 => Ok(Compression::Lz4),
+            other => Err(FormatError::UnknownCodec(other)),
+        }
+    }
+
+    /// A short name used in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "no compression",
+            Compression::Lz4 => "LZ4",
+        }
+    }
+}
+
+/// The decoded, checksum-verified header of a save file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version of the file (never newer than [`FORMAT_VERSION`] once parsed).
+    pub version: u16,
+    /// How the payload is stored.
+    pub compression: Compression,
+    /// Length of the metadata section in bytes.
+    pub meta_len: u32,
+    /// Length of the thumbnail section in bytes (`0`: no thumbnail).
+    pub thumbnail_len: u32,
+    /// Length of the payload as stored in the file.
+    pub payload_len: u32,
+    /// Length of the payload once decompressed.
+    pub payload_uncompressed_len: u32,
+    /// CRC32 of the metadata section.
+    pub meta_crc: u32,
+    /// CRC32 of the thumbnail section (`0` when it is empty).
+    pub thumbnail_crc: u32,
+    /// CRC32 of the payload as stored.
+    pub payload_crc: u32,
+}
+
+impl Header {
+    /// File offset where the metadata section starts.
+    pub fn meta_offset(&self) -> u64 {
+        HEADER_LEN as u64
+    }
+
+    /// File offset where the thumbnail section starts.
+    pub fn thumbnail_offset(&self) -> u64 {
+        self.meta_offset() + u64::from(self.meta_len)
+    }
+
+    /// File offset where the payload section starts.
+    pub fn payload_offset(&self) -> u64 {
+        self.thumbnail_offset() + u64::from(self.thumbnail_len)
+    }
+
+    /// Total length of the file this header describes.
+    pub fn file_len(&self) -> u64 {
+        self.payload_offset() + u64::from(self.payload_len)
+    }
+
+    /// Serialises the header, computing its own checksum.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut bytes = [0u8; HEADER_LEN];
+        bytes[0..4].copy_from_slice(&MAGIC);
+        bytes[4..6].copy_from_slice(&self.version.to_le_bytes());
+        bytes[6] = self.compression.codec_byte();
+        bytes[7] = 0; // flags: none defined in version 1
+        bytes[8..12].copy_from_slice(&self.meta_len.to_le_bytes());
+        bytes[12..16].copy_from_slice(&self.thumbnail_len.to_le_bytes());
+        bytes[16..20].copy_from_slice(&self.payload_len.to_le_bytes());
+        bytes[20..24].copy_from_slice(&self.payload_uncompressed_len.to_le_bytes());
+        bytes[24..28].copy_from_slice(&self.meta_crc.to_le_bytes());
+        bytes[28..32].copy_from_slice(&self.thumbnail_crc.to_le_bytes());
+        bytes[32..36].copy_from_slice(&self.payload_crc.to_le_bytes());
+        let crc = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
+        bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    /// Parses and verifies a header: magic, then version, then header checksum, then codec and
+    /// flags. Lengths are checked against limits separately by [`Limits::check_header`].
+    ///
+    /// [`Limits::check_header`]: super::Limits::check_header
+    pub fn parse(bytes: &[u8; HEADER_LEN]) -> Result<Self, FormatError> {
+        let magic: [u8; 4] = field(bytes, 0);
+        if magic != MAGIC {
+            return Err(FormatError::NotASaveFile {
+                found: magic,
+                expected: MAGIC,
+            });
+        }
+        // The version comes before the checksum: a file from a newer format may lay out the rest
+        // of its header differently, so only the magic and the version are stable across versions.
+        let version = u16::from_le_bytes(field(bytes, 4));
+        if version > FORMAT_VERSION {
+            return Err(FormatError::NewerVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if version == 0 {
+            return Err(FormatError::UnknownVersion { found: version });
+        }
+        let stored = u32::from_le_bytes(field(bytes, 36));
+        let computed = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
+        if stored != computed {
+            return Err(FormatError::ChecksumMismatch {
+                section: Section::Header,
+                stored,
+                computed,
+            });
+        }
+        let compression = Compression::from_codec_byte(bytes[6])?;
+        if bytes[7] != 0 {
+            return Err(FormatError::UnknownFlags(bytes[7]));
+        }
+        let u32_at = |offset| u32::from_le_bytes(field(bytes, offset));
+        Ok(Header {
+            version,
+            compression,
+            meta_len: u32_at(8),
+            thumbnail_len: u32_at(12),
+            payload_len: u32_at(16),
+            payload_uncompressed_len: u32_at(20),
+            meta_crc: u32_at(24),
+            thumbnail_crc: u32_at(28),
+            payload_crc: u32_at(32),
+        })
+    }
+}
+
+/// Copies `N` bytes at `offset` out of the header (offsets are compile-time constants below 40).
+fn field<const N: usize>(bytes: &[u8; HEADER_LEN], offset: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[offset..offset + N]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Header {
+        Header {
+            version: FORMAT_VERSION,
+            compression: Compression::Lz4,
+            meta_len: 10,
+            thumbnail_len: 0,
+            payload_len: 20,
+            payload_uncompressed_len: 30,
+            meta_crc: 1,
+            thumbnail_crc: 0,
+            payload_crc: 3,
+        }
+    }
+
+    #[test]
+    fn header_round_trips() {
+        let header = sample();
+        assert_eq!(Header::parse(&header.to_bytes()).unwrap(), header);
+        assert_eq!(header.file_len(), 40 + 10 + 20);
+    }
+
+    #[test]
+    fn unknown_flags_and_codecs_are_refused() {
+        let mut bytes = sample().to_bytes();
+        bytes[7] = 0x80;
+        let crc = crc32fast::hash(&bytes[..36]);
+        bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            Header::parse(&bytes),
+            Err(FormatError::UnknownFlags(0x80))
+        ));
+
+        bytes[7] = 0;
+        bytes[6] = 7;
+        let crc = crc32fast::hash(&bytes[..36]);
+        bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            Header::parse(&bytes),
+            Err(FormatError::UnknownCodec(7))
+        ));
+    }
+
+    #[test]
+    fn version_zero_is_unknown() {
+        let mut bytes = sample().to_bytes();
+        bytes[4] = 0;
+        assert!(matches!(
+            Header::parse(&bytes),
+            Err(FormatError::UnknownVersion { found: 0 })
+        ));
+    }
+}

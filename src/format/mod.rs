@@ -1,0 +1,63 @@
+//! The save file format: a fixed header, metadata, an optional thumbnail and a compressed payload.
+//!
+//! This layer is engine-free: it imports nothing from Bevy and can be used by tools that inspect
+//! or convert save files.
+//!
+//! # Byte layout (format version 1)
+//!
+//! A file is four sections back to back: `header | metadata | thumbnail | payload`. All integers
+//! are little-endian. CRCs are CRC-32 (IEEE 802.3, as computed by `crc32fast`).
+//!
+//! | offset | size | field | notes |
+//! |-------:|-----:|-------|-------|
+//! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
+//! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions |
+//! | 6  | 1 | codec | `u8`: `0` stored, `1` LZ4 block (no size prefix) |
+//! | 7  | 1 | flags | `u8`, no flag is defined in version 1: must be `0` |
+//! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
+//! | 12 | 4 | thumbnail length | `u32`, `0` when the save has no thumbnail |
+//! | 16 | 4 | payload length | `u32`, bytes of the payload as stored |
+//! | 20 | 4 | uncompressed payload length | `u32`, equal to the payload length for codec `0` |
+//! | 24 | 4 | metadata CRC | over the metadata section |
+//! | 28 | 4 | thumbnail CRC | over the thumbnail section (`0` when empty) |
+//! | 32 | 4 | payload CRC | over the payload as stored (before decompression) |
+//! | 36 | 4 | header CRC | over bytes `0..36` |
+//! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail |
+//! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings |
+//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec |
+//!
+//! The file ends exactly after the payload; trailing bytes are an error.
+//!
+//! # Reading order and limits
+//!
+//! A reader checks, in this order and each before the work it protects: magic → version (a newer
+//! version is refused before anything else is interpreted, since its layout may differ) → header
+//! CRC → codec and flags → every length against [`Limits`], and the uncompressed length against
+//! what the codec can produce (LZ4 expands at most 255:1) → metadata CRC → thumbnail CRC →
+//! payload CRC → decompression into a buffer of exactly the announced size → postcard decoding
+//! that must consume every byte. Nothing is allocated from a length before that length passed its
+//! checks, and readers grow buffers as data arrives rather than trusting lengths.
+//!
+//! # Versioning
+//!
+//! Postcard is not self-describing, so any change to [`SaveMeta`], [`SaveBundle`] or the header
+//! layout bumps [`FORMAT_VERSION`]; readers keep decoding every older version. One golden file per
+//! released version lives in `tests/golden/` and must decode forever.
+
+mod bundle;
+mod decode;
+mod encode;
+mod error;
+mod header;
+mod limits;
+mod meta;
+
+pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
+pub use decode::{
+    DecodedSave, SaveSummary, decode, decode_from, read_header, read_summary, read_thumbnail,
+};
+pub use encode::{EncodeOptions, EncodedSave, encode};
+pub use error::{FormatError, Section};
+pub use header::{Compression, FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
+pub use limits::{LZ4_MAX_RATIO, Limits};
+pub use meta::{SaveMeta, Timestamp};

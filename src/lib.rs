@@ -1,0 +1,17 @@
+//! # bevy_keepsake
+//!
+//! Crash-safe save slots for Bevy games: a checksummed, compressed file format, a slot store
+//! whose every write is durable and atomic and keeps backups, and (in later layers) the plugin
+//! that captures the world, saves off the main thread, autosaves and shows a save menu.
+//!
+//! The engine-free layers can be used on their own:
+//!
+//! - [`format`]: the save file format (header, metadata, payload; postcard + LZ4 + CRC32).
+//! - [`store`]: slots, profiles, durable atomic writes, generations and listings.
+#![warn(missing_docs)]
+
+pub mod format;
+mod slot;
+pub mod store;
+
+pub use slot::{SlotId, SlotKind};

@@ -1,0 +1,65 @@
+//! The durable atomic write: temp file in the same folder → write all → fsync → rename → fsync
+//! the folder.
+
+use super::error::StoreError;
+use super::fs::FileSystem;
+use super::layout::temp_file_name;
+use crate::format::EncodedSave;
+use std::path::{Path, PathBuf};
+
+/// Writes `encoded` to `dir/final_name` so that, whatever fails or crashes, the file either does
+/// not exist or is complete and durable.
+///
+/// On any error the temporary file is removed and no existing file is touched. An fsync error is
+/// never retried and never followed by a rename (after a failed fsync the kernel may already
+/// have dropped the dirty pages, so a retry can report success for data that is gone). If the
+/// final folder fsync fails, the new file is removed again: the save is reported as failed and
+/// the slot keeps only what it had before.
+pub(crate) fn write_durably(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    final_name: &str,
+    encoded: &EncodedSave,
+) -> Result<PathBuf, StoreError> {
+    let final_path = dir.join(final_name);
+    let temp_path = dir.join(temp_file_name(final_name));
+
+    let mut file = fs
+        .create_new(&temp_path)
+        .map_err(StoreError::io("create the temporary file", &temp_path))?;
+    let written = encoded
+        .parts()
+        .into_iter()
+        .try_for_each(|part| file.write_all(part))
+        .map_err(StoreError::io("write the temporary file", &temp_path))
+        .and_then(|()| {
+            file.sync_all().map_err(StoreError::io(
+                "flush (fsync) the temporary file",
+                &temp_path,
+            ))
+        });
+    drop(file);
+    if let Err(error) = written {
+        let _ = fs.remove_file(&temp_path);
+        return Err(error);
+    }
+
+    if let Err(source) = fs.rename(&temp_path, &final_path) {
+        let _ = fs.remove_file(&temp_path);
+        return Err(StoreError::Io {
+            action: "move the finished save into place at",
+            path: final_path,
+            source,
+        });
+    }
+
+    if let Err(source) = fs.sync_dir(dir) {
+        let _ = fs.remove_file(&final_path);
+        return Err(StoreError::Io {
+            action: "flush (fsync) the save folder",
+            path: dir.to_path_buf(),
+            source,
+        });
+    }
+    Ok(final_path)
+}

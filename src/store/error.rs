@@ -1,0 +1,144 @@
+//! The one error type of the slot store.
+
+use crate::format::FormatError;
+use crate::slot::SlotId;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the slot store.
+///
+/// Whatever the error, the store has left every existing save file as it was.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A profile name or game id is not safe as a folder name.
+    #[error("invalid {what} name {name:?}: {reason}")]
+    InvalidName {
+        /// "profile" or "game id".
+        what: &'static str,
+        /// The rejected name.
+        name: String,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+
+    /// The platform reports no per-user data directory, so a save root must be given.
+    #[error(
+        "this platform reports no per-user data directory; set a save root explicitly (e.g. `KeepsakePlugin::save_root`)"
+    )]
+    NoDataDir,
+
+    /// The slot does not exist in the store's layout.
+    #[error("{slot:?} does not exist: this store has {manual} manual and {auto} autosave slots")]
+    NoSuchSlot {
+        /// The requested slot.
+        slot: SlotId,
+        /// Manual slots in the layout.
+        manual: u16,
+        /// Autosave slots in the layout.
+        auto: u16,
+    },
+
+    /// A filesystem operation failed.
+    #[error("could not {action} {path}: {source}", path = .path.display())]
+    Io {
+        /// What was being done, e.g. "write the temporary file".
+        action: &'static str,
+        /// The file or folder involved.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A save could not be encoded, or a file could not be decoded.
+    #[error("{path}: {source}", path = .path.display())]
+    Format {
+        /// The file involved (for encoding: the file that would have been written).
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: FormatError,
+    },
+
+    /// A file is larger than any file the configured limits allow.
+    #[error(
+        "{path} is {len} bytes, larger than the {limit} bytes the configured limits allow; it was not read",
+        path = .path.display()
+    )]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        len: u64,
+        /// The largest size the limits allow.
+        limit: u64,
+    },
+
+    /// The slot holds no save.
+    #[error("{0} is empty")]
+    EmptySlot(SlotId),
+
+    /// The slot's newest save was written by a newer version of the format; it is neither loaded
+    /// from an older backup nor overwritten.
+    #[error(
+        "{slot} holds a save in format version {found}, newer than the version {supported} this build reads; update the game (the save was left untouched)"
+    )]
+    NewerFormat {
+        /// The slot.
+        slot: SlotId,
+        /// The version in the file.
+        found: u16,
+        /// The newest version this build reads.
+        supported: u16,
+    },
+
+    /// Every generation of the slot failed to load. Nothing was deleted.
+    #[error("{slot} could not be loaded: {}", GenerationFailures(.failures))]
+    AllGenerationsDamaged {
+        /// The slot.
+        slot: SlotId,
+        /// Why each generation failed, newest first.
+        failures: Vec<GenerationFailure>,
+    },
+}
+
+/// Why one generation of a slot could not be loaded.
+#[derive(Debug)]
+pub struct GenerationFailure {
+    /// The generation number.
+    pub generation: u64,
+    /// What went wrong.
+    pub error: StoreError,
+}
+
+struct GenerationFailures<'a>(&'a [GenerationFailure]);
+
+impl fmt::Display for GenerationFailures<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, failure) in self.0.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "; " };
+            write!(
+                f,
+                "{separator}generation {}: {}",
+                failure.generation, failure.error
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl StoreError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| StoreError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The narrow seam every filesystem call of the store goes through.
+//!
+//! [`OsFileSystem`] is the real implementation. Tests wrap it to count calls and bytes or to
+//! inject faults (fail the k-th call, `ENOSPC` after N bytes, an fsync error) without touching
+//! the store's code.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::Path;
+
+/// A file opened for reading.
+pub trait ReadFile: Read + Seek + Send {
+    /// The file's length in bytes.
+    fn byte_len(&mut self) -> io::Result<u64>;
+}
+
+/// A freshly created file being written.
+pub trait WriteFile: Write + Send {
+    /// Flushes data and metadata to the storage device (`fsync`).
+    fn sync_all(&mut self) -> io::Result<()>;
+}
+
+/// A held exclusive lock; dropping it releases the lock.
+pub trait LockGuard: Send {}
+
+/// Every filesystem operation the store performs.
+///
+/// Implementations must be usable from several threads at once.
+pub trait FileSystem: Send + Sync + fmt::Debug {
+    /// Creates a folder and its parents (`mkdir -p`).
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+    /// The names of the entries in a folder.
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
+    /// Opens a file for reading.
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>>;
+    /// Creates a new file for writing; fails if it already exists.
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
+    /// Renames a file, atomically replacing any file at `to`.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Makes a folder's entries durable (`fsync` on the folder), where the platform allows it.
+    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    /// Takes an exclusive advisory lock on the file at `path` (created if missing), blocking until
+    /// it is free. The lock is per open file, so it excludes other threads and other processes.
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>>;
+}
+
+/// The real filesystem, through `std::fs`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OsFileSystem;
+
+impl ReadFile for File {
+    fn byte_len(&mut self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+}
+
+impl WriteFile for File {
+    fn sync_all(&mut self) -> io::Result<()> {
+        File::sync_all(self)
+    }
+}
+
+/// An open lock file; the OS releases the lock when it is closed.
+struct FileLock(#[allow(dead_code)] File);
+
+impl LockGuard for FileLock {}
+
+impl FileSystem for OsFileSystem {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        fs::create_dir_all(path)
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        fs::read_dir(path)?
+            .map(|entry| entry.map(|entry| entry.file_name()))
+            .collect()
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+        Ok(Box::new(File::open(path)?))
+    }
+
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        Ok(Box::new(
+            OpenOptions::new().write(true).create_new(true).open(path)?,
+        ))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    #[cfg(unix)]
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        File::open(path)?.sync_all()
+    }
+
+    #[cfg(not(unix))]
+    fn sync_dir(&self, _path: &Path) -> io::Result<()> {
+        // Windows offers no portable way to flush a directory; NTFS journals renames itself.
+        Ok(())
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        file.lock()?;
+        Ok(Box::new(FileLock(file)))
+    }
+}

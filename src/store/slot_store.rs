@@ -1,0 +1,561 @@
+//! [`SlotStore`]: saves, loads, lists, deletes and copies slots of one profile.
+
+use super::durable::write_durably;
+use super::error::{GenerationFailure, StoreError};
+use super::fs::{FileSystem, LockGuard, OsFileSystem};
+use super::layout::{
+    SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
+};
+use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
+use super::names::{ProfileName, validate_game_id};
+use crate::format::{self, EncodeOptions, FormatError, HEADER_LEN, Limits, SaveBundle, SaveMeta};
+use crate::slot::SlotId;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// How a [`SlotStore`] is set up.
+///
+/// ```
+/// use bevy_keepsake::store::{ProfileName, StoreConfig};
+///
+/// let config = StoreConfig::new("/tmp/my-game-saves").with_profile(ProfileName::new("alice")?);
+/// assert_eq!(config.backups, 3);
+/// # Ok::<(), bevy_keepsake::store::StoreError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// The folder holding one sub-folder per profile.
+    pub root: PathBuf,
+    /// The profile whose slots this store manages.
+    pub profile: ProfileName,
+    /// How many slots of each kind exist.
+    pub layout: SlotLayout,
+    /// How many older generations each slot keeps besides its newest save (default 3).
+    pub backups: u16,
+    /// Compression and size limits for writing, and the limits for reading.
+    pub encode: EncodeOptions,
+}
+
+impl StoreConfig {
+    /// A configuration with saves under `root`, profile `default`, 10 manual and 5 autosave
+    /// slots, 3 backups per slot and LZ4 compression.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        StoreConfig {
+            root: root.into(),
+            profile: ProfileName::default(),
+            layout: SlotLayout::default(),
+            backups: 3,
+            encode: EncodeOptions::default(),
+        }
+    }
+
+    /// The same configuration with saves under the platform's per-user data directory for
+    /// `game_id` (see [`default_save_root`]).
+    pub fn for_game(game_id: &str) -> Result<Self, StoreError> {
+        Ok(Self::new(default_save_root(game_id)?))
+    }
+
+    /// Sets the profile.
+    #[must_use]
+    pub fn with_profile(mut self, profile: ProfileName) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// Sets the slot counts.
+    #[must_use]
+    pub fn with_layout(mut self, layout: SlotLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Sets how many older generations each slot keeps.
+    #[must_use]
+    pub fn with_backups(mut self, backups: u16) -> Self {
+        self.backups = backups;
+        self
+    }
+
+    /// The folder of the configured profile: `<root>/<profile>`.
+    pub fn profile_dir(&self) -> PathBuf {
+        self.root.join(self.profile.as_str())
+    }
+}
+
+/// The platform's per-user data folder for `game_id`, with a `saves` folder inside:
+/// `~/.local/share/<game_id>/saves` on Linux, `%APPDATA%\<game_id>\saves` on Windows,
+/// `~/Library/Application Support/<game_id>/saves` on macOS (looked up with the `dirs` crate).
+pub fn default_save_root(game_id: &str) -> Result<PathBuf, StoreError> {
+    validate_game_id(game_id)?;
+    let data = dirs::data_dir().ok_or(StoreError::NoDataDir)?;
+    Ok(data.join(game_id).join("saves"))
+}
+
+/// What a successful save wrote.
+#[derive(Debug)]
+pub struct SaveReceipt {
+    /// The slot written.
+    pub slot: SlotId,
+    /// The generation number of the new file.
+    pub generation: u64,
+    /// The new file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The id of the save.
+    pub save_id: Uuid,
+    /// Older generations removed because the slot keeps only so many backups.
+    pub pruned: usize,
+    /// Removing an old generation failed: the save itself is complete and durable, the slot
+    /// just keeps an extra old file until the next save.
+    pub prune_error: Option<StoreError>,
+}
+
+/// A save loaded from a slot, possibly from an older generation.
+#[derive(Debug)]
+pub struct LoadedSave {
+    /// The slot.
+    pub slot: SlotId,
+    /// The generation that loaded.
+    pub generation: u64,
+    /// The file that loaded.
+    pub path: PathBuf,
+    /// Its metadata, with the thumbnail.
+    pub meta: SaveMeta,
+    /// Its payload.
+    pub bundle: SaveBundle,
+    /// Newer generations that failed to load, newest first, and why.
+    pub skipped: Vec<GenerationFailure>,
+}
+
+impl LoadedSave {
+    /// Whether the newest generation was damaged and an older one was used.
+    pub fn restored_from_backup(&self) -> bool {
+        !self.skipped.is_empty()
+    }
+}
+
+/// The saves of one profile: 10 manual slots, a ring of 5 autosave slots and a quicksave slot by
+/// default, each keeping its newest save plus a few older generations.
+///
+/// # Guarantees
+///
+/// - Every save is durable and atomic: it is written to a temporary file in the same folder,
+///   fsynced, renamed to a new generation's name and the folder fsynced. A crash at any point
+///   leaves each slot with either its previous generations or those plus the new one.
+/// - A save never overwrites an existing file; older generations beyond
+///   [`StoreConfig::backups`] are removed only after the new one is durable.
+/// - A failed save or load changes no existing file, and a load never deletes anything.
+/// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
+///   (or two processes, on filesystems with working advisory locks) never write one slot at the
+///   same time: each save gets its own generation and no file is torn or interleaved.
+///
+/// ```
+/// use bevy_keepsake::{SlotId, format::{SaveBundle, SaveMeta, WorldState}, store::{SlotStore, StoreConfig}};
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = SlotStore::open(StoreConfig::new(dir.path()))?;
+/// let bundle = SaveBundle::new(WorldState { tick: 10, ..Default::default() });
+/// store.save(SlotId::Manual(0), SaveMeta::new(SlotId::Manual(0)).with_title("Camp"), &bundle)?;
+///
+/// let loaded = store.load(SlotId::Manual(0))?;
+/// assert_eq!(loaded.bundle, bundle);
+/// assert!(!loaded.restored_from_backup());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SlotStore {
+    config: StoreConfig,
+    dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+}
+
+impl SlotStore {
+    /// Opens (creating if needed) the profile folder on the real filesystem and removes
+    /// temporary files left by interrupted saves.
+    pub fn open(config: StoreConfig) -> Result<Self, StoreError> {
+        Self::open_with(config, Arc::new(OsFileSystem))
+    }
+
+    /// Like [`open`](Self::open), with every filesystem call going through `fs`.
+    pub fn open_with(config: StoreConfig, fs: Arc<dyn FileSystem>) -> Result<Self, StoreError> {
+        let dir = config.profile_dir();
+        fs.create_dir_all(&dir)
+            .map_err(StoreError::io("create the save folder", &dir))?;
+        let store = SlotStore { config, dir, fs };
+        store.remove_stale_temp_files()?;
+        Ok(store)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The profile folder holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Saves `bundle` with `meta` into `slot` as a new generation (setting `meta.slot`).
+    pub fn save(
+        &self,
+        slot: SlotId,
+        mut meta: SaveMeta,
+        bundle: &SaveBundle,
+    ) -> Result<SaveReceipt, StoreError> {
+        self.check_slot(slot)?;
+        meta.slot = slot;
+        let encoded = format::encode(&meta, bundle, &self.config.encode).map_err(|source| {
+            StoreError::Format {
+                path: self.dir.clone(),
+                source,
+            }
+        })?;
+
+        let _lock = self.lock(slot)?;
+        let generations = self.generations(slot)?;
+        if let Some(&newest) = generations.first() {
+            self.refuse_newer_format(slot, newest)?;
+        }
+        let generation = generations.first().map_or(1, |newest| newest + 1);
+        let name = generation_file_name(slot, generation);
+        let path = write_durably(self.fs.as_ref(), &self.dir, &name, &encoded)?;
+
+        let keep = 1 + usize::from(self.config.backups);
+        let stale = generations.iter().skip(keep - 1).rev();
+        let (mut pruned, mut prune_error) = (0, None);
+        for &old in stale {
+            let old_path = self.path_of(slot, old);
+            match self.fs.remove_file(&old_path) {
+                Ok(()) => pruned += 1,
+                Err(source) => {
+                    prune_error.get_or_insert(StoreError::Io {
+                        action: "remove the old generation",
+                        path: old_path,
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(SaveReceipt {
+            slot,
+            generation,
+            path,
+            bytes: encoded.len(),
+            save_id: meta.save_id,
+            pruned,
+            prune_error,
+        })
+    }
+
+    /// Saves into the autosave ring: the first empty autosave slot, or else the one whose save
+    /// is oldest (damaged slots count as oldest).
+    pub fn save_autosave(
+        &self,
+        meta: SaveMeta,
+        bundle: &SaveBundle,
+    ) -> Result<SaveReceipt, StoreError> {
+        let slot = self.next_autosave_slot()?;
+        self.save(slot, meta, bundle)
+    }
+
+    /// The slot the next autosave goes to.
+    pub fn next_autosave_slot(&self) -> Result<SlotId, StoreError> {
+        let auto = (0..self.config.layout.auto).map(SlotId::Auto);
+        let entries = self.list_slots(auto)?;
+        entries
+            .iter()
+            .min_by_key(|entry| match &entry.status {
+                SlotStatus::Empty => (0, None),
+                _ => (1, entry.shown_save().map(|saved| saved.meta.created_at)),
+            })
+            .map(|entry| entry.slot)
+            .ok_or(StoreError::NoSuchSlot {
+                slot: SlotId::Auto(0),
+                manual: self.config.layout.manual,
+                auto: self.config.layout.auto,
+            })
+    }
+
+    /// Loads the newest generation of `slot` that decodes, newest first.
+    ///
+    /// When newer generations are damaged the result says so ([`LoadedSave::skipped`]); when
+    /// all are damaged the error lists why each failed. Nothing is deleted or rewritten either
+    /// way. A save written by a newer format version stops the load with
+    /// [`StoreError::NewerFormat`] instead of silently loading an older backup.
+    pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock(slot)?;
+        let generations = self.generations(slot)?;
+        if generations.is_empty() {
+            return Err(StoreError::EmptySlot(slot));
+        }
+        let mut skipped = Vec::new();
+        for generation in generations {
+            let path = self.path_of(slot, generation);
+            match self.read_generation(&path) {
+                Ok(decoded) => {
+                    return Ok(LoadedSave {
+                        slot,
+                        generation,
+                        path,
+                        meta: decoded.meta,
+                        bundle: decoded.bundle,
+                        skipped,
+                    });
+                }
+                Err(StoreError::Format {
+                    source: FormatError::NewerVersion { found, supported },
+                    ..
+                }) => {
+                    return Err(StoreError::NewerFormat {
+                        slot,
+                        found,
+                        supported,
+                    });
+                }
+                Err(error) => skipped.push(GenerationFailure { generation, error }),
+            }
+        }
+        Err(StoreError::AllGenerationsDamaged {
+            slot,
+            failures: skipped,
+        })
+    }
+
+    /// Lists every slot of the layout, reading only each newest generation's header and
+    /// metadata (and older ones' when the newest is damaged), most recent first.
+    pub fn list(&self) -> Result<Vec<SlotEntry>, StoreError> {
+        let mut entries = self.list_slots(self.config.layout.slots())?;
+        sort_most_recent_first(&mut entries);
+        Ok(entries)
+    }
+
+    /// Reads the thumbnail of one generation of a slot, seeking past everything else.
+    pub fn read_thumbnail(
+        &self,
+        slot: SlotId,
+        generation: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.check_slot(slot)?;
+        let path = self.path_of(slot, generation);
+        let mut file = self
+            .fs
+            .open_read(&path)
+            .map_err(StoreError::io("open", &path))?;
+        format::read_thumbnail(&mut file, &self.config.encode.limits)
+            .map_err(|source| StoreError::Format { path, source })
+    }
+
+    /// Deletes every generation of `slot`, oldest first (so an interruption leaves the newest
+    /// save rather than resurrecting an older one), and returns how many files were removed.
+    pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock(slot)?;
+        let generations = self.generations(slot)?;
+        for &generation in generations.iter().rev() {
+            let path = self.path_of(slot, generation);
+            self.fs
+                .remove_file(&path)
+                .map_err(StoreError::io("delete", &path))?;
+        }
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))?;
+        Ok(generations.len())
+    }
+
+    /// Copies the save in `from` (its newest loadable generation) into `to` as a new save with
+    /// a new id; the original's time, title and payload are kept.
+    pub fn copy(&self, from: SlotId, to: SlotId) -> Result<SaveReceipt, StoreError> {
+        let loaded = self.load(from)?;
+        let meta = SaveMeta {
+            save_id: Uuid::new_v4(),
+            ..loaded.meta
+        };
+        self.save(to, meta, &loaded.bundle)
+    }
+
+    /// The generation numbers present for `slot`, newest first.
+    pub fn generations(&self, slot: SlotId) -> Result<Vec<u64>, StoreError> {
+        Ok(self.scan()?.remove(&slot).unwrap_or_default())
+    }
+
+    /// The path of one generation of a slot.
+    pub fn path_of(&self, slot: SlotId, generation: u64) -> PathBuf {
+        self.dir.join(generation_file_name(slot, generation))
+    }
+
+    fn check_slot(&self, slot: SlotId) -> Result<(), StoreError> {
+        let layout = self.config.layout;
+        if layout.contains(slot) {
+            Ok(())
+        } else {
+            Err(StoreError::NoSuchSlot {
+                slot,
+                manual: layout.manual,
+                auto: layout.auto,
+            })
+        }
+    }
+
+    fn lock(&self, slot: SlotId) -> Result<Box<dyn LockGuard>, StoreError> {
+        let path = self.dir.join(lock_file_name(slot));
+        self.fs
+            .lock(&path)
+            .map_err(StoreError::io("lock the slot through", &path))
+    }
+
+    /// Every slot's generations found in the folder, newest first.
+    fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
+        let names = self
+            .fs
+            .list_dir(&self.dir)
+            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let mut slots: BTreeMap<SlotId, Vec<u64>> = BTreeMap::new();
+        for name in &names {
+            if let Some((slot, generation)) = name.to_str().and_then(parse_generation_file) {
+                slots.entry(slot).or_default().push(generation);
+            }
+        }
+        for generations in slots.values_mut() {
+            generations.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        Ok(slots)
+    }
+
+    fn list_slots(
+        &self,
+        slots: impl Iterator<Item = SlotId>,
+    ) -> Result<Vec<SlotEntry>, StoreError> {
+        let mut found = self.scan()?;
+        Ok(slots
+            .map(|slot| {
+                let generations = found.remove(&slot).unwrap_or_default();
+                SlotEntry {
+                    slot,
+                    status: self.slot_status(slot, &generations),
+                }
+            })
+            .collect())
+    }
+
+    fn slot_status(&self, slot: SlotId, generations: &[u64]) -> SlotStatus {
+        let Some(&newest) = generations.first() else {
+            return SlotStatus::Empty;
+        };
+        let summarize = |generation| {
+            self.read_summary(&self.path_of(slot, generation))
+                .map(|summary| SavedSlot {
+                    meta: summary.meta,
+                    generation,
+                    generations: generations.len(),
+                    file_len: summary.header.file_len(),
+                    has_thumbnail: summary.header.thumbnail_len > 0,
+                })
+        };
+        match summarize(newest) {
+            Ok(saved) => SlotStatus::Saved(saved),
+            Err(error) => SlotStatus::Damaged {
+                newest_generation: newest,
+                reason: error.to_string(),
+                backup: generations[1..].iter().find_map(|&g| summarize(g).ok()),
+            },
+        }
+    }
+
+    fn read_summary(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+        let mut file = self
+            .fs
+            .open_read(path)
+            .map_err(StoreError::io("open", path))?;
+        format::read_summary(&mut file, &self.config.encode.limits).map_err(|source| {
+            StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+
+    /// Reads a whole file (after checking its size against the limits) and decodes it.
+    fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
+        let mut file = self
+            .fs
+            .open_read(path)
+            .map_err(StoreError::io("open", path))?;
+        let len = file
+            .byte_len()
+            .map_err(StoreError::io("read the size of", path))?;
+        let limit = max_file_len(&self.config.encode.limits);
+        if len > limit {
+            return Err(StoreError::FileTooLarge {
+                path: path.to_path_buf(),
+                len,
+                limit,
+            });
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes)
+            .map_err(StoreError::io("read", path))?;
+        format::decode(&bytes, &self.config.encode.limits).map_err(|source| StoreError::Format {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Refuses to add a generation on top of a save from a newer format version, which this
+    /// build could otherwise end up pruning. A damaged newest file does not block the save (the
+    /// new save supersedes it), but a newest file that cannot be read at all does: the store
+    /// cannot tell what it would be burying.
+    fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, newest);
+        let mut file = self
+            .fs
+            .open_read(&path)
+            .map_err(StoreError::io("open the newest save", &path))?;
+        match format::read_header(&mut file) {
+            Err(FormatError::NewerVersion { found, supported }) => Err(StoreError::NewerFormat {
+                slot,
+                found,
+                supported,
+            }),
+            Err(FormatError::Io { source, .. }) => Err(StoreError::Io {
+                action: "read the newest save",
+                path,
+                source,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
+        let names = self
+            .fs
+            .list_dir(&self.dir)
+            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        for name in names.iter().filter_map(|name| name.to_str()) {
+            if is_temp_file(name) {
+                let path = self.dir.join(name);
+                self.fs
+                    .remove_file(&path)
+                    .map_err(StoreError::io("remove the stale temporary file", &path))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The largest file the limits allow: header, metadata, thumbnail and the largest compressed
+/// form of the largest payload.
+fn max_file_len(limits: &Limits) -> u64 {
+    let payload =
+        lz4_flex::block::get_maximum_output_size(limits.max_payload_uncompressed as usize);
+    HEADER_LEN as u64
+        + u64::from(limits.max_meta)
+        + u64::from(limits.max_thumbnail)
+        + payload as u64
+}

@@ -1,0 +1,7 @@
+//! Helpers shared by the integration tests: fixtures, a fault-injecting filesystem and a
+//! counting allocator. Each test binary uses a different subset.
+#![allow(dead_code)]
+
+pub mod alloc;
+pub mod fixtures;
+pub mod test_fs;

@@ -1,0 +1,223 @@
+//! Damaged files: every bit flip and every truncation of reference files, and golden files.
+
+mod common;
+
+use bevy_keepsake::SlotId;
+use bevy_keepsake::format::{
+    self, Compression, EncodeOptions, FORMAT_VERSION, FormatError, Limits, SaveBundle, SaveMeta,
+    Section, Timestamp, WorldState,
+};
+use common::fixtures;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Reference files: with and without a thumbnail, LZ4 and stored.
+fn reference_files() -> Vec<(&'static str, Vec<u8>)> {
+    let with_thumbnail = SaveMeta {
+        thumbnail: Some(b"\x89PNG\r\n\x1a\n-tiny-thumbnail".to_vec()),
+        ..fixtures::meta(SlotId::Manual(2), 3)
+    };
+    let plain = fixtures::meta(SlotId::Quick, 4);
+    let bundle = fixtures::bundle(1500, 9);
+    let encode = |meta: &SaveMeta, compression| {
+        let options = EncodeOptions {
+            compression,
+            ..Default::default()
+        };
+        format::encode(meta, &bundle, &options).unwrap().to_vec()
+    };
+    vec![
+        (
+            "lz4 with thumbnail",
+            encode(&with_thumbnail, Compression::Lz4),
+        ),
+        (
+            "stored without thumbnail",
+            encode(&plain, Compression::None),
+        ),
+    ]
+}
+
+#[test]
+fn every_single_bit_flip_is_rejected_with_a_typed_error() {
+    let mut flips = 0;
+    for (name, original) in reference_files() {
+        let expected = format::decode(&original, &Limits::default()).unwrap();
+        for bit in 0..original.len() * 8 {
+            let mut damaged = original.clone();
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            match format::decode(&damaged, &Limits::default()) {
+                Ok(decoded) => panic!(
+                    "{name}: flipping bit {bit} decoded successfully (same as original: {})",
+                    decoded == expected
+                ),
+                Err(error) => assert!(!error.to_string().is_empty()),
+            }
+            // Reading only the summary must also never accept a damaged header or metadata.
+            let header_and_meta = 40 + u32::from_le_bytes(original[8..12].try_into().unwrap());
+            if (bit / 8) < header_and_meta as usize {
+                assert!(format::read_summary(&mut &damaged[..], &Limits::default()).is_err());
+            }
+            flips += 1;
+        }
+    }
+    assert!(flips > 10_000, "only {flips} flips tried");
+}
+
+#[test]
+fn every_truncation_is_rejected_with_a_typed_error() {
+    for (name, original) in reference_files() {
+        for len in 0..original.len() {
+            let cut = &original[..len];
+            let error = format::decode(cut, &Limits::default()).unwrap_err();
+            let reader_error = format::decode_from(&mut &cut[..], &Limits::default()).unwrap_err();
+            for error in [&error, &reader_error] {
+                assert!(
+                    matches!(error, FormatError::Truncated { actual_end, .. } if *actual_end == len as u64),
+                    "{name}: cut at {len} gave {error}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_damaged_section() {
+    let (_, original) = reference_files().remove(0);
+    let meta_len = u32::from_le_bytes(original[8..12].try_into().unwrap()) as usize;
+    let damage = |offset: usize| {
+        let mut bytes = original.clone();
+        bytes[offset] ^= 0x10;
+        format::decode(&bytes, &Limits::default()).unwrap_err()
+    };
+    assert!(matches!(damage(0), FormatError::NotASaveFile { .. }));
+    assert!(matches!(
+        damage(20),
+        FormatError::ChecksumMismatch {
+            section: Section::Header,
+            ..
+        }
+    ));
+    assert!(matches!(
+        damage(41),
+        FormatError::ChecksumMismatch {
+            section: Section::Metadata,
+            ..
+        }
+    ));
+    assert!(matches!(
+        damage(40 + meta_len + 2),
+        FormatError::ChecksumMismatch {
+            section: Section::Thumbnail,
+            ..
+        }
+    ));
+    let last = original.len() - 1;
+    let error = damage(last);
+    assert!(matches!(
+        error,
+        FormatError::ChecksumMismatch {
+            section: Section::Payload,
+            ..
+        }
+    ));
+    assert!(
+        error
+            .to_string()
+            .contains("checksum mismatch in the payload"),
+        "{error}"
+    );
+
+    let mut extra = original.clone();
+    extra.extend_from_slice(b"junk");
+    assert!(matches!(
+        format::decode(&extra, &Limits::default()),
+        Err(FormatError::TrailingBytes { extra: 4, .. })
+    ));
+    assert!(matches!(
+        format::decode_from(&mut &extra[..], &Limits::default()),
+        Err(FormatError::TrailingBytes { .. })
+    ));
+    assert!(matches!(
+        format::decode(b"PK\x03\x04 a zip file, not a save", &Limits::default()),
+        Err(FormatError::NotASaveFile { .. })
+    ));
+}
+
+#[test]
+fn a_newer_format_version_is_refused_with_its_own_error() {
+    let (_, mut bytes) = reference_files().remove(0);
+    bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let error = format::decode(&bytes, &Limits::default()).unwrap_err();
+    assert!(
+        matches!(error, FormatError::NewerVersion { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION)
+    );
+    assert!(error.to_string().contains("update the game"), "{error}");
+    assert!(matches!(
+        format::read_summary(&mut &bytes[..], &Limits::default()),
+        Err(FormatError::NewerVersion { .. })
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden files: one per released format version, decoded to the same values forever.
+
+fn golden_path(version: u16) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/v{version}.ksav"))
+}
+
+/// The values the version-1 golden file holds.
+fn golden_v1_values() -> (SaveMeta, SaveBundle) {
+    let meta = SaveMeta {
+        save_id: Uuid::parse_str("6f1c2d3e-4b5a-4c6d-8e7f-0123456789ab").unwrap(),
+        slot: SlotId::Manual(3),
+        created_at: Timestamp::from_unix_millis(1_763_700_000_123),
+        playtime: Duration::new(5_025, 500_000_000),
+        game_tick: 301_500,
+        title: "Sunken Harbour · Level 4 · 1,250 pts".into(),
+        game_version: "0.1.0".into(),
+        extras: BTreeMap::from([
+            ("difficulty".into(), "normal".into()),
+            ("character".into(), "Mira".into()),
+        ]),
+        thumbnail: Some(b"\x89PNG\r\n\x1a\nnot-really-a-png".to_vec()),
+    };
+    let bundle = SaveBundle {
+        schema_version: 1,
+        world: WorldState {
+            tick: 301_500,
+            ecs_blob: fixtures::game_like_blob(4096, 1),
+            state_hash: 0x0123_4567_89AB_CDEF,
+        },
+        extras: BTreeMap::from([("quest_log".into(), b"found the lantern".to_vec())]),
+    };
+    (meta, bundle)
+}
+
+#[test]
+fn golden_v1_decodes_to_the_expected_values() {
+    let bytes = std::fs::read(golden_path(1)).expect("tests/golden/v1.ksav is committed");
+    let decoded = format::decode(&bytes, &Limits::default()).unwrap();
+    let (meta, bundle) = golden_v1_values();
+    assert_eq!(decoded.header.version, 1);
+    assert_eq!(decoded.meta, meta);
+    assert_eq!(decoded.bundle, bundle);
+}
+
+/// Writes the golden file of the current version. Run once when a format version is released:
+/// `cargo test --test format_corruption -- --ignored write_golden_file`.
+#[test]
+#[ignore = "writes tests/golden; run by hand when releasing a format version"]
+fn write_golden_file() {
+    assert_eq!(
+        FORMAT_VERSION, 1,
+        "add golden values for the new version first"
+    );
+    let (meta, bundle) = golden_v1_values();
+    let bytes = format::encode(&meta, &bundle, &EncodeOptions::default())
+        .unwrap()
+        .to_vec();
+    std::fs::write(golden_path(FORMAT_VERSION), bytes).unwrap();
+}

@@ -1,0 +1,195 @@
+//! Fault injection at every filesystem call of a save: the save fails cleanly, every existing
+//! file stays byte-identical and no temporary file remains.
+
+mod common;
+
+use bevy_keepsake::SlotId;
+use bevy_keepsake::store::{SaveReceipt, SlotStore, StoreConfig, StoreError};
+use common::fixtures;
+use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const SLOT: SlotId = SlotId::Manual(0);
+
+/// A profile with two generations in the slot under test (one of which the next save prunes,
+/// since the store keeps one backup) and a save in another slot.
+fn prepared_store(root: &Path) -> StoreConfig {
+    let config = StoreConfig::new(root).with_backups(1);
+    let store = SlotStore::open(config.clone()).unwrap();
+    for seq in 0..2 {
+        store
+            .save(
+                SLOT,
+                fixtures::meta(SLOT, seq),
+                &fixtures::bundle(20_000, seq),
+            )
+            .unwrap();
+    }
+    store
+        .save(
+            SlotId::Quick,
+            fixtures::meta(SlotId::Quick, 5),
+            &fixtures::bundle(5_000, 5),
+        )
+        .unwrap();
+    config
+}
+
+fn save_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    snapshot_dir(dir)
+        .into_iter()
+        .filter(|(name, _)| !name.ends_with(".lock"))
+        .collect()
+}
+
+/// The outcome of one save and the filesystem calls it made.
+type SaveRun = (Result<SaveReceipt, StoreError>, Vec<(Op, PathBuf)>);
+
+/// Runs one save through a test filesystem with `fault` armed.
+fn faulty_save(config: &StoreConfig, fault: Option<Fault>) -> SaveRun {
+    let fs = TestFs::new();
+    let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+    fs.arm(fault);
+    let result = store.save(SLOT, fixtures::meta(SLOT, 9), &fixtures::bundle(20_000, 9));
+    (result, fs.calls())
+}
+
+/// Whether the failing call is the removal of an old generation after the save committed.
+fn is_prune(op: Op, path: &Path) -> bool {
+    op == Op::RemoveFile && path.extension().is_some_and(|ext| ext == "ksav")
+}
+
+#[test]
+fn a_fault_at_any_call_of_a_save_leaves_every_existing_file_intact() {
+    // Learn the calls a clean save makes.
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let (clean, calls) = faulty_save(&config, None);
+    clean.unwrap();
+    let ops: Vec<Op> = calls.iter().map(|(op, _)| *op).collect();
+    for op in [
+        Op::Lock,
+        Op::ListDir,
+        Op::OpenRead,
+        Op::CreateNew,
+        Op::Write,
+        Op::SyncFile,
+        Op::Rename,
+        Op::SyncDir,
+        Op::RemoveFile,
+    ] {
+        assert!(ops.contains(&op), "a save should call {op:?}: {ops:?}");
+    }
+
+    let mut cases = 0;
+    for index in 0..calls.len() {
+        for fault in [Fault::Once(index), Fault::Persistent(index)] {
+            let dir = tempfile::tempdir().unwrap();
+            let config = prepared_store(dir.path());
+            let profile = config.profile_dir();
+            let before = save_files(&profile);
+
+            let (result, calls) = faulty_save(&config, Some(fault));
+            let (op, path) = calls[index].clone();
+            let after = save_files(&profile);
+            assert!(
+                after.iter().all(|(name, _)| !name.ends_with(".tmp")),
+                "{fault:?} at {op:?}: temporary file left: {after:?}"
+            );
+
+            if is_prune(op, &path) {
+                // The save itself committed; only removing the old generation failed.
+                let receipt = result.unwrap_or_else(|e| panic!("{fault:?} at {op:?}: {e}"));
+                assert!(receipt.prune_error.is_some());
+                for file in &before {
+                    assert!(after.contains(file), "{fault:?}: {} changed", file.0);
+                }
+                assert_eq!(after.len(), before.len() + 1);
+            } else {
+                let error = result.expect_err(&format!("{fault:?} at {op:?} should fail the save"));
+                assert!(!error.to_string().is_empty());
+                assert_eq!(
+                    before, after,
+                    "{fault:?} at {op:?} ({error}) changed the files"
+                );
+            }
+            // Whatever happened, the slot still loads with a clean filesystem.
+            SlotStore::open(config.clone()).unwrap().load(SLOT).unwrap();
+            cases += 1;
+        }
+    }
+    println!(
+        "injected-fault cases run: {cases} ({} calls per save)",
+        calls.len()
+    );
+    assert_eq!(cases, calls.len() * 2);
+}
+
+#[test]
+fn disk_full_partway_through_the_write_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let encoded_len = {
+        let (result, _) = faulty_save(&config, None);
+        result.unwrap().bytes
+    };
+    let mut cases = 0;
+    for after_bytes in [0, 1, 39, 40, 41, 100, encoded_len / 2, encoded_len - 1] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = prepared_store(dir.path());
+        let before = save_files(&config.profile_dir());
+        let (result, _) = faulty_save(&config, Some(Fault::DiskFullAfter(after_bytes)));
+        let error = result.expect_err("a full disk must fail the save");
+        assert!(
+            matches!(&error, StoreError::Io { source, .. } if source.raw_os_error() == Some(28)),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("write the temporary file"),
+            "{error}"
+        );
+        assert_eq!(before, save_files(&config.profile_dir()));
+        cases += 1;
+    }
+    assert_eq!(cases, 8);
+}
+
+#[test]
+fn an_fsync_error_is_not_retried_and_not_followed_by_a_rename() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let (_, clean_calls) = faulty_save(&config, None);
+    let sync_index = clean_calls
+        .iter()
+        .position(|(op, _)| *op == Op::SyncFile)
+        .unwrap();
+
+    let (result, calls) = faulty_save(&config, Some(Fault::Once(sync_index)));
+    let error = result.unwrap_err();
+    assert!(error.to_string().contains("fsync"), "{error}");
+    let after: Vec<Op> = calls[sync_index + 1..].iter().map(|(op, _)| *op).collect();
+    assert_eq!(
+        after,
+        [Op::RemoveFile],
+        "after a failed fsync only the temp file is removed"
+    );
+}
+
+#[test]
+fn stale_temporary_files_are_removed_when_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let profile = config.profile_dir();
+    let stale = profile.join("manual-00.g000003.ksav.999-0.tmp");
+    std::fs::write(&stale, b"half a save").unwrap();
+    let unrelated = profile.join("notes.tmp");
+    std::fs::write(&unrelated, b"not ours").unwrap();
+
+    SlotStore::open(config).unwrap();
+    assert!(!stale.exists());
+    assert!(
+        unrelated.exists(),
+        "only the store's own temporary files are removed"
+    );
+}

@@ -1,0 +1,480 @@
+//! Slot store behaviour: generations and fallback, the autosave ring, listings, delete and
+//! copy, profile validation and concurrent saves.
+
+mod common;
+
+use bevy_keepsake::SlotId;
+use bevy_keepsake::format::{FORMAT_VERSION, SaveMeta};
+use bevy_keepsake::store::{
+    ProfileName, SlotLayout, SlotStatus, SlotStore, StoreConfig, StoreError,
+};
+use common::fixtures;
+use common::test_fs::{Op, TestFs, snapshot_dir};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn store_in(root: &Path) -> SlotStore {
+    SlotStore::open(StoreConfig::new(root)).unwrap()
+}
+
+/// Saves `count` generations into `slot`, the i-th with seed `i`.
+fn save_generations(store: &SlotStore, slot: SlotId, count: u64) -> Vec<PathBuf> {
+    (0..count)
+        .map(|seq| {
+            store
+                .save(
+                    slot,
+                    fixtures::meta(slot, seq),
+                    &fixtures::bundle(3_000, seq),
+                )
+                .unwrap()
+                .path
+        })
+        .collect()
+}
+
+#[test]
+fn a_slot_keeps_its_newest_save_plus_the_configured_backups() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let paths = save_generations(&store, SlotId::Manual(4), 6);
+    assert_eq!(store.generations(SlotId::Manual(4)).unwrap(), [6, 5, 4, 3]);
+    assert!(!paths[0].exists() && !paths[1].exists());
+    let loaded = store.load(SlotId::Manual(4)).unwrap();
+    assert_eq!(loaded.generation, 6);
+    assert_eq!(loaded.bundle, fixtures::bundle(3_000, 5));
+    assert!(!loaded.restored_from_backup());
+}
+
+/// A named way of damaging a file.
+type Damage = (&'static str, fn(&Path));
+
+/// Ways of damaging a file.
+fn damages() -> Vec<Damage> {
+    vec![
+        ("bit flip", |path| {
+            let mut bytes = std::fs::read(path).unwrap();
+            let middle = bytes.len() / 2;
+            bytes[middle] ^= 0x04;
+            std::fs::write(path, bytes).unwrap();
+        }),
+        ("truncation", |path| {
+            let bytes = std::fs::read(path).unwrap();
+            std::fs::write(path, &bytes[..bytes.len() - 100]).unwrap();
+        }),
+        ("zero length", |path| std::fs::write(path, b"").unwrap()),
+        ("deleted", |path| std::fs::remove_file(path).unwrap()),
+    ]
+}
+
+#[test]
+fn a_damaged_newest_generation_falls_back_to_the_previous_one_and_says_so() {
+    for (what, damage) in damages() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let paths = save_generations(&store, SlotId::Quick, 3);
+        damage(&paths[2]);
+        let before = snapshot_dir(store.dir());
+
+        let loaded = store.load(SlotId::Quick).unwrap();
+        assert_eq!(loaded.bundle, fixtures::bundle(3_000, 1), "{what}");
+        assert_eq!(loaded.meta.title, fixtures::meta(SlotId::Quick, 1).title);
+        if what == "deleted" {
+            // A deleted newest file simply is no longer a generation.
+            assert_eq!(loaded.generation, 2);
+            assert!(!loaded.restored_from_backup());
+        } else {
+            assert_eq!(loaded.generation, 2, "{what}");
+            assert!(loaded.restored_from_backup(), "{what}");
+            assert_eq!(loaded.skipped.len(), 1);
+            assert_eq!(loaded.skipped[0].generation, 3);
+            assert!(!loaded.skipped[0].error.to_string().is_empty());
+        }
+        assert_eq!(
+            before,
+            snapshot_dir(store.dir()),
+            "{what}: a load must change nothing"
+        );
+    }
+}
+
+#[test]
+fn when_every_generation_is_damaged_the_error_lists_each_and_nothing_is_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let paths = save_generations(&store, SlotId::Auto(1), 3);
+    for ((_, damage), path) in damages().into_iter().zip(&paths) {
+        damage(path);
+    }
+    let before = snapshot_dir(store.dir());
+    let error = store.load(SlotId::Auto(1)).unwrap_err();
+    let StoreError::AllGenerationsDamaged { slot, failures } = &error else {
+        panic!("unexpected error {error}");
+    };
+    assert_eq!(*slot, SlotId::Auto(1));
+    assert_eq!(
+        failures.iter().map(|f| f.generation).collect::<Vec<_>>(),
+        [3, 2, 1]
+    );
+    let message = error.to_string();
+    for generation in 1..=3 {
+        assert!(
+            message.contains(&format!("generation {generation}: ")),
+            "{message}"
+        );
+    }
+    assert_eq!(before, snapshot_dir(store.dir()));
+}
+
+#[test]
+fn an_empty_slot_and_an_unknown_slot_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    assert!(matches!(
+        store.load(SlotId::Manual(0)),
+        Err(StoreError::EmptySlot(SlotId::Manual(0)))
+    ));
+    let error = store
+        .save(
+            SlotId::Manual(10),
+            SaveMeta::new(SlotId::Manual(10)),
+            &fixtures::bundle(10, 1),
+        )
+        .unwrap_err();
+    assert!(matches!(error, StoreError::NoSuchSlot { .. }));
+    assert!(
+        error.to_string().contains("10 manual and 5 autosave slots"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_save_from_a_newer_format_is_neither_overwritten_nor_replaced_by_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let paths = save_generations(&store, SlotId::Manual(0), 2);
+    let mut bytes = std::fs::read(&paths[1]).unwrap();
+    bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    std::fs::write(&paths[1], &bytes).unwrap();
+    let before = snapshot_dir(store.dir());
+
+    let load = store.load(SlotId::Manual(0)).unwrap_err();
+    assert!(matches!(load, StoreError::NewerFormat { found, .. } if found == FORMAT_VERSION + 1));
+    let save = store
+        .save(
+            SlotId::Manual(0),
+            fixtures::meta(SlotId::Manual(0), 7),
+            &fixtures::bundle(10, 7),
+        )
+        .unwrap_err();
+    assert!(save.to_string().contains("update the game"), "{save}");
+    assert_eq!(before, snapshot_dir(store.dir()));
+}
+
+#[test]
+fn twelve_autosaves_leave_the_five_most_recent_listed_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let mut slots_used = Vec::new();
+    for seq in 0..12 {
+        let receipt = store
+            .save_autosave(
+                fixtures::meta(SlotId::Auto(0), seq),
+                &fixtures::bundle(500, seq),
+            )
+            .unwrap();
+        slots_used.push(receipt.slot);
+    }
+    let expected_ring: Vec<_> = (0..12).map(|i| SlotId::Auto(i % 5)).collect();
+    assert_eq!(slots_used, expected_ring);
+
+    let autosaves: Vec<_> = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|entry| matches!(entry.slot, SlotId::Auto(_)))
+        .collect();
+    let titles: Vec<_> = autosaves
+        .iter()
+        .map(|entry| entry.shown_save().unwrap().meta.title.clone())
+        .collect();
+    let expected: Vec<_> = (7..12)
+        .rev()
+        .map(|seq| fixtures::meta(SlotId::Auto(0), seq).title)
+        .collect();
+    assert_eq!(titles, expected);
+    for entry in &autosaves {
+        let SlotStatus::Saved(saved) = &entry.status else {
+            panic!()
+        };
+        assert_eq!(
+            saved.meta.slot, entry.slot,
+            "the store records the slot it wrote"
+        );
+    }
+}
+
+#[test]
+fn the_listing_shows_saved_damaged_and_empty_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let newest = fixtures::meta(SlotId::Manual(1), 5);
+    store
+        .save(SlotId::Manual(1), newest, &fixtures::bundle(100, 5))
+        .unwrap();
+    let damaged = save_generations(&store, SlotId::Manual(2), 2);
+    let hopeless = save_generations(&store, SlotId::Manual(3), 1);
+    let mut bytes = std::fs::read(&damaged[1]).unwrap();
+    bytes[45] ^= 1; // inside the metadata
+    std::fs::write(&damaged[1], bytes).unwrap();
+    std::fs::write(&hopeless[0], b"garbage").unwrap();
+
+    let listing = store.list().unwrap();
+    assert_eq!(listing.len(), 16);
+    let status = |slot| &listing.iter().find(|e| e.slot == slot).unwrap().status;
+    assert!(matches!(status(SlotId::Manual(1)), SlotStatus::Saved(saved) if saved.generation == 1));
+    match status(SlotId::Manual(2)) {
+        SlotStatus::Damaged {
+            newest_generation: 2,
+            reason,
+            backup: Some(backup),
+        } => {
+            assert!(
+                reason.contains("checksum mismatch in the metadata"),
+                "{reason}"
+            );
+            assert_eq!(backup.generation, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        status(SlotId::Manual(3)),
+        SlotStatus::Damaged { backup: None, .. }
+    ));
+    assert!(matches!(status(SlotId::Manual(0)), SlotStatus::Empty));
+    // Saves first (newest first; Manual 2 shows its backup, seq 0), then the hopeless slot,
+    // then the 13 empty slots.
+    let order: Vec<_> = listing.iter().take(3).map(|e| e.slot).collect();
+    assert_eq!(
+        order,
+        [SlotId::Manual(1), SlotId::Manual(2), SlotId::Manual(3)]
+    );
+    assert!(listing[3..].iter().all(|e| e.status == SlotStatus::Empty));
+}
+
+#[test]
+fn listing_16_slots_reads_only_headers_whatever_the_save_size() {
+    let mut read_per_size = Vec::new();
+    for blob_len in [10_000, 5 << 20] {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = TestFs::new();
+        let store =
+            SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs.clone())).unwrap();
+        let bundle = fixtures::bundle(blob_len, 3);
+        for slot in store.config().layout.slots() {
+            store.save(slot, fixtures::meta(slot, 1), &bundle).unwrap();
+        }
+        fs.arm(None);
+        let listing = store.list().unwrap();
+        assert!(
+            listing
+                .iter()
+                .all(|e| matches!(e.status, SlotStatus::Saved(_)))
+        );
+        let opened = fs
+            .calls()
+            .iter()
+            .filter(|(op, _)| *op == Op::OpenRead)
+            .count();
+        assert_eq!(opened, 16);
+        read_per_size.push(fs.bytes_read());
+    }
+    println!("listing 16 slots read {read_per_size:?} bytes for 10 KB vs 5 MB saves");
+    assert_eq!(
+        read_per_size[0], read_per_size[1],
+        "listing cost must not depend on payload size"
+    );
+    assert!(read_per_size[1] < 16 * 1024);
+}
+
+#[test]
+fn delete_removes_every_generation_and_copy_makes_a_new_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    save_generations(&store, SlotId::Manual(5), 3);
+
+    let receipt = store.copy(SlotId::Manual(5), SlotId::Manual(6)).unwrap();
+    let original = store.load(SlotId::Manual(5)).unwrap();
+    let copy = store.load(SlotId::Manual(6)).unwrap();
+    assert_eq!(receipt.slot, SlotId::Manual(6));
+    assert_eq!(copy.bundle, original.bundle);
+    assert_eq!(copy.meta.slot, SlotId::Manual(6));
+    assert_eq!(copy.meta.title, original.meta.title);
+    assert_ne!(copy.meta.save_id, original.meta.save_id);
+
+    assert_eq!(store.delete(SlotId::Manual(5)).unwrap(), 3);
+    assert!(store.generations(SlotId::Manual(5)).unwrap().is_empty());
+    assert!(matches!(
+        store.load(SlotId::Manual(5)),
+        Err(StoreError::EmptySlot(_))
+    ));
+    assert!(
+        store.load(SlotId::Manual(6)).is_ok(),
+        "other slots are untouched"
+    );
+}
+
+#[test]
+fn thumbnails_are_read_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let png = b"\x89PNG\r\n\x1a\nthumbnail".to_vec();
+    let meta = SaveMeta {
+        thumbnail: Some(png.clone()),
+        ..fixtures::meta(SlotId::Quick, 1)
+    };
+    let receipt = store
+        .save(SlotId::Quick, meta, &fixtures::bundle(100, 1))
+        .unwrap();
+    assert_eq!(
+        store
+            .read_thumbnail(SlotId::Quick, receipt.generation)
+            .unwrap(),
+        Some(png)
+    );
+    let listing = store.list().unwrap();
+    let SlotStatus::Saved(saved) = &listing[0].status else {
+        panic!()
+    };
+    assert!(saved.has_thumbnail && saved.meta.thumbnail.is_none());
+}
+
+#[test]
+fn profiles_are_separate_folders_and_unsafe_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = SlotStore::open(
+        StoreConfig::new(dir.path()).with_profile(ProfileName::new("alice").unwrap()),
+    )
+    .unwrap();
+    let bob = SlotStore::open(
+        StoreConfig::new(dir.path()).with_profile(ProfileName::new("bob").unwrap()),
+    )
+    .unwrap();
+    save_generations(&alice, SlotId::Quick, 1);
+    assert!(matches!(
+        bob.load(SlotId::Quick),
+        Err(StoreError::EmptySlot(_))
+    ));
+    assert_eq!(alice.dir(), dir.path().join("alice"));
+
+    for name in [
+        "..",
+        "../bob",
+        "/etc",
+        "a/../../b",
+        "C:\\Windows",
+        "aux",
+        "x\0y",
+        "",
+    ] {
+        let error = ProfileName::new(name).unwrap_err();
+        assert!(
+            error.to_string().starts_with("invalid profile name"),
+            "{error}"
+        );
+    }
+    assert!(bevy_keepsake::store::default_save_root("../escape").is_err());
+    let root = bevy_keepsake::store::default_save_root("my-game");
+    if let Ok(root) = root {
+        assert!(root.ends_with("my-game/saves"));
+    }
+}
+
+#[test]
+fn custom_layouts_change_the_slot_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(
+        StoreConfig::new(dir.path()).with_layout(SlotLayout { manual: 2, auto: 3 }),
+    )
+    .unwrap();
+    assert_eq!(store.list().unwrap().len(), 6);
+    assert!(
+        store
+            .save(
+                SlotId::Manual(2),
+                SaveMeta::new(SlotId::Manual(2)),
+                &fixtures::bundle(1, 1)
+            )
+            .is_err()
+    );
+    for seq in 0..4 {
+        store
+            .save_autosave(
+                fixtures::meta(SlotId::Auto(0), seq),
+                &fixtures::bundle(1, seq),
+            )
+            .unwrap();
+    }
+    assert_eq!(store.generations(SlotId::Auto(0)).unwrap(), [2, 1]);
+}
+
+#[test]
+fn the_root_being_a_file_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-folder");
+    std::fs::write(&file, b"x").unwrap();
+    let error = SlotStore::open(StoreConfig::new(&file)).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("could not create the save folder"),
+        "{error}"
+    );
+}
+
+#[test]
+fn concurrent_saves_to_one_slot_never_tear_or_share_a_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path()).with_backups(100)).unwrap();
+    let slot = SlotId::Manual(7);
+    let receipts: Vec<_> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4u64)
+            .map(|thread| {
+                let store = &store;
+                scope.spawn(move || {
+                    (0..10u64)
+                        .map(|i| {
+                            let seq = thread * 100 + i;
+                            let receipt = store
+                                .save(
+                                    slot,
+                                    fixtures::meta(slot, seq),
+                                    &fixtures::bundle(40_000, seq),
+                                )
+                                .unwrap();
+                            (receipt.generation, seq)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let mut generations: Vec<_> = receipts.iter().map(|(g, _)| *g).collect();
+    generations.sort_unstable();
+    assert_eq!(
+        generations,
+        (1..=40).collect::<Vec<_>>(),
+        "each save got its own generation"
+    );
+
+    // Every generation holds exactly the save that was reported for it, complete.
+    for (generation, seq) in receipts {
+        let bytes = std::fs::read(store.path_of(slot, generation)).unwrap();
+        let decoded = bevy_keepsake::format::decode(&bytes, &Default::default()).unwrap();
+        assert_eq!(decoded.bundle, fixtures::bundle(40_000, seq));
+    }
+}
