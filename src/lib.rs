@@ -7,11 +7,13 @@
 //! The engine-free layers can be used on their own:
 //!
 //! - [`format`]: the save file format (header, metadata, payload; postcard + LZ4 + CRC32).
+//! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
 //! - [`store`]: slots, profiles, durable atomic writes, generations and listings.
 #![warn(missing_docs)]
 
 pub mod format;
 mod slot;
+pub mod snapshot;
 pub mod store;
 
 pub use slot::{SlotId, SlotKind};

@@ -4,4 +4,5 @@
 
 pub mod alloc;
 pub mod fixtures;
+pub mod game_world;
 pub mod test_fs;

@@ -1,0 +1,163 @@
+//! Snapshot layer against Bevy's own `DynamicWorld` path, side by side on the same world.
+//!
+//! - save: our capture into an `ecs_blob` vs `DynamicWorldBuilder` extraction + RON, and
+//!   + postcard (`DynamicWorldSerializer`);
+//! - load: our decode + apply vs RON / postcard `WorldDeserializer` + `write_to_world`.
+//!
+//! Loads go into a fresh world each iteration (its setup is not timed).
+
+#[path = "../tests/common/game_world.rs"]
+mod game_world;
+
+use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer};
+use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
+use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, Saveable};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use serde::de::DeserializeSeed;
+use std::any::TypeId;
+use std::hint::black_box;
+
+/// The benchmark world holds no asset handles, so nothing is ever loaded from a path.
+struct NoAssets;
+
+impl LoadFromPath for NoAssets {
+    fn load_from_path_erased(&mut self, _: TypeId, path: AssetPath<'static>) -> UntypedHandle {
+        unreachable!("the benchmark world has no asset handles, yet {path} was requested")
+    }
+}
+
+fn populated(count: u32) -> App {
+    let mut app = game_world::app();
+    game_world::populate(app.world_mut(), count);
+    app
+}
+
+fn dynamic_world(world: &mut World) -> DynamicWorld {
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let types = types.read();
+    let mut saved = world.query_filtered::<Entity, With<Saveable>>();
+    let entities: Vec<Entity> = saved.iter(world).collect();
+    DynamicWorldBuilder::from_world(world, &types)
+        .deny_all_resources()
+        .extract_entities(entities.into_iter())
+        .build()
+}
+
+fn counts() -> Vec<u32> {
+    match std::env::var("KEEPSAKE_BENCH_QUICK") {
+        Ok(_) => vec![1_000],
+        Err(_) => vec![1_000, 10_000, 100_000],
+    }
+}
+
+fn save(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot_save");
+    group.sample_size(10);
+    for count in counts() {
+        let mut app = populated(count);
+        let world = app.world_mut();
+        let types = world.resource::<AppTypeRegistry>().clone();
+
+        let ours = snapshot::capture(world).unwrap();
+        let dw = dynamic_world(world);
+        let dw_postcard =
+            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
+        let dw_ron = dw.serialize(&types.read()).unwrap();
+        println!(
+            "snapshot size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
+            ours.blob.len(),
+            dw_postcard.len(),
+            dw_postcard.len() as f64 / ours.blob.len() as f64,
+            dw_ron.len()
+        );
+
+        group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
+            b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
+            b.iter(|| {
+                let dw = dynamic_world(world);
+                postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
+            b.iter(|| dynamic_world(world).serialize(&types.read()).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot_load");
+    group.sample_size(10);
+    for count in counts() {
+        let mut app = populated(count);
+        let world = app.world_mut();
+        let types = world.resource::<AppTypeRegistry>().clone();
+        let ours = snapshot::capture(world).unwrap();
+        let dw = dynamic_world(world);
+        let dw_postcard =
+            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
+        let dw_ron = dw.serialize(&types.read()).unwrap();
+
+        group.bench_function(BenchmarkId::new("keepsake_decode_apply", count), |b| {
+            b.iter_batched_ref(
+                game_world::app,
+                |app| {
+                    let world = app.world_mut();
+                    let registry = world.resource::<SaveRegistry>().clone();
+                    let types = world.resource::<AppTypeRegistry>().clone();
+                    let decoded =
+                        snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read())
+                            .unwrap();
+                    snapshot::apply(world, decoded, LoadMode::Replace)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
+            b.iter_batched_ref(
+                game_world::app,
+                |app| {
+                    let world = app.world_mut();
+                    let types = world.resource::<AppTypeRegistry>().clone();
+                    let dw = WorldDeserializer {
+                        type_registry: &types.read(),
+                        load_from_path: &mut NoAssets,
+                    }
+                    .deserialize(&mut postcard::Deserializer::from_bytes(&dw_postcard))
+                    .unwrap();
+                    dw.write_to_world(world, &mut EntityHashMap::default())
+                        .unwrap();
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
+            b.iter_batched_ref(
+                game_world::app,
+                |app| {
+                    let world = app.world_mut();
+                    let types = world.resource::<AppTypeRegistry>().clone();
+                    let mut deserializer = ron::Deserializer::from_str(&dw_ron).unwrap();
+                    let dw = WorldDeserializer {
+                        type_registry: &types.read(),
+                        load_from_path: &mut NoAssets,
+                    }
+                    .deserialize(&mut deserializer)
+                    .unwrap();
+                    dw.write_to_world(world, &mut EntityHashMap::default())
+                        .unwrap();
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, save, load);
+criterion_main!(benches);

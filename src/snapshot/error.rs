@@ -1,0 +1,112 @@
+//! The one error type of the snapshot layer.
+
+/// Everything that can go wrong capturing a world into an `ecs_blob` or applying one back.
+///
+/// Decoding and validation happen before the world is touched: when [`decode`](super::decode)
+/// returns an error, nothing has changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// The blob ends in the middle of a field.
+    #[error("the world snapshot is truncated: {what} at byte {offset} needs {needed} more bytes")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Where in the blob.
+        offset: usize,
+        /// How many bytes were missing.
+        needed: usize,
+    },
+
+    /// A field of the blob has an impossible value.
+    #[error("the world snapshot is malformed at byte {offset}: {reason}")]
+    Malformed {
+        /// Where in the blob.
+        offset: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The blob was written by a newer snapshot layout than this build reads.
+    #[error(
+        "the world snapshot uses layout version {found}, newer than the version {supported} this build reads; update the game"
+    )]
+    NewerLayout {
+        /// The version in the blob.
+        found: u8,
+        /// The newest version this build reads.
+        supported: u8,
+    },
+
+    /// The blob's hash does not match the hash stored beside it.
+    #[error(
+        "the world snapshot's hash is {computed:#018x} but the save says {stored:#018x}; it is damaged"
+    )]
+    HashMismatch {
+        /// The hash stored in the save.
+        stored: u64,
+        /// The hash of the blob present.
+        computed: u64,
+    },
+
+    /// A row names an entity index beyond the entity table.
+    #[error(
+        "{type_path} is stored for entity #{entity_index}, but the snapshot has only {entity_count} entities"
+    )]
+    EntityIndexOutOfRange {
+        /// The component's type path.
+        type_path: String,
+        /// The index in the row.
+        entity_index: u32,
+        /// The number of entities in the snapshot.
+        entity_count: u32,
+    },
+
+    /// The same component is stored twice for one entity, or a type has two columns.
+    #[error("{type_path} is stored twice{}", .entity_index.map(|i| format!(" for entity #{i}")).unwrap_or_default())]
+    Duplicate {
+        /// The type path.
+        type_path: String,
+        /// The entity, for a duplicated component.
+        entity_index: Option<u32>,
+    },
+
+    /// A stored value does not decode as the registered type.
+    #[error("could not decode {type_path}{}: {reason}", .entity_index.map(|i| format!(" of entity #{i}")).unwrap_or_else(|| " (resource)".into()))]
+    Value {
+        /// The type path of the stored column.
+        type_path: String,
+        /// The entity whose value failed, or `None` for a resource.
+        entity_index: Option<u32>,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// A type is stored with a schema version this build has no decoder for.
+    #[error(
+        "{type_path} is stored at schema version {found}, but this build is at version {current} and has no migration from it; register one with `migrate_from`"
+    )]
+    UnknownTypeVersion {
+        /// The type path.
+        type_path: String,
+        /// The version in the blob.
+        found: u32,
+        /// The registered type's current version.
+        current: u32,
+    },
+
+    /// A component could not be serialised while capturing.
+    #[error("could not capture {type_path}: {reason}")]
+    Capture {
+        /// The type path.
+        type_path: String,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// The world lacks the resources the snapshot layer needs.
+    #[error(
+        "{0} is missing from the world; add `KeepsakePlugin` (or register a saveable type) first"
+    )]
+    NotSetUp(&'static str),
+}

@@ -1,0 +1,151 @@
+//! Encoding one reflected value to bytes and back.
+//!
+//! Types that reflect `Serialize`/`Deserialize` go through their own serde implementation; other
+//! types go through Bevy's reflection serializer. Both write postcard. `Entity` values are
+//! always written as their 64-bit id, so references can be remapped on load.
+
+use super::registry::TypeOps;
+use bevy::prelude::*;
+use bevy::reflect::serde::{
+    ReflectDeserializerProcessor, ReflectSerializerProcessor, TypedReflectDeserializer,
+    TypedReflectSerializer,
+};
+use bevy::reflect::{
+    PartialReflect, ReflectDeserialize, ReflectSerialize, TypeRegistration, TypeRegistry,
+};
+use serde::de::DeserializeSeed;
+use serde::{Serialize, Serializer};
+use std::any::TypeId;
+
+/// Serialises values of one type, with the type data looked up once.
+pub(crate) struct ValueWriter<'a> {
+    registry: &'a TypeRegistry,
+    serde: Option<&'a ReflectSerialize>,
+}
+
+impl<'a> ValueWriter<'a> {
+    pub(crate) fn new(registry: &'a TypeRegistry, type_id: TypeId) -> Self {
+        ValueWriter {
+            registry,
+            serde: registry.get_type_data::<ReflectSerialize>(type_id),
+        }
+    }
+
+    /// Appends the postcard encoding of `value` to `out`.
+    pub(crate) fn write(&self, value: &dyn Reflect, out: Vec<u8>) -> Result<Vec<u8>, String> {
+        let result = match self.serde {
+            Some(serde) => postcard::to_extend(&WithSerde { serde, value }, out),
+            None => postcard::to_extend(
+                &TypedReflectSerializer::with_processor(
+                    value.as_partial_reflect(),
+                    self.registry,
+                    &EntityAsBits,
+                ),
+                out,
+            ),
+        };
+        result.map_err(|error| error.to_string())
+    }
+}
+
+struct WithSerde<'a> {
+    serde: &'a ReflectSerialize,
+    value: &'a dyn Reflect,
+}
+
+impl Serialize for WithSerde<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serde.serialize(self.value, serializer)
+    }
+}
+
+/// Decodes values of one concrete type.
+pub(crate) struct ValueReader<'a> {
+    registry: &'a TypeRegistry,
+    registration: &'a TypeRegistration,
+    serde: Option<&'a ReflectDeserialize>,
+    ops: TypeOps,
+}
+
+impl<'a> ValueReader<'a> {
+    /// `None` when the type is missing from the type registry (not registered with
+    /// `register_type`).
+    pub(crate) fn new(registry: &'a TypeRegistry, ops: TypeOps) -> Option<Self> {
+        let registration = registry.get(ops.type_id)?;
+        Some(ValueReader {
+            registry,
+            registration,
+            serde: registration.data::<ReflectDeserialize>(),
+            ops,
+        })
+    }
+
+    /// Decodes one value, which must use every byte.
+    pub(crate) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+        let value = match self.serde {
+            Some(serde) => serde
+                .deserialize(&mut deserializer)
+                .map_err(|error| error.to_string())?,
+            None => {
+                let mut processor = EntityAsBits;
+                let partial = TypedReflectDeserializer::with_processor(
+                    self.registration,
+                    self.registry,
+                    &mut processor,
+                )
+                .deserialize(&mut deserializer)
+                .map_err(|error| error.to_string())?;
+                (self.ops.from_partial)(partial).ok_or_else(|| {
+                    format!("the stored fields do not form a {}", self.ops.type_path)
+                })?
+            }
+        };
+        let rest = deserializer.finalize().map_err(|error| error.to_string())?;
+        if !rest.is_empty() {
+            return Err(format!("{} bytes left over after the value", rest.len()));
+        }
+        if value.as_any().type_id() != self.ops.type_id {
+            return Err(format!(
+                "its deserializer produced a {} instead",
+                value.reflect_type_path()
+            ));
+        }
+        Ok(value)
+    }
+}
+
+/// Writes and reads `Entity` as its 64-bit id wherever it appears inside a reflected value.
+struct EntityAsBits;
+
+impl ReflectSerializerProcessor for EntityAsBits {
+    fn try_serialize<S: Serializer>(
+        &self,
+        value: &dyn PartialReflect,
+        _registry: &TypeRegistry,
+        serializer: S,
+    ) -> Result<Result<S::Ok, S>, S::Error> {
+        match value.try_downcast_ref::<Entity>() {
+            Some(entity) => serializer.serialize_u64(entity.to_bits()).map(Ok),
+            None => Ok(Err(serializer)),
+        }
+    }
+}
+
+impl ReflectDeserializerProcessor for EntityAsBits {
+    fn try_deserialize<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        registration: &TypeRegistration,
+        _registry: &TypeRegistry,
+        deserializer: D,
+    ) -> Result<Result<Box<dyn PartialReflect>, D>, D::Error> {
+        if registration.type_id() != TypeId::of::<Entity>() {
+            return Ok(Err(deserializer));
+        }
+        let bits = <u64 as serde::Deserialize>::deserialize(deserializer)?;
+        let entity = Entity::try_from_bits(bits).ok_or_else(|| {
+            <D::Error as serde::de::Error>::custom(format!("{bits:#x} is not a valid entity id"))
+        })?;
+        Ok(Ok(Box::new(entity)))
+    }
+}

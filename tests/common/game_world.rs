@@ -1,0 +1,75 @@
+//! A game-shaped world for benchmarks and size checks: entities with a `Transform`, a
+//! `Velocity`, `Health`, a `Name`, and an `Inventory` on one in ten.
+
+use bevy::prelude::*;
+use bevy_keepsake::snapshot::{Saveable, SaveableAppExt};
+use serde::{Deserialize, Serialize};
+
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[reflect(Component, Serialize, Deserialize)]
+pub struct Velocity(pub Vec3);
+
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[reflect(Component, Serialize, Deserialize)]
+pub struct Health {
+    pub current: f32,
+    pub max: f32,
+}
+
+#[derive(Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub id: u32,
+    pub count: u16,
+}
+
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[reflect(Component, Serialize, Deserialize)]
+pub struct Inventory {
+    pub items: Vec<Item>,
+}
+
+/// An app with the game's saveable types registered.
+pub fn app() -> App {
+    let mut app = App::new();
+    app.register_saveable::<Transform>()
+        .register_saveable::<Velocity>()
+        .register_saveable::<Health>()
+        .register_saveable::<Name>()
+        .register_saveable::<Inventory>();
+    app
+}
+
+const NAMES: [&str; 6] = ["goblin", "archer", "merchant", "wolf", "guard", "slime"];
+
+/// Spawns `count` saveable entities with varied, deterministic values.
+pub fn populate(world: &mut World, count: u32) {
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for i in 0..count {
+        let mut entity = world.spawn((
+            Saveable,
+            Transform::from_xyz(next() * 1000.0, next() * 1000.0, 0.0)
+                .with_rotation(Quat::from_rotation_z(next() * std::f32::consts::TAU)),
+            Velocity(Vec3::new(next() - 0.5, next() - 0.5, 0.0) * 40.0),
+            Health {
+                current: (next() * 100.0).round(),
+                max: 100.0,
+            },
+            Name::new(format!("{} {i}", NAMES[i as usize % NAMES.len()])),
+        ));
+        if i % 10 == 0 {
+            let items = (0..1 + i % 5)
+                .map(|k| Item {
+                    id: 100 + k * 7 + i % 13,
+                    count: (1 + k * 3) as u16,
+                })
+                .collect();
+            entity.insert(Inventory { items });
+        }
+    }
+}
