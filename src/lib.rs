@@ -8,12 +8,25 @@
 //!
 //! - [`format`]: the save file format (header, metadata, payload; postcard + LZ4 + CRC32).
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
+//! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave, hotkeys.
 //! - [`store`]: slots, profiles, durable atomic writes, generations and listings.
 #![warn(missing_docs)]
 
 pub mod format;
+pub mod plugin;
 mod slot;
 pub mod snapshot;
 pub mod store;
+
+/// The types most games use.
+pub mod prelude {
+    pub use crate::SlotId;
+    pub use crate::plugin::{
+        Checkpoint, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
+        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, SaveCompleted, SaveFailed,
+        SaveRequest, SaveSlots, SaveTitle,
+    };
+    pub use crate::snapshot::{Saveable, SaveableAppExt};
+}
 
 pub use slot::{SlotId, SlotKind};

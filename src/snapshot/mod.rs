@@ -77,4 +77,5 @@ pub use blob::{BLOB_VERSION, state_hash};
 pub use capture::{Snapshot, capture};
 pub use error::SnapshotError;
 pub use load::{ApplyReport, DecodedSnapshot, LoadMode, SkippedType, apply, decode};
+pub(crate) use registry::ensure_registry;
 pub use registry::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};

@@ -477,7 +477,7 @@ impl SaveableAppExt for App {
 
 /// Creates the registry on first use, with the types every game saves: the [`Saveable`] marker
 /// and the hierarchy ([`ChildOf`]; `Children` is rebuilt from it).
-fn ensure_registry(app: &mut App) {
+pub(crate) fn ensure_registry(app: &mut App) {
     if app.world().contains_resource::<SaveRegistry>() {
         return;
     }

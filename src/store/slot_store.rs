@@ -107,6 +107,8 @@ pub struct SaveReceipt {
     pub bytes: u64,
     /// The id of the save.
     pub save_id: Uuid,
+    /// The metadata written (its thumbnail, if any, left out).
+    pub meta: SaveMeta,
     /// Older generations removed because the slot keeps only so many backups.
     pub pruned: usize,
     /// Removing an old generation failed: the save itself is complete and durable, the slot
@@ -247,13 +249,17 @@ impl SlotStore {
             path,
             bytes: encoded.len(),
             save_id: meta.save_id,
+            meta: SaveMeta {
+                thumbnail: None,
+                ..meta
+            },
             pruned,
             prune_error,
         })
     }
 
-    /// Saves into the autosave ring: the first empty autosave slot, or else the one whose save
-    /// is oldest (damaged slots count as oldest).
+    /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
+    /// one holding the most recent autosave (which is the one holding the oldest).
     pub fn save_autosave(
         &self,
         meta: SaveMeta,
@@ -263,22 +269,29 @@ impl SlotStore {
         self.save(slot, meta, bundle)
     }
 
-    /// The slot the next autosave goes to.
+    /// The slot the next autosave goes to (see [`save_autosave`](Self::save_autosave)).
+    /// A damaged slot whose backup is unreadable too counts as empty.
     pub fn next_autosave_slot(&self) -> Result<SlotId, StoreError> {
-        let auto = (0..self.config.layout.auto).map(SlotId::Auto);
-        let entries = self.list_slots(auto)?;
-        entries
-            .iter()
-            .min_by_key(|entry| match &entry.status {
-                SlotStatus::Empty => (0, None),
-                _ => (1, entry.shown_save().map(|saved| saved.meta.created_at)),
-            })
-            .map(|entry| entry.slot)
-            .ok_or(StoreError::NoSuchSlot {
+        let ring = self.config.layout.auto;
+        if ring == 0 {
+            return Err(StoreError::NoSuchSlot {
                 slot: SlotId::Auto(0),
                 manual: self.config.layout.manual,
-                auto: self.config.layout.auto,
-            })
+                auto: ring,
+            });
+        }
+        let entries = self.list_slots((0..ring).map(SlotId::Auto))?;
+        if let Some(empty) = entries.iter().find(|entry| entry.shown_save().is_none()) {
+            return Ok(empty.slot);
+        }
+        // Ties (two autosaves in the same millisecond) go to the later slot, so the ring still
+        // advances.
+        let newest = entries
+            .iter()
+            .enumerate()
+            .max_by_key(|(index, entry)| (entry.shown_save().map(|s| s.meta.created_at), *index))
+            .map_or(0, |(index, _)| index);
+        Ok(SlotId::Auto(((newest + 1) % usize::from(ring)) as u16))
     }
 
     /// Loads the newest generation of `slot` that decodes, newest first.

@@ -5,4 +5,5 @@
 pub mod alloc;
 pub mod fixtures;
 pub mod game_world;
+pub mod gate_fs;
 pub mod test_fs;

@@ -1,0 +1,452 @@
+//! The plugin end to end, headless and deterministic: `MinimalPlugins`, manual time steps,
+//! temporary folders. Waiting for a background job polls `app.update()` until the job's event
+//! arrives (bounded), so no test depends on timing.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_keepsake::plugin::{JobKind, KeepsakeError, Playtime, SaveTrigger};
+use bevy_keepsake::prelude::*;
+use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
+use common::gate_fs::GateFs;
+use common::test_fs::{Fault, TestFs};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component)]
+struct Health(u32);
+
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq, Default)]
+#[reflect(Resource)]
+struct Level(u32);
+
+/// Every result event, in order, as seen by observers.
+#[derive(Resource, Default)]
+struct Results(Vec<Outcome>);
+
+#[derive(Clone, Debug)]
+enum Outcome {
+    Saved(SaveCompleted),
+    SaveFailed(SaveFailed),
+    Loaded(LoadCompleted),
+    LoadFailed(LoadFailed),
+}
+
+fn app_with(plugin: KeepsakePlugin) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            250,
+        )))
+        // No InputPlugin: the tests press and clear keys themselves.
+        .init_resource::<ButtonInput<KeyCode>>()
+        .add_plugins(plugin)
+        .register_saveable::<Health>()
+        .register_saveable::<Level>()
+        .init_resource::<Results>()
+        .add_observer(|e: On<SaveCompleted>, mut r: ResMut<Results>| {
+            r.0.push(Outcome::Saved(e.event().clone()))
+        })
+        .add_observer(|e: On<SaveFailed>, mut r: ResMut<Results>| {
+            r.0.push(Outcome::SaveFailed(e.event().clone()))
+        })
+        .add_observer(|e: On<LoadCompleted>, mut r: ResMut<Results>| {
+            r.0.push(Outcome::Loaded(e.event().clone()))
+        })
+        .add_observer(|e: On<LoadFailed>, mut r: ResMut<Results>| {
+            r.0.push(Outcome::LoadFailed(e.event().clone()))
+        });
+    app.insert_resource(Level(1));
+    app.update();
+    app
+}
+
+fn plugin(root: &Path) -> KeepsakePlugin {
+    KeepsakePlugin::new("keepsake-tests")
+        .save_root(root)
+        .autosave_every(Duration::ZERO)
+}
+
+/// Updates until `count` results have arrived (or fails after 10 s of real time).
+fn run_until_results(app: &mut App, count: usize) -> Vec<Outcome> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.world().resource::<Results>().0.len() < count {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {count} results"
+        );
+        app.update();
+        std::thread::yield_now();
+    }
+    app.world().resource::<Results>().0.clone()
+}
+
+fn healths(app: &mut App) -> Vec<u32> {
+    let world = app.world_mut();
+    let mut query = world.query::<&Health>();
+    let mut all: Vec<u32> = query.iter(world).map(|h| h.0).collect();
+    all.sort_unstable();
+    all
+}
+
+fn set_healths(app: &mut App, value: u32) {
+    let world = app.world_mut();
+    let mut query = world.query::<&mut Health>();
+    for mut health in query.iter_mut(world) {
+        health.0 = value;
+    }
+}
+
+fn press(app: &mut App, key: KeyCode) {
+    app.world_mut()
+        .resource_mut::<ButtonInput<KeyCode>>()
+        .press(key);
+    app.update();
+    let mut keys = app.world_mut().resource_mut::<ButtonInput<KeyCode>>();
+    keys.release(key);
+    keys.clear();
+}
+
+#[test]
+fn save_then_load_round_trips_through_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(10)));
+    app.world_mut().spawn((Saveable, Health(20)));
+    app.world_mut().resource_mut::<SaveTitle>().0 = "Docks".into();
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(3),
+    });
+
+    let results = run_until_results(&mut app, 1);
+    let Outcome::Saved(saved) = &results[0] else {
+        panic!("{results:?}")
+    };
+    assert_eq!(saved.slot, SlotId::Manual(3));
+    assert_eq!(saved.trigger, SaveTrigger::Manual);
+    assert_eq!(saved.entities, 2);
+    assert_eq!(saved.meta.title, "Docks");
+
+    set_healths(&mut app, 1);
+    app.world_mut().spawn((Saveable, Health(99)));
+    app.world_mut().resource_mut::<Level>().0 = 7;
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(3),
+    });
+    let results = run_until_results(&mut app, 2);
+    let Outcome::Loaded(loaded) = &results[1] else {
+        panic!("{results:?}")
+    };
+    assert!(!loaded.restored_from_backup);
+    assert_eq!(loaded.entity_map.len(), 2);
+    assert_eq!(healths(&mut app), [10, 20]);
+    assert_eq!(*app.world().resource::<Level>(), Level(1));
+
+    // The listing refreshes in the background after the save.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app
+        .world()
+        .resource::<SaveSlots>()
+        .get(SlotId::Manual(3))
+        .and_then(|e| e.shown_save())
+        .is_none()
+    {
+        assert!(Instant::now() < deadline);
+        app.update();
+    }
+}
+
+#[test]
+fn f5_quicksaves_and_f9_quickloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(5)));
+    press(&mut app, KeyCode::F5);
+    let results = run_until_results(&mut app, 1);
+    assert!(
+        matches!(&results[0], Outcome::Saved(s) if s.slot == SlotId::Quick && s.trigger == SaveTrigger::Quicksave)
+    );
+
+    set_healths(&mut app, 0);
+    press(&mut app, KeyCode::F9);
+    let results = run_until_results(&mut app, 2);
+    assert!(matches!(&results[1], Outcome::Loaded(l) if l.slot == SlotId::Quick));
+    assert_eq!(healths(&mut app), [5]);
+}
+
+#[test]
+fn disabled_hotkeys_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).quicksave_key(None).quickload_key(None));
+    app.world_mut().spawn((Saveable, Health(5)));
+    press(&mut app, KeyCode::F5);
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(app.world().resource::<KeepsakeStatus>().is_idle());
+    assert!(app.world().resource::<Results>().0.is_empty());
+}
+
+#[test]
+fn autosave_fires_at_the_interval_and_rotates_through_the_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).autosave_every(Duration::from_secs(1)));
+    app.world_mut().spawn((Saveable, Health(1)));
+    // 250 ms per update; the app has run one update already (with a zero first delta).
+    for _ in 0..3 {
+        app.update();
+        assert!(
+            app.world().resource::<KeepsakeStatus>().is_idle(),
+            "no autosave before 1 s"
+        );
+    }
+    let results = run_until_results(&mut app, 6);
+    let slots: Vec<SlotId> = results
+        .iter()
+        .map(|r| match r {
+            Outcome::Saved(s) if s.trigger == SaveTrigger::Autosave => s.slot,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        slots,
+        [0, 1, 2, 3, 4, 0].map(SlotId::Auto),
+        "autosaves fill the ring, then overwrite the oldest"
+    );
+    let playtime = app.world().resource::<Playtime>().0;
+    assert!(
+        playtime >= Duration::from_secs(6),
+        "{playtime:?} of play for 6 autosaves"
+    );
+}
+
+#[test]
+fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = GateFs::closed();
+    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(gate.clone())));
+    app.world_mut().spawn((Saveable, Health(3)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(0),
+    });
+    app.update();
+    gate.wait_for_writer(); // the write is now blocked on the task pool
+
+    // Frames keep running while the save is held in flight.
+    for _ in 0..20 {
+        app.update();
+    }
+    let status = app.world().resource::<KeepsakeStatus>().clone();
+    assert_eq!(status.running.len(), 1);
+    assert!(status.is_busy(SlotId::Manual(0)) && !status.is_busy(SlotId::Manual(1)));
+    assert!(app.world().resource::<Results>().0.is_empty());
+
+    // Two more requests for the busy slot wait as one; another slot waits for nothing.
+    for _ in 0..2 {
+        app.world_mut().write_message(SaveRequest {
+            slot: SlotId::Manual(0),
+        });
+    }
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(1),
+    });
+    app.update();
+    let status = app.world().resource::<KeepsakeStatus>().clone();
+    assert_eq!(status.waiting.len(), 1, "{status:?}");
+    assert_eq!(status.running.len(), 2, "{status:?}");
+    assert!(
+        status
+            .running
+            .iter()
+            .all(|job| matches!(job.kind, JobKind::Save(_)))
+    );
+
+    gate.open();
+    let results = run_until_results(&mut app, 3);
+    let mut saved: Vec<(SlotId, u64)> = results
+        .iter()
+        .map(|r| match r {
+            Outcome::Saved(s) => (s.slot, s.generation),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    saved.sort();
+    assert_eq!(
+        saved,
+        [
+            (SlotId::Manual(0), 1),
+            (SlotId::Manual(0), 2),
+            (SlotId::Manual(1), 1)
+        ]
+    );
+}
+
+#[test]
+fn an_unusable_save_root_fails_saves_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"not a folder").unwrap();
+    let mut app = app_with(plugin(&file));
+    app.world_mut().spawn((Saveable, Health(8)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(0),
+    });
+    let results = run_until_results(&mut app, 1);
+    let Outcome::SaveFailed(failed) = &results[0] else {
+        panic!("{results:?}")
+    };
+    assert!(matches!(*failed.error, KeepsakeError::StoreUnavailable(_)));
+    assert!(
+        failed
+            .error
+            .to_string()
+            .contains("could not create the save folder"),
+        "{}",
+        failed.error
+    );
+    assert_eq!(
+        healths(&mut app),
+        [8],
+        "the game keeps running with its world intact"
+    );
+}
+
+#[test]
+fn a_full_disk_fails_the_save_and_keeps_the_previous_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = TestFs::new();
+    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
+    app.world_mut().spawn((Saveable, Health(1)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(0),
+    });
+    run_until_results(&mut app, 1);
+
+    fs.arm(Some(Fault::DiskFullAfter(100)));
+    set_healths(&mut app, 2);
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(0),
+    });
+    let results = run_until_results(&mut app, 2);
+    let Outcome::SaveFailed(failed) = &results[1] else {
+        panic!("{results:?}")
+    };
+    assert!(
+        matches!(&*failed.error, KeepsakeError::Store(StoreError::Io { source, .. }) if source.raw_os_error() == Some(28)),
+        "{}",
+        failed.error
+    );
+    assert_eq!(healths(&mut app), [2]);
+
+    fs.arm(None);
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(0),
+    });
+    let results = run_until_results(&mut app, 3);
+    assert!(matches!(&results[2], Outcome::Loaded(l) if l.generation == 1));
+    assert_eq!(healths(&mut app), [1], "the previous save is intact");
+}
+
+#[test]
+fn a_damaged_slot_fails_the_load_and_leaves_the_world_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(4)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(1),
+    });
+    let results = run_until_results(&mut app, 1);
+    let Outcome::Saved(saved) = &results[0] else {
+        panic!()
+    };
+    std::fs::write(&saved.path, b"KPSK garbage").unwrap();
+
+    set_healths(&mut app, 9);
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(1),
+    });
+    let results = run_until_results(&mut app, 2);
+    let Outcome::LoadFailed(failed) = &results[1] else {
+        panic!("{results:?}")
+    };
+    assert_eq!(failed.slot, SlotId::Manual(1));
+    assert!(
+        failed.error.to_string().contains("could not be loaded"),
+        "{}",
+        failed.error
+    );
+    assert_eq!(healths(&mut app), [9]);
+
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(2),
+    });
+    let results = run_until_results(&mut app, 3);
+    assert!(
+        matches!(&results[2], Outcome::LoadFailed(f) if f.error.to_string().contains("is empty"))
+    );
+}
+
+#[test]
+fn a_load_falls_back_to_a_backup_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(1)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(2),
+    });
+    run_until_results(&mut app, 1);
+    set_healths(&mut app, 2);
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Manual(2),
+    });
+    let results = run_until_results(&mut app, 2);
+    let Outcome::Saved(newest) = &results[1] else {
+        panic!()
+    };
+    let mut bytes = std::fs::read(&newest.path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    std::fs::write(&newest.path, bytes).unwrap();
+
+    set_healths(&mut app, 3);
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(2),
+    });
+    let results = run_until_results(&mut app, 3);
+    let Outcome::Loaded(loaded) = &results[2] else {
+        panic!("{results:?}")
+    };
+    assert!(loaded.restored_from_backup);
+    assert_eq!(loaded.generation, 1);
+    assert_eq!(loaded.skipped_generations.len(), 1);
+    assert_eq!(healths(&mut app), [1]);
+}
+
+#[test]
+fn commands_and_checkpoints_reach_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(6)));
+    app.add_systems(Update, |mut commands: Commands, mut done: Local<bool>| {
+        if !*done {
+            commands.save(SlotId::Manual(9));
+            commands.checkpoint();
+            *done = true;
+        }
+    });
+    let results = run_until_results(&mut app, 2);
+    let mut slots: Vec<SlotId> = results
+        .iter()
+        .map(|r| match r {
+            Outcome::Saved(s) => s.slot,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    slots.sort();
+    assert_eq!(slots, [SlotId::Manual(9), SlotId::Auto(0)]);
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    assert_eq!(store.generations(SlotId::Manual(9)).unwrap(), [1]);
+}
