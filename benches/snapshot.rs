@@ -77,6 +77,11 @@ fn save(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
         });
+        let mut reflect_app = game_world::reflect_app();
+        game_world::populate(reflect_app.world_mut(), count);
+        group.bench_function(BenchmarkId::new("keepsake_capture_reflect", count), |b| {
+            b.iter(|| snapshot::capture(black_box(reflect_app.world())).unwrap())
+        });
         group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
             b.iter(|| {
                 let dw = dynamic_world(world);

@@ -30,3 +30,8 @@ pub mod prelude {
 }
 
 pub use slot::{SlotId, SlotKind};
+
+/// The README's examples, compiled as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -138,12 +138,13 @@ fn garbage_is_rejected_with_typed_errors() {
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", vec![]),
         ("layout 0", vec![0]),
-        ("newer layout", vec![2, 0, 0]),
+        ("newer layout", vec![2, 0, 0, 0, 0, 0]),
         ("huge entity count", vec![1, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
-        ("invalid entity id", vec![1, 1, 0]),
-        ("trailing bytes", vec![1, 0, 0, 9, 9]),
+        ("invalid entity id", vec![1, 1, 0, 0, 0, 0, 0]),
+        ("huge column count", vec![1, 0, 0xFF, 0xFF, 0xFF, 0xFF]),
+        ("trailing bytes", vec![1, 0, 0, 0, 0, 0, 9, 9]),
         ("column with huge row count", {
-            let mut blob = vec![1, 0, 1];
+            let mut blob = vec![1, 0, 1, 0, 0, 0];
             let path = <Position as TypePath>::type_path();
             blob.push(path.len() as u8);
             blob.extend_from_slice(path.as_bytes());
@@ -151,11 +152,11 @@ fn garbage_is_rejected_with_typed_errors() {
             blob
         }),
         ("row for an entity that does not exist", {
-            let mut blob = vec![1, 0, 1];
+            let mut blob = vec![1, 0, 1, 0, 0, 0];
             let path = <Position as TypePath>::type_path();
             blob.push(path.len() as u8);
             blob.extend_from_slice(path.as_bytes());
-            blob.extend_from_slice(&[1, 0, 1, 3, 8, 0, 0, 0, 0, 0, 0, 0, 0]);
+            blob.extend_from_slice(&[1, 0, 1, 0, 0, 0, 6, 8, 0, 0, 0, 0, 0, 0, 0, 0]);
             blob
         }),
     ];

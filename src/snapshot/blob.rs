@@ -131,6 +131,24 @@ impl<'a> BlobReader<'a> {
         Ok(count as usize)
     }
 
+    /// A count stored as a little-endian `u32` (fixed width, so a writer can fill it in after
+    /// the items), which cannot exceed the bytes left since every item takes at least one.
+    pub(crate) fn u32_count(&mut self, what: &'static str) -> Result<usize, SnapshotError> {
+        let offset = self.offset;
+        let bytes = self.take(4, what)?;
+        let count = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        if count > self.remaining() {
+            return Err(SnapshotError::Malformed {
+                offset,
+                reason: format!(
+                    "{what} is {count}, more than the {} bytes left could hold",
+                    self.remaining()
+                ),
+            });
+        }
+        Ok(count)
+    }
+
     pub(crate) fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], SnapshotError> {
         let len = self.varint(what)?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);

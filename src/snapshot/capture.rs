@@ -3,9 +3,11 @@
 use super::blob::{BLOB_VERSION, BlobWriter, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::{SaveRegistry, TypeKind};
-use super::value::ValueWriter;
-use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use super::value::{ValueWriter, append_postcard};
+use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+use serde::Serialize;
 use std::any::TypeId;
 use std::collections::BTreeSet;
 
@@ -24,46 +26,116 @@ pub struct Snapshot {
     pub resources: usize,
 }
 
-/// Collects the rows of one column while a type's capture function runs.
+/// Dense indices of the saved entities, looked up by entity index without hashing.
+pub(crate) struct DenseIndex<'a> {
+    entities: &'a [Entity],
+    by_entity_index: Vec<u32>,
+}
+
+impl<'a> DenseIndex<'a> {
+    fn new(entities: &'a [Entity]) -> Self {
+        let len = entities
+            .iter()
+            .map(|entity| entity.index_u32() as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut by_entity_index = vec![u32::MAX; len];
+        for (dense, entity) in entities.iter().enumerate() {
+            by_entity_index[entity.index_u32() as usize] = dense as u32;
+        }
+        DenseIndex {
+            entities,
+            by_entity_index,
+        }
+    }
+
+    fn get(&self, entity: Entity) -> Option<u32> {
+        let dense = *self.by_entity_index.get(entity.index_u32() as usize)?;
+        (self.entities.get(dense as usize) == Some(&entity)).then_some(dense)
+    }
+}
+
+/// Writes the rows of one column straight into the blob while a type's capture function runs.
 pub(crate) struct ColumnSink<'a> {
-    index: &'a EntityHashMap<u32>,
+    index: &'a DenseIndex<'a>,
     writer: ValueWriter<'a>,
+    rows: RowWriter<'a>,
+}
+
+/// The part of a [`ColumnSink`] that appends rows.
+struct RowWriter<'a> {
     type_path: &'static str,
-    rows: BlobWriter,
-    row_count: usize,
+    blob: &'a mut Vec<u8>,
+    row_count: u32,
     previous_index: u32,
-    scratch: Vec<u8>,
 }
 
 impl ColumnSink<'_> {
     /// The dense index of a saved entity, or `None` if it is not saved.
     pub(crate) fn index_of(&self, entity: Entity) -> Option<u32> {
-        self.index.get(&entity).copied()
+        self.index.get(entity)
     }
 
-    /// Appends a row: the entity's dense index (none for a resource) and the encoded value.
+    /// Appends a row encoded through reflection: the entity's dense index (none for a
+    /// resource) and the value.
     pub(crate) fn push(
         &mut self,
         entity_index: Option<u32>,
         value: &dyn Reflect,
     ) -> Result<(), SnapshotError> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        self.scratch =
-            self.writer
-                .write(value, scratch)
-                .map_err(|reason| SnapshotError::Capture {
-                    type_path: self.type_path.to_owned(),
-                    reason,
-                })?;
+        self.rows
+            .push_with(entity_index, |out| self.writer.write(value, out))
+    }
+
+    /// Appends a row encoded with the value's own serde implementation.
+    pub(crate) fn push_serde<T: Serialize>(
+        &mut self,
+        entity_index: Option<u32>,
+        value: &T,
+    ) -> Result<(), SnapshotError> {
+        self.rows
+            .push_with(entity_index, |out| append_postcard(value, out))
+    }
+}
+
+impl RowWriter<'_> {
+    /// Writes the row header, then the value in place behind a one-byte length that is widened
+    /// afterwards in the rare case the value is 128 bytes or longer.
+    fn push_with(
+        &mut self,
+        entity_index: Option<u32>,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+    ) -> Result<(), SnapshotError> {
         if let Some(index) = entity_index {
-            self.rows.delta(self.previous_index.into(), index.into());
+            write_delta(self.blob, self.previous_index.into(), index.into());
             self.previous_index = index;
         }
-        self.rows.bytes_with_len(&self.scratch);
+        let length_at = self.blob.len();
+        self.blob.push(0);
+        write(self.blob).map_err(|reason| SnapshotError::Capture {
+            type_path: self.type_path.to_owned(),
+            reason,
+        })?;
+        let len = self.blob.len() - length_at - 1;
+        if len < 0x80 {
+            self.blob[length_at] = len as u8;
+        } else {
+            let mut prefix = BlobWriter::default();
+            prefix.varint(len as u64);
+            self.blob
+                .splice(length_at..length_at + 1, prefix.bytes.iter().copied());
+        }
         self.row_count += 1;
         Ok(())
     }
+}
+
+fn write_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
+    let mut writer = BlobWriter {
+        bytes: std::mem::take(out),
+    };
+    writer.delta(previous, value);
+    *out = writer.bytes;
 }
 
 /// Captures every registered component of the entities chosen by the registry's
@@ -80,20 +152,18 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
         .ok_or(SnapshotError::NotSetUp("AppTypeRegistry"))?
         .read();
 
-    let matched = registry
+    let (matched, archetypes) = registry
         .filter()
         .resolve(world)
         .map(|filter| filter.matching_entities(world))
         .unwrap_or_default();
-    log_unregistered(world, registry, &matched);
+    log_unregistered(world, registry, &archetypes);
     let entities = hierarchy_order(world, matched);
-    let index: EntityHashMap<u32> = entities
-        .iter()
-        .enumerate()
-        .map(|(i, &entity)| (entity, i as u32))
-        .collect();
+    let index = DenseIndex::new(&entities);
 
-    let mut blob = BlobWriter::default();
+    let mut blob = BlobWriter {
+        bytes: Vec::with_capacity(registry.size_hint()),
+    };
     blob.byte(BLOB_VERSION);
     blob.varint(entities.len() as u64);
     let mut previous = 0;
@@ -102,49 +172,55 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
         previous = entity.to_bits();
     }
 
-    let mut columns = BlobWriter::default();
-    let (mut column_count, mut components, mut resources) = (0u64, 0, 0);
-    let mut scratch = Vec::new();
-    let mut rows = BlobWriter::default();
+    let (mut components, mut resources, mut columns) = (0, 0, 0u32);
+    let mut blob = blob.bytes;
+    let column_count_at = blob.len();
+    blob.extend_from_slice(&[0; 4]);
     for entry in registry.entries() {
-        rows.bytes.clear();
+        let column_start = blob.len();
+        let kind = match entry.kind {
+            TypeKind::Component => ColumnKind::Component,
+            TypeKind::Resource => ColumnKind::Resource,
+        };
+        let mut header = BlobWriter {
+            bytes: std::mem::take(&mut blob),
+        };
+        header.bytes_with_len(entry.ops.type_path.as_bytes());
+        header.varint(entry.version.into());
+        header.byte(kind as u8);
+        blob = header.bytes;
+        let count_at = blob.len();
+        blob.extend_from_slice(&[0; 4]);
+
         let mut sink = ColumnSink {
             index: &index,
             writer: ValueWriter::new(&types, entry.ops.type_id),
-            type_path: entry.ops.type_path,
-            rows,
-            row_count: 0,
-            previous_index: 0,
-            scratch,
+            rows: RowWriter {
+                type_path: entry.ops.type_path,
+                blob: &mut blob,
+                row_count: 0,
+                previous_index: 0,
+            },
         };
         (entry.capture)(world, &mut sink)?;
-        (rows, scratch) = (sink.rows, sink.scratch);
-        if sink.row_count == 0 {
+        let rows = sink.rows.row_count;
+        if rows == 0 {
+            blob.truncate(column_start);
             continue;
         }
-        let kind = match entry.kind {
-            TypeKind::Component => {
-                components += sink.row_count;
-                ColumnKind::Component
-            }
-            TypeKind::Resource => {
-                resources += sink.row_count;
-                ColumnKind::Resource
-            }
-        };
-        columns.bytes_with_len(entry.ops.type_path.as_bytes());
-        columns.varint(entry.version.into());
-        columns.byte(kind as u8);
-        columns.varint(sink.row_count as u64);
-        columns.bytes.extend_from_slice(&rows.bytes);
-        column_count += 1;
+        blob[count_at..count_at + 4].copy_from_slice(&rows.to_le_bytes());
+        columns += 1;
+        match kind {
+            ColumnKind::Component => components += rows as usize,
+            ColumnKind::Resource => resources += rows as usize,
+        }
     }
-    blob.varint(column_count);
-    blob.bytes.extend_from_slice(&columns.bytes);
+    blob[column_count_at..column_count_at + 4].copy_from_slice(&columns.to_le_bytes());
+    registry.record_size(blob.len());
 
-    let hash = state_hash(&blob.bytes);
+    let hash = state_hash(&blob);
     Ok(Snapshot {
-        blob: blob.bytes,
+        blob,
         state_hash: hash,
         entities: entities.len(),
         components,
@@ -177,23 +253,21 @@ fn hierarchy_order(world: &World, matched: Vec<Entity>) -> Vec<Entity> {
 }
 
 /// Logs, once per capture, the component types on saved entities that are not registered.
-fn log_unregistered(world: &World, registry: &SaveRegistry, matched: &[Entity]) {
+fn log_unregistered(world: &World, registry: &SaveRegistry, archetypes: &[ArchetypeId]) {
     let registered: Vec<TypeId> = registry.entries().iter().map(|e| e.ops.type_id).collect();
     let quiet = [TypeId::of::<Children>()];
-    let mut seen_archetypes = BTreeSet::new();
     let mut names = BTreeSet::new();
-    for &entity in matched {
-        let entity_ref = world.entity(entity);
-        let archetype = entity_ref.archetype();
-        if !seen_archetypes.insert(archetype.id()) {
+    for &id in archetypes {
+        let Some(archetype) = world.archetypes().get(id) else {
             continue;
-        }
-        for id in archetype.iter_components() {
-            let Some(info) = world.components().get_info(id) else {
+        };
+        for component in archetype.iter_components() {
+            let Some(info) = world.components().get_info(component) else {
                 continue;
             };
-            let type_id = info.type_id();
-            let known = type_id.is_some_and(|t| registered.contains(&t) || quiet.contains(&t));
+            let known = info
+                .type_id()
+                .is_some_and(|t| registered.contains(&t) || quiet.contains(&t));
             if !known {
                 names.insert(info.name().to_string());
             }

@@ -4,10 +4,18 @@ use super::blob::{BLOB_VERSION, BlobReader, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::{ConvertFn, SaveRegistry, SaveableEntry, TypeKind, TypeOps};
 use super::value::ValueReader;
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::reflect::ReflectMapEntities;
+use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
+use bevy::ptr::OwningPtr;
 use bevy::reflect::TypeRegistry;
+use std::alloc::Layout;
+use std::ptr::NonNull;
+
+/// A decoded component value: (entity index, registry entry index, value).
+type DecodedValue = (u32, usize, Box<dyn Reflect>);
 
 /// What a load does with the entities already in the world.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -36,7 +44,7 @@ pub struct DecodedSnapshot {
     registry: SaveRegistry,
     saved_ids: Vec<Entity>,
     /// (entity index, entry index, value), sorted by entity index.
-    components: Vec<(u32, usize, Box<dyn Reflect>)>,
+    components: Vec<DecodedValue>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
     skipped: Vec<SkippedType>,
 }
@@ -107,7 +115,9 @@ pub fn decode(
         skipped: Vec::new(),
     };
 
-    let column_count = reader.count("column count")?;
+    let column_count = reader.u32_count("column count")?;
+    // For each entity, the last column that stored a value for it (to catch duplicates).
+    let mut last_column_of = vec![u32::MAX; entity_count as usize];
     let mut seen_entries = Vec::with_capacity(column_count);
     for _ in 0..column_count {
         let type_path = reader.str_with_len("type path")?;
@@ -118,7 +128,7 @@ pub fn decode(
             1 => ColumnKind::Resource,
             other => return Err(malformed(kind_offset, format!("column kind {other}"))),
         };
-        let rows = reader.count("row count")?;
+        let rows = reader.u32_count("row count")?;
 
         let Some((entry_index, entry)) = registry.lookup(type_path) else {
             skip_rows(&mut reader, kind, rows)?;
@@ -171,6 +181,7 @@ pub fn decode(
             }
             ColumnKind::Component => {
                 decoded.components.reserve(rows);
+                let column = seen_entries.len() as u32;
                 let mut previous = 0u64;
                 for _ in 0..rows {
                     previous = reader.delta(previous, "entity index")?;
@@ -182,6 +193,14 @@ pub fn decode(
                             entity_count,
                         });
                     }
+                    let last_column = &mut last_column_of[entity_index as usize];
+                    if *last_column == column {
+                        return Err(SnapshotError::Duplicate {
+                            type_path: type_path.to_owned(),
+                            entity_index: Some(entity_index),
+                        });
+                    }
+                    *last_column = column;
                     let bytes = reader.bytes_with_len("component value")?;
                     let value = decoder
                         .read(bytes)
@@ -201,20 +220,30 @@ pub fn decode(
         ));
     }
 
-    decoded
-        .components
-        .sort_by_key(|&(entity, entry, _)| (entity, entry));
-    if let Some(pair) = decoded
-        .components
-        .windows(2)
-        .find(|pair| (pair[0].0, pair[0].1) == (pair[1].0, pair[1].1))
-    {
-        return Err(SnapshotError::Duplicate {
-            type_path: registry.entries()[pair[0].1].ops.type_path.to_owned(),
-            entity_index: Some(pair[0].0),
-        });
-    }
+    decoded.components = group_by_entity(
+        std::mem::take(&mut decoded.components),
+        entity_count as usize,
+    );
     Ok(decoded)
+}
+
+/// Orders values by entity (a stable counting sort: each entity's values keep column order).
+fn group_by_entity(values: Vec<DecodedValue>, entity_count: usize) -> Vec<DecodedValue> {
+    let mut next = vec![0usize; entity_count + 1];
+    for &(entity, _, _) in &values {
+        next[entity as usize + 1] += 1;
+    }
+    for i in 1..next.len() {
+        next[i] += next[i - 1];
+    }
+    let mut slots: Vec<Option<DecodedValue>> =
+        std::iter::repeat_with(|| None).take(values.len()).collect();
+    for value in values {
+        let position = &mut next[value.0 as usize];
+        slots[*position] = Some(value);
+        *position += 1;
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
@@ -234,7 +263,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
 
     let mut despawned = 0;
     if mode == LoadMode::Replace {
-        let existing = registry
+        let (existing, _) = registry
             .filter()
             .resolve(world)
             .map(|filter| filter.matching_entities(world))
@@ -259,6 +288,11 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
 
     let entries = registry.entries();
     let mappers = EntityFieldMappers::new(world, entries);
+    let component_ids: Vec<ComponentId> = entries
+        .iter()
+        .map(|entry| (entry.component_id)(world))
+        .collect();
+    let mut bundle = DynamicBundle::default();
     let mut components = components.into_iter().peekable();
     while let Some(&(entity_index, _, _)) = components.peek() {
         let mut entity = world.entity_mut(spawned[entity_index as usize]);
@@ -266,8 +300,14 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
             components.next_if(|(index, _, _)| *index == entity_index)
         {
             mappers.map(entry_index, value.as_mut(), &mut mapper);
-            (entries[entry_index].insert)(&mut entity, value);
+            let entry = &entries[entry_index];
+            if value.as_any().type_id() == entry.ops.type_id {
+                bundle.push(component_ids[entry_index], value);
+            } else {
+                (entry.insert)(&mut entity, value);
+            }
         }
+        bundle.insert_into(&mut entity);
     }
     for (entry_index, mut value) in resources {
         mappers.map(entry_index, value.as_mut(), &mut mapper);
@@ -320,6 +360,45 @@ impl<'a> EntityFieldMappers<'a> {
             Some(reflected) => reflected.map_entities(value.as_partial_reflect_mut(), mapper),
             None => (self.entries[entry_index].map_entities)(value, mapper),
         }
+    }
+}
+
+/// The components of one entity, inserted together (one archetype move instead of one per
+/// component).
+#[derive(Default)]
+struct DynamicBundle {
+    ids: Vec<ComponentId>,
+    values: Vec<(*mut dyn Reflect, Layout)>,
+}
+
+impl DynamicBundle {
+    /// Adds a value whose concrete type is the component `id`'s type (checked by the caller).
+    fn push(&mut self, id: ComponentId, value: Box<dyn Reflect>) {
+        let layout = Layout::for_value(&*value);
+        self.ids.push(id);
+        self.values.push((Box::into_raw(value), layout));
+    }
+
+    fn insert_into(&mut self, entity: &mut EntityWorldMut) {
+        if self.ids.is_empty() {
+            return;
+        }
+        let pointers = self.values.iter().map(|&(raw, _)| {
+            // SAFETY: `raw` comes from `Box::into_raw`, so it is non-null and aligned for its
+            // type.
+            unsafe { OwningPtr::new(NonNull::new_unchecked(raw.cast::<u8>())) }
+        });
+        // SAFETY: every id was registered in this world for the value's concrete type (`push`
+        // callers check the type id), ids are unique per entity (`decode` refuses duplicates),
+        // and each value is moved out exactly once: its box is freed below without dropping it.
+        unsafe { entity.insert_by_ids(&self.ids, pointers) };
+        for (raw, layout) in self.values.drain(..) {
+            if layout.size() != 0 {
+                // SAFETY: allocated by `Box` with this layout; the value was moved out above.
+                unsafe { std::alloc::dealloc(raw.cast::<u8>(), layout) };
+            }
+        }
+        self.ids.clear();
     }
 }
 

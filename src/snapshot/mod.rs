@@ -43,8 +43,8 @@
 //! | layout version | `u8`, currently `1` |
 //! | entity count `N` | varint |
 //! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
-//! | column count `C` | varint |
-//! | `C` columns | see below |
+//! | column count `C` | `u32` little-endian |
+//! | `C` columns | see below; the blob ends after the last one |
 //!
 //! A column holds every value of one type:
 //!
@@ -53,7 +53,7 @@
 //! | type path | varint length + UTF-8, e.g. `my_game::Health` |
 //! | schema version | varint; bumped by each `migrate_from` |
 //! | kind | `u8`: `0` component, `1` resource |
-//! | row count `R` | varint (`1` for a resource) |
+//! | row count `R` | `u32` little-endian (`1` for a resource) |
 //! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
 //!
 //! Entity references inside values are the saving world's ids; a load maps them through the

@@ -2,16 +2,20 @@
 
 use super::capture::ColumnSink;
 use super::error::SnapshotError;
+use super::value::decode_with_serde;
+use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::ecs::resource::IS_RESOURCE;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 use bevy::reflect::{FromReflect, GetTypeRegistration, PartialReflect, TypePath};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Marks an entity to be saved (with the default [`SaveFilter`]).
 ///
@@ -116,18 +120,19 @@ pub(crate) struct ResolvedFilter {
 }
 
 impl ResolvedFilter {
-    /// The entities that match, archetype by archetype.
-    pub(crate) fn matching_entities(&self, world: &World) -> Vec<Entity> {
-        world
-            .archetypes()
-            .iter()
-            .filter(|archetype| {
-                !archetype.is_empty()
-                    && self.require.iter().all(|&id| archetype.contains(id))
-                    && !self.exclude.iter().any(|&id| archetype.contains(id))
-            })
-            .flat_map(|archetype| archetype.entities().iter().map(|entity| entity.id()))
-            .collect()
+    /// The entities that match, archetype by archetype, and those archetypes.
+    pub(crate) fn matching_entities(&self, world: &World) -> (Vec<Entity>, Vec<ArchetypeId>) {
+        let mut entities = Vec::new();
+        let mut archetypes = Vec::new();
+        for archetype in world.archetypes().iter().filter(|archetype| {
+            !archetype.is_empty()
+                && self.require.iter().all(|&id| archetype.contains(id))
+                && !self.exclude.iter().any(|&id| archetype.contains(id))
+        }) {
+            archetypes.push(archetype.id());
+            entities.extend(archetype.entities().iter().map(|entity| entity.id()));
+        }
+        (entities, archetypes)
     }
 }
 
@@ -142,6 +147,9 @@ pub(crate) enum TypeKind {
 /// fields fit.
 pub(crate) type FromPartialFn = fn(Box<dyn PartialReflect>) -> Option<Box<dyn Reflect>>;
 
+/// Decodes a value with its type's own serde implementation.
+pub(crate) type DecodeFn = fn(&[u8]) -> Result<Box<dyn Reflect>, String>;
+
 /// Converts a value of a legacy type into the current type.
 pub(crate) type ConvertFn = fn(Box<dyn Reflect>) -> Option<Box<dyn Reflect>>;
 
@@ -151,6 +159,8 @@ pub(crate) struct TypeOps {
     pub(crate) type_id: TypeId,
     pub(crate) type_path: &'static str,
     pub(crate) from_partial: FromPartialFn,
+    /// Set for types registered with `register_saveable_serde`: decode without reflection.
+    pub(crate) decode_serde: Option<DecodeFn>,
 }
 
 impl TypeOps {
@@ -163,7 +173,43 @@ impl TypeOps {
                     .ok()
                     .map(|value| Box::new(value) as Box<dyn Reflect>)
             },
+            decode_serde: None,
         }
+    }
+}
+
+/// How captured values are encoded: through reflection or with the type's serde implementation.
+pub(crate) trait ValueEncoding<T> {
+    fn push(
+        sink: &mut ColumnSink<'_>,
+        entity_index: Option<u32>,
+        value: &T,
+    ) -> Result<(), SnapshotError>;
+}
+
+/// Through reflection (`ReflectSerialize` when registered, field by field otherwise).
+pub(crate) struct ViaReflect;
+
+impl<T: Reflect> ValueEncoding<T> for ViaReflect {
+    fn push(
+        sink: &mut ColumnSink<'_>,
+        entity_index: Option<u32>,
+        value: &T,
+    ) -> Result<(), SnapshotError> {
+        sink.push(entity_index, value)
+    }
+}
+
+/// With `T`'s own `Serialize`, statically dispatched (same bytes as `ReflectSerialize`).
+pub(crate) struct ViaSerde;
+
+impl<T: Serialize> ValueEncoding<T> for ViaSerde {
+    fn push(
+        sink: &mut ColumnSink<'_>,
+        entity_index: Option<u32>,
+        value: &T,
+    ) -> Result<(), SnapshotError> {
+        sink.push_serde(entity_index, value)
     }
 }
 
@@ -187,26 +233,35 @@ pub(crate) struct SaveableEntry {
     pub(crate) legacy: Vec<LegacyDecoder>,
     pub(crate) capture: CaptureFn,
     pub(crate) map_entities: fn(&mut dyn Reflect, &mut dyn EntityMapper),
+    pub(crate) component_id: fn(&mut World) -> ComponentId,
     pub(crate) insert: fn(&mut EntityWorldMut, Box<dyn Reflect>),
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
 }
 
 impl SaveableEntry {
-    fn new<T: Component + Reflect + FromReflect + TypePath>(kind: TypeKind) -> Self {
+    fn new<T, E>(kind: TypeKind, decode_serde: Option<DecodeFn>) -> Self
+    where
+        T: Component + Reflect + FromReflect + TypePath,
+        E: ValueEncoding<T>,
+    {
         SaveableEntry {
-            ops: TypeOps::of::<T>(),
+            ops: TypeOps {
+                decode_serde,
+                ..TypeOps::of::<T>()
+            },
             kind,
             version: 1,
             legacy: Vec::new(),
             capture: match kind {
-                TypeKind::Component => capture_components::<T>,
-                TypeKind::Resource => capture_resource::<T>,
+                TypeKind::Component => capture_components::<T, E>,
+                TypeKind::Resource => capture_resource::<T, E>,
             },
             map_entities: |value, mut mapper| {
                 if let Some(value) = value.downcast_mut::<T>() {
                     T::map_entities(value, &mut mapper);
                 }
             },
+            component_id: |world| world.register_component::<T>(),
             insert: |entity, value| {
                 if let Ok(value) = value.take::<T>() {
                     entity.insert(value);
@@ -228,7 +283,7 @@ impl SaveableEntry {
     }
 }
 
-fn capture_components<T: Component + Reflect>(
+fn capture_components<T: Component, E: ValueEncoding<T>>(
     world: &World,
     sink: &mut ColumnSink<'_>,
 ) -> Result<(), SnapshotError> {
@@ -238,7 +293,7 @@ fn capture_components<T: Component + Reflect>(
     };
     for (entity, value) in query.iter(world) {
         if let Some(index) = sink.index_of(entity) {
-            sink.push(Some(index), value)?;
+            E::push(sink, Some(index), value)?;
         }
     }
     Ok(())
@@ -246,7 +301,7 @@ fn capture_components<T: Component + Reflect>(
 
 type IsResourceMarker = bevy::ecs::resource::IsResource;
 
-fn capture_resource<T: Component + Reflect>(
+fn capture_resource<T: Component, E: ValueEncoding<T>>(
     world: &World,
     sink: &mut ColumnSink<'_>,
 ) -> Result<(), SnapshotError> {
@@ -255,7 +310,7 @@ fn capture_resource<T: Component + Reflect>(
         .and_then(|id| world.resource_entities().get(id))
         .and_then(|entity| world.get::<T>(entity));
     match value {
-        Some(value) => sink.push(None, value),
+        Some(value) => E::push(sink, None, value),
         None => Ok(()),
     }
 }
@@ -266,6 +321,8 @@ fn capture_resource<T: Component + Reflect>(
 #[derive(Resource, Clone, Default)]
 pub struct SaveRegistry {
     inner: Arc<RegistryInner>,
+    /// The size of the last blob captured, to allocate the next one at once.
+    last_blob_size: Arc<AtomicUsize>,
 }
 
 #[derive(Clone, Default)]
@@ -292,6 +349,15 @@ impl SaveRegistry {
             .entries
             .iter()
             .any(|entry| entry.ops.type_id == TypeId::of::<T>())
+    }
+
+    pub(crate) fn size_hint(&self) -> usize {
+        let last = self.last_blob_size.load(Ordering::Relaxed);
+        last + last / 8
+    }
+
+    pub(crate) fn record_size(&self, size: usize) {
+        self.last_blob_size.store(size, Ordering::Relaxed);
     }
 
     /// The filter choosing saved entities.
@@ -321,8 +387,13 @@ impl SaveRegistry {
             .position(|entry| entry.ops.type_id == type_id)
     }
 
+    /// Adds a type, or for a type registered before, switches how its values are encoded
+    /// (keeping its schema version, migrations and aliases).
     fn add(&mut self, entry: SaveableEntry) {
-        if self.index_of(entry.ops.type_id).is_some() {
+        if let Some(index) = self.index_of(entry.ops.type_id) {
+            let existing = &mut Arc::make_mut(&mut self.inner).entries[index];
+            existing.ops = entry.ops;
+            existing.capture = entry.capture;
             return;
         }
         let inner = Arc::make_mut(&mut self.inner);
@@ -377,6 +448,21 @@ pub trait SaveableAppExt {
     where
         T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration;
 
+    /// Like [`register_saveable`](Self::register_saveable), for types that implement serde's
+    /// `Serialize` and `Deserialize`: values are encoded with `T`'s own implementation,
+    /// statically dispatched, which is several times faster than going through reflection.
+    /// Saves are byte-for-byte the same as through `#[reflect(Serialize, Deserialize)]`, so a
+    /// type can switch between the two registrations without breaking old saves.
+    fn register_saveable_serde<T>(&mut self) -> &mut Self
+    where
+        T: Component
+            + Reflect
+            + FromReflect
+            + TypePath
+            + GetTypeRegistration
+            + Serialize
+            + DeserializeOwned;
+
     /// Loads values stored under `old_type_path` (a type's path before a rename or a move to
     /// another module) as the registered type `T`.
     fn register_saveable_alias<T: 'static>(&mut self, old_type_path: &str) -> &mut Self;
@@ -418,7 +504,22 @@ impl SaveableAppExt for App {
         T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
     {
         ensure_registry(self);
-        register::<T>(self);
+        register::<T, ViaReflect>(self, None);
+        self
+    }
+
+    fn register_saveable_serde<T>(&mut self) -> &mut Self
+    where
+        T: Component
+            + Reflect
+            + FromReflect
+            + TypePath
+            + GetTypeRegistration
+            + Serialize
+            + DeserializeOwned,
+    {
+        ensure_registry(self);
+        register::<T, ViaSerde>(self, Some(decode_with_serde::<T>));
         self
     }
 
@@ -483,13 +584,14 @@ pub(crate) fn ensure_registry(app: &mut App) {
     }
     app.init_resource::<SaveRegistry>();
     app.init_resource::<AppTypeRegistry>();
-    register::<Saveable>(app);
-    register::<ChildOf>(app);
+    register::<Saveable, ViaSerde>(app, Some(decode_with_serde::<Saveable>));
+    register::<ChildOf, ViaSerde>(app, Some(decode_with_serde::<ChildOf>));
 }
 
-fn register<T>(app: &mut App)
+fn register<T, E>(app: &mut App, decode_serde: Option<DecodeFn>)
 where
     T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+    E: ValueEncoding<T>,
 {
     app.register_type::<T>();
     let world = app.world_mut();
@@ -506,5 +608,5 @@ where
     };
     world
         .resource_mut::<SaveRegistry>()
-        .add(SaveableEntry::new::<T>(kind));
+        .add(SaveableEntry::new::<T, E>(kind, decode_serde));
 }

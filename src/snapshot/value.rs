@@ -13,7 +13,8 @@ use bevy::reflect::serde::{
 use bevy::reflect::{
     PartialReflect, ReflectDeserialize, ReflectSerialize, TypeRegistration, TypeRegistry,
 };
-use serde::de::DeserializeSeed;
+use postcard::ser_flavors::Flavor;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Serialize, Serializer};
 use std::any::TypeId;
 
@@ -32,10 +33,10 @@ impl<'a> ValueWriter<'a> {
     }
 
     /// Appends the postcard encoding of `value` to `out`.
-    pub(crate) fn write(&self, value: &dyn Reflect, out: Vec<u8>) -> Result<Vec<u8>, String> {
-        let result = match self.serde {
-            Some(serde) => postcard::to_extend(&WithSerde { serde, value }, out),
-            None => postcard::to_extend(
+    pub(crate) fn write(&self, value: &dyn Reflect, out: &mut Vec<u8>) -> Result<(), String> {
+        match self.serde {
+            Some(serde) => append_postcard(&WithSerde { serde, value }, out),
+            None => append_postcard(
                 &TypedReflectSerializer::with_processor(
                     value.as_partial_reflect(),
                     self.registry,
@@ -43,9 +44,49 @@ impl<'a> ValueWriter<'a> {
                 ),
                 out,
             ),
-        };
-        result.map_err(|error| error.to_string())
+        }
     }
+}
+
+/// Appends the postcard encoding of `value` to `out`, copying slices in bulk (postcard's own
+/// `Extend` flavor pushes byte by byte).
+pub(crate) fn append_postcard<T: Serialize + ?Sized>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    postcard::serialize_with_flavor(value, AppendTo(out)).map_err(|error| error.to_string())
+}
+
+struct AppendTo<'a>(&'a mut Vec<u8>);
+
+impl Flavor for AppendTo<'_> {
+    type Output = ();
+
+    fn try_extend(&mut self, data: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn try_push(&mut self, data: u8) -> postcard::Result<()> {
+        self.0.push(data);
+        Ok(())
+    }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
+    }
+}
+
+/// Decodes a value with `T`'s own serde implementation (statically dispatched); it must use
+/// every byte.
+pub(crate) fn decode_with_serde<T: DeserializeOwned + Reflect>(
+    bytes: &[u8],
+) -> Result<Box<dyn Reflect>, String> {
+    let (value, rest) = postcard::take_from_bytes::<T>(bytes).map_err(|error| error.to_string())?;
+    if !rest.is_empty() {
+        return Err(format!("{} bytes left over after the value", rest.len()));
+    }
+    Ok(Box::new(value))
 }
 
 struct WithSerde<'a> {
@@ -82,6 +123,9 @@ impl<'a> ValueReader<'a> {
 
     /// Decodes one value, which must use every byte.
     pub(crate) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        if let Some(decode) = self.ops.decode_serde {
+            return decode(bytes);
+        }
         let mut deserializer = postcard::Deserializer::from_bytes(bytes);
         let value = match self.serde {
             Some(serde) => serde

@@ -1,5 +1,6 @@
 //! A game-shaped world for benchmarks and size checks: entities with a `Transform`, a
 //! `Velocity`, `Health`, a `Name`, and an `Inventory` on one in ten.
+#![allow(dead_code)]
 
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{Saveable, SaveableAppExt};
@@ -28,8 +29,21 @@ pub struct Inventory {
     pub items: Vec<Item>,
 }
 
-/// An app with the game's saveable types registered.
+/// An app with the game's saveable types registered with their serde implementations (the
+/// fast path every game whose components derive serde should use).
 pub fn app() -> App {
+    let mut app = App::new();
+    app.register_saveable_serde::<Transform>()
+        .register_saveable_serde::<Velocity>()
+        .register_saveable_serde::<Health>()
+        .register_saveable_serde::<Name>()
+        .register_saveable_serde::<Inventory>();
+    app
+}
+
+/// The same types registered through reflection only (`register_saveable`, which uses
+/// `ReflectSerialize`): same bytes, slower.
+pub fn reflect_app() -> App {
     let mut app = App::new();
     app.register_saveable::<Transform>()
         .register_saveable::<Velocity>()
