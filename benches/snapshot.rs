@@ -53,19 +53,41 @@ fn counts() -> Vec<u32> {
     }
 }
 
+/// One world and its encodings by every contender.
+struct Fixture {
+    app: App,
+    ours: snapshot::Snapshot,
+    dw_postcard: Vec<u8>,
+    dw_ron: String,
+}
+
+fn fixture(count: u32) -> Fixture {
+    let mut app = populated(count);
+    let world = app.world_mut();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let ours = snapshot::capture(world).unwrap();
+    let dw = dynamic_world(world);
+    let dw_postcard =
+        postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
+    let dw_ron = dw.serialize(&types.read()).unwrap();
+    Fixture {
+        app,
+        ours,
+        dw_postcard,
+        dw_ron,
+    }
+}
+
 fn save(c: &mut Criterion) {
     let mut group = c.benchmark_group("snapshot_save");
     group.sample_size(10);
     for count in counts() {
-        let mut app = populated(count);
-        let world = app.world_mut();
-        let types = world.resource::<AppTypeRegistry>().clone();
-
-        let ours = snapshot::capture(world).unwrap();
-        let dw = dynamic_world(world);
-        let dw_postcard =
-            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
-        let dw_ron = dw.serialize(&types.read()).unwrap();
+        let Fixture {
+            mut app,
+            ours,
+            dw_postcard,
+            dw_ron,
+        } = fixture(count);
         println!(
             "snapshot size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
             ours.blob.len(),
@@ -73,6 +95,8 @@ fn save(c: &mut Criterion) {
             dw_postcard.len() as f64 / ours.blob.len() as f64,
             dw_ron.len()
         );
+        let world = app.world_mut();
+        let types = world.resource::<AppTypeRegistry>().clone();
 
         group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
@@ -99,14 +123,12 @@ fn load(c: &mut Criterion) {
     let mut group = c.benchmark_group("snapshot_load");
     group.sample_size(10);
     for count in counts() {
-        let mut app = populated(count);
-        let world = app.world_mut();
-        let types = world.resource::<AppTypeRegistry>().clone();
-        let ours = snapshot::capture(world).unwrap();
-        let dw = dynamic_world(world);
-        let dw_postcard =
-            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
-        let dw_ron = dw.serialize(&types.read()).unwrap();
+        let Fixture {
+            ours,
+            dw_postcard,
+            dw_ron,
+            ..
+        } = fixture(count);
 
         group.bench_function(BenchmarkId::new("keepsake_decode_apply", count), |b| {
             b.iter_batched_ref(
@@ -127,16 +149,8 @@ fn load(c: &mut Criterion) {
             b.iter_batched_ref(
                 game_world::app,
                 |app| {
-                    let world = app.world_mut();
-                    let types = world.resource::<AppTypeRegistry>().clone();
-                    let dw = WorldDeserializer {
-                        type_registry: &types.read(),
-                        load_from_path: &mut NoAssets,
-                    }
-                    .deserialize(&mut postcard::Deserializer::from_bytes(&dw_postcard))
-                    .unwrap();
-                    dw.write_to_world(world, &mut EntityHashMap::default())
-                        .unwrap();
+                    let mut deserializer = postcard::Deserializer::from_bytes(&dw_postcard);
+                    write_dynamic_world(app.world_mut(), &mut deserializer);
                 },
                 BatchSize::PerIteration,
             )
@@ -145,23 +159,31 @@ fn load(c: &mut Criterion) {
             b.iter_batched_ref(
                 game_world::app,
                 |app| {
-                    let world = app.world_mut();
-                    let types = world.resource::<AppTypeRegistry>().clone();
                     let mut deserializer = ron::Deserializer::from_str(&dw_ron).unwrap();
-                    let dw = WorldDeserializer {
-                        type_registry: &types.read(),
-                        load_from_path: &mut NoAssets,
-                    }
-                    .deserialize(&mut deserializer)
-                    .unwrap();
-                    dw.write_to_world(world, &mut EntityHashMap::default())
-                        .unwrap();
+                    write_dynamic_world(app.world_mut(), &mut deserializer);
                 },
                 BatchSize::PerIteration,
             )
         });
     }
     group.finish();
+}
+
+/// Bevy's load path: `WorldDeserializer`, then `write_to_world`.
+fn write_dynamic_world<'de, D>(world: &mut World, deserializer: D)
+where
+    D: serde::Deserializer<'de>,
+    D::Error: std::fmt::Debug,
+{
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let dw = WorldDeserializer {
+        type_registry: &types.read(),
+        load_from_path: &mut NoAssets,
+    }
+    .deserialize(deserializer)
+    .unwrap();
+    dw.write_to_world(world, &mut EntityHashMap::default())
+        .unwrap();
 }
 
 criterion_group!(benches, save, load);

@@ -450,3 +450,37 @@ fn commands_and_checkpoints_reach_the_store() {
     let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
     assert_eq!(store.generations(SlotId::Manual(9)).unwrap(), [1]);
 }
+
+#[test]
+fn a_read_only_save_folder_fails_saves_and_keeps_loads_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = TestFs::new();
+    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
+    app.world_mut().spawn((Saveable, Health(1)));
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Quick,
+    });
+    run_until_results(&mut app, 1);
+
+    fs.arm(Some(Fault::ReadOnly));
+    set_healths(&mut app, 2);
+    app.world_mut().write_message(SaveRequest {
+        slot: SlotId::Quick,
+    });
+    let results = run_until_results(&mut app, 2);
+    let Outcome::SaveFailed(failed) = &results[1] else {
+        panic!("{results:?}")
+    };
+    assert!(
+        failed.error.to_string().contains("Read-only file system"),
+        "{}",
+        failed.error
+    );
+
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Quick,
+    });
+    let results = run_until_results(&mut app, 3);
+    assert!(matches!(&results[2], Outcome::Loaded(_)), "{results:?}");
+    assert_eq!(healths(&mut app), [1]);
+}

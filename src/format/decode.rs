@@ -52,8 +52,7 @@ pub fn read_header<R: Read>(reader: &mut R) -> Result<Header, FormatError> {
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
 /// ```
 pub fn read_summary<R: Read>(reader: &mut R, limits: &Limits) -> Result<SaveSummary, FormatError> {
-    let header = read_header(reader)?;
-    limits.check_header(&header)?;
+    let header = read_checked_header(reader, limits)?;
     let meta_bytes = read_section(
         reader,
         header.meta_len,
@@ -69,8 +68,7 @@ pub fn read_thumbnail<R: Read + Seek>(
     reader: &mut R,
     limits: &Limits,
 ) -> Result<Option<Vec<u8>>, FormatError> {
-    let header = read_header(reader)?;
-    limits.check_header(&header)?;
+    let header = read_checked_header(reader, limits)?;
     if header.thumbnail_len == 0 {
         return Ok(None);
     }
@@ -126,8 +124,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedSave, FormatError>
 /// Decodes and verifies a whole save file from a reader, allocating no more than the data
 /// present justifies (each section is read incrementally, never pre-sized from the header alone).
 pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSave, FormatError> {
-    let header = read_header(reader)?;
-    limits.check_header(&header)?;
+    let header = read_checked_header(reader, limits)?;
     let meta = read_section(
         reader,
         header.meta_len,
@@ -155,6 +152,13 @@ pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSa
         });
     }
     decode_sections(header, &meta, &thumbnail, &payload)
+}
+
+/// Reads the header and checks its lengths against the limits.
+fn read_checked_header<R: Read>(reader: &mut R, limits: &Limits) -> Result<Header, FormatError> {
+    let header = read_header(reader)?;
+    limits.check_header(&header)?;
+    Ok(header)
 }
 
 /// Verifies and decodes the three sections once they are all present.

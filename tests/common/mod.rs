@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod fixtures;
+pub mod fuzz_world;
 pub mod game_world;
 pub mod gate_fs;
 pub mod test_fs;

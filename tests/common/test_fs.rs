@@ -44,6 +44,8 @@ pub enum Fault {
     Persistent(usize),
     /// Writes fail with ENOSPC once this many bytes have been written in total.
     DiskFullAfter(u64),
+    /// The filesystem is mounted read-only: every call that would change it fails with EROFS.
+    ReadOnly,
 }
 
 #[derive(Default)]
@@ -104,6 +106,16 @@ impl TestFs {
                     state.failing_op = Some(op);
                 }
                 state.failing_op == Some(op)
+            }
+            Some(Fault::ReadOnly) => {
+                if matches!(
+                    op,
+                    Op::CreateDirAll | Op::CreateNew | Op::Rename | Op::RemoveFile | Op::Write
+                ) {
+                    const EROFS: i32 = 30;
+                    return Err(io::Error::from_raw_os_error(EROFS));
+                }
+                false
             }
             Some(Fault::DiskFullAfter(_)) | None => false,
         };

@@ -1,0 +1,170 @@
+//! Replays the fuzz corpora (`fuzz/corpus/*`) and every crash input the fuzzers ever found
+//! (`fuzz/artifacts/*`) through the decoders, as an ordinary test: no panic, and no allocation
+//! above the documented bound for the input's size.
+//!
+//! Memory bounds (peak bytes allocated by one decode of an input of `S` bytes):
+//! - save file: `FILE_K · S + FILE_C`, where `FILE_K` covers LZ4's 255:1 expansion plus the
+//!   decoded copy of the payload;
+//! - `ecs_blob`: `BLOB_K · S + BLOB_C`, where `BLOB_C` covers serde's capped pre-allocation of a
+//!   sequence (1 MiB at most per sequence being decoded) for the registered types' nesting.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_keepsake::SlotId;
+use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, WorldState};
+use bevy_keepsake::snapshot::{self, SaveRegistry};
+use common::alloc::{CountingAlloc, peak_allocation};
+use common::{fixtures, fuzz_world};
+use std::path::{Path, PathBuf};
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+const FILE_K: usize = 2 * 256;
+const FILE_C: usize = 64 * 1024;
+const BLOB_K: usize = 64;
+const BLOB_C: usize = 3 << 20;
+
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut inputs = Vec::new();
+    for folder in [
+        fuzz.join("corpus").join(target),
+        fuzz.join("artifacts").join(target),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let bytes = std::fs::read(&path).unwrap();
+                inputs.push((path, bytes));
+            }
+        }
+    }
+    inputs.sort();
+    inputs
+}
+
+#[test]
+fn the_file_decoder_corpus_replays_within_the_memory_bound() {
+    let inputs = inputs("decode_file");
+    assert!(
+        inputs.len() >= 10,
+        "the corpus is committed: {} inputs",
+        inputs.len()
+    );
+    let mut worst = 0f64;
+    for (path, bytes) in &inputs {
+        let (_, peak) = peak_allocation(|| {
+            let limits = Limits::default();
+            let _ = format::decode(bytes, &limits);
+            let _ = format::read_summary(&mut &bytes[..], &limits);
+        });
+        let bound = FILE_K * bytes.len() + FILE_C;
+        assert!(
+            peak <= bound,
+            "{}: {peak} bytes for {} input bytes",
+            path.display(),
+            bytes.len()
+        );
+        worst = worst.max(peak as f64 / bound as f64);
+    }
+    println!(
+        "{} file inputs, worst peak at {:.1}% of the bound",
+        inputs.len(),
+        worst * 100.0
+    );
+}
+
+#[test]
+fn the_blob_decoder_corpus_replays_within_the_memory_bound() {
+    let inputs = inputs("decode_blob");
+    assert!(
+        inputs.len() >= 10,
+        "the corpus is committed: {} inputs",
+        inputs.len()
+    );
+    let app = fuzz_world::app();
+    let registry = app.world().resource::<SaveRegistry>().clone();
+    let types = app.world().resource::<AppTypeRegistry>().clone();
+    let types = types.read();
+    let mut worst = 0f64;
+    let mut valid = 0;
+    for (path, bytes) in &inputs {
+        let (result, peak) = peak_allocation(|| {
+            snapshot::decode(bytes, snapshot::state_hash(bytes), &registry, &types).map(|_| ())
+        });
+        valid += usize::from(result.is_ok());
+        let bound = BLOB_K * bytes.len() + BLOB_C;
+        assert!(
+            peak <= bound,
+            "{}: {peak} bytes for {} input bytes",
+            path.display(),
+            bytes.len()
+        );
+        worst = worst.max(peak as f64 / bound as f64);
+    }
+    println!(
+        "{} blob inputs ({valid} decode), worst peak at {:.1}% of the bound",
+        inputs.len(),
+        worst * 100.0
+    );
+}
+
+/// Writes the seed inputs the fuzzers start from:
+/// `cargo test --test fuzz_corpus -- --ignored write_fuzz_seeds`.
+#[test]
+#[ignore = "writes fuzz/corpus seeds"]
+fn write_fuzz_seeds() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join("corpus");
+    let file_dir = fuzz.join("decode_file");
+    let blob_dir = fuzz.join("decode_blob");
+    std::fs::create_dir_all(&file_dir).unwrap();
+    std::fs::create_dir_all(&blob_dir).unwrap();
+
+    let mut app = fuzz_world::app();
+    fuzz_world::populate(app.world_mut());
+    let captured = snapshot::capture(app.world()).unwrap();
+    std::fs::write(blob_dir.join("seed-world"), &captured.blob).unwrap();
+    let empty = snapshot::capture(fuzz_world::app().world()).unwrap();
+    std::fs::write(blob_dir.join("seed-empty"), &empty.blob).unwrap();
+
+    for (name, compression, blob) in [
+        (
+            "seed-lz4-world",
+            format::Compression::Lz4,
+            captured.blob.clone(),
+        ),
+        (
+            "seed-stored-world",
+            format::Compression::None,
+            captured.blob.clone(),
+        ),
+        (
+            "seed-lz4-game",
+            format::Compression::Lz4,
+            fixtures::game_like_blob(3_000, 7),
+        ),
+    ] {
+        let meta = format::SaveMeta {
+            thumbnail: Some(b"\\x89PNG-thumb".to_vec()),
+            ..fixtures::meta(SlotId::Manual(1), 2)
+        };
+        let bundle = SaveBundle::new(WorldState {
+            tick: 3,
+            state_hash: snapshot::state_hash(&blob),
+            ecs_blob: blob,
+        });
+        let options = EncodeOptions {
+            compression,
+            ..Default::default()
+        };
+        let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();
+        std::fs::write(file_dir.join(name), bytes).unwrap();
+    }
+}
