@@ -419,6 +419,16 @@ fn custom_layouts_change_the_slot_counts() {
 }
 
 #[test]
+fn a_missing_root_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("not/yet/there");
+    let store = SlotStore::open(StoreConfig::new(&root)).unwrap();
+    assert!(store.dir().is_dir());
+    save_generations(&store, SlotId::Quick, 1);
+    assert!(store.load(SlotId::Quick).is_ok());
+}
+
+#[test]
 fn the_root_being_a_file_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-folder");

@@ -7,6 +7,7 @@ use super::value::ValueReader;
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::reflect::ReflectMapEntities;
+use bevy::ecs::relationship::RelationshipAccessor;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 use bevy::ptr::OwningPtr;
@@ -70,6 +71,9 @@ pub struct ApplyReport {
     pub despawned: usize,
     /// References to entities that were not saved, now pointing at `Entity::PLACEHOLDER`.
     pub unmapped_references: usize,
+    /// Relationship components (such as `ChildOf`) left out because their target was not
+    /// saved: the entity is loaded without that relationship (a child becomes a root).
+    pub dropped_relationships: usize,
     /// Stored types that were skipped.
     pub skipped_types: Vec<SkippedType>,
 }
@@ -251,7 +255,9 @@ fn group_by_entity(values: Vec<DecodedValue>, entity_count: usize) -> Vec<Decode
 /// Entity references inside values (`Entity` fields of components that map entities, and
 /// `ChildOf`) are remapped to the new entities. A reference to an entity that was not saved
 /// becomes `Entity::PLACEHOLDER`, counted in [`ApplyReport::unmapped_references`] and logged as
-/// a warning.
+/// a warning; a relationship such as `ChildOf` whose target was not saved is left out instead
+/// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
+/// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
 pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
     let DecodedSnapshot {
         registry,
@@ -292,6 +298,13 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         .iter()
         .map(|entry| (entry.component_id)(world))
         .collect();
+    // Bevy describes a relationship only once both of its sides are registered.
+    world.register_component::<Children>();
+    let relationships: Vec<RelationshipKind> = component_ids
+        .iter()
+        .map(|&id| RelationshipKind::of(world, id))
+        .collect();
+    let mut dropped_relationships = 0;
     let mut bundle = DynamicBundle::default();
     let mut components = components.into_iter().peekable();
     while let Some(&(entity_index, _, _)) = components.peek() {
@@ -301,13 +314,38 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         {
             mappers.map(entry_index, value.as_mut(), &mut mapper);
             let entry = &entries[entry_index];
-            if value.as_any().type_id() == entry.ops.type_id {
-                bundle.push(component_ids[entry_index], value);
-            } else {
+            if value.as_any().type_id() != entry.ops.type_id {
                 (entry.insert)(&mut entity, value);
+                continue;
             }
+            match relationships[entry_index] {
+                // Rebuilt from the relationship components themselves.
+                RelationshipKind::Target => continue,
+                RelationshipKind::Source { entity_offset } => {
+                    // SAFETY: the value's concrete type is the component's type (checked above),
+                    // and Bevy reports `entity_offset` as the offset of its `Entity` field.
+                    let target = unsafe {
+                        (value.as_ref() as *const dyn Reflect)
+                            .cast::<u8>()
+                            .add(entity_offset)
+                            .cast::<Entity>()
+                            .read_unaligned()
+                    };
+                    if target == Entity::PLACEHOLDER || entity.world().get_entity(target).is_err() {
+                        dropped_relationships += 1;
+                        continue;
+                    }
+                }
+                RelationshipKind::None => {}
+            }
+            bundle.push(component_ids[entry_index], value);
         }
         bundle.insert_into(&mut entity);
+    }
+    if dropped_relationships > 0 {
+        warn!(
+            "keepsake: {dropped_relationships} relationship(s) (such as ChildOf) pointed at entities that were not saved and were left out"
+        );
     }
     for (entry_index, mut value) in resources {
         mappers.map(entry_index, value.as_mut(), &mut mapper);
@@ -324,6 +362,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         entity_map: mapper.map,
         despawned,
         unmapped_references: mapper.unmapped,
+        dropped_relationships,
         skipped_types: skipped,
     }
 }
@@ -359,6 +398,37 @@ impl<'a> EntityFieldMappers<'a> {
         match &self.reflected[entry_index] {
             Some(reflected) => reflected.map_entities(value.as_partial_reflect_mut(), mapper),
             None => (self.entries[entry_index].map_entities)(value, mapper),
+        }
+    }
+}
+
+/// Whether a component is one side of a relationship (`ChildOf` / `Children` and the like).
+#[derive(Clone, Copy)]
+enum RelationshipKind {
+    None,
+    /// Holds the target entity at this byte offset; inserting it updates the target.
+    Source {
+        entity_offset: usize,
+    },
+    /// The collection side, maintained by Bevy from the sources.
+    Target,
+}
+
+impl RelationshipKind {
+    fn of(world: &World, id: ComponentId) -> Self {
+        match world
+            .components()
+            .get_info(id)
+            .and_then(|info| info.relationship_accessor())
+        {
+            Some(RelationshipAccessor::Relationship {
+                entity_field_offset,
+                ..
+            }) => RelationshipKind::Source {
+                entity_offset: *entity_field_offset,
+            },
+            Some(RelationshipAccessor::RelationshipTarget { .. }) => RelationshipKind::Target,
+            None => RelationshipKind::None,
         }
     }
 }
