@@ -1,15 +1,18 @@
 //! # bevy_keepsake
 //!
 //! Crash-safe save slots for Bevy games: a checksummed, compressed file format, a slot store
-//! whose every write is durable and atomic and keeps backups, and (in later layers) the plugin
-//! that captures the world, saves off the main thread, autosaves and shows a save menu.
+//! whose every write is durable and atomic and keeps backups, a reflection snapshot of the
+//! components and resources a game registers, and the plugin that captures the world, saves off
+//! the main thread, autosaves and binds quicksave / quickload.
 //!
-//! The engine-free layers can be used on their own:
-//!
-//! - [`format`]: the save file format (header, metadata, payload; postcard + LZ4 + CRC32).
+//! - [`format`] (engine-free): the save file format (header, metadata, thumbnail, payload;
+//!   postcard + LZ4 + CRC32).
+//! - [`store`] (engine-free): slots, profiles, durable atomic writes, generations, listings.
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
-//! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave, hotkeys.
-//! - [`store`]: slots, profiles, durable atomic writes, generations and listings.
+//! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave,
+//!   hotkeys, result events.
+//!
+//! Most games need only the [`prelude`].
 #![warn(missing_docs)]
 
 pub mod format;
