@@ -1,14 +1,93 @@
-//! Format layer: encode and decode of game-shaped bundles, and header+metadata reads.
+//! Format layer, grouped like the reference report (`aw-save` benchmarks): serialization,
+//! compression, checksum, and the whole encode / decode / header read. Every group runs on
+//! game-shaped bundles; compression also on a repeated byte, the reference report's data, so the
+//! figures compare.
 
 #[path = "../tests/common/fixtures.rs"]
 mod fixtures;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, Limits};
+use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, WorldState};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 const SIZES: [(&str, usize); 3] = [("10KB", 10 << 10), ("100KB", 100 << 10), ("1MB", 1 << 20)];
+
+/// A bundle of one repeated byte, like the reference report's test data.
+fn repeated_byte_bundle(len: usize) -> SaveBundle {
+    SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: vec![0x42; len],
+        state_hash: 0,
+    })
+}
+
+fn serialization(c: &mut Criterion) {
+    let mut group = c.benchmark_group("serialization");
+    for (label, len) in SIZES {
+        let bundle = fixtures::bundle(len, 1);
+        let bytes = postcard::to_stdvec(&bundle).unwrap();
+        group.throughput(Throughput::Bytes(len as u64));
+        group.bench_function(BenchmarkId::new("serialize", label), |b| {
+            b.iter(|| postcard::to_stdvec(black_box(&bundle)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("deserialize", label), |b| {
+            b.iter(|| postcard::from_bytes::<SaveBundle>(black_box(&bytes)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn compression(c: &mut Criterion) {
+    let mut group = c.benchmark_group("compression");
+    for (label, len) in SIZES {
+        for (data_kind, raw) in [
+            (
+                "game",
+                postcard::to_stdvec(&fixtures::bundle(len, 1)).unwrap(),
+            ),
+            (
+                "repeated_byte",
+                postcard::to_stdvec(&repeated_byte_bundle(len)).unwrap(),
+            ),
+        ] {
+            let compressed = lz4_flex::block::compress(&raw);
+            println!(
+                "lz4 {data_kind} {label}: {} -> {} bytes ({:.1}% of the original)",
+                raw.len(),
+                compressed.len(),
+                100.0 * compressed.len() as f64 / raw.len() as f64
+            );
+            group.throughput(Throughput::Bytes(raw.len() as u64));
+            group.bench_function(
+                BenchmarkId::new(format!("lz4_compress_{data_kind}"), label),
+                |b| b.iter(|| lz4_flex::block::compress(black_box(&raw))),
+            );
+            let mut out = vec![0; raw.len()];
+            group.bench_function(
+                BenchmarkId::new(format!("lz4_decompress_{data_kind}"), label),
+                |b| {
+                    b.iter(|| {
+                        lz4_flex::block::decompress_into(black_box(&compressed), &mut out).unwrap()
+                    })
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
+fn checksum(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checksum");
+    for (label, len) in SIZES {
+        let data = fixtures::game_like_blob(len, 3);
+        group.throughput(Throughput::Bytes(len as u64));
+        group.bench_function(BenchmarkId::new("crc32", label), |b| {
+            b.iter(|| crc32fast::hash(black_box(&data)))
+        });
+    }
+    group.finish();
+}
 
 fn encode_decode(c: &mut Criterion) {
     let mut group = c.benchmark_group("format");
@@ -38,5 +117,5 @@ fn encode_decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, encode_decode);
+criterion_group!(benches, serialization, compression, checksum, encode_decode);
 criterion_main!(benches);

@@ -1,30 +1,108 @@
-//! Store layer: durable saves, loads with verification, and listings.
+//! Store layer, grouped like the reference report: full save / load cycles beside bare
+//! baselines (a temp-write + fsync + rename + folder fsync of the same bytes; a plain
+//! `fs::read`), listings, scaling from 1 KB to 5 MB, and concurrent saves.
 
 #[path = "../tests/common/fixtures.rs"]
 mod fixtures;
 
+use bevy::tasks::{AsyncComputeTaskPool, TaskPool, block_on};
 use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{SlotStore, StoreConfig};
+use bevy_keepsake::format::{self, EncodeOptions};
+use bevy_keepsake::store::{SlotLayout, SlotStore, StoreConfig};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 
-fn save_load_list(c: &mut Criterion) {
-    let mut group = c.benchmark_group("store");
+fn quick() -> bool {
+    std::env::var_os("KEEPSAKE_BENCH_QUICK").is_some()
+}
+
+/// What the store's durable write does, without the store: the baseline for its overhead.
+fn bare_durable_write(dir: &Path, bytes: &[u8]) {
+    let temp = dir.join("bare.tmp");
+    let mut file = File::create(&temp).unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    fs::rename(&temp, dir.join("bare.ksav")).unwrap();
+    File::open(dir).unwrap().sync_all().unwrap();
+}
+
+fn store_in(dir: &Path) -> SlotStore {
+    SlotStore::open(StoreConfig::new(dir)).unwrap()
+}
+
+fn save_load_cycle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("save_load");
     group.sample_size(20);
-    for (label, len) in [("10KB", 10usize << 10), ("1MB", 1 << 20)] {
+    for (label, len) in [
+        ("10KB", 10usize << 10),
+        ("100KB", 100 << 10),
+        ("1MB", 1 << 20),
+    ] {
         let dir = tempfile::tempdir().unwrap();
-        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
-        let bundle = fixtures::bundle(len, 1);
+        let store = store_in(dir.path());
         let slot = SlotId::Manual(0);
-        group.bench_function(BenchmarkId::new("save", label), |b| {
-            b.iter(|| store.save(slot, fixtures::meta(slot, 1), &bundle).unwrap())
+        let bundle = fixtures::bundle(len, 1);
+        let meta = fixtures::meta(slot, 1);
+        let bytes = format::encode(&meta, &bundle, &EncodeOptions::default())
+            .unwrap()
+            .to_vec();
+
+        group.bench_function(BenchmarkId::new("full_save", label), |b| {
+            b.iter(|| store.save(slot, meta.clone(), &bundle).unwrap())
         });
-        group.bench_function(BenchmarkId::new("load", label), |b| {
+        group.bench_function(BenchmarkId::new("baseline_durable_write", label), |b| {
+            b.iter(|| bare_durable_write(dir.path(), &bytes))
+        });
+        let saved = store.save(slot, meta.clone(), &bundle).unwrap().path;
+        group.bench_function(BenchmarkId::new("full_load", label), |b| {
             b.iter(|| store.load(slot).unwrap())
         });
-        for other in store.config().layout.slots() {
+        group.bench_function(BenchmarkId::new("baseline_fs_read", label), |b| {
+            b.iter(|| fs::read(&saved).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("round_trip", label), |b| {
+            b.iter(|| {
+                store.save(slot, meta.clone(), &bundle).unwrap();
+                store.load(slot).unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+fn listing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("listing");
+    group.sample_size(20);
+    // 0, 10 and 100 saves in a layout with 100 manual slots.
+    for saves in [0u16, 10, 100] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::new(dir.path()).with_layout(SlotLayout {
+            manual: 100,
+            auto: 5,
+        });
+        let store = SlotStore::open(config).unwrap();
+        let bundle = fixtures::bundle(10 << 10, 2);
+        for index in 0..saves {
+            let slot = SlotId::Manual(index);
             store
-                .save(other, fixtures::meta(other, 2), &bundle)
+                .save(slot, fixtures::meta(slot, index.into()), &bundle)
                 .unwrap();
+        }
+        group.bench_function(BenchmarkId::new("list_saves", saves), |b| {
+            b.iter(|| store.list().unwrap())
+        });
+    }
+    // The default 16 slots, all full, with small and large saves: must cost the same.
+    for (label, len) in [("10KB", 10usize << 10), ("5MB", 5 << 20)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let bundle = fixtures::bundle(len, 3);
+        for slot in store.config().layout.slots() {
+            store.save(slot, fixtures::meta(slot, 1), &bundle).unwrap();
         }
         group.bench_function(BenchmarkId::new("list_16_slots", label), |b| {
             b.iter(|| store.list().unwrap())
@@ -33,5 +111,71 @@ fn save_load_list(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, save_load_list);
+fn scaling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scaling");
+    group.sample_size(10);
+    let sizes: &[(&str, usize)] = if quick() {
+        &[("1KB", 1 << 10), ("1MB", 1 << 20)]
+    } else {
+        &[
+            ("1KB", 1 << 10),
+            ("10KB", 10 << 10),
+            ("100KB", 100 << 10),
+            ("500KB", 500 << 10),
+            ("1MB", 1 << 20),
+            ("5MB", 5 << 20),
+        ]
+    };
+    for &(label, len) in sizes {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let slot = SlotId::Quick;
+        let bundle = fixtures::bundle(len, 4);
+        let meta = fixtures::meta(slot, 4);
+        group.bench_function(BenchmarkId::new("save", label), |b| {
+            b.iter(|| store.save(slot, meta.clone(), &bundle).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("load", label), |b| {
+            b.iter(|| store.load(slot).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn concurrency(c: &mut Criterion) {
+    let mut group = c.benchmark_group("concurrency");
+    group.sample_size(10);
+    let pool = AsyncComputeTaskPool::get_or_init(TaskPool::new);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(store_in(dir.path()));
+    let bundle = Arc::new(fixtures::bundle(1 << 20, 5));
+    let slots: Vec<SlotId> = (0..10).map(SlotId::Manual).collect();
+
+    group.bench_function("10_saves_sequential", |b| {
+        b.iter(|| {
+            for &slot in &slots {
+                store.save(slot, fixtures::meta(slot, 5), &bundle).unwrap();
+            }
+        })
+    });
+    group.bench_function("10_saves_parallel_task_pool", |b| {
+        b.iter(|| {
+            let tasks: Vec<_> = slots
+                .iter()
+                .map(|&slot| {
+                    let (store, bundle) = (Arc::clone(&store), Arc::clone(&bundle));
+                    pool.spawn(async move {
+                        store.save(slot, fixtures::meta(slot, 5), &bundle).unwrap()
+                    })
+                })
+                .collect();
+            for task in tasks {
+                block_on(task);
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, save_load_cycle, listing, scaling, concurrency);
 criterion_main!(benches);
