@@ -12,6 +12,9 @@ pub struct WorldState {
     /// The game tick the snapshot was taken at.
     pub tick: u64,
     /// The encoded entities, components and resources (written by the snapshot layer).
+    /// Serialised as one byte string (the same bytes postcard writes for a `Vec<u8>`, copied
+    /// at once instead of element by element).
+    #[serde(with = "serde_bytes")]
     pub ecs_blob: Vec<u8>,
     /// A 64-bit hash of `ecs_blob`, verified when the snapshot is applied.
     pub state_hash: u64,
