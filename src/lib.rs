@@ -10,7 +10,9 @@
 //! - [`store`] (engine-free): slots, profiles, durable atomic writes, generations, listings.
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
 //! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave,
-//!   hotkeys, result events.
+//!   hotkeys, result events, the thumbnail hook.
+//! - [`ui`] (feature `ui`, on by default): [`SaveMenuPlugin`](ui::SaveMenuPlugin), the in-game
+//!   save menu with thumbnails and toasts.
 //!
 //! Most games need only the [`prelude`].
 #![warn(missing_docs)]
@@ -20,6 +22,8 @@ pub mod plugin;
 mod slot;
 pub mod snapshot;
 pub mod store;
+#[cfg(feature = "ui")]
+pub mod ui;
 
 /// The types most games use.
 pub mod prelude {
@@ -27,14 +31,16 @@ pub mod prelude {
     pub use crate::plugin::{
         Checkpoint, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
         KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, SaveCompleted, SaveFailed,
-        SaveRequest, SaveSlots, SaveTitle,
+        SaveRequest, SaveSlots, SaveStarted, SaveTitle,
     };
     pub use crate::snapshot::{Saveable, SaveableAppExt};
+    #[cfg(feature = "ui")]
+    pub use crate::ui::{SaveMenu, SaveMenuPlugin};
 }
 
 pub use slot::{SlotId, SlotKind};
 
 /// The README's examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "ui"))]
 pub struct ReadmeDoctests;

@@ -49,6 +49,15 @@ pub enum SaveTrigger {
     Autosave,
 }
 
+/// A save has captured the world and is being written (menus show "Saving…").
+#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaveStarted {
+    /// The slot (`None` for the autosave ring, which picks its slot when it writes).
+    pub slot: Option<SlotId>,
+    /// Why it was requested.
+    pub trigger: SaveTrigger,
+}
+
 /// A save was written and is durable.
 #[derive(Event, Message, Clone, Debug)]
 pub struct SaveCompleted {

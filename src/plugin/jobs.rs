@@ -15,9 +15,10 @@
 use super::error::KeepsakeError;
 use super::events::{
     DeleteCompleted, DeleteFailed, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
-    SaveTrigger, report,
+    SaveStarted, SaveTrigger, report,
 };
 use super::settings::{KeepsakeSettings, Playtime, SaveTitle};
+use super::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::format::{SaveBundle, SaveMeta, WorldState};
 use crate::slot::{SlotId, SlotKind};
 use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry};
@@ -124,6 +125,16 @@ pub struct SaveSlots {
 }
 
 impl SaveSlots {
+    /// A listing made of `entries` (for tests, previews and custom menus; the plugin keeps its
+    /// own up to date).
+    pub fn from_entries(entries: Vec<SlotEntry>) -> Self {
+        SaveSlots {
+            entries,
+            error: None,
+            refreshes: 0,
+        }
+    }
+
     /// One entry per slot, most recent first (see [`SlotStore::list`]).
     pub fn entries(&self) -> &[SlotEntry] {
         &self.entries
@@ -162,9 +173,50 @@ enum Outcome {
 
 struct RunningJob {
     job: Job,
-    task: Task<Outcome>,
+    work: JobWork,
     capture_time: Duration,
     entities: usize,
+}
+
+enum JobWork {
+    /// A captured save waiting (a few frames at most) for its thumbnail.
+    AwaitingThumbnail(Box<PendingWrite>),
+    /// Work on the task pool.
+    Running(Task<Outcome>),
+}
+
+/// A captured save, not yet handed to the pool.
+struct PendingWrite {
+    wait: ThumbnailWait,
+    meta: SaveMeta,
+    bundle: Arc<SaveBundle>,
+    store: Arc<SlotStore>,
+}
+
+impl RunningJob {
+    /// Advances the job by one frame: a waiting save starts writing once its thumbnail is in
+    /// (or the wait is over); running work is checked for completion.
+    fn poll(&mut self) -> Option<Outcome> {
+        match &mut self.work {
+            JobWork::AwaitingThumbnail(pending) => {
+                if let WaitState::Done(thumbnail) = pending.wait.poll() {
+                    let meta = SaveMeta {
+                        thumbnail,
+                        ..pending.meta.clone()
+                    };
+                    let task = spawn_write(
+                        self.job.target,
+                        Arc::clone(&pending.store),
+                        meta,
+                        Arc::clone(&pending.bundle),
+                    );
+                    self.work = JobWork::Running(task);
+                }
+                None
+            }
+            JobWork::Running(task) => check_ready(task),
+        }
+    }
 }
 
 /// The plugin's private queue.
@@ -209,7 +261,7 @@ fn finish_jobs(world: &mut World) {
         let mut finished = Vec::new();
         let mut index = 0;
         while index < queue.running.len() {
-            if let Some(outcome) = check_ready(&mut queue.running[index].task) {
+            if let Some(outcome) = queue.running[index].poll() {
                 finished.push((queue.running.swap_remove(index), outcome));
             } else {
                 index += 1;
@@ -433,24 +485,63 @@ fn start_save(
         ..SaveMeta::new(placeholder_slot)
     };
     let entities = captured.entities;
-    let bundle = SaveBundle::new(WorldState {
+    let bundle = Arc::new(SaveBundle::new(WorldState {
         tick,
         ecs_blob: captured.blob,
         state_hash: captured.state_hash,
-    });
+    }));
     let capture_time = started.elapsed();
-    let target = job.target;
-    let task = task_pool().spawn(async move {
+    report(
+        world,
+        SaveStarted {
+            slot: job.slot,
+            trigger,
+        },
+    );
+    let work = match world.get_resource::<ThumbnailCapture>().copied() {
+        Some(capture) => {
+            let (ticket, wait) = ThumbnailWait::new(capture.max_wait_frames);
+            world.trigger(ThumbnailWanted {
+                slot: job.slot,
+                ticket,
+            });
+            let mut running = RunningJob {
+                job,
+                work: JobWork::AwaitingThumbnail(Box::new(PendingWrite {
+                    wait,
+                    meta,
+                    bundle,
+                    store,
+                })),
+                capture_time,
+                entities,
+            };
+            // A provider that declines (e.g. no window) lets the write start this frame.
+            let _not_done_yet = running.poll();
+            return Some(running);
+        }
+        None => JobWork::Running(spawn_write(job.target, store, meta, bundle)),
+    };
+    Some(RunningJob {
+        job,
+        work,
+        capture_time,
+        entities,
+    })
+}
+
+/// Encodes, compresses and durably writes a captured save on the pool.
+fn spawn_write(
+    target: JobTarget,
+    store: Arc<SlotStore>,
+    meta: SaveMeta,
+    bundle: Arc<SaveBundle>,
+) -> Task<Outcome> {
+    task_pool().spawn(async move {
         Outcome::Saved(match target {
             JobTarget::AutosaveRing => store.save_autosave(meta, &bundle),
             JobTarget::Slot(slot) => store.save(slot, meta, &bundle),
         })
-    });
-    Some(RunningJob {
-        job,
-        task,
-        capture_time,
-        entities,
     })
 }
 
@@ -481,7 +572,7 @@ fn start_load(world: &mut World, job: Job, store: Arc<SlotStore>) -> RunningJob 
     });
     RunningJob {
         job,
-        task,
+        work: JobWork::Running(task),
         capture_time: Duration::ZERO,
         entities: 0,
     }
@@ -492,7 +583,7 @@ fn start_delete(job: Job, store: Arc<SlotStore>) -> RunningJob {
     let task = task_pool().spawn(async move { Outcome::Deleted(store.delete(slot)) });
     RunningJob {
         job,
-        task,
+        work: JobWork::Running(task),
         capture_time: Duration::ZERO,
         entities: 0,
     }

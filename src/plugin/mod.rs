@@ -23,8 +23,9 @@
 //! 1. [`KeepsakeSystems::Requests`]: request messages, the quicksave/quickload keys and the
 //!    autosave timer become jobs; play time advances.
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
-//!    world first), then waiting jobs whose slot is free start (a save captures the world here),
-//!    and the [`SaveSlots`] listing refreshes in the background.
+//!    world first), then waiting jobs whose slot is free start (a save captures the world here,
+//!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
+//!    its thumbnail before writing), and the [`SaveSlots`] listing refreshes in the background.
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -35,15 +36,17 @@ mod events;
 mod jobs;
 mod requests;
 mod settings;
+mod thumbnail;
 
 pub use commands::KeepsakeCommandsExt;
 pub use error::KeepsakeError;
 pub use events::{
     Checkpoint, DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed,
-    LoadRequest, SaveCompleted, SaveFailed, SaveRequest, SaveTrigger,
+    LoadRequest, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, SaveTrigger,
 };
 pub use jobs::{Job, JobKind, JobTarget, KeepsakeStatus, KeepsakeStore, SaveSlots};
 pub use settings::{KeepsakeSettings, Playtime, SaveTitle};
+pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
@@ -216,6 +219,7 @@ impl Plugin for KeepsakePlugin {
             .add_message::<LoadRequest>()
             .add_message::<DeleteRequest>()
             .add_message::<Checkpoint>()
+            .add_message::<SaveStarted>()
             .add_message::<SaveCompleted>()
             .add_message::<SaveFailed>()
             .add_message::<LoadCompleted>()

@@ -1,0 +1,429 @@
+//! The arena game itself. Everything a save must bring back is a registered component or
+//! resource; everything else (sprites, the camera, the floor) is derived from it or never
+//! changes, and is rebuilt rather than saved.
+
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_keepsake::plugin::Playtime;
+use bevy_keepsake::prelude::*;
+
+/// Half the arena's size; the player stays inside.
+pub const ARENA: Vec2 = Vec2::new(600.0, 320.0);
+const PLAYER_SIZE: f32 = 28.0;
+const COIN_SIZE: f32 = 14.0;
+const ENEMY_SIZE: f32 = 24.0;
+
+// ---------------------------------------------------------------------------------------------
+// What is saved
+// ---------------------------------------------------------------------------------------------
+
+/// The player: moves with WASD or the arrow keys.
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component)]
+pub struct Player {
+    /// Pixels per second.
+    pub speed: f32,
+}
+
+/// The lantern the player carries: a child entity (`ChildOf` the player), so it moves with it.
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component)]
+pub struct Lantern {
+    /// Bigger as the level rises.
+    pub glow: f32,
+}
+
+/// Gold is worth 10, gems 25.
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component)]
+pub struct Coin {
+    /// Points it gives.
+    pub value: u32,
+}
+
+/// An enemy that chases an entity: an `Entity` reference the save must remap.
+#[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Component)]
+pub struct Enemy {
+    /// Pixels per second.
+    pub speed: f32,
+    /// Who it chases (the player, or the lantern for bats).
+    #[entities]
+    pub target: Entity,
+}
+
+/// Points: coins add, enemy hits take away.
+#[derive(Resource, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Resource)]
+pub struct Score(pub u32);
+
+/// What the player has picked up.
+#[derive(Resource, Reflect, Clone, Debug, Default, PartialEq)]
+#[reflect(Resource)]
+pub struct Inventory {
+    /// Gold coins collected.
+    pub gold: u32,
+    /// Gems collected.
+    pub gems: u32,
+}
+
+/// The current level; collecting every coin starts the next one.
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Resource)]
+pub struct Level(pub u32);
+
+impl Default for Level {
+    fn default() -> Self {
+        Level(1)
+    }
+}
+
+/// The arena's random numbers. Saved, so a loaded game lays out the next level exactly as the
+/// saved one would have.
+#[derive(Resource, Reflect, Clone, Copy, Debug, PartialEq)]
+#[reflect(Resource)]
+pub struct ArenaRng(pub u64);
+
+impl Default for ArenaRng {
+    fn default() -> Self {
+        ArenaRng(0x5eed_cafe_f00d)
+    }
+}
+
+impl ArenaRng {
+    /// A number in `0.0..1.0` (xorshift64*: small, fast, reproducible).
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let bits = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40;
+        bits as f32 / (1u64 << 24) as f32
+    }
+
+    fn point_in_arena(&mut self) -> Vec2 {
+        let margin = 40.0;
+        Vec2::new(
+            (self.next() * 2.0 - 1.0) * (ARENA.x - margin),
+            (self.next() * 2.0 - 1.0) * (ARENA.y - margin),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plugin
+// ---------------------------------------------------------------------------------------------
+
+/// The game's systems, in the order they run each frame.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArenaSystems;
+
+/// Registers what is saved, spawns level 1 and runs the game.
+pub struct ArenaPlugin;
+
+impl Plugin for ArenaPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_saveable::<Transform>()
+            .register_saveable::<Player>()
+            .register_saveable::<Lantern>()
+            .register_saveable::<Coin>()
+            .register_saveable::<Enemy>()
+            .register_saveable::<Score>()
+            .register_saveable::<Inventory>()
+            .register_saveable::<Level>()
+            .register_saveable::<ArenaRng>()
+            .init_resource::<Score>()
+            .init_resource::<Inventory>()
+            .init_resource::<Level>()
+            .init_resource::<ArenaRng>()
+            .insert_resource(ClearColor(Color::srgb(0.07, 0.08, 0.11)))
+            // Sprites are not saved: they are put on whatever is spawned, by the game or a load.
+            .add_observer(dress_player)
+            .add_observer(dress_lantern)
+            .add_observer(dress_coin)
+            .add_observer(dress_enemy)
+            .add_systems(Startup, (spawn_scenery, start_new_game))
+            .add_systems(
+                Update,
+                (
+                    move_player,
+                    chase,
+                    collect_coins,
+                    enemy_hits,
+                    next_level,
+                    show_titles,
+                )
+                    .chain()
+                    .in_set(ArenaSystems),
+            )
+            .add_systems(EguiPrimaryContextPass, hud);
+    }
+}
+
+fn spawn_scenery(mut commands: Commands) {
+    commands.spawn(Camera2d);
+    commands.spawn((
+        Sprite::from_color(Color::srgb(0.13, 0.15, 0.2), ARENA * 2.0),
+        Transform::from_xyz(0.0, 0.0, -10.0),
+    ));
+}
+
+/// Level 1: the player with its lantern, coins and two enemies.
+fn start_new_game(mut commands: Commands, mut rng: ResMut<ArenaRng>) {
+    let player = commands
+        .spawn((
+            Saveable,
+            Player { speed: 260.0 },
+            Transform::from_xyz(0.0, 0.0, 2.0),
+        ))
+        .id();
+    let lantern = commands
+        .spawn((
+            Saveable,
+            Lantern { glow: 1.0 },
+            Transform::from_xyz(16.0, 14.0, 1.0),
+            ChildOf(player),
+        ))
+        .id();
+    spawn_coins(&mut commands, &mut rng, 1);
+    spawn_enemy(&mut commands, &mut rng, 90.0, player);
+    spawn_enemy(&mut commands, &mut rng, 120.0, lantern);
+}
+
+fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, level: u32) {
+    for n in 0..(4 + 2 * level) {
+        let value = if n % 4 == 3 { 25 } else { 10 };
+        let at = rng.point_in_arena();
+        commands.spawn((
+            Saveable,
+            Coin { value },
+            Transform::from_xyz(at.x, at.y, 0.0),
+        ));
+    }
+}
+
+fn spawn_enemy(commands: &mut Commands, rng: &mut ArenaRng, speed: f32, target: Entity) {
+    let at = rng.point_in_arena();
+    commands.spawn((
+        Saveable,
+        Enemy { speed, target },
+        Transform::from_xyz(at.x, at.y, 1.5),
+    ));
+}
+
+fn dress_player(add: On<Add, Player>, mut commands: Commands) {
+    let sprite = Sprite::from_color(Color::srgb(0.35, 0.75, 1.0), Vec2::splat(PLAYER_SIZE));
+    commands.entity(add.entity).insert(sprite);
+}
+
+fn dress_lantern(add: On<Add, Lantern>, lanterns: Query<&Lantern>, mut commands: Commands) {
+    let glow = lanterns.get(add.entity).map_or(1.0, |lantern| lantern.glow);
+    let sprite = Sprite::from_color(Color::srgb(1.0, 0.9, 0.45), Vec2::splat(8.0 + 2.0 * glow));
+    commands.entity(add.entity).insert(sprite);
+}
+
+fn dress_coin(add: On<Add, Coin>, coins: Query<&Coin>, mut commands: Commands) {
+    let color = match coins.get(add.entity).map(|coin| coin.value) {
+        Ok(25) => Color::srgb(0.7, 0.45, 1.0),
+        _ => Color::srgb(1.0, 0.8, 0.2),
+    };
+    let sprite = Sprite::from_color(color, Vec2::splat(COIN_SIZE));
+    commands.entity(add.entity).insert(sprite);
+}
+
+fn dress_enemy(add: On<Add, Enemy>, mut commands: Commands) {
+    let sprite = Sprite::from_color(Color::srgb(0.95, 0.3, 0.3), Vec2::splat(ENEMY_SIZE));
+    commands.entity(add.entity).insert(sprite);
+}
+
+fn move_player(
+    keys: Res<ButtonInput<KeyCode>>,
+    menu: Res<SaveMenu>,
+    time: Res<Time>,
+    mut players: Query<(&Player, &mut Transform)>,
+) {
+    if menu.is_open() {
+        return; // the arrow keys belong to the menu
+    }
+    let axis = |minus: [KeyCode; 2], plus: [KeyCode; 2]| {
+        f32::from(u8::from(keys.any_pressed(plus))) - f32::from(u8::from(keys.any_pressed(minus)))
+    };
+    let direction = Vec2::new(
+        axis(
+            [KeyCode::KeyA, KeyCode::ArrowLeft],
+            [KeyCode::KeyD, KeyCode::ArrowRight],
+        ),
+        axis(
+            [KeyCode::KeyS, KeyCode::ArrowDown],
+            [KeyCode::KeyW, KeyCode::ArrowUp],
+        ),
+    )
+    .normalize_or_zero();
+    for (player, mut transform) in &mut players {
+        let moved = transform.translation.truncate() + direction * player.speed * time.delta_secs();
+        let limit = ARENA - Vec2::splat(PLAYER_SIZE / 2.0);
+        let clamped = moved.clamp(-limit, limit);
+        transform.translation = clamped.extend(transform.translation.z);
+    }
+}
+
+fn chase(
+    time: Res<Time>,
+    targets: Query<&GlobalTransform>,
+    mut enemies: Query<(&Enemy, &mut Transform)>,
+) {
+    for (enemy, mut transform) in &mut enemies {
+        let Ok(target) = targets.get(enemy.target) else {
+            continue;
+        };
+        let to_target = target.translation().truncate() - transform.translation.truncate();
+        let step = to_target.normalize_or_zero() * enemy.speed * time.delta_secs();
+        let step = step.clamp_length_max(to_target.length());
+        transform.translation += step.extend(0.0);
+    }
+}
+
+fn collect_coins(
+    mut commands: Commands,
+    players: Query<&Transform, With<Player>>,
+    coins: Query<(Entity, &Coin, &Transform)>,
+    mut score: ResMut<Score>,
+    mut inventory: ResMut<Inventory>,
+) {
+    for player in &players {
+        for (entity, coin, transform) in &coins {
+            let reach = (PLAYER_SIZE + COIN_SIZE) / 2.0;
+            if player
+                .translation
+                .truncate()
+                .distance(transform.translation.truncate())
+                < reach
+            {
+                commands.entity(entity).despawn();
+                score.0 += coin.value;
+                match coin.value {
+                    25 => inventory.gems += 1,
+                    _ => inventory.gold += 1,
+                }
+            }
+        }
+    }
+}
+
+/// An enemy touching the player costs 15 points and sends the enemy back to a corner.
+fn enemy_hits(
+    players: Query<&Transform, (With<Player>, Without<Enemy>)>,
+    mut enemies: Query<&mut Transform, With<Enemy>>,
+    mut score: ResMut<Score>,
+) {
+    for player in &players {
+        for mut enemy in &mut enemies {
+            let reach = (PLAYER_SIZE + ENEMY_SIZE) / 2.0;
+            let offset = enemy.translation.truncate() - player.translation.truncate();
+            if offset.length() < reach {
+                score.0 = score.0.saturating_sub(15);
+                let corner = ARENA * Vec2::new(-offset.x.signum(), -offset.y.signum()) * 0.9;
+                enemy.translation = corner.extend(enemy.translation.z);
+            }
+        }
+    }
+}
+
+/// When the last coin is taken: the next level, with more coins, one more enemy, a brighter
+/// lantern.
+fn next_level(
+    mut commands: Commands,
+    coins: Query<(), With<Coin>>,
+    players: Query<Entity, With<Player>>,
+    mut lanterns: Query<&mut Lantern>,
+    mut level: ResMut<Level>,
+    mut rng: ResMut<ArenaRng>,
+) {
+    if !coins.is_empty() || level.is_changed() {
+        return;
+    }
+    let Ok(player) = players.single() else {
+        return;
+    };
+    level.0 += 1;
+    spawn_coins(&mut commands, &mut rng, level.0);
+    spawn_enemy(
+        &mut commands,
+        &mut rng,
+        80.0 + 10.0 * level.0 as f32,
+        player,
+    );
+    for mut lantern in &mut lanterns {
+        lantern.glow += 1.0;
+    }
+}
+
+/// The save title and the window title show the level and the score.
+fn show_titles(
+    level: Res<Level>,
+    score: Res<Score>,
+    inventory: Res<Inventory>,
+    mut title: ResMut<SaveTitle>,
+    mut windows: Query<&mut Window, With<PrimaryWindow>>,
+) {
+    if !(level.is_changed() || score.is_changed() || inventory.is_changed()) {
+        return;
+    }
+    title.0 = format!(
+        "Level {} \u{b7} {} points \u{b7} {} gold, {} gems",
+        level.0, score.0, inventory.gold, inventory.gems
+    );
+    for mut window in &mut windows {
+        window.title = format!(
+            "Keepsake Arena \u{2014} Level {} \u{b7} Score {}",
+            level.0, score.0
+        );
+    }
+}
+
+/// The score line at the top and the key help at the bottom.
+fn hud(
+    mut contexts: EguiContexts,
+    level: Res<Level>,
+    score: Res<Score>,
+    inventory: Res<Inventory>,
+    playtime: Res<Playtime>,
+    settings: Res<KeepsakeSettings>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let text = |text: String| {
+        egui::RichText::new(text)
+            .size(16.0)
+            .color(egui::Color32::WHITE)
+    };
+    egui::Area::new(egui::Id::new("hud-score"))
+        .anchor(egui::Align2::LEFT_TOP, egui::vec2(16.0, 12.0))
+        .interactable(false)
+        .show(ctx, |ui| {
+            let line = format!(
+                "Level {}    Score {}    Gold {}    Gems {}    Played {}",
+                level.0,
+                score.0,
+                inventory.gold,
+                inventory.gems,
+                bevy_keepsake::ui::text::format_playtime(playtime.0)
+            );
+            ui.add(egui::Label::new(text(line)).extend());
+        });
+    let autosave = match settings.autosave_every.as_secs() {
+        0 => "autosave off".to_owned(),
+        seconds => format!("autosave every {seconds} s"),
+    };
+    egui::Area::new(egui::Id::new("hud-help"))
+        .anchor(egui::Align2::CENTER_BOTTOM, egui::vec2(0.0, -12.0))
+        .interactable(false)
+        .show(ctx, |ui| {
+            let help = egui::RichText::new(format!(
+                "WASD / arrows move    F5 quicksave    F9 quickload    Esc save menu    {autosave}"
+            ))
+            .size(14.0)
+            .color(egui::Color32::from_gray(190));
+            ui.add(egui::Label::new(help).extend());
+        });
+    Ok(())
+}

@@ -1,0 +1,554 @@
+//! `--smoke`: the scripted check CI runs in a real window (under Xvfb with software Vulkan).
+//!
+//! It plays with simulated key presses, quicksaves (F5), changes the world, quickloads (F9) and
+//! asserts that every saved thing came back exactly: positions, the enemies' targets, the
+//! lantern's parent, the resources, the play time. Then it fills the menu's slots (manual saves,
+//! checkpoints, one damaged save and one whose newest generation is damaged), opens the menu with
+//! Esc, walks it with the arrow keys, asks to overwrite, confirms, and takes screenshots of the
+//! menu (top, and scrolled to the manual slots), the overwrite question and a toast. Each screenshot must not be blank, and every save
+//! made in the window must carry a thumbnail.
+//!
+//! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
+
+use crate::game::{ArenaRng, ArenaSystems, Coin, Enemy, Inventory, Lantern, Level, Player, Score};
+use bevy::input::ButtonState;
+use bevy::input::keyboard::{Key, KeyboardInput, NativeKey};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::window::PrimaryWindow;
+use bevy_keepsake::plugin::{Playtime, SaveCompleted, SaveStarted};
+use bevy_keepsake::prelude::*;
+use bevy_keepsake::store::SlotStatus;
+use bevy_keepsake::ui::SaveMenuSystems;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What `--smoke` was asked to do.
+pub struct SmokeOptions {
+    /// A fresh save folder.
+    pub save_root: PathBuf,
+    /// Where screenshots go.
+    pub shots: PathBuf,
+}
+
+impl SmokeOptions {
+    /// `None` without `--smoke`.
+    pub fn from_args(args: impl Iterator<Item = String>) -> Result<Option<Self>, String> {
+        let mut smoke = false;
+        let mut shots = None;
+        let mut args = args.peekable();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--smoke" => smoke = true,
+                "--shots" => {
+                    shots = Some(PathBuf::from(args.next().ok_or("--shots needs a folder")?))
+                }
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        if !smoke {
+            return Ok(None);
+        }
+        let run = std::env::temp_dir().join(format!("keepsake-arena-smoke-{}", std::process::id()));
+        Ok(Some(SmokeOptions {
+            save_root: run.join("saves"),
+            shots: shots.unwrap_or_else(|| run.join("shots")),
+        }))
+    }
+}
+
+/// Runs the script.
+pub struct SmokePlugin(pub SmokeOptions);
+
+impl Plugin for SmokePlugin {
+    fn build(&self, app: &mut App) {
+        if let Err(error) = std::fs::create_dir_all(&self.0.shots) {
+            panic!("cannot create {}: {error}", self.0.shots.display());
+        }
+        app.insert_resource(Script {
+            shots: self.0.shots.clone(),
+            ..Script::default()
+        })
+        .init_resource::<Log>()
+        .add_observer(|e: On<SaveStarted>, mut log: ResMut<Log>| log.started.push(e.slot))
+        .add_observer(|e: On<SaveCompleted>, mut log: ResMut<Log>| {
+            log.saved.push((e.slot, e.path.clone()));
+        })
+        .add_observer(|e: On<LoadCompleted>, mut log: ResMut<Log>| log.loaded.push(e.slot))
+        .add_observer(|e: On<SaveFailed>, mut log: ResMut<Log>| {
+            log.failures.push(format!("save failed: {}", e.error));
+        })
+        .add_observer(|e: On<LoadFailed>, mut log: ResMut<Log>| {
+            log.failures.push(format!("load failed: {}", e.error));
+        })
+        .add_systems(
+            Update,
+            run_script
+                .before(ArenaSystems)
+                .before(SaveMenuSystems::Input),
+        );
+    }
+}
+
+/// What the plugin reported, as it happened.
+#[derive(Resource, Default)]
+struct Log {
+    started: Vec<Option<SlotId>>,
+    saved: Vec<(SlotId, PathBuf)>,
+    loaded: Vec<SlotId>,
+    failures: Vec<String>,
+    shots: Vec<Result<PathBuf, String>>,
+}
+
+#[derive(Resource, Default)]
+struct Script {
+    step: usize,
+    step_started: u32,
+    frame: u32,
+    began: Option<Instant>,
+    shots: PathBuf,
+    saved_world: Option<Digest>,
+    saves_seen: usize,
+    closing_tapped: bool,
+    toast_at: Option<u32>,
+}
+
+/// Everything saved, described without entity ids (which change on load): one line per entity
+/// (sorted) and one per resource. Floats are printed exactly (`{:?}` round-trips).
+type Digest = Vec<String>;
+
+fn digest(world: &mut World) -> Digest {
+    let mut labels: BTreeMap<Entity, String> = BTreeMap::new();
+    let mut query = world.query::<(
+        Entity,
+        &Transform,
+        AnyOf<(&Player, &Lantern, &Coin, &Enemy)>,
+    )>();
+    for (entity, transform, kind) in query.iter(world) {
+        let label = match kind {
+            (Some(_), ..) => "player".to_owned(),
+            (_, Some(_), ..) => "lantern".to_owned(),
+            (.., Some(_), _) => format!("coin@{:?}", transform.translation),
+            (.., Some(_)) => format!("enemy@{:?}", transform.translation),
+            _ => continue,
+        };
+        labels.insert(entity, label);
+    }
+    let name = |entity: Entity| {
+        labels
+            .get(&entity)
+            .cloned()
+            .unwrap_or_else(|| "unsaved".into())
+    };
+    let mut lines = Vec::new();
+    let mut query = world.query::<(
+        Entity,
+        &Transform,
+        Option<&ChildOf>,
+        AnyOf<(&Player, &Lantern, &Coin, &Enemy)>,
+    )>();
+    for (entity, transform, parent, (player, lantern, coin, enemy)) in query.iter(world) {
+        lines.push(format!(
+            "{} at {:?} rot {:?} parent {} {:?} {:?} {:?} {}",
+            name(entity),
+            transform.translation,
+            transform.rotation,
+            parent.map_or("none".into(), |p| name(p.parent())),
+            player,
+            lantern,
+            coin,
+            enemy.map_or(String::new(), |e| format!(
+                "speed {:?} chases {}",
+                e.speed,
+                name(e.target)
+            )),
+        ));
+    }
+    lines.sort();
+    lines.push(format!("{:?}", world.resource::<Score>()));
+    lines.push(format!("{:?}", world.resource::<Inventory>()));
+    lines.push(format!("{:?}", world.resource::<Level>()));
+    lines.push(format!("{:?}", world.resource::<ArenaRng>()));
+    lines.push(format!("{:?}", world.resource::<Playtime>()));
+    lines
+}
+
+fn differences(saved: &Digest, loaded: &Digest) -> String {
+    let missing = saved.iter().filter(|line| !loaded.contains(line));
+    let extra = loaded.iter().filter(|line| !saved.contains(line));
+    missing
+        .map(|line| format!("  saved but not loaded: {line}"))
+        .chain(extra.map(|line| format!("  loaded but not saved: {line}")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn press(world: &mut World, key: KeyCode, state: ButtonState) {
+    let window = world
+        .query_filtered::<Entity, With<PrimaryWindow>>()
+        .iter(world)
+        .next()
+        .unwrap_or(Entity::PLACEHOLDER);
+    world.write_message(KeyboardInput {
+        key_code: key,
+        logical_key: Key::Unidentified(NativeKey::Unidentified),
+        state,
+        text: None,
+        repeat: false,
+        window,
+    });
+}
+
+fn tap(world: &mut World, key: KeyCode) {
+    press(world, key, ButtonState::Pressed);
+    press(world, key, ButtonState::Released);
+}
+
+fn shoot(world: &mut World, name: &str) {
+    let path = world.resource::<Script>().shots.join(name);
+    world.spawn(Screenshot::primary_window()).observe(
+        move |captured: On<ScreenshotCaptured>, mut log: ResMut<Log>| {
+            log.shots
+                .push(check_and_write(&captured.image, &path).map(|()| path.clone()));
+        },
+    );
+}
+
+/// Writes the screenshot and checks that it shows something: many colours, not one flat fill.
+fn check_and_write(image: &Image, path: &Path) -> Result<(), String> {
+    let picture = image
+        .clone()
+        .try_into_dynamic()
+        .map_err(|error| format!("{}: {error}", path.display()))?
+        .to_rgb8();
+    let mut colours: Vec<[u8; 3]> = picture.pixels().map(|p| p.0).collect();
+    colours.sort_unstable();
+    colours.dedup();
+    if colours.len() < 64 {
+        return Err(format!(
+            "{} looks blank: only {} colours in {}x{}",
+            path.display(),
+            colours.len(),
+            picture.width(),
+            picture.height()
+        ));
+    }
+    picture
+        .save(path)
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    let reread = image::open(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    if reread.width() != picture.width() {
+        return Err(format!("{} did not read back", path.display()));
+    }
+    Ok(())
+}
+
+/// Flips bytes in a save's metadata (just after the 40-byte header), like a bad sector would;
+/// the listing sees it without reading the payload.
+fn damage(path: &Path) -> Result<(), String> {
+    let mut bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let metadata = bytes.get_mut(44..52).ok_or("save too short")?;
+    for byte in metadata {
+        *byte ^= 0xA5;
+    }
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The steps; each returns `Ok(true)` when done, `Ok(false)` to be called again next frame.
+type Step = fn(&mut World, u32) -> Result<bool, String>;
+
+const STEPS: &[(&str, Step)] = &[
+    (
+        "let the window and the first listing settle",
+        |_, frames| Ok(frames >= 30),
+    ),
+    ("walk right and up", |world, frames| {
+        walk(world, frames, &[KeyCode::KeyD, KeyCode::KeyW], 40)
+    }),
+    ("quicksave with F5", |world, frames| {
+        if frames == 0 {
+            tap(world, KeyCode::F5);
+        }
+        if let Some(slot) = world.resource::<Log>().started.last().copied()
+            && slot == Some(SlotId::Quick)
+            && world.resource::<Script>().saved_world.is_none()
+        {
+            // `run_script` runs before the game's systems, right after the plugin captured:
+            // this is exactly the state that was saved.
+            let saved = digest(world);
+            world.resource_mut::<Script>().saved_world = Some(saved);
+        }
+        Ok(saved_to(world, SlotId::Quick))
+    }),
+    (
+        "walk left and down, and change the score",
+        |world, frames| {
+            if frames == 0 {
+                world.resource_mut::<Score>().0 += 1000;
+                world.resource_mut::<Inventory>().gems += 7;
+            }
+            walk(world, frames, &[KeyCode::KeyA, KeyCode::KeyS], 40)?;
+            if frames < 40 {
+                return Ok(false);
+            }
+            let now = digest(world);
+            match &world.resource::<Script>().saved_world {
+                Some(saved) if *saved == now => {
+                    Err("the world did not change after the quicksave".into())
+                }
+                Some(_) => Ok(true),
+                None => Err("the quicksave's state was not recorded".into()),
+            }
+        },
+    ),
+    ("quickload with F9 and compare", |world, frames| {
+        if frames == 0 {
+            tap(world, KeyCode::F9);
+        }
+        if !world.resource::<Log>().loaded.contains(&SlotId::Quick) {
+            return Ok(false);
+        }
+        let loaded = digest(world);
+        let saved = world
+            .resource::<Script>()
+            .saved_world
+            .clone()
+            .unwrap_or_default();
+        if loaded != saved {
+            return Err(format!(
+                "the loaded world differs from the saved one:\n{}",
+                differences(&saved, &loaded)
+            ));
+        }
+        info!(
+            "smoke: the quickload matches the quicksave ({} lines)",
+            saved.len()
+        );
+        Ok(true)
+    }),
+    ("save to Manual 3", |world, frames| {
+        if frames == 0 {
+            world.write_message(SaveRequest {
+                slot: SlotId::Manual(2),
+            });
+        }
+        Ok(saved_to(world, SlotId::Manual(2)))
+    }),
+    ("play on, checkpoint twice", |world, frames| {
+        walk(world, frames, &[KeyCode::KeyD], 30)?;
+        if frames == 10 || frames == 40 {
+            world.write_message(Checkpoint);
+        }
+        Ok(frames > 40 && autosaves(world) >= 2)
+    }),
+    ("save Manual 1 twice and Manual 5 once", |world, frames| {
+        if frames == 0 {
+            world.write_message(SaveRequest {
+                slot: SlotId::Manual(0),
+            });
+            world.write_message(SaveRequest {
+                slot: SlotId::Manual(4),
+            });
+        }
+        if frames == 20 {
+            world.write_message(SaveRequest {
+                slot: SlotId::Manual(0),
+            });
+        }
+        Ok(frames > 20
+            && saves_of(world, SlotId::Manual(0)).len() == 2
+            && saved_to(world, SlotId::Manual(4)))
+    }),
+    (
+        "damage Manual 5 and the newest Manual 1",
+        |world, frames| {
+            if frames == 0 {
+                let newest = |slot| saves_of(world, slot).last().cloned().ok_or("no save path");
+                damage(&newest(SlotId::Manual(4))?)?;
+                damage(&newest(SlotId::Manual(0))?)?;
+                // Any finished job refreshes the listing; deleting an empty slot is one.
+                world.write_message(DeleteRequest {
+                    slot: SlotId::Manual(9),
+                });
+            }
+            let slots = world.resource::<SaveSlots>();
+            let damaged = |slot| {
+                slots
+                    .get(slot)
+                    .is_some_and(|entry| matches!(entry.status, SlotStatus::Damaged { .. }))
+            };
+            Ok(damaged(SlotId::Manual(4)) && damaged(SlotId::Manual(0)))
+        },
+    ),
+    (
+        "every save made in the window has a thumbnail",
+        |world, _| {
+            let slots = world.resource::<SaveSlots>();
+            for slot in [SlotId::Quick, SlotId::Manual(2)] {
+                let saved = slots.get(slot).and_then(|entry| entry.shown_save());
+                if !saved.is_some_and(|saved| saved.has_thumbnail) {
+                    return Err(format!("{slot} has no thumbnail: {saved:?}"));
+                }
+            }
+            Ok(true)
+        },
+    ),
+    (
+        "open the menu with Esc and walk down to Manual 2",
+        |world, frames| {
+            if frames == 0 {
+                tap(world, KeyCode::Escape);
+            }
+            if !world.resource::<SaveMenu>().is_open() {
+                return Ok(false);
+            }
+            // Quicksave, 5 autosaves, Manual 1, then Manual 2: the rows scroll to the mix of
+            // thumbnails, a restored and a damaged slot.
+            // Thumbnails load in the background; give them a moment before the pictures.
+            if frames == 40 {
+                shoot(world, "menu-top.png");
+            }
+            if (45..52).contains(&frames) {
+                tap(world, KeyCode::ArrowDown);
+            }
+            if frames == 80 {
+                shoot(world, "menu.png");
+            }
+            Ok(frames >= 80 && world.resource::<Log>().shots.len() == 2)
+        },
+    ),
+    (
+        "select Manual 3's Save button and press Enter",
+        |world, frames| {
+            if frames == 0 {
+                tap(world, KeyCode::ArrowDown);
+            } else if frames < 4 {
+                tap(world, KeyCode::ArrowLeft);
+            } else if frames == 4 {
+                tap(world, KeyCode::Enter);
+            } else if frames == 30 {
+                let menu = world.resource::<SaveMenu>();
+                let heading = menu.confirmation().map(|question| question.heading.clone());
+                if heading.as_deref() != Some("Overwrite Manual 3?") {
+                    return Err(format!("expected the overwrite question, got {heading:?}"));
+                }
+                shoot(world, "confirm.png");
+            }
+            Ok(frames > 30 && world.resource::<Log>().shots.len() == 3)
+        },
+    ),
+    ("confirm with Enter, close with Esc", |world, frames| {
+        if frames == 0 {
+            world.resource_mut::<Script>().saves_seen = saves_of(world, SlotId::Manual(2)).len();
+            tap(world, KeyCode::Enter);
+        }
+        let seen = world.resource::<Script>().saves_seen;
+        let done = saves_of(world, SlotId::Manual(2)).len() > seen;
+        if done && !world.resource::<Script>().closing_tapped {
+            world.resource_mut::<Script>().closing_tapped = true;
+            tap(world, KeyCode::Escape); // once: a second Esc would open the menu again
+        }
+        Ok(done && !world.resource::<SaveMenu>().is_open())
+    }),
+    ("quicksave again and catch the toast", |world, frames| {
+        if frames == 0 {
+            tap(world, KeyCode::F5);
+        }
+        if world.resource::<SaveMenu>().is_open() {
+            return Err("the menu opened again".into());
+        }
+        // A few frames after the save, once the toast has faded in.
+        let quicksaved = saves_of(world, SlotId::Quick).len() >= 2;
+        let mut script = world.resource_mut::<Script>();
+        if quicksaved && script.toast_at.is_none() {
+            script.toast_at = Some(frames + 12);
+        }
+        let shoot_now = script.toast_at == Some(frames);
+        if shoot_now {
+            shoot(world, "toast.png");
+        }
+        Ok(world.resource::<Log>().shots.len() == 4)
+    }),
+];
+
+fn walk(world: &mut World, frames: u32, keys: &[KeyCode], hold: u32) -> Result<bool, String> {
+    for &key in keys {
+        if frames == 0 {
+            press(world, key, ButtonState::Pressed);
+        } else if frames == hold {
+            press(world, key, ButtonState::Released);
+        }
+    }
+    Ok(frames >= hold)
+}
+
+fn saves_of(world: &World, slot: SlotId) -> Vec<PathBuf> {
+    let log = world.resource::<Log>();
+    log.saved
+        .iter()
+        .filter(|(saved, _)| *saved == slot)
+        .map(|(_, path)| path.clone())
+        .collect()
+}
+
+fn saved_to(world: &World, slot: SlotId) -> bool {
+    !saves_of(world, slot).is_empty()
+}
+
+fn autosaves(world: &World) -> usize {
+    let log = world.resource::<Log>();
+    log.saved
+        .iter()
+        .filter(|(slot, _)| matches!(slot, SlotId::Auto(_)))
+        .count()
+}
+
+/// Runs one step a frame, and ends the app: success after the last step, failure on the first
+/// error or after two minutes.
+fn run_script(world: &mut World) {
+    let (step, frames, began) = {
+        let mut script = world.resource_mut::<Script>();
+        script.frame += 1;
+        let began = *script.began.get_or_insert_with(Instant::now);
+        (script.step, script.frame - script.step_started, began)
+    };
+    let failure = {
+        let log = world.resource::<Log>();
+        let shots = log.shots.iter().filter_map(|shot| shot.as_ref().err());
+        log.failures.iter().chain(shots).next().cloned()
+    };
+    let Some((name, run)) = STEPS.get(step) else {
+        let shots = world.resource::<Script>().shots.clone();
+        info!(
+            "smoke: all {} steps passed; screenshots in {}",
+            STEPS.len(),
+            shots.display()
+        );
+        world.write_message(AppExit::Success);
+        return;
+    };
+    let outcome = match failure {
+        Some(failure) => Err(failure),
+        None if began.elapsed() > Duration::from_secs(120) => Err("timed out".to_owned()),
+        None => run(world, frames),
+    };
+    match outcome {
+        Ok(true) => {
+            info!("smoke: step {} passed: {name}", step + 1);
+            let mut script = world.resource_mut::<Script>();
+            script.step += 1;
+            // The next step sees frame 0 on its first call, next frame.
+            script.step_started = script.frame + 1;
+        }
+        Ok(false) => {}
+        Err(message) => {
+            error!("smoke: step {} failed ({name}): {message}", step + 1);
+            eprintln!(
+                "smoke check FAILED at step {} ({name}): {message}",
+                step + 1
+            );
+            world.write_message(AppExit::error());
+        }
+    }
+}

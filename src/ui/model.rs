@@ -1,0 +1,312 @@
+//! What the save menu shows and allows, as plain data built from [`SaveSlots`] and
+//! [`KeepsakeStatus`]: sections, rows, badges, enabled actions. No egui here, so all of it is
+//! unit-tested without rendering.
+
+use super::text::{format_local_time, format_playtime, relative_time};
+use crate::format::Timestamp;
+use crate::plugin::{KeepsakeStatus, SaveSlots};
+use crate::slot::{SlotId, SlotKind};
+use crate::store::{SavedSlot, SlotEntry, SlotStatus};
+use chrono::TimeZone;
+use uuid::Uuid;
+
+/// The menu's three sections, in the order they are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SectionKind {
+    /// The quicksave slot.
+    Quick,
+    /// The autosave ring, newest first.
+    Autosaves,
+    /// The manual slots, in slot order.
+    Manual,
+}
+
+impl SectionKind {
+    /// The heading shown above the section.
+    pub fn heading(self) -> &'static str {
+        match self {
+            SectionKind::Quick => "Quicksave",
+            SectionKind::Autosaves => "Autosaves",
+            SectionKind::Manual => "Manual saves",
+        }
+    }
+}
+
+/// What a player can do with a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MenuAction {
+    /// Save the current game into the slot (manual slots only).
+    Save,
+    /// Load the slot's save.
+    Load,
+    /// Delete the slot's save and its backups.
+    Delete,
+}
+
+impl MenuAction {
+    /// Every action, in the order the buttons are shown.
+    pub const ALL: [MenuAction; 3] = [MenuAction::Save, MenuAction::Load, MenuAction::Delete];
+
+    /// The button label.
+    pub fn label(self) -> &'static str {
+        match self {
+            MenuAction::Save => "Save",
+            MenuAction::Load => "Load",
+            MenuAction::Delete => "Delete",
+        }
+    }
+}
+
+/// The badge shown next to a slot's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Badge {
+    /// Nothing saved here yet.
+    Empty,
+    /// The newest save is damaged and no backup is readable.
+    Damaged {
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// The newest save is damaged; the row shows the backup that loading will use.
+    RestoredFromBackup {
+        /// Why the newest save cannot be read.
+        reason: String,
+    },
+}
+
+impl Badge {
+    /// The badge's text.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Badge::Empty => "Empty",
+            Badge::Damaged { .. } => "Damaged",
+            Badge::RestoredFromBackup { .. } => "Restored from backup",
+        }
+    }
+}
+
+/// Which actions a row's buttons allow right now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowActions {
+    /// Saving into the slot.
+    pub save: bool,
+    /// Loading the slot.
+    pub load: bool,
+    /// Deleting the slot.
+    pub delete: bool,
+}
+
+impl RowActions {
+    /// Whether `action` is allowed.
+    pub fn allows(self, action: MenuAction) -> bool {
+        match action {
+            MenuAction::Save => self.save,
+            MenuAction::Load => self.load,
+            MenuAction::Delete => self.delete,
+        }
+    }
+}
+
+/// Identifies one stored thumbnail, so a cached texture is reused only for the same save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ThumbnailKey {
+    /// The slot.
+    pub slot: SlotId,
+    /// The generation that carries it.
+    pub generation: u64,
+    /// The save it belongs to.
+    pub save_id: Uuid,
+}
+
+/// The save a row shows (the newest, or the backup when the newest is damaged).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownSave {
+    /// The game's title/location text.
+    pub title: String,
+    /// When it was saved.
+    pub saved_at: Timestamp,
+    /// Local date and time, e.g. "2026-11-21 14:03".
+    pub local_time: String,
+    /// e.g. "3 min ago".
+    pub relative_time: String,
+    /// e.g. "1 h 02 min".
+    pub playtime: String,
+    /// Its thumbnail, when it has one.
+    pub thumbnail: Option<ThumbnailKey>,
+}
+
+/// One slot as the menu shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotRow {
+    /// The slot.
+    pub slot: SlotId,
+    /// e.g. "Manual 3".
+    pub name: String,
+    /// The save shown, if the slot has a readable one.
+    pub save: Option<ShownSave>,
+    /// Empty, damaged or restored from backup.
+    pub badge: Option<Badge>,
+    /// A save, load or delete of this slot is running or waiting.
+    pub busy: bool,
+    /// The enabled buttons.
+    pub actions: RowActions,
+}
+
+impl SlotRow {
+    /// Whether the slot holds anything (a save, or a damaged file) that an action would replace
+    /// or remove.
+    pub fn is_occupied(&self) -> bool {
+        self.badge != Some(Badge::Empty)
+    }
+}
+
+/// A titled group of rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MenuSection {
+    /// Which section.
+    pub kind: SectionKind,
+    /// Its rows, in display order.
+    pub rows: Vec<SlotRow>,
+}
+
+/// Everything the menu shows, rebuilt whenever the listing or the job status changes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MenuModel {
+    /// Quick, Autosaves, Manual (sections without slots are left out).
+    pub sections: Vec<MenuSection>,
+    /// Why the listing could not be refreshed, if it could not.
+    pub listing_error: Option<String>,
+}
+
+impl MenuModel {
+    /// Builds the model. `now` and `zone` make times deterministic in tests; the menu passes
+    /// the wall clock and the local time zone.
+    pub fn build<Tz: TimeZone>(
+        slots: &SaveSlots,
+        status: &KeepsakeStatus,
+        now: Timestamp,
+        zone: &Tz,
+    ) -> Self
+    where
+        Tz::Offset: std::fmt::Display,
+    {
+        let row = |entry: &SlotEntry| slot_row(entry, status, now, zone);
+        let of_kind = |kind: SlotKind| {
+            slots
+                .entries()
+                .iter()
+                .filter(move |e| e.slot.kind() == kind)
+        };
+
+        let quick: Vec<SlotRow> = of_kind(SlotKind::Quick).map(row).collect();
+        let mut autosaves: Vec<&SlotEntry> = of_kind(SlotKind::Auto).collect();
+        // Newest first; empty and unreadable autosaves after, in ring order.
+        autosaves.sort_by_key(|entry| {
+            let time = entry.shown_save().map(|saved| saved.meta.created_at);
+            (std::cmp::Reverse(time), entry.slot)
+        });
+        let autosaves: Vec<SlotRow> = autosaves.into_iter().map(row).collect();
+        let mut manual: Vec<SlotRow> = of_kind(SlotKind::Manual).map(row).collect();
+        manual.sort_by_key(|row| row.slot);
+
+        let sections = [
+            (SectionKind::Quick, quick),
+            (SectionKind::Autosaves, autosaves),
+            (SectionKind::Manual, manual),
+        ]
+        .into_iter()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(kind, rows)| MenuSection { kind, rows })
+        .collect();
+        MenuModel {
+            sections,
+            listing_error: slots.error().map(str::to_owned),
+        }
+    }
+
+    /// All rows, in display order (the order keyboard navigation walks).
+    pub fn rows(&self) -> impl Iterator<Item = &SlotRow> {
+        self.sections.iter().flat_map(|section| &section.rows)
+    }
+
+    /// The row at flat index `index` (see [`MenuModel::rows`]).
+    pub fn row(&self, index: usize) -> Option<&SlotRow> {
+        self.rows().nth(index)
+    }
+
+    /// The row of `slot`.
+    pub fn row_of(&self, slot: SlotId) -> Option<&SlotRow> {
+        self.rows().find(|row| row.slot == slot)
+    }
+
+    /// How many rows there are.
+    pub fn row_count(&self) -> usize {
+        self.sections.iter().map(|section| section.rows.len()).sum()
+    }
+}
+
+fn slot_row<Tz: TimeZone>(
+    entry: &SlotEntry,
+    status: &KeepsakeStatus,
+    now: Timestamp,
+    zone: &Tz,
+) -> SlotRow
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let badge = match &entry.status {
+        SlotStatus::Empty => Some(Badge::Empty),
+        SlotStatus::Saved(_) => None,
+        SlotStatus::Damaged {
+            reason,
+            backup: Some(_),
+            ..
+        } => Some(Badge::RestoredFromBackup {
+            reason: reason.clone(),
+        }),
+        SlotStatus::Damaged {
+            reason,
+            backup: None,
+            ..
+        } => Some(Badge::Damaged {
+            reason: reason.clone(),
+        }),
+    };
+    let save = entry
+        .shown_save()
+        .map(|saved| shown_save(entry.slot, saved, now, zone));
+    let busy = status.is_busy(entry.slot);
+    let occupied = !matches!(entry.status, SlotStatus::Empty);
+    let actions = RowActions {
+        save: !busy && entry.slot.kind() == SlotKind::Manual,
+        load: !busy && save.is_some(),
+        delete: !busy && occupied,
+    };
+    SlotRow {
+        slot: entry.slot,
+        name: entry.slot.to_string(),
+        save,
+        badge,
+        busy,
+        actions,
+    }
+}
+
+fn shown_save<Tz: TimeZone>(slot: SlotId, saved: &SavedSlot, now: Timestamp, zone: &Tz) -> ShownSave
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let meta = &saved.meta;
+    ShownSave {
+        title: meta.title.clone(),
+        saved_at: meta.created_at,
+        local_time: format_local_time(meta.created_at, zone),
+        relative_time: relative_time(now, meta.created_at),
+        playtime: format_playtime(meta.playtime),
+        thumbnail: saved.has_thumbnail.then_some(ThumbnailKey {
+            slot,
+            generation: saved.generation,
+            save_id: meta.save_id,
+        }),
+    }
+}

@@ -1,0 +1,673 @@
+//! The menu's model, interaction rules, toasts and thumbnails, without rendering.
+
+use super::model::{Badge, MenuAction, MenuModel, RowActions, SectionKind, ThumbnailKey};
+use super::state::{MenuCommand, MenuInput, SaveMenu};
+use super::thumbnails::{decode_thumbnail, encode_thumbnail};
+use super::toasts::{Toast, ToastKind, Toasts};
+use crate::format::{SaveMeta, Timestamp};
+use crate::plugin::{
+    Job, JobKind, JobTarget, KeepsakeError, KeepsakeStatus, LoadCompleted, SaveCompleted,
+    SaveFailed, SaveSlots, SaveStarted, SaveTrigger,
+};
+use crate::slot::SlotId;
+use crate::store::{SavedSlot, SlotEntry, SlotStatus, StoreError};
+use bevy::math::UVec2;
+use std::sync::Arc;
+use std::time::Duration;
+
+const NOW: i64 = 1_795_000_000_000;
+const MINUTE: i64 = 60_000;
+
+fn saved(slot: SlotId, minutes_ago: i64, title: &str, generation: u64) -> SavedSlot {
+    let mut meta = SaveMeta::new(slot).with_title(title);
+    meta.created_at = Timestamp::from_unix_millis(NOW - minutes_ago * MINUTE);
+    meta.playtime = Duration::from_secs(65 * 60);
+    SavedSlot {
+        meta,
+        generation,
+        generations: 1,
+        file_len: 1000,
+        has_thumbnail: generation % 2 == 1,
+    }
+}
+
+fn entry(slot: SlotId, status: SlotStatus) -> SlotEntry {
+    SlotEntry { slot, status }
+}
+
+/// Quick saved; autosaves A0 (30 min ago), A1 (2 min), A2 empty, A3 (10 min), A4 damaged;
+/// Manual 1 saved, Manual 2 damaged with a readable backup, Manual 3–10 empty. Listed in the
+/// store's most-recent-first order, which the menu must not depend on.
+fn listing() -> SaveSlots {
+    let damaged = |backup| SlotStatus::Damaged {
+        newest_generation: 9,
+        reason: "payload checksum mismatch".to_owned(),
+        backup,
+    };
+    let mut entries = vec![
+        entry(
+            SlotId::Auto(1),
+            SlotStatus::Saved(saved(SlotId::Auto(1), 2, "Harbour", 3)),
+        ),
+        entry(
+            SlotId::Quick,
+            SlotStatus::Saved(saved(SlotId::Quick, 5, "Docks", 7)),
+        ),
+        entry(
+            SlotId::Auto(3),
+            SlotStatus::Saved(saved(SlotId::Auto(3), 10, "Hills", 1)),
+        ),
+        entry(
+            SlotId::Auto(0),
+            SlotStatus::Saved(saved(SlotId::Auto(0), 30, "Gate", 2)),
+        ),
+        entry(
+            SlotId::Manual(0),
+            SlotStatus::Saved(saved(SlotId::Manual(0), 90, "Level 2 \u{b7} 130 points", 1)),
+        ),
+        entry(
+            SlotId::Manual(1),
+            damaged(Some(saved(
+                SlotId::Manual(1),
+                600,
+                "Level 1 \u{b7} 40 points",
+                8,
+            ))),
+        ),
+        entry(SlotId::Auto(4), damaged(None)),
+        entry(SlotId::Auto(2), SlotStatus::Empty),
+    ];
+    entries.extend((2..10).map(|n| entry(SlotId::Manual(n), SlotStatus::Empty)));
+    SaveSlots::from_entries(entries)
+}
+
+fn model_with(status: &KeepsakeStatus) -> MenuModel {
+    MenuModel::build(
+        &listing(),
+        status,
+        Timestamp::from_unix_millis(NOW),
+        &chrono::Utc,
+    )
+}
+
+fn model() -> MenuModel {
+    model_with(&KeepsakeStatus::default())
+}
+
+fn open_menu() -> SaveMenu {
+    let mut menu = SaveMenu::default();
+    menu.open();
+    menu
+}
+
+fn index_of(model: &MenuModel, slot: SlotId) -> usize {
+    model.rows().position(|row| row.slot == slot).unwrap()
+}
+
+#[test]
+fn sections_come_in_order_with_autosaves_newest_first_and_manual_slots_in_order() {
+    let model = model();
+    let kinds: Vec<SectionKind> = model.sections.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SectionKind::Quick,
+            SectionKind::Autosaves,
+            SectionKind::Manual
+        ]
+    );
+    let slots = |kind| -> Vec<SlotId> {
+        let section = model.sections.iter().find(|s| s.kind == kind).unwrap();
+        section.rows.iter().map(|row| row.slot).collect()
+    };
+    assert_eq!(slots(SectionKind::Quick), [SlotId::Quick]);
+    assert_eq!(
+        slots(SectionKind::Autosaves),
+        [
+            SlotId::Auto(1),
+            SlotId::Auto(3),
+            SlotId::Auto(0),
+            SlotId::Auto(2),
+            SlotId::Auto(4)
+        ]
+    );
+    assert_eq!(
+        slots(SectionKind::Manual),
+        (0..10).map(SlotId::Manual).collect::<Vec<_>>()
+    );
+    assert_eq!(model.row_count(), 16);
+}
+
+#[test]
+fn rows_show_names_titles_times_playtime_and_thumbnails() {
+    let slots = listing();
+    let model = MenuModel::build(
+        &slots,
+        &KeepsakeStatus::default(),
+        Timestamp::from_unix_millis(NOW),
+        &chrono::Utc,
+    );
+    let quick = model.row_of(SlotId::Quick).unwrap();
+    assert_eq!(quick.name, "Quicksave");
+    let save = quick.save.as_ref().unwrap();
+    assert_eq!(save.title, "Docks");
+    assert_eq!(save.relative_time, "5 min ago");
+    assert_eq!(save.local_time, "2026-11-18 11:01");
+    assert_eq!(save.playtime, "1 h 05 min");
+    let key = save.thumbnail.unwrap();
+    assert_eq!((key.slot, key.generation), (SlotId::Quick, 7));
+    let quick_save = slots.get(SlotId::Quick).unwrap().shown_save().unwrap();
+    assert_eq!(key.save_id, quick_save.meta.save_id);
+
+    let hills = model.row_of(SlotId::Auto(3)).unwrap();
+    assert_eq!(hills.name, "Autosave 4");
+    assert!(hills.save.as_ref().unwrap().thumbnail.is_some());
+    let gate = model.row_of(SlotId::Auto(0)).unwrap();
+    assert_eq!(
+        gate.save.as_ref().unwrap().thumbnail,
+        None,
+        "saved without one"
+    );
+}
+
+#[test]
+fn badges_mark_empty_damaged_and_restored_from_backup_slots() {
+    let model = model();
+    assert_eq!(model.row_of(SlotId::Manual(0)).unwrap().badge, None);
+    assert_eq!(
+        model.row_of(SlotId::Manual(5)).unwrap().badge,
+        Some(Badge::Empty)
+    );
+    let restored = model.row_of(SlotId::Manual(1)).unwrap();
+    assert_eq!(
+        restored.badge,
+        Some(Badge::RestoredFromBackup {
+            reason: "payload checksum mismatch".to_owned()
+        })
+    );
+    assert_eq!(
+        restored.save.as_ref().unwrap().title,
+        "Level 1 \u{b7} 40 points",
+        "the row shows the backup that loading will use"
+    );
+    let damaged = model.row_of(SlotId::Auto(4)).unwrap();
+    assert!(matches!(damaged.badge, Some(Badge::Damaged { .. })));
+    assert!(damaged.save.is_none());
+}
+
+#[test]
+fn buttons_follow_what_each_slot_allows() {
+    let model = model();
+    let actions = |slot| model.row_of(slot).unwrap().actions;
+    let all = |save, load, delete| RowActions { save, load, delete };
+    assert_eq!(actions(SlotId::Manual(0)), all(true, true, true));
+    assert_eq!(actions(SlotId::Manual(1)), all(true, true, true));
+    assert_eq!(actions(SlotId::Manual(9)), all(true, false, false));
+    assert_eq!(actions(SlotId::Quick), all(false, true, true));
+    assert_eq!(actions(SlotId::Auto(1)), all(false, true, true));
+    assert_eq!(actions(SlotId::Auto(2)), all(false, false, false));
+    assert_eq!(
+        actions(SlotId::Auto(4)),
+        all(false, false, true),
+        "a damaged autosave without backup can only be deleted"
+    );
+}
+
+#[test]
+fn busy_slots_disable_their_buttons_and_the_ring_counts_as_one() {
+    let status = KeepsakeStatus {
+        running: vec![Job {
+            kind: JobKind::Save(SaveTrigger::Autosave),
+            target: JobTarget::AutosaveRing,
+            slot: None,
+        }],
+        waiting: vec![Job {
+            kind: JobKind::Load,
+            target: JobTarget::Slot(SlotId::Manual(0)),
+            slot: Some(SlotId::Manual(0)),
+        }],
+    };
+    let model = model_with(&status);
+    for row in model.rows() {
+        let expect_busy = matches!(row.slot, SlotId::Auto(_) | SlotId::Manual(0));
+        assert_eq!(row.busy, expect_busy, "{}", row.name);
+        if expect_busy {
+            assert_eq!(row.actions, RowActions::default(), "{}", row.name);
+        }
+    }
+    assert!(model.row_of(SlotId::Manual(1)).unwrap().actions.load);
+}
+
+#[test]
+fn saving_into_an_empty_slot_happens_at_once() {
+    let model = model();
+    let mut menu = open_menu();
+    let empty = index_of(&model, SlotId::Manual(4));
+    assert_eq!(
+        menu.press(empty, MenuAction::Save, &model),
+        Some(MenuCommand::Save(SlotId::Manual(4)))
+    );
+    assert!(menu.confirmation().is_none());
+    assert!(menu.is_open(), "the menu stays open after a save");
+}
+
+#[test]
+fn overwriting_asks_first_and_names_what_is_replaced() {
+    let model = model();
+    let mut menu = open_menu();
+    let filled = index_of(&model, SlotId::Manual(0));
+    assert_eq!(menu.press(filled, MenuAction::Save, &model), None);
+    let question = menu.confirmation().unwrap();
+    assert_eq!(question.heading, "Overwrite Manual 1?");
+    assert!(
+        question
+            .message
+            .contains("\u{201c}Level 2 \u{b7} 130 points\u{201d}, saved 1 h ago"),
+        "{}",
+        question.message
+    );
+    assert_eq!(question.confirm_label, "Overwrite");
+    // Navigation does nothing while the question is open.
+    assert_eq!(menu.handle(MenuInput::Down, &model), None);
+    assert_eq!(menu.selected_row(), filled);
+    assert_eq!(
+        menu.handle(MenuInput::Activate, &model),
+        Some(MenuCommand::Save(SlotId::Manual(0)))
+    );
+    assert!(menu.confirmation().is_none());
+
+    // Cancelling sends nothing.
+    menu.press(filled, MenuAction::Save, &model);
+    assert_eq!(menu.handle(MenuInput::Back, &model), None);
+    assert!(menu.confirmation().is_none());
+    assert!(menu.is_open(), "Esc cancels the question, not the menu");
+}
+
+#[test]
+fn overwriting_a_damaged_slot_asks_too() {
+    let model = model();
+    let mut menu = open_menu();
+    let damaged = index_of(&model, SlotId::Manual(1));
+    assert_eq!(menu.press(damaged, MenuAction::Save, &model), None);
+    assert_eq!(menu.confirmation().unwrap().heading, "Overwrite Manual 2?");
+}
+
+#[test]
+fn loading_warns_about_unsaved_progress_and_returns_to_the_game() {
+    let model = model();
+    let mut menu = open_menu();
+    let quick = index_of(&model, SlotId::Quick);
+    assert_eq!(menu.press(quick, MenuAction::Load, &model), None);
+    let question = menu.confirmation().unwrap();
+    assert_eq!(question.heading, "Load Quicksave?");
+    assert!(
+        question
+            .message
+            .contains("Progress since your last save will be lost")
+    );
+    assert_eq!(
+        menu.answer(true, &model),
+        Some(MenuCommand::Load(SlotId::Quick))
+    );
+    assert!(!menu.is_open());
+}
+
+#[test]
+fn deleting_asks_and_says_it_cannot_be_undone() {
+    let model = model();
+    let mut menu = open_menu();
+    let gate = index_of(&model, SlotId::Auto(0));
+    menu.press(gate, MenuAction::Delete, &model);
+    let question = menu.confirmation().unwrap();
+    assert_eq!(question.heading, "Delete Autosave 1?");
+    assert!(question.message.contains("cannot be undone"));
+    assert_eq!(menu.answer(false, &model), None);
+    assert_eq!(
+        menu.press(gate, MenuAction::Delete, &model),
+        None,
+        "asks again"
+    );
+    assert_eq!(
+        menu.answer(true, &model),
+        Some(MenuCommand::Delete(SlotId::Auto(0)))
+    );
+}
+
+#[test]
+fn disabled_actions_cannot_be_pressed() {
+    let model = model();
+    let mut menu = open_menu();
+    let quick = index_of(&model, SlotId::Quick);
+    assert_eq!(menu.press(quick, MenuAction::Save, &model), None);
+    assert!(menu.confirmation().is_none());
+    let empty_auto = index_of(&model, SlotId::Auto(2));
+    assert_eq!(menu.press(empty_auto, MenuAction::Load, &model), None);
+    assert_eq!(menu.press(99, MenuAction::Load, &model), None);
+}
+
+#[test]
+fn arrow_keys_walk_rows_across_sections_and_buttons_within_a_row() {
+    let model = model();
+    let mut menu = open_menu();
+    menu.fit_to(&model);
+    assert_eq!(menu.selected_row(), 0);
+    assert_eq!(
+        menu.selected_action(),
+        Some(MenuAction::Load),
+        "the first enabled button of the quicksave row"
+    );
+    menu.handle(MenuInput::Up, &model);
+    assert_eq!(menu.selected_row(), 0, "stays at the top");
+    menu.handle(MenuInput::Down, &model);
+    assert_eq!(
+        model.row(menu.selected_row()).unwrap().slot,
+        SlotId::Auto(1)
+    );
+    for _ in 0..5 {
+        menu.handle(MenuInput::Down, &model);
+    }
+    assert_eq!(
+        model.row(menu.selected_row()).unwrap().slot,
+        SlotId::Manual(0),
+        "down from the last autosave reaches the first manual slot"
+    );
+    assert_eq!(
+        menu.selected_action(),
+        Some(MenuAction::Delete),
+        "the damaged autosave on the way only allowed Delete; the column is kept"
+    );
+    menu.handle(MenuInput::Left, &model);
+    assert_eq!(menu.selected_action(), Some(MenuAction::Load));
+    menu.handle(MenuInput::Left, &model);
+    assert_eq!(menu.selected_action(), Some(MenuAction::Save));
+    menu.handle(MenuInput::Left, &model);
+    assert_eq!(
+        menu.selected_action(),
+        Some(MenuAction::Save),
+        "stops at the edge"
+    );
+    menu.handle(MenuInput::Right, &model);
+    menu.handle(MenuInput::Right, &model);
+    menu.handle(MenuInput::Right, &model);
+    assert_eq!(menu.selected_action(), Some(MenuAction::Delete));
+    for _ in 0..30 {
+        menu.handle(MenuInput::Down, &model);
+    }
+    assert_eq!(menu.selected_row(), 15, "stays at the bottom");
+    assert_eq!(
+        menu.selected_action(),
+        Some(MenuAction::Save),
+        "an empty slot only saves"
+    );
+    assert_eq!(
+        menu.handle(MenuInput::Activate, &model),
+        Some(MenuCommand::Save(SlotId::Manual(9)))
+    );
+}
+
+#[test]
+fn enter_on_the_selection_asks_like_a_click() {
+    let model = model();
+    let mut menu = open_menu();
+    menu.select_row(index_of(&model, SlotId::Manual(0)), &model);
+    menu.handle(MenuInput::Left, &model);
+    assert_eq!(menu.handle(MenuInput::Activate, &model), None);
+    assert_eq!(menu.confirmation().unwrap().heading, "Overwrite Manual 1?");
+    assert_eq!(
+        menu.handle(MenuInput::Activate, &model),
+        Some(MenuCommand::Save(SlotId::Manual(0)))
+    );
+}
+
+#[test]
+fn the_selection_moves_off_buttons_that_become_disabled() {
+    let mut menu = open_menu();
+    let idle = model();
+    let auto = index_of(&idle, SlotId::Auto(1));
+    menu.select_row(auto, &idle);
+    assert_eq!(menu.selected_action(), Some(MenuAction::Load));
+    let busy = model_with(&KeepsakeStatus {
+        running: vec![Job {
+            kind: JobKind::Save(SaveTrigger::Autosave),
+            target: JobTarget::AutosaveRing,
+            slot: None,
+        }],
+        waiting: Vec::new(),
+    });
+    menu.fit_to(&busy);
+    assert_eq!(menu.handle(MenuInput::Activate, &busy), None);
+    assert!(menu.confirmation().is_none());
+}
+
+#[test]
+fn back_closes_the_menu_and_a_closed_menu_ignores_input() {
+    let model = model();
+    let mut menu = open_menu();
+    menu.handle(MenuInput::Back, &model);
+    assert!(!menu.is_open());
+    assert_eq!(menu.handle(MenuInput::Activate, &model), None);
+    assert_eq!(
+        menu.press(
+            index_of(&model, SlotId::Manual(4)),
+            MenuAction::Save,
+            &model
+        ),
+        None
+    );
+    menu.toggle();
+    assert!(menu.is_open());
+}
+
+#[test]
+fn an_empty_listing_is_harmless() {
+    let model = MenuModel::build(
+        &SaveSlots::default(),
+        &KeepsakeStatus::default(),
+        Timestamp::from_unix_millis(NOW),
+        &chrono::Utc,
+    );
+    assert!(model.sections.is_empty());
+    let mut menu = open_menu();
+    menu.fit_to(&model);
+    for input in [
+        MenuInput::Down,
+        MenuInput::Up,
+        MenuInput::Right,
+        MenuInput::Activate,
+    ] {
+        assert_eq!(menu.handle(input, &model), None);
+    }
+}
+
+fn completed(slot: SlotId, trigger: SaveTrigger) -> SaveCompleted {
+    SaveCompleted {
+        slot,
+        trigger,
+        generation: 1,
+        path: "x".into(),
+        bytes: 1,
+        meta: SaveMeta::new(slot),
+        entities: 1,
+        capture_time: Duration::ZERO,
+    }
+}
+
+fn texts(toasts: &Toasts) -> Vec<&str> {
+    toasts.iter().map(|t| t.toast.text.as_str()).collect()
+}
+
+#[test]
+fn saving_toasts_turn_into_their_result_in_place() {
+    let mut toasts = Toasts::default();
+    let at = Duration::from_secs(1);
+    let manual = SaveStarted {
+        slot: Some(SlotId::Manual(2)),
+        trigger: SaveTrigger::Manual,
+    };
+    let auto = SaveStarted {
+        slot: None,
+        trigger: SaveTrigger::Autosave,
+    };
+    toasts.push(Toast::save_started(&manual), at);
+    toasts.push(Toast::save_started(&auto), at);
+    assert_eq!(texts(&toasts), ["Saving\u{2026}", "Saving\u{2026}"]);
+    assert_eq!(
+        toasts.iter().next().unwrap().toast.kind,
+        ToastKind::Progress
+    );
+
+    toasts.push(
+        Toast::save_completed(&completed(SlotId::Auto(3), SaveTrigger::Autosave)),
+        at,
+    );
+    assert_eq!(texts(&toasts), ["Saving\u{2026}", "Autosaved"]);
+    toasts.push(
+        Toast::save_completed(&completed(SlotId::Manual(2), SaveTrigger::Manual)),
+        at,
+    );
+    assert_eq!(texts(&toasts), ["Saved to Manual 3", "Autosaved"]);
+    toasts.push(
+        Toast::save_completed(&completed(SlotId::Quick, SaveTrigger::Quicksave)),
+        at,
+    );
+    assert_eq!(
+        texts(&toasts),
+        ["Saved to Manual 3", "Autosaved", "Quicksaved"]
+    );
+}
+
+#[test]
+fn failures_say_why_and_stay_longer() {
+    let mut toasts = Toasts::default();
+    let failed = SaveFailed {
+        slot: Some(SlotId::Manual(0)),
+        trigger: SaveTrigger::Manual,
+        error: Arc::new(KeepsakeError::Store(StoreError::Io {
+            path: "/saves/manual-01.g000002.ksav".into(),
+            action: "write the temporary file",
+            source: std::io::Error::from_raw_os_error(28),
+        })),
+    };
+    let toast = Toast::save_failed(&failed);
+    assert_eq!(toast.kind, ToastKind::Error);
+    assert!(toast.text.starts_with("Save failed: "), "{}", toast.text);
+    assert!(
+        toast.text.contains("No space left on device"),
+        "{}",
+        toast.text
+    );
+    toasts.push(toast, Duration::ZERO);
+    toasts.push(
+        Toast::save_completed(&completed(SlotId::Quick, SaveTrigger::Quicksave)),
+        Duration::ZERO,
+    );
+    toasts.expire(Duration::from_secs(3));
+    assert_eq!(
+        texts(&toasts).len(),
+        1,
+        "the success is gone, the failure stays"
+    );
+    toasts.expire(Duration::from_secs(7));
+    assert!(toasts.is_empty());
+}
+
+#[test]
+fn loads_from_a_backup_say_so() {
+    let loaded = |restored_from_backup| LoadCompleted {
+        slot: SlotId::Manual(2),
+        generation: 4,
+        restored_from_backup,
+        skipped_generations: Arc::default(),
+        meta: SaveMeta::new(SlotId::Manual(2)),
+        entity_map: Arc::default(),
+    };
+    assert_eq!(
+        Toast::load_completed(&loaded(false)).text,
+        "Loaded Manual 3"
+    );
+    assert_eq!(
+        Toast::load_completed(&loaded(true)).text,
+        "Loaded Manual 3 (restored from backup)"
+    );
+}
+
+#[test]
+fn only_the_newest_toasts_stay_on_screen() {
+    let mut toasts = Toasts::default();
+    for n in 0..6 {
+        toasts.push(
+            Toast::delete_completed(&crate::plugin::DeleteCompleted {
+                slot: SlotId::Manual(n),
+                files: 1,
+            }),
+            Duration::ZERO,
+        );
+    }
+    assert_eq!(
+        texts(&toasts),
+        [
+            "Deleted Manual 3",
+            "Deleted Manual 4",
+            "Deleted Manual 5",
+            "Deleted Manual 6"
+        ]
+    );
+    let nothing = Toast::delete_completed(&crate::plugin::DeleteCompleted {
+        slot: SlotId::Quick,
+        files: 0,
+    });
+    assert_eq!(nothing.text, "Quicksave is already empty");
+}
+
+#[test]
+fn thumbnails_are_downscaled_cropped_png_that_decode_back() {
+    let wide = image::RgbaImage::from_fn(1280, 720, |x, y| {
+        image::Rgba([(x % 256) as u8, (y % 256) as u8, 128, 255])
+    });
+    let png =
+        encode_thumbnail(&image::DynamicImage::ImageRgba8(wide), UVec2::new(320, 180)).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let decoded = decode_thumbnail(&png).unwrap();
+    assert_eq!(decoded.size, [320, 180]);
+
+    let tall = image::DynamicImage::ImageRgba8(image::RgbaImage::new(300, 900));
+    let png = encode_thumbnail(&tall, UVec2::new(320, 180)).unwrap();
+    assert_eq!(
+        decode_thumbnail(&png).unwrap().size,
+        [320, 180],
+        "cropped, not squashed"
+    );
+}
+
+#[test]
+fn damaged_or_oversized_thumbnails_are_refused() {
+    assert!(decode_thumbnail(b"").is_none());
+    assert!(decode_thumbnail(b"not a png at all").is_none());
+    let huge = image::DynamicImage::ImageRgb8(image::RgbImage::new(2000, 10));
+    let mut png = Vec::new();
+    huge.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    assert!(
+        decode_thumbnail(&png).is_none(),
+        "wider than any thumbnail: refused before allocating"
+    );
+    let small = encode_thumbnail(
+        &image::DynamicImage::ImageRgb8(image::RgbImage::new(64, 36)),
+        UVec2::new(32, 18),
+    )
+    .unwrap();
+    assert!(
+        decode_thumbnail(&small[..small.len() / 2]).is_none(),
+        "truncated"
+    );
+}
+
+#[test]
+fn thumbnail_keys_change_with_every_save() {
+    let model = model();
+    let key = |slot| -> Option<ThumbnailKey> { model.row_of(slot)?.save.as_ref()?.thumbnail };
+    let a = key(SlotId::Quick).unwrap();
+    let b = key(SlotId::Auto(1)).unwrap();
+    assert_ne!(a, b);
+    assert_ne!(a.save_id, b.save_id);
+}

@@ -1,0 +1,182 @@
+//! Short notices in the corner ("Saving…", "Saved to Manual 3", "Save failed: …"), shown
+//! whether or not the menu is open. The queue is plain data; the texts come from the plugin's
+//! result events.
+
+use crate::plugin::{
+    DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
+    SaveStarted, SaveTrigger,
+};
+use bevy::prelude::*;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// How a toast is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToastKind {
+    /// Something is under way.
+    Progress,
+    /// Something finished.
+    Success,
+    /// Something failed; shown longer.
+    Error,
+}
+
+/// One notice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toast {
+    /// What it says.
+    pub text: String,
+    /// Its colour.
+    pub kind: ToastKind,
+    /// A "Saving…" toast is replaced by its result rather than stacked under it.
+    pub topic: Option<JobTarget>,
+    /// How long it stays.
+    pub lifetime: Duration,
+}
+
+impl Toast {
+    fn new(text: impl Into<String>, kind: ToastKind, topic: Option<JobTarget>) -> Self {
+        let lifetime = match kind {
+            ToastKind::Progress => Duration::from_secs(10),
+            ToastKind::Success => Duration::from_millis(2500),
+            ToastKind::Error => Duration::from_secs(6),
+        };
+        Toast {
+            text: text.into(),
+            kind,
+            topic,
+            lifetime,
+        }
+    }
+
+    /// "Saving…".
+    pub fn save_started(event: &SaveStarted) -> Self {
+        let topic = save_topic(event.slot, event.trigger);
+        Toast::new("Saving\u{2026}", ToastKind::Progress, Some(topic))
+    }
+
+    /// "Saved to Manual 3", "Quicksaved" or "Autosaved".
+    pub fn save_completed(event: &SaveCompleted) -> Self {
+        let text = match event.trigger {
+            SaveTrigger::Manual => format!("Saved to {}", event.slot),
+            SaveTrigger::Quicksave => "Quicksaved".to_owned(),
+            SaveTrigger::Autosave => "Autosaved".to_owned(),
+        };
+        let topic = save_topic(Some(event.slot), event.trigger);
+        Toast::new(text, ToastKind::Success, Some(topic))
+    }
+
+    /// "Save failed: <reason>".
+    pub fn save_failed(event: &SaveFailed) -> Self {
+        let topic = save_topic(event.slot, event.trigger);
+        Toast::new(
+            format!("Save failed: {}", event.error),
+            ToastKind::Error,
+            Some(topic),
+        )
+    }
+
+    /// "Loaded Manual 3", with "(restored from backup)" when a backup was used.
+    pub fn load_completed(event: &LoadCompleted) -> Self {
+        let backup = if event.restored_from_backup {
+            " (restored from backup)"
+        } else {
+            ""
+        };
+        Toast::new(
+            format!("Loaded {}{backup}", event.slot),
+            ToastKind::Success,
+            None,
+        )
+    }
+
+    /// "Load failed: <reason>".
+    pub fn load_failed(event: &LoadFailed) -> Self {
+        Toast::new(
+            format!("Could not load {}: {}", event.slot, event.error),
+            ToastKind::Error,
+            None,
+        )
+    }
+
+    /// "Deleted Manual 3" ("Manual 3 is already empty" when there was nothing to delete).
+    pub fn delete_completed(event: &DeleteCompleted) -> Self {
+        let text = match event.files {
+            0 => format!("{} is already empty", event.slot),
+            _ => format!("Deleted {}", event.slot),
+        };
+        Toast::new(text, ToastKind::Success, None)
+    }
+
+    /// "Could not delete Manual 3: <reason>".
+    pub fn delete_failed(event: &DeleteFailed) -> Self {
+        Toast::new(
+            format!("Could not delete {}: {}", event.slot, event.error),
+            ToastKind::Error,
+            None,
+        )
+    }
+}
+
+/// Which "Saving…" toast a save result replaces.
+fn save_topic(slot: Option<crate::SlotId>, trigger: SaveTrigger) -> JobTarget {
+    match (trigger, slot) {
+        (SaveTrigger::Autosave, _) | (_, None) => JobTarget::AutosaveRing,
+        (_, Some(slot)) => JobTarget::of(slot),
+    }
+}
+
+/// A toast on screen, with the time it appeared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownToast {
+    /// The toast.
+    pub toast: Toast,
+    /// When it appeared (real time since startup).
+    pub since: Duration,
+}
+
+/// The toasts on screen, oldest first.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Toasts {
+    shown: VecDeque<ShownToast>,
+}
+
+impl Toasts {
+    /// At most this many toasts are shown; older ones make room.
+    pub const MAX_SHOWN: usize = 4;
+
+    /// Shows `toast` from `now`, replacing the toast of the same topic (so "Saving…" turns
+    /// into "Saved to Manual 3" in place).
+    pub fn push(&mut self, toast: Toast, now: Duration) {
+        let shown = ShownToast { toast, since: now };
+        let same_topic = self
+            .shown
+            .iter()
+            .position(|old| old.toast.topic.is_some() && old.toast.topic == shown.toast.topic);
+        match same_topic {
+            Some(index) => self.shown[index] = shown,
+            None => {
+                self.shown.push_back(shown);
+                while self.shown.len() > Self::MAX_SHOWN {
+                    self.shown.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Removes toasts whose time is up.
+    pub fn expire(&mut self, now: Duration) {
+        self.shown
+            .retain(|shown| now.saturating_sub(shown.since) < shown.toast.lifetime);
+    }
+
+    /// The toasts on screen, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &ShownToast> {
+        self.shown.iter()
+    }
+
+    /// Whether there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.shown.is_empty()
+    }
+}

@@ -1,0 +1,348 @@
+//! Draws the menu and the toasts with egui. Everything it shows comes from the model; every
+//! click goes through [`SaveMenu`], like the keyboard.
+
+use super::model::{Badge, MenuAction, SlotRow, ThumbnailKey};
+use super::state::{Confirmation, SaveMenu};
+use super::thumbnails::{ThumbnailCamera, ThumbnailTextures, track_backdrop};
+use super::toasts::{ToastKind, Toasts};
+use super::{MenuRequests, MenuView};
+use crate::plugin::KeepsakeStore;
+use bevy::diagnostic::FrameCount;
+use bevy::platform::collections::HashSet;
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::EguiContexts;
+use bevy_egui::egui::{self, Align, Align2, Color32, RichText, Vec2};
+
+const THUMBNAIL: Vec2 = Vec2::new(112.0, 63.0);
+const BUTTON: Vec2 = Vec2::new(66.0, 26.0);
+const MENU_SIZE: Vec2 = Vec2::new(820.0, 590.0);
+const DANGER: Color32 = Color32::from_rgb(222, 84, 72);
+const WARNING: Color32 = Color32::from_rgb(232, 170, 60);
+const GOOD: Color32 = Color32::from_rgb(96, 186, 110);
+
+/// Draws the menu while it is open.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn draw_menu(
+    mut contexts: EguiContexts,
+    mut menu: ResMut<SaveMenu>,
+    mut view: ResMut<MenuView>,
+    mut textures: ResMut<ThumbnailTextures>,
+    mut camera: ResMut<ThumbnailCamera>,
+    store: Res<KeepsakeStore>,
+    frames: Res<FrameCount>,
+    windows: Query<(), With<PrimaryWindow>>,
+    mut requests: MenuRequests,
+    mut commands: Commands,
+) -> Result {
+    let was_open = std::mem::replace(&mut view.was_open, menu.is_open());
+    let visible = track_backdrop(
+        &mut camera,
+        &mut commands,
+        frames.0,
+        menu.is_open(),
+        was_open,
+        !windows.is_empty(),
+    );
+    if !visible {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    // The menu handles the keyboard itself; a focused egui button would also take Enter.
+    ctx.memory_mut(|memory| {
+        if let Some(id) = memory.focused() {
+            memory.surrender_focus(id);
+        }
+    });
+
+    let listed: HashSet<ThumbnailKey> = view
+        .model
+        .rows()
+        .filter_map(|row| row.save.as_ref()?.thumbnail)
+        .collect();
+    textures.retain(&listed);
+
+    let scroll = std::mem::take(&mut view.scroll_to_selection);
+    let mut clicked: Option<(usize, Option<MenuAction>)> = None;
+    egui::Window::new("Save / Load")
+        .collapsible(false)
+        .resizable(false)
+        .anchor(Align2::CENTER_CENTER, Vec2::ZERO)
+        .fixed_size(MENU_SIZE)
+        .show(ctx, |ui| {
+            egui::ScrollArea::vertical()
+                .max_height(MENU_SIZE.y - 44.0)
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    let mut index = 0;
+                    for section in &view.model.sections {
+                        ui.add_space(4.0);
+                        ui.label(RichText::new(section.kind.heading()).strong().size(16.0));
+                        ui.add_space(2.0);
+                        for row in &section.rows {
+                            let selected = index == menu.selected_row();
+                            let texture = row
+                                .save
+                                .as_ref()
+                                .and_then(|save| save.thumbnail)
+                                .and_then(|key| textures.get(key, &store, ui.ctx()));
+                            let action = selected.then(|| menu.selected_action()).flatten();
+                            let response = draw_row(ui, row, selected, action, texture);
+                            if selected && scroll {
+                                response.row.scroll_to_me(Some(Align::Center));
+                            }
+                            if let Some(action) = response.pressed {
+                                clicked = Some((index, Some(action)));
+                            } else if response.row.clicked() {
+                                clicked = Some((index, None));
+                            }
+                            index += 1;
+                        }
+                    }
+                });
+            ui.separator();
+            ui.horizontal(|ui| {
+                ui.label(
+                    RichText::new(
+                        "Up / Down: slot    Left / Right: button    Enter: press    Esc: close",
+                    )
+                    .weak(),
+                );
+                if let Some(error) = &view.model.listing_error {
+                    ui.label(
+                        RichText::new(format!("Saves could not be listed: {error}")).color(DANGER),
+                    );
+                }
+            });
+        });
+
+    match clicked {
+        Some((index, Some(action))) => {
+            let command = menu.press(index, action, &view.model);
+            requests.send(command);
+        }
+        Some((index, None)) => menu.select_row(index, &view.model),
+        None => {}
+    }
+    if let Some(question) = menu.confirmation().cloned()
+        && let Some(confirm) = draw_confirmation(ctx, &question)
+    {
+        let command = menu.answer(confirm, &view.model);
+        requests.send(command);
+    }
+    Ok(())
+}
+
+struct RowResponse {
+    row: egui::Response,
+    pressed: Option<MenuAction>,
+}
+
+fn draw_row(
+    ui: &mut egui::Ui,
+    row: &SlotRow,
+    selected: bool,
+    selected_action: Option<MenuAction>,
+    texture: Option<&egui::TextureHandle>,
+) -> RowResponse {
+    let visuals = ui.visuals();
+    let stroke = if selected {
+        egui::Stroke::new(2.0, visuals.selection.stroke.color)
+    } else {
+        egui::Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color)
+    };
+    let mut pressed = None;
+    let frame = egui::Frame::new()
+        .fill(visuals.faint_bg_color)
+        .stroke(stroke)
+        .corner_radius(6)
+        .inner_margin(egui::Margin::same(8))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.horizontal(|ui| {
+                draw_thumbnail(ui, row, texture);
+                let buttons_width = 3.0 * BUTTON.x + 3.0 * ui.spacing().item_spacing.x + 28.0;
+                let text_width = (ui.available_width() - buttons_width).max(120.0);
+                ui.allocate_ui_with_layout(
+                    Vec2::new(text_width, THUMBNAIL.y),
+                    egui::Layout::top_down(Align::Min),
+                    |ui| draw_row_text(ui, row),
+                );
+                ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
+                    for action in MenuAction::ALL.into_iter().rev() {
+                        let button = egui::Button::new(action.label())
+                            .min_size(BUTTON)
+                            .selected(selected_action == Some(action));
+                        if ui.add_enabled(row.actions.allows(action), button).clicked() {
+                            pressed = Some(action);
+                        }
+                    }
+                    if row.busy {
+                        ui.add(egui::Spinner::new().size(18.0));
+                    }
+                });
+            });
+        });
+    RowResponse {
+        row: frame.response.interact(egui::Sense::click()),
+        pressed,
+    }
+}
+
+fn draw_thumbnail(ui: &mut egui::Ui, row: &SlotRow, texture: Option<&egui::TextureHandle>) {
+    if let Some(texture) = texture {
+        ui.add(
+            egui::Image::new(texture)
+                .fit_to_exact_size(THUMBNAIL)
+                .corner_radius(4),
+        );
+        return;
+    }
+    let (rect, _) = ui.allocate_exact_size(THUMBNAIL, egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 4.0, ui.visuals().extreme_bg_color);
+    let caption = match (&row.badge, &row.save) {
+        (Some(Badge::Empty), _) => "Empty",
+        (Some(Badge::Damaged { .. }), _) => "Damaged",
+        (_, Some(save)) if save.thumbnail.is_some() => "\u{2026}",
+        _ => "No picture",
+    };
+    painter.text(
+        rect.center(),
+        Align2::CENTER_CENTER,
+        caption,
+        egui::FontId::proportional(13.0),
+        ui.visuals().weak_text_color(),
+    );
+}
+
+fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
+    ui.spacing_mut().item_spacing.y = 4.0;
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(&row.name).strong().size(15.0));
+        if let Some(badge) = &row.badge {
+            let color = match badge {
+                Badge::Empty => ui.visuals().weak_text_color(),
+                Badge::Damaged { .. } => DANGER,
+                Badge::RestoredFromBackup { .. } => WARNING,
+            };
+            let label = ui.label(RichText::new(badge.label()).small().color(color));
+            if let Badge::Damaged { reason } | Badge::RestoredFromBackup { reason } = badge {
+                label.on_hover_text(reason);
+            }
+        }
+    });
+    match &row.save {
+        Some(save) => {
+            let title = if save.title.is_empty() {
+                "Untitled save"
+            } else {
+                &save.title
+            };
+            ui.add(egui::Label::new(title).truncate());
+            ui.add(
+                egui::Label::new(
+                    RichText::new(format!(
+                        "{} \u{b7} {} \u{b7} played {}",
+                        save.local_time, save.relative_time, save.playtime
+                    ))
+                    .weak(),
+                )
+                .truncate(),
+            );
+        }
+        None => {
+            let hint = match row.badge {
+                Some(Badge::Damaged { .. }) => "This save cannot be read. Saving here replaces it.",
+                _ if row.actions.save => "Free slot",
+                _ => "Nothing saved yet",
+            };
+            ui.label(RichText::new(hint).weak());
+        }
+    }
+}
+
+/// Shows the question; `Some(true)` when confirmed, `Some(false)` when cancelled.
+fn draw_confirmation(ctx: &egui::Context, question: &Confirmation) -> Option<bool> {
+    let mut answer = None;
+    let modal = egui::Modal::new(egui::Id::new("keepsake-confirmation")).show(ctx, |ui| {
+        ui.set_width(400.0);
+        ui.heading(&question.heading);
+        ui.add_space(6.0);
+        ui.label(&question.message);
+        ui.add_space(12.0);
+        ui.horizontal(|ui| {
+            let mut confirm = egui::Button::new(
+                RichText::new(question.confirm_label)
+                    .strong()
+                    .color(Color32::WHITE),
+            )
+            .min_size(BUTTON);
+            confirm = confirm.fill(match question.action {
+                MenuAction::Delete => DANGER,
+                _ => ui.visuals().selection.bg_fill,
+            });
+            if ui.add(confirm).clicked() {
+                answer = Some(true);
+            }
+            if ui
+                .add(egui::Button::new("Cancel").min_size(BUTTON))
+                .clicked()
+            {
+                answer = Some(false);
+            }
+            ui.label(RichText::new("Enter / Esc").weak());
+        });
+    });
+    if modal.backdrop_response.clicked() {
+        answer = Some(false);
+    }
+    answer
+}
+
+/// Draws the toasts in the top-right corner, menu open or not.
+pub(crate) fn draw_toasts(
+    mut contexts: EguiContexts,
+    mut toasts: ResMut<Toasts>,
+    time: Res<Time<Real>>,
+    camera: Res<ThumbnailCamera>,
+    frames: Res<FrameCount>,
+) -> Result {
+    toasts.expire(time.elapsed());
+    if toasts.is_empty() || camera.hides_overlays(frames.0) {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Area::new(egui::Id::new("keepsake-toasts"))
+        .anchor(Align2::RIGHT_TOP, Vec2::new(-16.0, 16.0))
+        .order(egui::Order::Tooltip)
+        .interactable(false)
+        .show(ctx, |ui| {
+            for shown in toasts.iter() {
+                let accent = match shown.toast.kind {
+                    ToastKind::Progress => ui.visuals().selection.bg_fill,
+                    ToastKind::Success => GOOD,
+                    ToastKind::Error => DANGER,
+                };
+                egui::Frame::new()
+                    .fill(ui.visuals().window_fill)
+                    .stroke(egui::Stroke::new(1.5, accent))
+                    .corner_radius(6)
+                    .inner_margin(egui::Margin::symmetric(12, 8))
+                    .show(ui, |ui| {
+                        ui.set_max_width(360.0);
+                        ui.horizontal(|ui| {
+                            if shown.toast.kind == ToastKind::Progress {
+                                ui.add(egui::Spinner::new().size(14.0));
+                            }
+                            let text = RichText::new(&shown.toast.text)
+                                .size(15.0)
+                                .color(ui.visuals().strong_text_color());
+                            ui.add(egui::Label::new(text).wrap());
+                        });
+                    });
+                ui.add_space(6.0);
+            }
+        });
+    Ok(())
+}
