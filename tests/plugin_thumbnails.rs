@@ -1,5 +1,6 @@
 //! The thumbnail hook and `SaveStarted`, headless: a provider that delivers, one that never
-//! does, one that declines. Frames are counted, not timed.
+//! does, one that declines. Waits are set in frames only (`max_wait_time: ZERO`), so nothing
+//! depends on timing.
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -103,6 +104,7 @@ fn a_delivered_thumbnail_is_stored_with_the_save() {
         dir.path(),
         Some(ThumbnailCapture {
             max_wait_frames: 50,
+            max_wait_time: Duration::ZERO,
         }),
     );
     // This provider delivers two frames after being asked, like a screenshot would.
@@ -137,7 +139,13 @@ fn a_delivered_thumbnail_is_stored_with_the_save() {
 #[test]
 fn a_save_stops_waiting_after_max_wait_frames() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), Some(ThumbnailCapture { max_wait_frames: 6 }));
+    let mut app = app(
+        dir.path(),
+        Some(ThumbnailCapture {
+            max_wait_frames: 6,
+            max_wait_time: Duration::ZERO,
+        }),
+    );
     // This provider never delivers and never lets go of the ticket.
     app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
         let frame = seen.frame;
@@ -169,6 +177,7 @@ fn a_provider_that_declines_does_not_delay_the_save() {
         dir.path(),
         Some(ThumbnailCapture {
             max_wait_frames: u32::MAX,
+            max_wait_time: Duration::from_secs(3600),
         }),
     );
     app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
@@ -190,4 +199,30 @@ fn a_provider_that_declines_does_not_delay_the_save() {
         "the autosave ring picks its slot later"
     );
     assert_eq!(seen.completed[0].1.trigger, SaveTrigger::Autosave);
+}
+
+#[test]
+fn a_save_also_waits_out_max_wait_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let wait = Duration::from_millis(80);
+    let mut app = app(
+        dir.path(),
+        Some(ThumbnailCapture {
+            max_wait_frames: 0,
+            max_wait_time: wait,
+        }),
+    );
+    app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
+        seen.held.push(e.ticket.clone()); // never delivers
+    });
+    let asked = Instant::now();
+    let done = save_and_wait(&mut app, SlotId::Manual(1));
+    assert!(
+        asked.elapsed() >= wait,
+        "zero frames, but the time bound still holds the write back"
+    );
+    assert_eq!(
+        stored_thumbnail(&app, SlotId::Manual(1), done.generation),
+        None
+    );
 }

@@ -151,6 +151,7 @@ impl Plugin for ArenaPlugin {
                     collect_coins,
                     enemy_hits,
                     next_level,
+                    light_lanterns,
                     show_titles,
                 )
                     .chain()
@@ -218,8 +219,19 @@ fn dress_player(add: On<Add, Player>, mut commands: Commands) {
 
 fn dress_lantern(add: On<Add, Lantern>, lanterns: Query<&Lantern>, mut commands: Commands) {
     let glow = lanterns.get(add.entity).map_or(1.0, |lantern| lantern.glow);
-    let sprite = Sprite::from_color(Color::srgb(1.0, 0.9, 0.45), Vec2::splat(8.0 + 2.0 * glow));
+    let sprite = Sprite::from_color(Color::srgb(1.0, 0.9, 0.45), lantern_size(glow));
     commands.entity(add.entity).insert(sprite);
+}
+
+fn lantern_size(glow: f32) -> Vec2 {
+    Vec2::splat(8.0 + 2.0 * glow)
+}
+
+/// A brighter lantern is drawn bigger.
+fn light_lanterns(mut lanterns: Query<(&Lantern, &mut Sprite), Changed<Lantern>>) {
+    for (lantern, mut sprite) in &mut lanterns {
+        sprite.custom_size = Some(lantern_size(lantern.glow));
+    }
 }
 
 fn dress_coin(add: On<Add, Coin>, coins: Query<&Coin>, mut commands: Commands) {
@@ -269,13 +281,17 @@ fn move_player(
 
 fn chase(
     time: Res<Time>,
-    targets: Query<&GlobalTransform>,
+    targets: Query<(&GlobalTransform, Ref<Transform>), Without<Enemy>>,
     mut enemies: Query<(&Enemy, &mut Transform)>,
 ) {
     for (enemy, mut transform) in &mut enemies {
-        let Ok(target) = targets.get(enemy.target) else {
+        // A target spawned this frame (by a load) has no global position until PostUpdate.
+        let Ok((target, placed)) = targets.get(enemy.target) else {
             continue;
         };
+        if placed.is_added() {
+            continue;
+        }
         let to_target = target.translation().truncate() - transform.translation.truncate();
         let step = to_target.normalize_or_zero() * enemy.speed * time.delta_secs();
         let step = step.clamp_length_max(to_target.length());

@@ -68,6 +68,7 @@ impl Plugin for SmokePlugin {
         }
         app.insert_resource(Script {
             shots: self.0.shots.clone(),
+            save_root: self.0.save_root.clone(),
             ..Script::default()
         })
         .init_resource::<Log>()
@@ -108,6 +109,7 @@ struct Script {
     frame: u32,
     began: Option<Instant>,
     shots: PathBuf,
+    save_root: PathBuf,
     saved_world: Option<Digest>,
     saves_seen: usize,
     closing_tapped: bool,
@@ -451,6 +453,23 @@ const STEPS: &[(&str, Step)] = &[
         }
         Ok(done && !world.resource::<SaveMenu>().is_open())
     }),
+    (
+        "the save made from the menu has the backdrop as thumbnail",
+        |world, _| {
+            // The listing refreshes in the background after the save; wait for generation 2.
+            let slots = world.resource::<SaveSlots>();
+            let saved = slots
+                .get(SlotId::Manual(2))
+                .and_then(|entry| entry.shown_save());
+            match saved {
+                Some(saved) if saved.generation >= 2 && saved.has_thumbnail => Ok(true),
+                Some(saved) if saved.generation >= 2 => Err(format!(
+                    "Manual 3 was overwritten without a thumbnail: {saved:?}"
+                )),
+                _ => Ok(false),
+            }
+        },
+    ),
     ("quicksave again and catch the toast", |world, frames| {
         if frames == 0 {
             tap(world, KeyCode::F5);
@@ -519,12 +538,14 @@ fn run_script(world: &mut World) {
         log.failures.iter().chain(shots).next().cloned()
     };
     let Some((name, run)) = STEPS.get(step) else {
-        let shots = world.resource::<Script>().shots.clone();
+        let script = world.resource::<Script>();
         info!(
             "smoke: all {} steps passed; screenshots in {}",
             STEPS.len(),
-            shots.display()
+            script.shots.display()
         );
+        // Only a failed run leaves its saves behind, to look at.
+        let _ = std::fs::remove_dir_all(&script.save_root);
         world.write_message(AppExit::Success);
         return;
     };

@@ -49,7 +49,8 @@ pub enum SaveTrigger {
     Autosave,
 }
 
-/// A save has captured the world and is being written (menus show "Saving…").
+/// A save has captured the world; it is written next, on the task pool, after waiting a few
+/// frames at most for its thumbnail (menus show "Saving…").
 #[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SaveStarted {
     /// The slot (`None` for the autosave ring, which picks its slot when it writes).

@@ -87,7 +87,8 @@ pub struct Job {
 /// Jobs running and waiting, for menus (spinners, disabled buttons) and for tests.
 #[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeepsakeStatus {
-    /// Jobs running on the task pool.
+    /// Jobs started: on the task pool, or (saves) captured and waiting a few frames for their
+    /// thumbnail before writing.
     pub running: Vec<Job>,
     /// Jobs waiting for their slot to be free.
     pub waiting: Vec<Job>,
@@ -500,7 +501,7 @@ fn start_save(
     );
     let work = match world.get_resource::<ThumbnailCapture>().copied() {
         Some(capture) => {
-            let (ticket, wait) = ThumbnailWait::new(capture.max_wait_frames);
+            let (ticket, wait) = ThumbnailWait::new(capture);
             world.trigger(ThumbnailWanted {
                 slot: job.slot,
                 ticket,
@@ -516,8 +517,9 @@ fn start_save(
                 capture_time,
                 entities,
             };
-            // A provider that declines (e.g. no window) lets the write start this frame.
-            let _not_done_yet = running.poll();
+            // A provider that declines (e.g. no window) lets the write start this frame; a
+            // write only just started cannot have finished, so there is no outcome to keep.
+            let _no_outcome_yet = running.poll();
             return Some(running);
         }
         None => JobWork::Running(spawn_write(job.target, store, meta, bundle)),

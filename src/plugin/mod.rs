@@ -36,7 +36,7 @@ mod events;
 mod jobs;
 mod requests;
 mod settings;
-mod thumbnail;
+pub(crate) mod thumbnail;
 
 pub use commands::KeepsakeCommandsExt;
 pub use error::KeepsakeError;

@@ -2,9 +2,10 @@
 //!
 //! The plugin itself never renders. When a [`ThumbnailCapture`] resource is present, every save
 //! triggers [`ThumbnailWanted`] right after capturing the world, and waits (without blocking the
-//! main thread) until the observer fulfils the [`ThumbnailTicket`], drops it, or
-//! [`ThumbnailCapture::max_wait_frames`] frames pass; then it writes, with or without the
-//! picture. The `ui` feature's [`SaveMenuPlugin`](crate::ui::SaveMenuPlugin) provides
+//! main thread) until the observer fulfils the [`ThumbnailTicket`] or drops it, or until both
+//! [`ThumbnailCapture::max_wait_frames`] frames and [`ThumbnailCapture::max_wait_time`] have
+//! passed; then it writes, with or without the picture. Counting both keeps the wait short at
+//! low frame rates and still long enough for a screenshot at high ones. The `ui` feature's [`SaveMenuPlugin`](crate::ui::SaveMenuPlugin) provides
 //! thumbnails from window screenshots; a game can provide its own instead:
 //!
 //! ```
@@ -12,7 +13,7 @@
 //! use bevy_keepsake::plugin::{ThumbnailCapture, ThumbnailWanted};
 //!
 //! fn provide_thumbnails(app: &mut App) {
-//!     app.insert_resource(ThumbnailCapture { max_wait_frames: 3 })
+//!     app.insert_resource(ThumbnailCapture::default())
 //!         .add_observer(|wanted: On<ThumbnailWanted>| {
 //!             let png: Vec<u8> = Vec::new(); // render and encode a PNG here
 //!             wanted.ticket.clone().fulfil(png);
@@ -25,18 +26,24 @@ use crate::slot::SlotId;
 use bevy::prelude::*;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::time::{Duration, Instant};
 
-/// Present when something provides thumbnails for saves; saves then wait up to
-/// `max_wait_frames` frames for one.
+/// Present when something provides thumbnails for saves; saves then wait for one until both
+/// `max_wait_frames` frames and `max_wait_time` have passed (default 4 frames and 150 ms).
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThumbnailCapture {
-    /// How many frames a save waits for its thumbnail before it is written without one.
+    /// Frames a save waits for its thumbnail, at least.
     pub max_wait_frames: u32,
+    /// Real time a save waits for its thumbnail, at least (`Duration::ZERO`: frames only).
+    pub max_wait_time: Duration,
 }
 
 impl Default for ThumbnailCapture {
     fn default() -> Self {
-        ThumbnailCapture { max_wait_frames: 4 }
+        ThumbnailCapture {
+            max_wait_frames: 4,
+            max_wait_time: Duration::from_millis(150),
+        }
     }
 }
 
@@ -69,6 +76,7 @@ pub(crate) struct ThumbnailWait {
     /// In a mutex only to be `Sync` (resources must be); polling uses `get_mut`, no locking.
     receiver: Mutex<Receiver<Vec<u8>>>,
     frames_left: u32,
+    deadline: Instant,
 }
 
 /// What a waiting save should do now.
@@ -80,12 +88,14 @@ pub(crate) enum WaitState {
 }
 
 impl ThumbnailWait {
-    /// A new ticket and the wait that ends after `max_wait_frames` calls to [`Self::poll`].
-    pub(crate) fn new(max_wait_frames: u32) -> (ThumbnailTicket, Self) {
+    /// A new ticket and the wait that ends once `capture.max_wait_frames` calls to
+    /// [`Self::poll`] and `capture.max_wait_time` have passed.
+    pub(crate) fn new(capture: ThumbnailCapture) -> (ThumbnailTicket, Self) {
         let (sender, receiver) = sync_channel(1);
         let wait = ThumbnailWait {
             receiver: Mutex::new(receiver),
-            frames_left: max_wait_frames,
+            frames_left: capture.max_wait_frames,
+            deadline: Instant::now() + capture.max_wait_time,
         };
         (ThumbnailTicket(sender), wait)
     }
@@ -99,12 +109,14 @@ impl ThumbnailWait {
         match receiver.try_recv() {
             Ok(png) => WaitState::Done(Some(png)),
             Err(TryRecvError::Disconnected) => WaitState::Done(None),
-            Err(TryRecvError::Empty) if self.frames_left == 0 => {
+            Err(TryRecvError::Empty)
+                if self.frames_left == 0 && Instant::now() >= self.deadline =>
+            {
                 debug!("keepsake: thumbnail did not arrive in time; saving without it");
                 WaitState::Done(None)
             }
             Err(TryRecvError::Empty) => {
-                self.frames_left -= 1;
+                self.frames_left = self.frames_left.saturating_sub(1);
                 WaitState::Pending
             }
         }

@@ -29,9 +29,11 @@
 //! Everything the menu shows and allows is plain data ([`MenuModel`], [`SaveMenu`],
 //! [`Toasts`]), tested without rendering; [`view`] only draws it.
 
+mod backdrop;
 pub mod model;
 pub mod state;
 pub mod text;
+mod textures;
 pub mod thumbnails;
 pub mod toasts;
 mod view;
@@ -48,7 +50,8 @@ use crate::plugin::{
 use bevy::prelude::*;
 use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
 use std::time::Duration;
-use thumbnails::{ThumbnailCamera, ThumbnailTextures};
+use textures::ThumbnailTextures;
+use thumbnails::ThumbnailCamera;
 
 /// The save menu's system sets.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,7 +76,7 @@ pub struct SaveMenuSettings {
 pub struct SaveMenuPlugin {
     settings: SaveMenuSettings,
     thumbnail_size: Option<UVec2>,
-    thumbnail_wait_frames: u32,
+    thumbnail_wait: ThumbnailCapture,
 }
 
 impl Default for SaveMenuPlugin {
@@ -84,7 +87,7 @@ impl Default for SaveMenuPlugin {
                 pause_while_open: true,
             },
             thumbnail_size: Some(UVec2::new(320, 180)),
-            thumbnail_wait_frames: ThumbnailCapture::default().max_wait_frames,
+            thumbnail_wait: ThumbnailCapture::default(),
         }
     }
 }
@@ -112,10 +115,14 @@ impl SaveMenuPlugin {
         self
     }
 
-    /// How many frames a save waits for its thumbnail at most. Default 4.
+    /// How long a save waits for its thumbnail: until both `frames` frames and `time` have
+    /// passed. Default 4 frames and 150 ms.
     #[must_use]
-    pub fn thumbnail_wait_frames(mut self, frames: u32) -> Self {
-        self.thumbnail_wait_frames = frames;
+    pub fn thumbnail_wait(mut self, frames: u32, time: Duration) -> Self {
+        self.thumbnail_wait = ThumbnailCapture {
+            max_wait_frames: frames,
+            max_wait_time: time,
+        };
         self
     }
 }
@@ -130,9 +137,7 @@ impl Plugin for SaveMenuPlugin {
             .init_resource::<Toasts>()
             .init_resource::<MenuView>()
             .init_resource::<ThumbnailTextures>()
-            .insert_resource(ThumbnailCamera::new(
-                self.thumbnail_size.unwrap_or(UVec2::new(320, 180)),
-            ))
+            .insert_resource(ThumbnailCamera::new(self.thumbnail_size))
             .add_observer(toast_on::<SaveStarted>(Toast::save_started))
             .add_observer(toast_on::<SaveCompleted>(Toast::save_completed))
             .add_observer(toast_on::<SaveFailed>(Toast::save_failed))
@@ -153,10 +158,9 @@ impl Plugin for SaveMenuPlugin {
                     .in_set(SaveMenuSystems::Draw),
             );
         if self.thumbnail_size.is_some() {
-            app.insert_resource(ThumbnailCapture {
-                max_wait_frames: self.thumbnail_wait_frames,
-            })
-            .add_observer(thumbnails::on_thumbnail_wanted);
+            app.insert_resource(self.thumbnail_wait)
+                .add_observer(thumbnails::on_thumbnail_wanted)
+                .add_observer(thumbnails::on_load_completed);
         }
     }
 }
@@ -170,8 +174,6 @@ pub(crate) struct MenuView {
     status: KeepsakeStatus,
     /// Scroll the selected row into view on the next draw (after keyboard navigation).
     scroll_to_selection: bool,
-    /// Whether the menu was open last frame (to take the backdrop picture when it opens).
-    was_open: bool,
     /// Whether this system paused virtual time (so it only unpauses what it paused).
     paused_time: bool,
 }

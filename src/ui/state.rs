@@ -135,7 +135,7 @@ pub struct SaveMenu {
 }
 
 impl SaveMenu {
-    /// Opens the menu (with the first row selected if nothing was).
+    /// Opens the menu; the selection is where it was when the menu last closed.
     pub fn open(&mut self) {
         self.open = true;
     }
@@ -175,8 +175,9 @@ impl SaveMenu {
         self.confirmation.as_ref()
     }
 
-    /// Keeps the selection on an existing row and an enabled button after the model changed
-    /// (a save finished, a slot became busy).
+    /// Keeps the selection on an existing row after the model changed (a save finished, a slot
+    /// became busy), and on an enabled button when the row has one; on a row without any, the
+    /// button column is remembered for the next row (pressing it does nothing).
     pub fn fit_to(&mut self, model: &MenuModel) {
         let rows = model.row_count();
         self.selected_row = self.selected_row.min(rows.saturating_sub(1));

@@ -1,45 +1,28 @@
-//! Thumbnails: taken from the primary window when a save starts, downscaled and PNG-encoded on
-//! the task pool, stored in the save; read back lazily for the menu and cached as egui
-//! textures.
-//!
-//! While the menu is open the window shows the menu, not the game, so the picture is taken
-//! when the menu opens (before it is first drawn) and every save made from the menu uses that
-//! one.
+//! Thumbnails: a picture of the primary window when a save starts, downscaled and PNG-encoded
+//! on the task pool and handed to the save through its
+//! [`ThumbnailTicket`](crate::plugin::ThumbnailTicket). While the menu is open, saves get the
+//! [backdrop](super::backdrop) instead, a picture of the game taken as the menu opened.
 
-use super::model::ThumbnailKey;
+use super::backdrop::Backdrop;
 use super::state::SaveMenu;
-use crate::plugin::{KeepsakeStore, ThumbnailTicket, ThumbnailWanted};
+use crate::plugin::{LoadCompleted, ThumbnailTicket, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
-use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
-use bevy::tasks::futures::check_ready;
-use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
+use bevy::tasks::{AsyncComputeTaskPool, TaskPool};
 use bevy::window::PrimaryWindow;
 use bevy_egui::egui;
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageFormat, ImageReader};
 use std::io::Cursor;
-use std::sync::{Arc, Mutex, PoisonError};
-
-/// The picture taken when the menu opened, for saves made from the menu.
-#[derive(Default)]
-enum Backdrop {
-    /// None taken (the menu is closed, or there is no window).
-    #[default]
-    None,
-    /// Taken or being encoded; these saves wait for it.
-    Pending(Vec<ThumbnailTicket>),
-    /// Encoded.
-    Ready(Arc<Vec<u8>>),
-}
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Where an encoded picture goes.
 enum Destination {
     /// One save.
     Save(ThumbnailTicket),
-    /// The menu's backdrop, and the saves waiting for it.
-    Backdrop(Arc<Mutex<Backdrop>>),
+    /// The menu's backdrop (picture number), and the saves waiting for it.
+    Backdrop(Arc<Mutex<Backdrop>>, u64),
 }
 
 impl Destination {
@@ -50,20 +33,7 @@ impl Destination {
             }
             // Dropping the ticket tells the save not to wait.
             (Destination::Save(_), None) => {}
-            (Destination::Backdrop(backdrop), png) => {
-                let mut backdrop = lock(&backdrop);
-                let waiting = match std::mem::take(&mut *backdrop) {
-                    Backdrop::Pending(waiting) => waiting,
-                    // The menu closed meanwhile: nobody waits, nothing to keep.
-                    _ => return,
-                };
-                if let Some(png) = png {
-                    for ticket in waiting {
-                        ticket.fulfil(png.clone());
-                    }
-                    *backdrop = Backdrop::Ready(Arc::new(png));
-                }
-            }
+            (Destination::Backdrop(backdrop, number), png) => lock(&backdrop).deliver(number, png),
         }
     }
 }
@@ -75,7 +45,8 @@ type Destinations = Arc<Mutex<Vec<Destination>>>;
 /// Takes the pictures.
 #[derive(Resource)]
 pub(crate) struct ThumbnailCamera {
-    size: UVec2,
+    /// `None`: thumbnails are off, no picture is ever taken.
+    size: Option<UVec2>,
     backdrop: Arc<Mutex<Backdrop>>,
     /// The frame of the last screenshot requested, and who gets it.
     this_frame: Option<(u32, Destinations)>,
@@ -84,7 +55,7 @@ pub(crate) struct ThumbnailCamera {
 }
 
 impl ThumbnailCamera {
-    pub(crate) fn new(size: UVec2) -> Self {
+    pub(crate) fn new(size: Option<UVec2>) -> Self {
         ThumbnailCamera {
             size,
             backdrop: Arc::default(),
@@ -98,12 +69,37 @@ impl ThumbnailCamera {
         self.hide_overlays_through.is_some_and(|last| frame <= last)
     }
 
-    fn backdrop(&self) -> std::sync::MutexGuard<'_, Backdrop> {
-        lock(&self.backdrop)
+    /// Keeps the backdrop in step with the menu: takes it on the frame the menu opens (and
+    /// again after a load changed the world under the open menu), forgets it when the menu
+    /// closes. Returns whether the menu may be drawn this frame (not while its backdrop is
+    /// being taken).
+    pub(crate) fn track_backdrop(
+        &mut self,
+        commands: &mut Commands,
+        frame: u32,
+        menu_open: bool,
+        has_window: bool,
+    ) -> bool {
+        let mut backdrop = lock(&self.backdrop);
+        if !menu_open {
+            backdrop.invalidate();
+            return false;
+        }
+        if self.size.is_none() || !has_window || backdrop.is_current() {
+            return true;
+        }
+        let number = backdrop.begin();
+        drop(backdrop);
+        let destination = Destination::Backdrop(Arc::clone(&self.backdrop), number);
+        self.shoot(commands, frame, destination);
+        false
     }
 
     /// Takes a picture of the primary window as it is drawn this frame.
     fn shoot(&mut self, commands: &mut Commands, frame: u32, destination: Destination) {
+        let Some(size) = self.size else {
+            return; // the destination drops: nobody waits
+        };
         self.hide_overlays_through = Some(frame);
         if let Some((shot_frame, destinations)) = &self.this_frame
             && *shot_frame == frame
@@ -113,7 +109,6 @@ impl ThumbnailCamera {
         }
         let destinations: Destinations = Arc::new(Mutex::new(vec![destination]));
         self.this_frame = Some((frame, Arc::clone(&destinations)));
-        let size = self.size;
         commands.spawn(Screenshot::primary_window()).observe(
             move |captured: On<ScreenshotCaptured>| {
                 let destinations = std::mem::take(&mut *lock(&destinations));
@@ -140,11 +135,11 @@ impl ThumbnailCamera {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn task_pool() -> &'static TaskPool {
+pub(crate) fn task_pool() -> &'static TaskPool {
     AsyncComputeTaskPool::get_or_init(TaskPool::new)
 }
 
@@ -176,7 +171,7 @@ pub fn decode_thumbnail(png: &[u8]) -> Option<egui::ColorImage> {
     ))
 }
 
-/// A save wants a picture: use the menu's backdrop while the menu is open, otherwise take one.
+/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot.
 pub(crate) fn on_thumbnail_wanted(
     wanted: On<ThumbnailWanted>,
     windows: Query<(), With<PrimaryWindow>>,
@@ -188,100 +183,16 @@ pub(crate) fn on_thumbnail_wanted(
     if windows.is_empty() {
         return; // headless: the ticket drops and the save goes on without a picture
     }
-    let ticket = wanted.ticket.clone();
+    let mut ticket = Some(wanted.ticket.clone());
     if menu.is_open() {
-        let mut backdrop = camera.backdrop();
-        match &mut *backdrop {
-            Backdrop::Ready(png) => {
-                ticket.fulfil(png.as_ref().clone());
-                return;
-            }
-            Backdrop::Pending(waiting) => {
-                waiting.push(ticket);
-                return;
-            }
-            Backdrop::None => {}
-        }
+        ticket = ticket.and_then(|ticket| lock(&camera.backdrop).request(ticket));
     }
-    camera.shoot(&mut commands, frames.0, Destination::Save(ticket));
-}
-
-/// Takes the backdrop picture the frame the menu opens, and forgets it when the menu closes.
-/// Returns whether the menu may be drawn this frame.
-pub(crate) fn track_backdrop(
-    camera: &mut ThumbnailCamera,
-    commands: &mut Commands,
-    frame: u32,
-    menu_open: bool,
-    was_open: bool,
-    has_window: bool,
-) -> bool {
-    match (menu_open, was_open) {
-        (true, false) if has_window => {
-            *camera.backdrop() = Backdrop::Pending(Vec::new());
-            let destination = Destination::Backdrop(Arc::clone(&camera.backdrop));
-            camera.shoot(commands, frame, destination);
-            false
-        }
-        (false, true) => {
-            *camera.backdrop() = Backdrop::None;
-            false
-        }
-        (open, _) => open,
+    if let Some(ticket) = ticket {
+        camera.shoot(&mut commands, frames.0, Destination::Save(ticket));
     }
 }
 
-enum CachedTexture {
-    Loading(Task<Option<egui::ColorImage>>),
-    Ready(egui::TextureHandle),
-    Unavailable,
-}
-
-/// Thumbnails read back from the store for the menu, as egui textures, loaded on first use.
-#[derive(Resource, Default)]
-pub(crate) struct ThumbnailTextures {
-    cached: HashMap<ThumbnailKey, CachedTexture>,
-}
-
-impl ThumbnailTextures {
-    /// The texture for `key`; starts reading it in the background on first use.
-    pub(crate) fn get(
-        &mut self,
-        key: ThumbnailKey,
-        store: &KeepsakeStore,
-        ctx: &egui::Context,
-    ) -> Option<&egui::TextureHandle> {
-        let entry = self.cached.entry(key).or_insert_with(|| {
-            let Ok(store) = store.get().cloned() else {
-                return CachedTexture::Unavailable;
-            };
-            CachedTexture::Loading(task_pool().spawn(async move {
-                let png = store.read_thumbnail(key.slot, key.generation).ok()??;
-                decode_thumbnail(&png)
-            }))
-        });
-        if let CachedTexture::Loading(task) = entry {
-            *entry = match check_ready(task) {
-                None => return None,
-                Some(Some(picture)) => {
-                    let name = format!("keepsake-thumbnail-{}", key.save_id);
-                    CachedTexture::Ready(ctx.load_texture(
-                        name,
-                        picture,
-                        egui::TextureOptions::LINEAR,
-                    ))
-                }
-                Some(None) => CachedTexture::Unavailable,
-            };
-        }
-        match entry {
-            CachedTexture::Ready(texture) => Some(texture),
-            _ => None,
-        }
-    }
-
-    /// Frees the textures of saves no longer listed.
-    pub(crate) fn retain(&mut self, listed: &HashSet<ThumbnailKey>) {
-        self.cached.retain(|key, _| listed.contains(key));
-    }
+/// A load changed the world: the backdrop no longer shows it.
+pub(crate) fn on_load_completed(_: On<LoadCompleted>, camera: Res<ThumbnailCamera>) {
+    lock(&camera.backdrop).invalidate();
 }

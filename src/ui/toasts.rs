@@ -93,7 +93,7 @@ impl Toast {
     /// "Load failed: <reason>".
     pub fn load_failed(event: &LoadFailed) -> Self {
         Toast::new(
-            format!("Could not load {}: {}", event.slot, event.error),
+            format!("Load failed: {}", event.error),
             ToastKind::Error,
             None,
         )
@@ -108,10 +108,10 @@ impl Toast {
         Toast::new(text, ToastKind::Success, None)
     }
 
-    /// "Could not delete Manual 3: <reason>".
+    /// "Delete failed: <reason>".
     pub fn delete_failed(event: &DeleteFailed) -> Self {
         Toast::new(
-            format!("Could not delete {}: {}", event.slot, event.error),
+            format!("Delete failed: {}", event.error),
             ToastKind::Error,
             None,
         )

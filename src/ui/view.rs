@@ -3,7 +3,8 @@
 
 use super::model::{Badge, MenuAction, SlotRow, ThumbnailKey};
 use super::state::{Confirmation, SaveMenu};
-use super::thumbnails::{ThumbnailCamera, ThumbnailTextures, track_backdrop};
+use super::textures::ThumbnailTextures;
+use super::thumbnails::ThumbnailCamera;
 use super::toasts::{ToastKind, Toasts};
 use super::{MenuRequests, MenuView};
 use crate::plugin::KeepsakeStore;
@@ -35,15 +36,8 @@ pub(crate) fn draw_menu(
     mut requests: MenuRequests,
     mut commands: Commands,
 ) -> Result {
-    let was_open = std::mem::replace(&mut view.was_open, menu.is_open());
-    let visible = track_backdrop(
-        &mut camera,
-        &mut commands,
-        frames.0,
-        menu.is_open(),
-        was_open,
-        !windows.is_empty(),
-    );
+    let visible =
+        camera.track_backdrop(&mut commands, frames.0, menu.is_open(), !windows.is_empty());
     if !visible {
         return Ok(());
     }
@@ -145,46 +139,53 @@ fn draw_row(
     selected_action: Option<MenuAction>,
     texture: Option<&egui::TextureHandle>,
 ) -> RowResponse {
-    let visuals = ui.visuals();
+    let visuals = ui.visuals().clone();
     let stroke = if selected {
         egui::Stroke::new(2.0, visuals.selection.stroke.color)
     } else {
         egui::Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color)
     };
     let mut pressed = None;
-    let frame = egui::Frame::new()
-        .fill(visuals.faint_bg_color)
-        .stroke(stroke)
-        .corner_radius(6)
-        .inner_margin(egui::Margin::same(8))
-        .show(ui, |ui| {
-            ui.set_width(ui.available_width());
-            ui.horizontal(|ui| {
-                draw_thumbnail(ui, row, texture);
-                let buttons_width = 3.0 * BUTTON.x + 3.0 * ui.spacing().item_spacing.x + 28.0;
-                let text_width = (ui.available_width() - buttons_width).max(120.0);
-                ui.allocate_ui_with_layout(
-                    Vec2::new(text_width, THUMBNAIL.y),
-                    egui::Layout::top_down(Align::Min),
-                    |ui| draw_row_text(ui, row),
-                );
-                ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
-                    for action in MenuAction::ALL.into_iter().rev() {
-                        let button = egui::Button::new(action.label())
-                            .min_size(BUTTON)
-                            .selected(selected_action == Some(action));
-                        if ui.add_enabled(row.actions.allows(action), button).clicked() {
-                            pressed = Some(action);
+    // The row senses clicks *below* its buttons (registered first), so a click on a button
+    // presses the button and a click elsewhere on the row selects the row.
+    let row_ui = egui::UiBuilder::new().sense(egui::Sense::click());
+    let scope = ui.scope_builder(row_ui, |ui| {
+        // Text in a row is not selectable, so a click on it selects the row.
+        ui.style_mut().interaction.selectable_labels = false;
+        egui::Frame::new()
+            .fill(visuals.faint_bg_color)
+            .stroke(stroke)
+            .corner_radius(6)
+            .inner_margin(egui::Margin::same(8))
+            .show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                ui.horizontal(|ui| {
+                    draw_thumbnail(ui, row, texture);
+                    let buttons_width = 3.0 * BUTTON.x + 3.0 * ui.spacing().item_spacing.x + 28.0;
+                    let text_width = (ui.available_width() - buttons_width).max(120.0);
+                    ui.allocate_ui_with_layout(
+                        Vec2::new(text_width, THUMBNAIL.y),
+                        egui::Layout::top_down(Align::Min),
+                        |ui| draw_row_text(ui, row),
+                    );
+                    ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
+                        for action in MenuAction::ALL.into_iter().rev() {
+                            let button = egui::Button::new(action.label())
+                                .min_size(BUTTON)
+                                .selected(selected_action == Some(action));
+                            if ui.add_enabled(row.actions.allows(action), button).clicked() {
+                                pressed = Some(action);
+                            }
                         }
-                    }
-                    if row.busy {
-                        ui.add(egui::Spinner::new().size(18.0));
-                    }
+                        if row.busy {
+                            ui.add(egui::Spinner::new().size(18.0));
+                        }
+                    });
                 });
             });
-        });
+    });
     RowResponse {
-        row: frame.response.interact(egui::Sense::click()),
+        row: scope.response,
         pressed,
     }
 }
@@ -253,7 +254,10 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
         }
         None => {
             let hint = match row.badge {
-                Some(Badge::Damaged { .. }) => "This save cannot be read. Saving here replaces it.",
+                Some(Badge::Damaged { .. }) if row.actions.save => {
+                    "This save cannot be read. Saving here replaces it."
+                }
+                Some(Badge::Damaged { .. }) => "This save cannot be read.",
                 _ if row.actions.save => "Free slot",
                 _ => "Nothing saved yet",
             };
@@ -345,4 +349,75 @@ pub(crate) fn draw_toasts(
             }
         });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slot::SlotId;
+    use crate::ui::model::RowActions;
+    use egui::{Event, PointerButton, Pos2, RawInput, Rect};
+
+    /// Runs one egui frame of a single row, with `events`; returns the row's rectangle, the
+    /// button pressed and whether the row itself was clicked.
+    fn frame(
+        ctx: &egui::Context,
+        row: &SlotRow,
+        events: Vec<Event>,
+    ) -> (Rect, Option<MenuAction>, bool) {
+        let input = RawInput {
+            events,
+            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
+            ..RawInput::default()
+        };
+        let mut out = None;
+        let mut output = ctx.run_ui(input, |ui| {
+            let response = draw_row(ui, row, false, None, None);
+            out = Some((response.row.rect, response.pressed, response.row.clicked()));
+        });
+        output.textures_delta.clear(); // nothing renders them here
+        out.unwrap()
+    }
+
+    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> (Option<MenuAction>, bool) {
+        frame(ctx, row, vec![Event::PointerMoved(at)]);
+        let press = |pressed| Event::PointerButton {
+            pos: at,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        };
+        frame(ctx, row, vec![press(true)]);
+        let (_, pressed, clicked) = frame(ctx, row, vec![press(false)]);
+        (pressed, clicked)
+    }
+
+    #[test]
+    fn a_click_on_a_button_presses_it_and_a_click_beside_the_buttons_selects_the_row() {
+        let ctx = egui::Context::default();
+        let row = SlotRow {
+            slot: SlotId::Manual(2),
+            name: "Manual 3".to_owned(),
+            save: None,
+            badge: None,
+            busy: false,
+            actions: RowActions {
+                save: true,
+                load: true,
+                delete: true,
+            },
+        };
+        let (rect, ..) = frame(&ctx, &row, Vec::new());
+        // The buttons are right-aligned inside the row's 8-point margin: Delete is last.
+        let delete = Pos2::new(rect.right() - 9.0 - BUTTON.x / 2.0, rect.center().y);
+        assert_eq!(click(&ctx, &row, delete), (Some(MenuAction::Delete), false));
+        let name = Pos2::new(rect.left() + THUMBNAIL.x + 30.0, rect.top() + 18.0);
+        assert_eq!(click(&ctx, &row, name), (None, true), "on the slot's name");
+        let thumbnail = Pos2::new(rect.left() + 20.0, rect.center().y);
+        assert_eq!(
+            click(&ctx, &row, thumbnail),
+            (None, true),
+            "on the thumbnail"
+        );
+    }
 }
