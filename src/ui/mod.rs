@@ -27,7 +27,7 @@
 //! [`SaveMenuPlugin::pause_while_open`] is off).
 //!
 //! Everything the menu shows and allows is plain data ([`MenuModel`], [`SaveMenu`],
-//! [`Toasts`]), tested without rendering; [`view`] only draws it.
+//! [`Toasts`]), tested without rendering; the `view` module only draws it.
 
 mod backdrop;
 pub mod model;
