@@ -30,8 +30,8 @@ pub mod prelude {
     pub use crate::SlotId;
     pub use crate::plugin::{
         Checkpoint, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
-        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, SaveCompleted, SaveFailed,
-        SaveRequest, SaveSlots, SaveStarted, SaveTitle,
+        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, SaveCompleted,
+        SaveFailed, SaveRequest, SaveSlots, SaveStarted, SaveTitle,
     };
     pub use crate::snapshot::{Saveable, SaveableAppExt};
     #[cfg(feature = "ui")]

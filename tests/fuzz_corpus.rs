@@ -67,20 +67,24 @@ fn the_file_decoder_corpus_replays_within_the_memory_bound() {
                 let _ = format::read_summary(&mut &input[..], &limits);
             }
         });
-        let bound = FILE_K * bytes.len() + FILE_C;
-        assert!(
-            peak <= bound,
-            "{}: {peak} bytes for {} input bytes",
-            path.display(),
-            bytes.len()
-        );
-        worst = worst.max(peak as f64 / bound as f64);
+        worst = worst.max(within_bound(path, peak, bytes.len(), FILE_K, FILE_C));
     }
     println!(
         "{} file inputs, worst peak at {:.1}% of the bound",
         inputs.len(),
         worst * 100.0
     );
+}
+
+/// Asserts `peak <= k * input_len + c`; returns how much of that bound was used.
+fn within_bound(path: &Path, peak: usize, input_len: usize, k: usize, c: usize) -> f64 {
+    let bound = k * input_len + c;
+    assert!(
+        peak <= bound,
+        "{}: {peak} bytes for {input_len} input bytes",
+        path.display()
+    );
+    peak as f64 / bound as f64
 }
 
 #[test]
@@ -107,14 +111,7 @@ fn the_blob_decoder_corpus_replays_within_the_memory_bound() {
             snapshot::apply(world_app.world_mut(), decoded, snapshot::LoadMode::Replace);
             valid += 1;
         }
-        let bound = BLOB_K * bytes.len() + BLOB_C;
-        assert!(
-            peak <= bound,
-            "{}: {peak} bytes for {} input bytes",
-            path.display(),
-            bytes.len()
-        );
-        worst = worst.max(peak as f64 / bound as f64);
+        worst = worst.max(within_bound(path, peak, bytes.len(), BLOB_K, BLOB_C));
     }
     println!(
         "{} blob inputs ({valid} decode), worst peak at {:.1}% of the bound",

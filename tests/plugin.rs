@@ -6,6 +6,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::plugin::{JobKind, KeepsakeError, Playtime, SaveTrigger};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
@@ -483,4 +484,38 @@ fn a_read_only_save_folder_fails_saves_and_keeps_loads_working() {
     let results = run_until_results(&mut app, 3);
     assert!(matches!(&results[2], Outcome::Loaded(_)), "{results:?}");
     assert_eq!(healths(&mut app), [1]);
+}
+
+#[test]
+fn refresh_slots_lists_saves_written_outside_the_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    let listed = |app: &App| {
+        let slots = app.world().resource::<SaveSlots>();
+        slots
+            .get(SlotId::Manual(6))
+            .and_then(|entry| entry.shown_save())
+            .map(|saved| saved.meta.title.clone())
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.world().resource::<SaveSlots>().refreshes() == 0 {
+        app.update();
+        assert!(Instant::now() < deadline, "the first listing never came");
+    }
+    // Another instance of the game (or a cloud sync) writes a save.
+    let other = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let meta = SaveMeta::new(SlotId::Manual(6)).with_title("from elsewhere");
+    let bundle = SaveBundle::new(WorldState::default());
+    other.save(SlotId::Manual(6), meta, &bundle).unwrap();
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(listed(&app), None, "nothing relists on its own");
+
+    app.world_mut().write_message(RefreshSlots);
+    while listed(&app).is_none() {
+        app.update();
+        assert!(Instant::now() < deadline, "the refresh never came");
+    }
+    assert_eq!(listed(&app).as_deref(), Some("from elsewhere"));
 }

@@ -369,10 +369,8 @@ const STEPS: &[(&str, Step)] = &[
                 let newest = |slot| saves_of(world, slot).last().cloned().ok_or("no save path");
                 damage(&newest(SlotId::Manual(4))?)?;
                 damage(&newest(SlotId::Manual(0))?)?;
-                // Any finished job refreshes the listing; deleting an empty slot is one.
-                world.write_message(DeleteRequest {
-                    slot: SlotId::Manual(9),
-                });
+                // Files changed behind the plugin's back: ask for a new listing.
+                world.write_message(RefreshSlots);
             }
             let slots = world.resource::<SaveSlots>();
             let damaged = |slot| {

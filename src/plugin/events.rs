@@ -38,6 +38,12 @@ pub struct DeleteRequest {
 #[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Checkpoint;
 
+/// Asks for [`SaveSlots`](super::SaveSlots) to be listed again, in the background: for save
+/// files changed outside the game (another instance, cloud sync, a player copying files). The
+/// save menu sends it when it opens; saves, loads and deletes refresh the listing by themselves.
+#[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RefreshSlots;
+
 /// Why a save was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SaveTrigger {

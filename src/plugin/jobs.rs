@@ -117,7 +117,7 @@ impl KeepsakeStatus {
 }
 
 /// The current listing of the profile's slots, refreshed in the background after every save,
-/// load and delete.
+/// load and delete, and on [`RefreshSlots`](super::RefreshSlots).
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SaveSlots {
     entries: Vec<SlotEntry>,
@@ -448,7 +448,8 @@ fn fail_unavailable(world: &mut World, job: Job, error: &StoreError) {
     }
 }
 
-fn task_pool() -> &'static TaskPool {
+/// Bevy's async compute pool (created if the app has no `TaskPoolPlugin`, as in bare tests).
+pub(crate) fn task_pool() -> &'static TaskPool {
     AsyncComputeTaskPool::get_or_init(TaskPool::new)
 }
 

@@ -33,7 +33,7 @@
 mod commands;
 mod error;
 mod events;
-mod jobs;
+pub(crate) mod jobs;
 mod requests;
 mod settings;
 pub(crate) mod thumbnail;
@@ -42,7 +42,7 @@ pub use commands::KeepsakeCommandsExt;
 pub use error::KeepsakeError;
 pub use events::{
     Checkpoint, DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed,
-    LoadRequest, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, SaveTrigger,
+    LoadRequest, RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, SaveTrigger,
 };
 pub use jobs::{Job, JobKind, JobTarget, KeepsakeStatus, KeepsakeStore, SaveSlots};
 pub use settings::{KeepsakeSettings, Playtime, SaveTitle};
@@ -219,6 +219,7 @@ impl Plugin for KeepsakePlugin {
             .add_message::<LoadRequest>()
             .add_message::<DeleteRequest>()
             .add_message::<Checkpoint>()
+            .add_message::<RefreshSlots>()
             .add_message::<SaveStarted>()
             .add_message::<SaveCompleted>()
             .add_message::<SaveFailed>()

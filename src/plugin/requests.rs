@@ -1,6 +1,8 @@
 //! Turns requests, hotkeys and the autosave timer into jobs.
 
-use super::events::{Checkpoint, DeleteRequest, LoadRequest, SaveRequest, SaveTrigger};
+use super::events::{
+    Checkpoint, DeleteRequest, LoadRequest, RefreshSlots, SaveRequest, SaveTrigger,
+};
 use super::jobs::{Job, JobKind, JobQueue, JobTarget};
 use super::settings::{KeepsakeSettings, Playtime};
 use crate::slot::{SlotId, SlotKind};
@@ -15,6 +17,7 @@ pub(crate) fn collect_requests(
     mut loads: MessageReader<LoadRequest>,
     mut deletes: MessageReader<DeleteRequest>,
     mut checkpoints: MessageReader<Checkpoint>,
+    mut refreshes: MessageReader<RefreshSlots>,
     keys: Option<Res<ButtonInput<KeyCode>>>,
     settings: Res<KeepsakeSettings>,
     time: Res<Time>,
@@ -43,6 +46,9 @@ pub(crate) fn collect_requests(
     }
     if checkpoints.read().count() > 0 {
         queue.enqueue(save_job(SlotId::Auto(0)));
+    }
+    if refreshes.read().count() > 0 {
+        queue.request_listing();
     }
 
     playtime.0 += time.delta();

@@ -45,7 +45,8 @@ pub use toasts::{Toast, ToastKind, Toasts};
 use crate::format::Timestamp;
 use crate::plugin::{
     DeleteCompleted, DeleteFailed, DeleteRequest, KeepsakeStatus, LoadCompleted, LoadFailed,
-    LoadRequest, SaveCompleted, SaveFailed, SaveRequest, SaveSlots, SaveStarted, ThumbnailCapture,
+    LoadRequest, RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveSlots, SaveStarted,
+    ThumbnailCapture,
 };
 use bevy::prelude::*;
 use bevy_egui::{EguiPlugin, EguiPrimaryContextPass};
@@ -174,6 +175,8 @@ pub(crate) struct MenuView {
     status: KeepsakeStatus,
     /// Scroll the selected row into view on the next draw (after keyboard navigation).
     scroll_to_selection: bool,
+    /// Whether the menu was open at the last model refresh (to relist the saves on opening).
+    was_open: bool,
     /// Whether this system paused virtual time (so it only unpauses what it paused).
     paused_time: bool,
 }
@@ -243,14 +246,21 @@ fn pause_while_open(
     }
 }
 
-/// Rebuilds the model when the listing or the jobs changed, and each second (relative times).
+/// Relists the saves when the menu opens (files may have changed outside the game), and
+/// rebuilds the model when the listing or the jobs changed, and each second (relative times).
 fn refresh_model(
     mut menu: ResMut<SaveMenu>,
     slots: Res<SaveSlots>,
     status: Res<KeepsakeStatus>,
     time: Res<Time<Real>>,
     mut view: ResMut<MenuView>,
+    mut relist: MessageWriter<RefreshSlots>,
 ) {
+    let opened = menu.is_open() && !view.was_open;
+    view.was_open = menu.is_open();
+    if opened {
+        relist.write(RefreshSlots);
+    }
     if !menu.is_open() {
         return;
     }

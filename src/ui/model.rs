@@ -276,11 +276,10 @@ where
         .shown_save()
         .map(|saved| shown_save(entry.slot, saved, now, zone));
     let busy = status.is_busy(entry.slot);
-    let occupied = !matches!(entry.status, SlotStatus::Empty);
     let actions = RowActions {
         save: !busy && entry.slot.kind() == SlotKind::Manual,
         load: !busy && save.is_some(),
-        delete: !busy && occupied,
+        delete: !busy && badge != Some(Badge::Empty),
     };
     SlotRow {
         slot: entry.slot,

@@ -2,8 +2,9 @@
 //! first time the menu shows them, and freed when their save is no longer listed.
 
 use super::model::ThumbnailKey;
-use super::thumbnails::{decode_thumbnail, task_pool};
+use super::thumbnails::decode_thumbnail;
 use crate::plugin::KeepsakeStore;
+use crate::plugin::jobs::task_pool;
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy::tasks::Task;

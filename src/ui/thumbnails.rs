@@ -5,11 +5,11 @@
 
 use super::backdrop::Backdrop;
 use super::state::SaveMenu;
+use crate::plugin::jobs::task_pool;
 use crate::plugin::{LoadCompleted, ThumbnailTicket, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
-use bevy::tasks::{AsyncComputeTaskPool, TaskPool};
 use bevy::window::PrimaryWindow;
 use bevy_egui::egui;
 use image::imageops::FilterType;
@@ -137,10 +137,6 @@ impl ThumbnailCamera {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-pub(crate) fn task_pool() -> &'static TaskPool {
-    AsyncComputeTaskPool::get_or_init(TaskPool::new)
 }
 
 /// Downscales (cropping to the thumbnail's aspect ratio) and encodes as PNG.
