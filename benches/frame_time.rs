@@ -60,7 +60,7 @@ fn run(frames: usize, autosave: bool) -> (Vec<Duration>, Vec<Duration>) {
     let mut times = Vec::with_capacity(frames);
     for frame in 0..frames {
         if autosave && frame % SAVE_EVERY_FRAMES == 0 {
-            app.world_mut().write_message(Checkpoint);
+            app.world_mut().write_message(SaveRequest::autosave());
         }
         let start = Instant::now();
         app.update();
@@ -90,7 +90,7 @@ fn main() {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
 
     println!(
-        "frame_time/{ENTITIES} entities, {frames} frames, checkpoint every {SAVE_EVERY_FRAMES} frames"
+        "frame_time/{ENTITIES} entities, {frames} frames, autosave request every {SAVE_EVERY_FRAMES} frames"
     );
     println!(
         "  without autosave: p50 {:.3} ms, p99 {:.3} ms",

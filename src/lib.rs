@@ -11,36 +11,38 @@
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
 //! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave,
 //!   hotkeys, result events, the thumbnail hook.
-//! - [`ui`] (feature `ui`, on by default): [`SaveMenuPlugin`](ui::SaveMenuPlugin), the in-game
-//!   save menu with thumbnails and toasts.
+//! - [`ui`] (feature `save_menu`, on by default): [`SaveMenuPlugins`](ui::SaveMenuPlugins), the
+//!   in-game save menu, toasts and window-screenshot thumbnails.
 //!
 //! Most games need only the [`prelude`].
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod format;
 pub mod plugin;
 mod slot;
 pub mod snapshot;
 pub mod store;
-#[cfg(feature = "ui")]
+#[cfg(feature = "save_menu")]
+#[cfg_attr(docsrs, doc(cfg(feature = "save_menu")))]
 pub mod ui;
 
-/// The types most games use.
+/// The types most games use. Generic names (`Job`, `Playtime`, `Toasts`) stay in their modules.
 pub mod prelude {
     pub use crate::SlotId;
     pub use crate::plugin::{
-        Checkpoint, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
+        AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
         KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, SaveCompleted,
-        SaveFailed, SaveRequest, SaveSlots, SaveStarted, SaveTitle,
+        SaveFailed, SaveReason, SaveRequest, SaveSlots, SaveStarted, SaveTarget, SaveTitle,
+        SlotAction,
     };
     pub use crate::snapshot::{Saveable, SaveableAppExt};
-    #[cfg(feature = "ui")]
-    pub use crate::ui::{SaveMenu, SaveMenuPlugin};
+    #[cfg(feature = "save_menu")]
+    pub use crate::ui::{SaveMenu, SaveMenuPlugins};
 }
 
 pub use slot::{SlotId, SlotKind};
 
 /// The README's examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]
-#[cfg(all(doctest, feature = "ui"))]
+#[cfg(all(doctest, feature = "save_menu"))]
 pub struct ReadmeDoctests;

@@ -7,7 +7,7 @@ mod common;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
-use bevy_keepsake::plugin::{JobKind, KeepsakeError, Playtime, SaveTrigger};
+use bevy_keepsake::plugin::{KeepsakeError, KeepsakeStore, Playtime, SlotAction};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
 use common::gate_fs::GateFs;
@@ -118,16 +118,15 @@ fn save_then_load_round_trips_through_the_plugin() {
     app.world_mut().spawn((Saveable, Health(10)));
     app.world_mut().spawn((Saveable, Health(20)));
     app.world_mut().resource_mut::<SaveTitle>().0 = "Docks".into();
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(3),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(3)));
 
     let results = run_until_results(&mut app, 1);
     let Outcome::Saved(saved) = &results[0] else {
         panic!("{results:?}")
     };
     assert_eq!(saved.slot, SlotId::Manual(3));
-    assert_eq!(saved.trigger, SaveTrigger::Manual);
+    assert_eq!(saved.reason, SaveReason::Manual);
     assert_eq!(saved.entities, 2);
     assert_eq!(saved.meta.title, "Docks");
 
@@ -168,7 +167,7 @@ fn f5_quicksaves_and_f9_quickloads() {
     press(&mut app, KeyCode::F5);
     let results = run_until_results(&mut app, 1);
     assert!(
-        matches!(&results[0], Outcome::Saved(s) if s.slot == SlotId::Quick && s.trigger == SaveTrigger::Quicksave)
+        matches!(&results[0], Outcome::Saved(s) if s.slot == SlotId::Quick && s.reason == SaveReason::Quicksave)
     );
 
     set_healths(&mut app, 0);
@@ -208,7 +207,7 @@ fn autosave_fires_at_the_interval_and_rotates_through_the_ring() {
     let slots: Vec<SlotId> = results
         .iter()
         .map(|r| match r {
-            Outcome::Saved(s) if s.trigger == SaveTrigger::Autosave => s.slot,
+            Outcome::Saved(s) if s.reason == SaveReason::Autosave => s.slot,
             other => panic!("{other:?}"),
         })
         .collect();
@@ -230,9 +229,8 @@ fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
     let gate = GateFs::closed();
     let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(gate.clone())));
     app.world_mut().spawn((Saveable, Health(3)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(0),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
     app.update();
     gate.wait_for_writer(); // the write is now blocked on the task pool
 
@@ -247,13 +245,11 @@ fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
 
     // Two more requests for the busy slot wait as one; another slot waits for nothing.
     for _ in 0..2 {
-        app.world_mut().write_message(SaveRequest {
-            slot: SlotId::Manual(0),
-        });
+        app.world_mut()
+            .write_message(SaveRequest::slot(SlotId::Manual(0)));
     }
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(1),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(1)));
     app.update();
     let status = app.world().resource::<KeepsakeStatus>().clone();
     assert_eq!(status.waiting.len(), 1, "{status:?}");
@@ -262,7 +258,7 @@ fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
         status
             .running
             .iter()
-            .all(|job| matches!(job.kind, JobKind::Save(_)))
+            .all(|job| job.action() == SlotAction::Save)
     );
 
     gate.open();
@@ -292,9 +288,8 @@ fn an_unusable_save_root_fails_saves_with_a_clear_error() {
     std::fs::write(&file, b"not a folder").unwrap();
     let mut app = app_with(plugin(&file));
     app.world_mut().spawn((Saveable, Health(8)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(0),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
     let results = run_until_results(&mut app, 1);
     let Outcome::SaveFailed(failed) = &results[0] else {
         panic!("{results:?}")
@@ -321,16 +316,14 @@ fn a_full_disk_fails_the_save_and_keeps_the_previous_one() {
     let fs = TestFs::new();
     let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
     app.world_mut().spawn((Saveable, Health(1)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(0),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
     run_until_results(&mut app, 1);
 
     fs.arm(Some(Fault::DiskFullAfter(100)));
     set_healths(&mut app, 2);
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(0),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
     let results = run_until_results(&mut app, 2);
     let Outcome::SaveFailed(failed) = &results[1] else {
         panic!("{results:?}")
@@ -356,9 +349,8 @@ fn a_damaged_slot_fails_the_load_and_leaves_the_world_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app_with(plugin(dir.path()));
     app.world_mut().spawn((Saveable, Health(4)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(1),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(1)));
     let results = run_until_results(&mut app, 1);
     let Outcome::Saved(saved) = &results[0] else {
         panic!()
@@ -395,14 +387,12 @@ fn a_load_falls_back_to_a_backup_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app_with(plugin(dir.path()));
     app.world_mut().spawn((Saveable, Health(1)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(2),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(2)));
     run_until_results(&mut app, 1);
     set_healths(&mut app, 2);
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Manual(2),
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(2)));
     let results = run_until_results(&mut app, 2);
     let Outcome::Saved(newest) = &results[1] else {
         panic!()
@@ -427,14 +417,14 @@ fn a_load_falls_back_to_a_backup_and_says_so() {
 }
 
 #[test]
-fn commands_and_checkpoints_reach_the_store() {
+fn commands_and_autosave_requests_reach_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app_with(plugin(dir.path()));
     app.world_mut().spawn((Saveable, Health(6)));
     app.add_systems(Update, |mut commands: Commands, mut done: Local<bool>| {
         if !*done {
             commands.save(SlotId::Manual(9));
-            commands.checkpoint();
+            commands.autosave();
             *done = true;
         }
     });
@@ -458,16 +448,14 @@ fn a_read_only_save_folder_fails_saves_and_keeps_loads_working() {
     let fs = TestFs::new();
     let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
     app.world_mut().spawn((Saveable, Health(1)));
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Quick,
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Quick));
     run_until_results(&mut app, 1);
 
     fs.arm(Some(Fault::ReadOnly));
     set_healths(&mut app, 2);
-    app.world_mut().write_message(SaveRequest {
-        slot: SlotId::Quick,
-    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Quick));
     let results = run_until_results(&mut app, 2);
     let Outcome::SaveFailed(failed) = &results[1] else {
         panic!("{results:?}")
@@ -518,4 +506,156 @@ fn refresh_slots_lists_saves_written_outside_the_game() {
         assert!(Instant::now() < deadline, "the refresh never came");
     }
     assert_eq!(listed(&app).as_deref(), Some("from elsewhere"));
+}
+
+#[test]
+fn building_the_app_touches_no_files_and_startup_opens_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("not-yet");
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins).add_plugins(plugin(&root));
+    assert!(!root.exists(), "Plugin::build created {}", root.display());
+    assert!(app.world().get_resource::<KeepsakeStore>().is_none());
+    app.update();
+    assert!(root.join("default").is_dir(), "startup opens the profile");
+    let store = app.world().resource::<KeepsakeStore>();
+    assert!(store.get().is_ok());
+}
+
+#[test]
+fn the_autosave_timer_can_be_read_and_reset_by_the_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).autosave_every(Duration::from_secs(1)));
+    app.world_mut().spawn((Saveable, Health(1)));
+    for _ in 0..3 {
+        app.update(); // 750 ms of 1 s
+    }
+    let settings = app.world().resource::<KeepsakeSettings>().clone();
+    let timer = *app.world().resource::<AutosaveTimer>();
+    assert_eq!(timer.elapsed(), Duration::from_millis(750));
+    assert_eq!(timer.remaining(&settings), Some(Duration::from_millis(250)));
+    app.world_mut().resource_mut::<AutosaveTimer>().reset();
+    for _ in 0..3 {
+        app.update();
+        assert!(
+            app.world().resource::<KeepsakeStatus>().is_idle(),
+            "the reset postponed the autosave"
+        );
+    }
+    let results = run_until_results(&mut app, 1);
+    assert!(matches!(&results[0], Outcome::Saved(s) if s.reason == SaveReason::Autosave));
+    app.world_mut()
+        .resource_mut::<KeepsakeSettings>()
+        .autosave_every = Duration::ZERO;
+    app.update();
+    assert_eq!(
+        app.world()
+            .resource::<AutosaveTimer>()
+            .remaining(app.world().resource::<KeepsakeSettings>()),
+        None
+    );
+}
+
+#[test]
+fn a_save_request_for_one_autosave_slot_writes_exactly_that_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.world_mut().spawn((Saveable, Health(3)));
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Auto(3)));
+    app.world_mut().write_message(SaveRequest::autosave());
+    let results = run_until_results(&mut app, 2);
+    let saved: Vec<(SlotId, SaveReason)> = results
+        .iter()
+        .map(|r| match r {
+            Outcome::Saved(s) => (s.slot, s.reason),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        saved,
+        [
+            (SlotId::Auto(3), SaveReason::Autosave),
+            (SlotId::Auto(0), SaveReason::Autosave)
+        ],
+        "the given slot, then the ring's first empty slot"
+    );
+}
+
+#[derive(bevy::ecs::schedule::ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
+struct SaveTick;
+
+#[test]
+fn the_plugin_runs_in_the_schedule_the_game_chose() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .init_schedule(SaveTick)
+        .add_plugins(plugin(dir.path()).schedule(SaveTick))
+        .register_saveable::<Health>();
+    app.world_mut().spawn((Saveable, Health(2)));
+    app.update();
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(
+        app.world().resource::<KeepsakeStatus>().is_idle(),
+        "nothing ran outside the chosen schedule"
+    );
+    assert!(
+        app.world()
+            .resource::<KeepsakeStore>()
+            .get()
+            .unwrap()
+            .generations(SlotId::Manual(0))
+            .unwrap()
+            .is_empty()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        app.world_mut().run_schedule(SaveTick);
+        let store = app
+            .world()
+            .resource::<KeepsakeStore>()
+            .get()
+            .unwrap()
+            .clone();
+        if store.generations(SlotId::Manual(0)).unwrap() == [1] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the save never ran in SaveTick");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn public_resources_and_events_are_registered_for_reflection() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app_with(plugin(dir.path()));
+    let registry = app.world().resource::<AppTypeRegistry>().read();
+    for path in [
+        "bevy_keepsake::plugin::settings::KeepsakeSettings",
+        "bevy_keepsake::plugin::settings::AutosaveTimer",
+        "bevy_keepsake::plugin::status::KeepsakeStatus",
+        "bevy_keepsake::plugin::events::SaveRequest",
+        "bevy_keepsake::plugin::events::SaveCompleted",
+    ] {
+        assert!(
+            registry.get_with_type_path(path).is_some(),
+            "{path} is not registered"
+        );
+    }
+    assert!(
+        registry
+            .get_type_data::<ReflectResource>(std::any::TypeId::of::<KeepsakeSettings>())
+            .is_some(),
+        "KeepsakeSettings reflects Resource"
+    );
+    let settings = app
+        .world()
+        .resource::<KeepsakeSettings>()
+        .as_partial_reflect();
+    assert!(format!("{settings:?}").contains("autosave_every"));
 }

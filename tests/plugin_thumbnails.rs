@@ -5,7 +5,8 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{
-    KeepsakeStore, SaveStarted, SaveTrigger, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted,
+    KeepsakeStore, SaveReason, SaveStarted, SaveTarget, ThumbnailCapture, ThumbnailTicket,
+    ThumbnailWanted,
 };
 use bevy_keepsake::prelude::*;
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ struct Seen {
     frame: u32,
     started: Vec<(u32, SaveStarted)>,
     completed: Vec<(u32, SaveCompleted)>,
-    wanted: Vec<(u32, Option<SlotId>)>,
+    wanted: Vec<(u32, SaveTarget)>,
     /// Tickets a provider holds on to.
     held: Vec<ThumbnailTicket>,
 }
@@ -56,7 +57,7 @@ fn app(root: &std::path::Path, capture: Option<ThumbnailCapture>) -> App {
 }
 
 fn save_and_wait(app: &mut App, slot: SlotId) -> SaveCompleted {
-    app.world_mut().write_message(SaveRequest { slot });
+    app.world_mut().write_message(SaveRequest::slot(slot));
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         app.update();
@@ -85,8 +86,8 @@ fn without_a_provider_saves_carry_no_thumbnail_and_report_their_start() {
     assert_eq!(
         seen.started.iter().map(|(_, e)| *e).collect::<Vec<_>>(),
         [SaveStarted {
-            slot: Some(SlotId::Manual(3)),
-            trigger: SaveTrigger::Manual
+            target: SaveTarget::Slot(SlotId::Manual(3)),
+            reason: SaveReason::Manual
         }]
     );
     assert!(seen.started[0].0 <= seen.completed[0].0);
@@ -110,7 +111,7 @@ fn a_delivered_thumbnail_is_stored_with_the_save() {
     // This provider delivers two frames after being asked, like a screenshot would.
     app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
         let frame = seen.frame;
-        seen.wanted.push((frame, e.slot));
+        seen.wanted.push((frame, e.target));
         seen.held.push(e.ticket.clone());
     })
     .add_systems(Update, |mut seen: ResMut<Seen>| {
@@ -127,7 +128,10 @@ fn a_delivered_thumbnail_is_stored_with_the_save() {
     });
     let done = save_and_wait(&mut app, SlotId::Quick);
     let seen = app.world().resource::<Seen>();
-    assert_eq!(seen.wanted, [(seen.started[0].0, Some(SlotId::Quick))]);
+    assert_eq!(
+        seen.wanted,
+        [(seen.started[0].0, SaveTarget::Slot(SlotId::Quick))]
+    );
     assert_eq!(
         stored_thumbnail(&app, SlotId::Quick, done.generation).as_deref(),
         Some(&b"\x89PNG picture"[..])
@@ -149,7 +153,7 @@ fn a_save_stops_waiting_after_max_wait_frames() {
     // This provider never delivers and never lets go of the ticket.
     app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
         let frame = seen.frame;
-        seen.wanted.push((frame, e.slot));
+        seen.wanted.push((frame, e.target));
         seen.held.push(e.ticket.clone());
     });
     let done = save_and_wait(&mut app, SlotId::Manual(0));
@@ -182,9 +186,9 @@ fn a_provider_that_declines_does_not_delay_the_save() {
     );
     app.add_observer(|e: On<ThumbnailWanted>, mut seen: ResMut<Seen>| {
         let frame = seen.frame;
-        seen.wanted.push((frame, e.slot)); // the ticket is dropped: no picture (e.g. headless)
+        seen.wanted.push((frame, e.target)); // the ticket is dropped: no picture (e.g. headless)
     });
-    app.world_mut().write_message(Checkpoint);
+    app.world_mut().write_message(SaveRequest::autosave());
     let deadline = Instant::now() + Duration::from_secs(10);
     while app.world().resource::<Seen>().completed.is_empty() {
         app.update();
@@ -195,10 +199,11 @@ fn a_provider_that_declines_does_not_delay_the_save() {
     }
     let seen = app.world().resource::<Seen>();
     assert_eq!(
-        seen.wanted[0].1, None,
+        seen.wanted[0].1,
+        SaveTarget::AutosaveRing,
         "the autosave ring picks its slot later"
     );
-    assert_eq!(seen.completed[0].1.trigger, SaveTrigger::Autosave);
+    assert_eq!(seen.completed[0].1.reason, SaveReason::Autosave);
 }
 
 #[test]

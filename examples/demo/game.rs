@@ -422,7 +422,7 @@ fn hud(
                 score.0,
                 inventory.gold,
                 inventory.gems,
-                bevy_keepsake::ui::text::format_playtime(playtime.0)
+                bevy_keepsake::ui::format_playtime(playtime.0)
             );
             ui.add(egui::Label::new(text(line)).extend());
         });

@@ -50,7 +50,7 @@ fn main() -> AppExit {
         ..default()
     }))
     .add_plugins(keepsake)
-    .add_plugins(SaveMenuPlugin::default())
+    .add_plugins(SaveMenuPlugins)
     .add_plugins(game::ArenaPlugin);
     if let Some(options) = smoke {
         app.add_plugins(smoke::SmokePlugin(options));

@@ -3,7 +3,7 @@
 //! It plays with simulated key presses, quicksaves (F5), changes the world, quickloads (F9) and
 //! asserts that every saved thing came back exactly: positions, the enemies' targets, the
 //! lantern's parent, the resources, the play time. Then it fills the menu's slots (manual saves,
-//! checkpoints, one damaged save and one whose newest generation is damaged), opens the menu with
+//! autosaves, one damaged save and one whose newest generation is damaged), opens the menu with
 //! Esc, walks it with the arrow keys, asks to overwrite, confirms, and takes screenshots of the
 //! menu (top, and scrolled to the manual slots), the overwrite question and a toast. Each screenshot must not be blank, and every save
 //! made in the window must carry a thumbnail.
@@ -72,7 +72,7 @@ impl Plugin for SmokePlugin {
             ..Script::default()
         })
         .init_resource::<Log>()
-        .add_observer(|e: On<SaveStarted>, mut log: ResMut<Log>| log.started.push(e.slot))
+        .add_observer(|e: On<SaveStarted>, mut log: ResMut<Log>| log.started.push(e.target))
         .add_observer(|e: On<SaveCompleted>, mut log: ResMut<Log>| {
             log.saved.push((e.slot, e.path.clone()));
         })
@@ -95,7 +95,7 @@ impl Plugin for SmokePlugin {
 /// What the plugin reported, as it happened.
 #[derive(Resource, Default)]
 struct Log {
-    started: Vec<Option<SlotId>>,
+    started: Vec<SaveTarget>,
     saved: Vec<(SlotId, PathBuf)>,
     loaded: Vec<SlotId>,
     failures: Vec<String>,
@@ -273,7 +273,7 @@ const STEPS: &[(&str, Step)] = &[
             tap(world, KeyCode::F5);
         }
         if let Some(slot) = world.resource::<Log>().started.last().copied()
-            && slot == Some(SlotId::Quick)
+            && slot == SaveTarget::Slot(SlotId::Quick)
             && world.resource::<Script>().saved_world.is_none()
         {
             // `run_script` runs before the game's systems, right after the plugin captured:
@@ -331,32 +331,24 @@ const STEPS: &[(&str, Step)] = &[
     }),
     ("save to Manual 3", |world, frames| {
         if frames == 0 {
-            world.write_message(SaveRequest {
-                slot: SlotId::Manual(2),
-            });
+            world.write_message(SaveRequest::slot(SlotId::Manual(2)));
         }
         Ok(saved_to(world, SlotId::Manual(2)))
     }),
-    ("play on, checkpoint twice", |world, frames| {
+    ("play on, autosave twice", |world, frames| {
         walk(world, frames, &[KeyCode::KeyD], 30)?;
         if frames == 10 || frames == 40 {
-            world.write_message(Checkpoint);
+            world.write_message(SaveRequest::autosave());
         }
         Ok(frames > 40 && autosaves(world) >= 2)
     }),
     ("save Manual 1 twice and Manual 5 once", |world, frames| {
         if frames == 0 {
-            world.write_message(SaveRequest {
-                slot: SlotId::Manual(0),
-            });
-            world.write_message(SaveRequest {
-                slot: SlotId::Manual(4),
-            });
+            world.write_message(SaveRequest::slot(SlotId::Manual(0)));
+            world.write_message(SaveRequest::slot(SlotId::Manual(4)));
         }
         if frames == 20 {
-            world.write_message(SaveRequest {
-                slot: SlotId::Manual(0),
-            });
+            world.write_message(SaveRequest::slot(SlotId::Manual(0)));
         }
         Ok(frames > 20
             && saves_of(world, SlotId::Manual(0)).len() == 2
@@ -429,8 +421,8 @@ const STEPS: &[(&str, Step)] = &[
                 tap(world, KeyCode::Enter);
             } else if frames == 30 {
                 let menu = world.resource::<SaveMenu>();
-                let heading = menu.confirmation().map(|question| question.heading.clone());
-                if heading.as_deref() != Some("Overwrite Manual 3?") {
+                let heading = menu.question();
+                if heading != Some("Overwrite Manual 3?") {
                     return Err(format!("expected the overwrite question, got {heading:?}"));
                 }
                 shoot(world, "confirm.png");

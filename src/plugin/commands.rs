@@ -1,6 +1,7 @@
 //! `Commands` shortcuts for the request messages.
 
-use super::events::{Checkpoint, DeleteRequest, LoadRequest, SaveRequest};
+use super::events::{DeleteRequest, LoadRequest, SaveRequest};
+use super::job::SlotAction;
 use crate::slot::SlotId;
 use bevy::prelude::*;
 
@@ -10,44 +11,47 @@ use bevy::prelude::*;
 /// use bevy::prelude::*;
 /// use bevy_keepsake::{SlotId, plugin::KeepsakeCommandsExt};
 ///
-/// fn save_on_exit(mut commands: Commands) {
+/// fn save_at_the_shrine(mut commands: Commands) {
 ///     commands.save(SlotId::Manual(3));
 /// }
-/// # let _ = save_on_exit;
+/// # let _ = save_at_the_shrine;
 /// ```
 pub trait KeepsakeCommandsExt {
-    /// Requests a save into `slot` (see [`SaveRequest`]).
+    /// Requests a save into `slot` (see [`SaveRequest::slot`]).
     fn save(&mut self, slot: SlotId);
+    /// Requests a save into the autosave ring now (see [`SaveRequest::autosave`]).
+    fn autosave(&mut self);
     /// Requests a load of `slot` (see [`LoadRequest`]).
     fn load(&mut self, slot: SlotId);
     /// Requests deleting `slot` (see [`DeleteRequest`]).
     fn delete_save(&mut self, slot: SlotId);
-    /// Requests an autosave into the ring now (see [`Checkpoint`]).
-    fn checkpoint(&mut self);
+    /// Requests `action` on `slot`: the same as [`save`](Self::save), [`load`](Self::load) or
+    /// [`delete_save`](Self::delete_save), for menus that hold the action as data.
+    fn request(&mut self, action: SlotAction, slot: SlotId);
 }
 
 impl KeepsakeCommandsExt for Commands<'_, '_> {
     fn save(&mut self, slot: SlotId) {
-        self.queue(move |world: &mut World| {
-            world.write_message(SaveRequest { slot });
-        });
+        self.write_message(SaveRequest::slot(slot));
+    }
+
+    fn autosave(&mut self) {
+        self.write_message(SaveRequest::autosave());
     }
 
     fn load(&mut self, slot: SlotId) {
-        self.queue(move |world: &mut World| {
-            world.write_message(LoadRequest { slot });
-        });
+        self.write_message(LoadRequest { slot });
     }
 
     fn delete_save(&mut self, slot: SlotId) {
-        self.queue(move |world: &mut World| {
-            world.write_message(DeleteRequest { slot });
-        });
+        self.write_message(DeleteRequest { slot });
     }
 
-    fn checkpoint(&mut self) {
-        self.queue(|world: &mut World| {
-            world.write_message(Checkpoint);
-        });
+    fn request(&mut self, action: SlotAction, slot: SlotId) {
+        match action {
+            SlotAction::Save => self.save(slot),
+            SlotAction::Load => self.load(slot),
+            SlotAction::Delete => self.delete_save(slot),
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! a message (`MessageReader<SaveCompleted>`), so games can use whichever fits.
 
 use super::error::KeepsakeError;
+use super::job::{SaveReason, SaveTarget};
 use crate::format::SaveMeta;
 use crate::slot::SlotId;
 use crate::store::GenerationFailure;
@@ -12,66 +13,73 @@ use bevy::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Asks for a save into `slot`. An `Auto(_)` slot means "the autosave ring" (the plugin picks
-/// the oldest autosave slot), the same as a [`Checkpoint`].
-#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+/// Asks for a save. [`SaveRequest::slot`] saves into one slot; [`SaveRequest::autosave`] into
+/// the autosave ring, as the autosave timer does (e.g. on entering a new area).
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
 pub struct SaveRequest {
     /// Where to save.
-    pub slot: SlotId,
+    pub target: SaveTarget,
+}
+
+impl SaveRequest {
+    /// A save into exactly `slot` (a manual slot, the quicksave slot, or one autosave slot).
+    pub fn slot(slot: SlotId) -> Self {
+        SaveRequest {
+            target: SaveTarget::Slot(slot),
+        }
+    }
+
+    /// A save into the autosave ring: the oldest autosave slot is overwritten.
+    pub fn autosave() -> Self {
+        SaveRequest {
+            target: SaveTarget::AutosaveRing,
+        }
+    }
 }
 
 /// Asks for the save in `slot` to be loaded (replacing the saved entities).
-#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
 pub struct LoadRequest {
     /// What to load.
     pub slot: SlotId,
 }
 
 /// Asks for every generation of `slot` to be deleted.
-#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
 pub struct DeleteRequest {
     /// What to delete.
     pub slot: SlotId,
 }
 
-/// Asks for an autosave now (e.g. on entering a new area), into the autosave ring.
-#[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Checkpoint;
-
 /// Asks for [`SaveSlots`](super::SaveSlots) to be listed again, in the background: for save
 /// files changed outside the game (another instance, cloud sync, a player copying files). The
 /// save menu sends it when it opens; saves, loads and deletes refresh the listing by themselves.
-#[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, Default, PartialEq)]
 pub struct RefreshSlots;
-
-/// Why a save was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SaveTrigger {
-    /// A [`SaveRequest`] for a manual slot (or `commands.save`).
-    Manual,
-    /// The quicksave key or a request for [`SlotId::Quick`].
-    Quicksave,
-    /// The autosave timer or a [`Checkpoint`].
-    Autosave,
-}
 
 /// A save has captured the world; it is written next, on the task pool, after waiting a few
 /// frames at most for its thumbnail (menus show "Saving…").
-#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
 pub struct SaveStarted {
-    /// The slot (`None` for the autosave ring, which picks its slot when it writes).
-    pub slot: Option<SlotId>,
-    /// Why it was requested.
-    pub trigger: SaveTrigger,
+    /// Where it goes.
+    pub target: SaveTarget,
+    /// Why it was made.
+    pub reason: SaveReason,
 }
 
 /// A save was written and is durable.
-#[derive(Event, Message, Clone, Debug)]
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
 pub struct SaveCompleted {
     /// The slot written.
     pub slot: SlotId,
     /// Why it was made.
-    pub trigger: SaveTrigger,
+    pub reason: SaveReason,
     /// Its generation number within the slot.
     pub generation: u64,
     /// The file written.
@@ -79,6 +87,7 @@ pub struct SaveCompleted {
     /// Its size in bytes.
     pub bytes: u64,
     /// The metadata stored with it (without the thumbnail).
+    #[reflect(ignore)]
     pub meta: SaveMeta,
     /// How many entities were saved.
     pub entities: usize,
@@ -87,18 +96,21 @@ pub struct SaveCompleted {
 }
 
 /// A save failed; existing saves are untouched.
-#[derive(Event, Message, Clone, Debug)]
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
 pub struct SaveFailed {
-    /// The slot (`None` when the autosave ring could not even pick one).
-    pub slot: Option<SlotId>,
-    /// Why it was requested.
-    pub trigger: SaveTrigger,
+    /// Where it was to go.
+    pub target: SaveTarget,
+    /// Why it was made.
+    pub reason: SaveReason,
     /// What went wrong.
+    #[reflect(ignore)]
     pub error: Arc<KeepsakeError>,
 }
 
 /// A save was loaded and applied to the world.
-#[derive(Event, Message, Clone, Debug)]
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
 pub struct LoadCompleted {
     /// The slot loaded.
     pub slot: SlotId,
@@ -107,24 +119,30 @@ pub struct LoadCompleted {
     /// Whether newer generations were damaged and this older one was used instead.
     pub restored_from_backup: bool,
     /// Why newer generations were skipped (empty unless restored from a backup).
+    #[reflect(ignore)]
     pub skipped_generations: Arc<Vec<GenerationFailure>>,
     /// The loaded save's metadata.
+    #[reflect(ignore)]
     pub meta: SaveMeta,
     /// Saved entity id → the entity spawned for it.
+    #[reflect(ignore)]
     pub entity_map: Arc<EntityHashMap<Entity>>,
 }
 
 /// A load failed; the world is untouched.
-#[derive(Event, Message, Clone, Debug)]
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
 pub struct LoadFailed {
     /// The slot.
     pub slot: SlotId,
     /// What went wrong.
+    #[reflect(ignore)]
     pub error: Arc<KeepsakeError>,
 }
 
 /// A slot was deleted.
-#[derive(Event, Message, Clone, Copy, Debug)]
+#[derive(Event, Message, Clone, Copy, Debug, Reflect)]
+#[reflect(Clone, Debug)]
 pub struct DeleteCompleted {
     /// The slot.
     pub slot: SlotId,
@@ -133,11 +151,13 @@ pub struct DeleteCompleted {
 }
 
 /// Deleting a slot failed.
-#[derive(Event, Message, Clone, Debug)]
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
 pub struct DeleteFailed {
     /// The slot.
     pub slot: SlotId,
     /// What went wrong.
+    #[reflect(ignore)]
     pub error: Arc<KeepsakeError>,
 }
 

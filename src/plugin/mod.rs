@@ -18,14 +18,18 @@
 //!
 //! # Schedule
 //!
-//! Everything runs in `PreUpdate`, after Bevy's input systems, in the [`KeepsakeSystems`] sets:
+//! Everything runs in `PreUpdate` (or the schedule given to [`KeepsakePlugin::schedule`]), after
+//! Bevy's input systems, in the [`KeepsakeSystems`] sets:
 //!
-//! 1. [`KeepsakeSystems::Requests`]: request messages, the quicksave/quickload keys and the
-//!    autosave timer become jobs; play time advances.
+//! 1. [`KeepsakeSystems::Requests`]: the quicksave/quickload keys, request messages and the
+//!    autosave timer ([`AutosaveTimer`]) become jobs; play time advances.
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
 //!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
-//!    its thumbnail before writing), and the [`SaveSlots`] listing refreshes in the background.
+//!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
+//!    [`KeepsakeStatus`] is brought up to date.
+//!
+//! The store is opened in `PreStartup`: building the app touches no files.
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -33,39 +37,43 @@
 mod commands;
 mod error;
 mod events;
+mod job;
 pub(crate) mod jobs;
 mod requests;
 mod settings;
+mod status;
+mod store;
 pub(crate) mod thumbnail;
 
 pub use commands::KeepsakeCommandsExt;
 pub use error::KeepsakeError;
 pub use events::{
-    Checkpoint, DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed,
-    LoadRequest, RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, SaveTrigger,
+    DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
+    RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
-pub use jobs::{Job, JobKind, JobTarget, KeepsakeStatus, KeepsakeStore, SaveSlots};
-pub use settings::{KeepsakeSettings, Playtime, SaveTitle};
+pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
+pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveTitle};
+pub use status::{KeepsakeStatus, SaveSlots};
+pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
-use crate::store::{
-    FileSystem, OsFileSystem, ProfileName, SlotLayout, SlotStore, StoreConfig, StoreError,
-    default_save_root,
-};
+use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
+use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::input::InputSystems;
 use bevy::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The plugin's system sets, in the order they run in `PreUpdate`.
+/// The plugin's system sets, in the order they run (in `PreUpdate` unless the game chose
+/// another schedule with [`KeepsakePlugin::schedule`]).
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeepsakeSystems {
-    /// Requests, hotkeys, autosave timer, play time.
+    /// Hotkeys, requests, autosave timer, play time.
     Requests,
-    /// Finishing, applying and starting jobs; refreshing the listing.
+    /// Finishing, applying and starting jobs; refreshing the listing and the status.
     Jobs,
 }
 
@@ -76,43 +84,42 @@ pub enum KeepsakeSystems {
 /// Works under `MinimalPlugins` (no window) and `DefaultPlugins`.
 #[derive(Clone)]
 pub struct KeepsakePlugin {
-    game_id: String,
-    save_root: Option<PathBuf>,
-    profile: String,
+    store: store::StoreOpener,
     settings: KeepsakeSettings,
-    backups: u16,
-    layout: SlotLayout,
-    encode: EncodeOptions,
-    filesystem: Arc<dyn FileSystem>,
+    schedule: InternedScheduleLabel,
 }
 
 impl KeepsakePlugin {
     /// Saves under the platform's data directory for `game_id` (see
-    /// [`default_save_root`]), profile `default`, autosave every 60 s, F5 / F9.
+    /// [`default_save_root`](crate::store::default_save_root)), profile `default`, autosave
+    /// every 60 s, F5 / F9, systems in `PreUpdate`.
     pub fn new(game_id: impl Into<String>) -> Self {
         KeepsakePlugin {
-            game_id: game_id.into(),
-            save_root: None,
-            profile: ProfileName::default().as_str().to_owned(),
+            store: store::StoreOpener {
+                game_id: game_id.into(),
+                save_root: None,
+                profile: ProfileName::default().as_str().to_owned(),
+                backups: 3,
+                layout: SlotLayout::default(),
+                encode: EncodeOptions::default(),
+                filesystem: Arc::new(OsFileSystem),
+            },
             settings: KeepsakeSettings::default(),
-            backups: 3,
-            layout: SlotLayout::default(),
-            encode: EncodeOptions::default(),
-            filesystem: Arc::new(OsFileSystem),
+            schedule: PreUpdate.intern(),
         }
     }
 
     /// Saves under `root` instead of the platform's data directory.
     #[must_use]
     pub fn save_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.save_root = Some(root.into());
+        self.store.save_root = Some(root.into());
         self
     }
 
-    /// Uses profile `name` (a folder under the save root; validated when the plugin starts).
+    /// Uses profile `name` (a folder under the save root; validated when the store opens).
     #[must_use]
     pub fn profile(mut self, name: impl Into<String>) -> Self {
-        self.profile = name.into();
+        self.store.profile = name.into();
         self
     }
 
@@ -140,16 +147,16 @@ impl KeepsakePlugin {
     /// How many older generations each slot keeps as backups. Default 3.
     #[must_use]
     pub fn backups(mut self, generations: u16) -> Self {
-        self.backups = generations;
+        self.store.backups = generations;
         self
     }
 
     /// The largest save payload, uncompressed, that is written or read. Default 256 MiB.
     #[must_use]
     pub fn max_save_size(mut self, bytes: u32) -> Self {
-        self.encode.limits = Limits {
+        self.store.encode.limits = Limits {
             max_payload_uncompressed: bytes,
-            ..self.encode.limits
+            ..self.store.encode.limits
         };
         self
     }
@@ -157,14 +164,14 @@ impl KeepsakePlugin {
     /// How many manual and autosave slots there are. Default 10 and 5.
     #[must_use]
     pub fn slots(mut self, manual: u16, auto: u16) -> Self {
-        self.layout = SlotLayout { manual, auto };
+        self.store.layout = SlotLayout { manual, auto };
         self
     }
 
     /// Whether payloads are LZ4-compressed. Default yes.
     #[must_use]
     pub fn compression(mut self, compression: Compression) -> Self {
-        self.encode.compression = compression;
+        self.store.encode.compression = compression;
         self
     }
 
@@ -178,47 +185,34 @@ impl KeepsakePlugin {
     /// Sends every filesystem call through `filesystem` (for tests: counting, fault injection).
     #[must_use]
     pub fn filesystem(mut self, filesystem: Arc<dyn FileSystem>) -> Self {
-        self.filesystem = filesystem;
+        self.store.filesystem = filesystem;
         self
     }
 
-    fn open_store(&self) -> Result<SlotStore, StoreError> {
-        let root = match &self.save_root {
-            Some(root) => root.clone(),
-            None => default_save_root(&self.game_id)?,
-        };
-        let config = StoreConfig {
-            root,
-            profile: ProfileName::new(self.profile.clone())?,
-            layout: self.layout,
-            backups: self.backups,
-            encode: self.encode,
-        };
-        SlotStore::open_with(config, Arc::clone(&self.filesystem))
+    /// Runs the plugin's systems in `schedule` instead of `PreUpdate` (for games that drive
+    /// their simulation from a schedule of their own). Saves capture and loads apply there.
+    #[must_use]
+    pub fn schedule(mut self, schedule: impl ScheduleLabel) -> Self {
+        self.schedule = schedule.intern();
+        self
     }
 }
 
 impl Plugin for KeepsakePlugin {
     fn build(&self, app: &mut App) {
         ensure_registry(app);
-        let store = self.open_store().map(Arc::new).map_err(|error| {
-            error!("keepsake: saving is unavailable: {error}");
-            Arc::new(error)
-        });
-        let mut queue = jobs::JobQueue::default();
-        queue.request_listing();
-
         app.insert_resource(self.settings.clone())
-            .insert_resource(jobs::KeepsakeStore(store))
-            .insert_resource(queue)
+            .insert_resource(self.store.clone())
+            .init_resource::<jobs::JobQueue>()
+            .init_resource::<status::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
             .init_resource::<SaveTitle>()
             .init_resource::<Playtime>()
+            .init_resource::<AutosaveTimer>()
             .add_message::<SaveRequest>()
             .add_message::<LoadRequest>()
             .add_message::<DeleteRequest>()
-            .add_message::<Checkpoint>()
             .add_message::<RefreshSlots>()
             .add_message::<SaveStarted>()
             .add_message::<SaveCompleted>()
@@ -227,18 +221,53 @@ impl Plugin for KeepsakePlugin {
             .add_message::<LoadFailed>()
             .add_message::<DeleteCompleted>()
             .add_message::<DeleteFailed>()
+            .add_systems(PreStartup, store::open_store)
             .configure_sets(
-                PreUpdate,
+                self.schedule,
                 (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
                     .chain()
                     .after(InputSystems),
             )
             .add_systems(
-                PreUpdate,
+                self.schedule,
                 (
-                    requests::collect_requests.in_set(KeepsakeSystems::Requests),
-                    jobs::run_jobs.in_set(KeepsakeSystems::Jobs),
+                    (
+                        requests::hotkeys,
+                        requests::collect_requests,
+                        requests::tick_clocks,
+                    )
+                        .chain()
+                        .in_set(KeepsakeSystems::Requests),
+                    (
+                        jobs::run_jobs,
+                        status::refresh_listing,
+                        status::publish_status,
+                    )
+                        .chain()
+                        .in_set(KeepsakeSystems::Jobs),
                 ),
             );
+        register_reflected_types(app);
     }
+}
+
+/// Makes the plugin's resources, requests and results visible to inspectors and scripts.
+fn register_reflected_types(app: &mut App) {
+    app.register_type::<KeepsakeSettings>()
+        .register_type::<KeepsakeStatus>()
+        .register_type::<SaveSlots>()
+        .register_type::<SaveTitle>()
+        .register_type::<Playtime>()
+        .register_type::<AutosaveTimer>()
+        .register_type::<SaveRequest>()
+        .register_type::<LoadRequest>()
+        .register_type::<DeleteRequest>()
+        .register_type::<RefreshSlots>()
+        .register_type::<SaveStarted>()
+        .register_type::<SaveCompleted>()
+        .register_type::<SaveFailed>()
+        .register_type::<LoadCompleted>()
+        .register_type::<LoadFailed>()
+        .register_type::<DeleteCompleted>()
+        .register_type::<DeleteFailed>();
 }

@@ -1,88 +1,77 @@
 //! Turns requests, hotkeys and the autosave timer into jobs.
 
-use super::events::{
-    Checkpoint, DeleteRequest, LoadRequest, RefreshSlots, SaveRequest, SaveTrigger,
-};
-use super::jobs::{Job, JobKind, JobQueue, JobTarget};
-use super::settings::{KeepsakeSettings, Playtime};
-use crate::slot::{SlotId, SlotKind};
+use super::events::{DeleteRequest, LoadRequest, RefreshSlots, SaveRequest};
+use super::job::{Job, SaveTarget};
+use super::jobs::JobQueue;
+use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime};
+use super::status::ListingRefresh;
+use crate::slot::SlotId;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use std::time::Duration;
 
-/// Reads the request messages and the hotkeys, advances play time and the autosave timer, and
-/// queues the resulting jobs.
-#[allow(clippy::too_many_arguments)]
+/// The request messages a game (or the save menu) sends.
+#[derive(SystemParam)]
+pub(crate) struct Requests<'w, 's> {
+    saves: MessageReader<'w, 's, SaveRequest>,
+    loads: MessageReader<'w, 's, LoadRequest>,
+    deletes: MessageReader<'w, 's, DeleteRequest>,
+    refreshes: MessageReader<'w, 's, RefreshSlots>,
+}
+
+/// Queues the jobs the request messages ask for.
 pub(crate) fn collect_requests(
-    mut saves: MessageReader<SaveRequest>,
-    mut loads: MessageReader<LoadRequest>,
-    mut deletes: MessageReader<DeleteRequest>,
-    mut checkpoints: MessageReader<Checkpoint>,
-    mut refreshes: MessageReader<RefreshSlots>,
+    mut requests: Requests,
+    mut queue: ResMut<JobQueue>,
+    mut listing: ResMut<ListingRefresh>,
+) {
+    for request in requests.saves.read() {
+        queue.enqueue(Job::save(request.target));
+    }
+    for request in requests.loads.read() {
+        queue.enqueue(Job::Load(request.slot));
+    }
+    for request in requests.deletes.read() {
+        queue.enqueue(Job::Delete(request.slot));
+    }
+    if requests.refreshes.read().count() > 0 {
+        listing.request();
+    }
+}
+
+/// Quicksave and quickload keys.
+pub(crate) fn hotkeys(
     keys: Option<Res<ButtonInput<KeyCode>>>,
     settings: Res<KeepsakeSettings>,
-    time: Res<Time>,
-    mut playtime: ResMut<Playtime>,
-    mut since_autosave: Local<Duration>,
     mut queue: ResMut<JobQueue>,
 ) {
-    let pressed = |key: Option<KeyCode>| {
-        key.zip(keys.as_deref())
-            .is_some_and(|(key, keys)| keys.just_pressed(key))
+    let Some(keys) = keys else {
+        return; // no input plugin (headless)
     };
+    let pressed = |key: Option<KeyCode>| key.is_some_and(|key| keys.just_pressed(key));
     if pressed(settings.quicksave_key) {
-        queue.enqueue(save_job(SlotId::Quick));
+        queue.enqueue(Job::save(SaveTarget::Slot(SlotId::Quick)));
     }
     if pressed(settings.quickload_key) {
-        queue.enqueue(slot_job(JobKind::Load, SlotId::Quick));
+        queue.enqueue(Job::Load(SlotId::Quick));
     }
-    for request in saves.read() {
-        queue.enqueue(save_job(request.slot));
-    }
-    for request in loads.read() {
-        queue.enqueue(slot_job(JobKind::Load, request.slot));
-    }
-    for request in deletes.read() {
-        queue.enqueue(slot_job(JobKind::Delete, request.slot));
-    }
-    if checkpoints.read().count() > 0 {
-        queue.enqueue(save_job(SlotId::Auto(0)));
-    }
-    if refreshes.read().count() > 0 {
-        queue.request_listing();
-    }
+}
 
+/// Advances play time and the autosave timer; queues a timed autosave when one is due, unless a
+/// save is already running or waiting (it would capture the same world).
+pub(crate) fn tick_clocks(
+    time: Res<Time>,
+    settings: Res<KeepsakeSettings>,
+    mut playtime: ResMut<Playtime>,
+    mut timer: ResMut<AutosaveTimer>,
+    mut queue: ResMut<JobQueue>,
+) {
     playtime.0 += time.delta();
-    *since_autosave += time.delta();
-    if settings.autosave_every.is_zero() {
-        *since_autosave = Duration::ZERO;
-    } else if *since_autosave >= settings.autosave_every {
-        *since_autosave = Duration::ZERO;
-        if queue.has_save() {
-            debug!("keepsake: autosave skipped, a save is already in flight");
-        } else {
-            queue.enqueue(save_job(SlotId::Auto(0)));
-        }
+    if !timer.tick(time.delta(), settings.autosave_every) {
+        return;
     }
-}
-
-/// A save of `slot` (any autosave slot means the ring).
-fn save_job(slot: SlotId) -> Job {
-    let trigger = match slot.kind() {
-        SlotKind::Manual => SaveTrigger::Manual,
-        SlotKind::Quick => SaveTrigger::Quicksave,
-        SlotKind::Auto => SaveTrigger::Autosave,
-    };
-    Job {
-        kind: JobKind::Save(trigger),
-        target: JobTarget::of(slot),
-        slot: (slot.kind() != SlotKind::Auto).then_some(slot),
-    }
-}
-
-fn slot_job(kind: JobKind, slot: SlotId) -> Job {
-    Job {
-        kind,
-        target: JobTarget::of(slot),
-        slot: Some(slot),
+    if queue.has_save() {
+        debug!("keepsake: autosave skipped, a save is already in flight");
+    } else {
+        queue.enqueue(Job::save(SaveTarget::AutosaveRing));
     }
 }

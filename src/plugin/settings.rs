@@ -15,7 +15,8 @@ use std::time::Duration;
 /// }
 /// # let _ = disable_autosave_in_menus;
 /// ```
-#[derive(Resource, Clone, Debug, PartialEq)]
+#[derive(Resource, Clone, Debug, PartialEq, Reflect)]
+#[reflect(Resource, Clone, Debug, PartialEq, Default)]
 pub struct KeepsakeSettings {
     /// Play time between autosaves (`Duration::ZERO`: no timed autosaves).
     pub autosave_every: Duration,
@@ -40,10 +41,66 @@ impl Default for KeepsakeSettings {
 
 /// The title/location text stored with the next save and shown in the save menu, e.g.
 /// "Harbour — Level 3". Set it whenever it changes.
-#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Clone, Debug, Default, PartialEq)]
 pub struct SaveTitle(pub String);
 
 /// Total time played (virtual time, so it stops while the game is paused). Stored in each save
 /// and restored by a load.
-#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Clone, Debug, Default, PartialEq)]
 pub struct Playtime(pub Duration);
+
+/// Play time since the last timed autosave. The plugin advances it with virtual time and
+/// autosaves into the ring when it reaches [`KeepsakeSettings::autosave_every`]; a game can read
+/// it (a "next autosave in 20 s" hint) or [`reset`](Self::reset) it, for instance after the
+/// player saved by hand.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::prelude::*;
+///
+/// fn no_autosave_right_after_a_manual_save(
+///     mut saved: MessageReader<SaveCompleted>,
+///     mut timer: ResMut<AutosaveTimer>,
+/// ) {
+///     if saved.read().any(|save| save.reason == SaveReason::Manual) {
+///         timer.reset();
+///     }
+/// }
+/// # let _ = no_autosave_right_after_a_manual_save;
+/// ```
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Clone, Debug, Default, PartialEq)]
+pub struct AutosaveTimer {
+    elapsed: Duration,
+}
+
+impl AutosaveTimer {
+    /// Play time since the last timed autosave (or the last reset).
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// Play time left until the next timed autosave (`None`: timed autosaves are off).
+    pub fn remaining(&self, settings: &KeepsakeSettings) -> Option<Duration> {
+        (!settings.autosave_every.is_zero())
+            .then(|| settings.autosave_every.saturating_sub(self.elapsed))
+    }
+
+    /// Starts counting again from zero.
+    pub fn reset(&mut self) {
+        self.elapsed = Duration::ZERO;
+    }
+
+    /// Advances by `delta`; returns whether a timed autosave is due (and starts over if so).
+    /// With `every` zero, timed autosaves are off and the timer stays at zero.
+    pub(crate) fn tick(&mut self, delta: Duration, every: Duration) -> bool {
+        self.elapsed += delta;
+        let due = !every.is_zero() && self.elapsed >= every;
+        if due || every.is_zero() {
+            self.reset();
+        }
+        due
+    }
+}

@@ -5,8 +5,9 @@
 //! main thread) until the observer fulfils the [`ThumbnailTicket`] or drops it, or until both
 //! [`ThumbnailCapture::max_wait_frames`] frames and [`ThumbnailCapture::max_wait_time`] have
 //! passed; then it writes, with or without the picture. Counting both keeps the wait short at
-//! low frame rates and still long enough for a screenshot at high ones. The `ui` feature's [`SaveMenuPlugin`](crate::ui::SaveMenuPlugin) provides
-//! thumbnails from window screenshots; a game can provide its own instead:
+//! low frame rates and still long enough for a screenshot at high ones. The `save_menu` feature's
+//! [`SaveThumbnailsPlugin`](crate::ui::SaveThumbnailsPlugin) provides thumbnails from window
+//! screenshots; a game can provide its own instead:
 //!
 //! ```
 //! use bevy::prelude::*;
@@ -22,7 +23,7 @@
 //! # provide_thumbnails(&mut App::new());
 //! ```
 
-use crate::slot::SlotId;
+use super::job::SaveTarget;
 use bevy::prelude::*;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
@@ -30,7 +31,8 @@ use std::time::{Duration, Instant};
 
 /// Present when something provides thumbnails for saves; saves then wait for one until both
 /// `max_wait_frames` frames and `max_wait_time` have passed (default 4 frames and 150 ms).
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Clone, Debug, Default, PartialEq)]
 pub struct ThumbnailCapture {
     /// Frames a save waits for its thumbnail, at least.
     pub max_wait_frames: u32,
@@ -51,8 +53,8 @@ impl Default for ThumbnailCapture {
 /// [`ThumbnailCapture`] resource exists).
 #[derive(Event, Clone, Debug)]
 pub struct ThumbnailWanted {
-    /// The slot being saved (`None` for the autosave ring, which picks its slot later).
-    pub slot: Option<SlotId>,
+    /// Where the save goes.
+    pub target: SaveTarget,
     /// Hand the PNG bytes over with this, from any thread.
     pub ticket: ThumbnailTicket,
 }

@@ -4,7 +4,7 @@
 
 use super::text::{format_local_time, format_playtime, relative_time};
 use crate::format::Timestamp;
-use crate::plugin::{KeepsakeStatus, SaveSlots};
+use crate::plugin::{KeepsakeStatus, SaveSlots, SlotAction};
 use crate::slot::{SlotId, SlotKind};
 use crate::store::{SavedSlot, SlotEntry, SlotStatus};
 use chrono::TimeZone;
@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 /// The menu's three sections, in the order they are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SectionKind {
+pub(crate) enum SectionKind {
     /// The quicksave slot.
     Quick,
     /// The autosave ring, newest first.
@@ -23,7 +23,7 @@ pub enum SectionKind {
 
 impl SectionKind {
     /// The heading shown above the section.
-    pub fn heading(self) -> &'static str {
+    pub(crate) fn heading(self) -> &'static str {
         match self {
             SectionKind::Quick => "Quicksave",
             SectionKind::Autosaves => "Autosaves",
@@ -32,34 +32,9 @@ impl SectionKind {
     }
 }
 
-/// What a player can do with a slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MenuAction {
-    /// Save the current game into the slot (manual slots only).
-    Save,
-    /// Load the slot's save.
-    Load,
-    /// Delete the slot's save and its backups.
-    Delete,
-}
-
-impl MenuAction {
-    /// Every action, in the order the buttons are shown.
-    pub const ALL: [MenuAction; 3] = [MenuAction::Save, MenuAction::Load, MenuAction::Delete];
-
-    /// The button label.
-    pub fn label(self) -> &'static str {
-        match self {
-            MenuAction::Save => "Save",
-            MenuAction::Load => "Load",
-            MenuAction::Delete => "Delete",
-        }
-    }
-}
-
 /// The badge shown next to a slot's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Badge {
+pub(crate) enum Badge {
     /// Nothing saved here yet.
     Empty,
     /// The newest save is damaged and no backup is readable.
@@ -76,7 +51,7 @@ pub enum Badge {
 
 impl Badge {
     /// The badge's text.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Badge::Empty => "Empty",
             Badge::Damaged { .. } => "Damaged",
@@ -87,101 +62,107 @@ impl Badge {
 
 /// Which actions a row's buttons allow right now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RowActions {
-    /// Saving into the slot.
-    pub save: bool,
-    /// Loading the slot.
-    pub load: bool,
-    /// Deleting the slot.
-    pub delete: bool,
+pub(crate) struct RowActions {
+    /// Indexed by [`SlotAction`] in [`SlotAction::ALL`] order.
+    allowed: [bool; 3],
 }
 
 impl RowActions {
-    /// Whether `action` is allowed.
-    pub fn allows(self, action: MenuAction) -> bool {
-        match action {
-            MenuAction::Save => self.save,
-            MenuAction::Load => self.load,
-            MenuAction::Delete => self.delete,
+    /// The actions for which `allows` says yes.
+    pub(crate) fn from_fn(allows: impl Fn(SlotAction) -> bool) -> Self {
+        RowActions {
+            allowed: SlotAction::ALL.map(allows),
         }
+    }
+
+    /// Whether `action` is allowed.
+    pub(crate) fn allows(self, action: SlotAction) -> bool {
+        self.allowed[action as usize]
+    }
+
+    /// The allowed actions, in button order.
+    pub(crate) fn enabled(self) -> impl Iterator<Item = SlotAction> {
+        SlotAction::ALL
+            .into_iter()
+            .filter(move |&action| self.allows(action))
     }
 }
 
 /// Identifies one stored thumbnail, so a cached texture is reused only for the same save.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ThumbnailKey {
+pub(crate) struct ThumbnailKey {
     /// The slot.
-    pub slot: SlotId,
+    pub(crate) slot: SlotId,
     /// The generation that carries it.
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// The save it belongs to.
-    pub save_id: Uuid,
+    pub(crate) save_id: Uuid,
 }
 
 /// The save a row shows (the newest, or the backup when the newest is damaged).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShownSave {
+pub(crate) struct ShownSave {
     /// The game's title/location text.
-    pub title: String,
+    pub(crate) title: String,
     /// When it was saved.
-    pub saved_at: Timestamp,
+    pub(crate) saved_at: Timestamp,
     /// Local date and time, e.g. "2026-11-21 14:03".
-    pub local_time: String,
+    pub(crate) local_time: String,
     /// e.g. "3 min ago".
-    pub relative_time: String,
+    pub(crate) relative_time: String,
     /// e.g. "1 h 02 min".
-    pub playtime: String,
+    pub(crate) playtime: String,
     /// Its thumbnail, when it has one.
-    pub thumbnail: Option<ThumbnailKey>,
+    pub(crate) thumbnail: Option<ThumbnailKey>,
 }
 
 /// One slot as the menu shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SlotRow {
+pub(crate) struct SlotRow {
     /// The slot.
-    pub slot: SlotId,
+    pub(crate) slot: SlotId,
     /// e.g. "Manual 3".
-    pub name: String,
+    pub(crate) name: String,
     /// The save shown, if the slot has a readable one.
-    pub save: Option<ShownSave>,
+    pub(crate) save: Option<ShownSave>,
     /// Empty, damaged or restored from backup.
-    pub badge: Option<Badge>,
+    pub(crate) badge: Option<Badge>,
     /// A save, load or delete of this slot is running or waiting.
-    pub busy: bool,
+    pub(crate) busy: bool,
     /// The enabled buttons.
-    pub actions: RowActions,
+    pub(crate) actions: RowActions,
 }
 
 impl SlotRow {
     /// Whether the slot holds anything (a save, or a damaged file) that an action would replace
     /// or remove.
-    pub fn is_occupied(&self) -> bool {
+    pub(crate) fn is_occupied(&self) -> bool {
         self.badge != Some(Badge::Empty)
     }
 }
 
 /// A titled group of rows.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MenuSection {
+pub(crate) struct MenuSection {
     /// Which section.
-    pub kind: SectionKind,
+    pub(crate) kind: SectionKind,
     /// Its rows, in display order.
-    pub rows: Vec<SlotRow>,
+    pub(crate) rows: Vec<SlotRow>,
 }
 
 /// Everything the menu shows, rebuilt whenever the listing or the job status changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct MenuModel {
+pub(crate) struct MenuModel {
     /// Quick, Autosaves, Manual (sections without slots are left out).
-    pub sections: Vec<MenuSection>,
+    pub(crate) sections: Vec<MenuSection>,
     /// Why the listing could not be refreshed, if it could not.
-    pub listing_error: Option<String>,
+    pub(crate) listing_error: Option<String>,
 }
 
 impl MenuModel {
     /// Builds the model. `now` and `zone` make times deterministic in tests; the menu passes
     /// the wall clock and the local time zone.
-    pub fn build<Tz: TimeZone>(
+    pub(crate) fn build<Tz: TimeZone>(
         slots: &SaveSlots,
         status: &KeepsakeStatus,
         now: Timestamp,
@@ -225,22 +206,23 @@ impl MenuModel {
     }
 
     /// All rows, in display order (the order keyboard navigation walks).
-    pub fn rows(&self) -> impl Iterator<Item = &SlotRow> {
+    pub(crate) fn rows(&self) -> impl Iterator<Item = &SlotRow> {
         self.sections.iter().flat_map(|section| &section.rows)
     }
 
     /// The row at flat index `index` (see [`MenuModel::rows`]).
-    pub fn row(&self, index: usize) -> Option<&SlotRow> {
+    pub(crate) fn row(&self, index: usize) -> Option<&SlotRow> {
         self.rows().nth(index)
     }
 
     /// The row of `slot`.
-    pub fn row_of(&self, slot: SlotId) -> Option<&SlotRow> {
+    #[cfg(test)]
+    pub(crate) fn row_of(&self, slot: SlotId) -> Option<&SlotRow> {
         self.rows().find(|row| row.slot == slot)
     }
 
     /// How many rows there are.
-    pub fn row_count(&self) -> usize {
+    pub(crate) fn row_count(&self) -> usize {
         self.sections.iter().map(|section| section.rows.len()).sum()
     }
 }
@@ -276,11 +258,14 @@ where
         .shown_save()
         .map(|saved| shown_save(entry.slot, saved, now, zone));
     let busy = status.is_busy(entry.slot);
-    let actions = RowActions {
-        save: !busy && entry.slot.kind() == SlotKind::Manual,
-        load: !busy && save.is_some(),
-        delete: !busy && badge != Some(Badge::Empty),
-    };
+    let actions = RowActions::from_fn(|action| {
+        !busy
+            && match action {
+                SlotAction::Save => entry.slot.kind() == SlotKind::Manual,
+                SlotAction::Load => save.is_some(),
+                SlotAction::Delete => badge != Some(Badge::Empty),
+            }
+    });
     SlotRow {
         slot: entry.slot,
         name: entry.slot.to_string(),

@@ -2,13 +2,14 @@
 //! confirmation being asked. Plain data driven by [`MenuInput`]s, so keyboard and mouse go
 //! through the same rules and the rules are unit-tested.
 
-use super::model::{MenuAction, MenuModel, SlotRow};
+use super::model::{MenuModel, SlotRow};
+use crate::plugin::SlotAction;
 use crate::slot::SlotId;
 use bevy::prelude::*;
 
 /// One step of keyboard (or scripted) input to the menu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MenuInput {
+pub(crate) enum MenuInput {
     /// Select the row above.
     Up,
     /// Select the row below.
@@ -23,46 +24,34 @@ pub enum MenuInput {
     Back,
 }
 
-/// What the game should do after an input.
+/// What the game should do after an input: `action` on `slot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MenuCommand {
-    /// Save into the slot.
-    Save(SlotId),
-    /// Load the slot.
-    Load(SlotId),
-    /// Delete the slot.
-    Delete(SlotId),
-}
-
-impl MenuCommand {
-    fn new(action: MenuAction, slot: SlotId) -> Self {
-        match action {
-            MenuAction::Save => MenuCommand::Save(slot),
-            MenuAction::Load => MenuCommand::Load(slot),
-            MenuAction::Delete => MenuCommand::Delete(slot),
-        }
-    }
+pub(crate) struct MenuCommand {
+    /// What to do.
+    pub(crate) action: SlotAction,
+    /// To which slot.
+    pub(crate) slot: SlotId,
 }
 
 /// A question the player must answer before an action happens.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Confirmation {
+pub(crate) struct Confirmation {
     /// What will happen.
-    pub action: MenuAction,
+    pub(crate) action: SlotAction,
     /// To which slot.
-    pub slot: SlotId,
+    pub(crate) slot: SlotId,
     /// The dialog's heading, e.g. "Overwrite Manual 3?".
-    pub heading: String,
+    pub(crate) heading: String,
     /// What the player loses, in a sentence or two.
-    pub message: String,
+    pub(crate) message: String,
     /// The confirming button's label, e.g. "Overwrite".
-    pub confirm_label: &'static str,
+    pub(crate) confirm_label: &'static str,
 }
 
 impl Confirmation {
     /// The question to ask before `action` on `row`, or `None` when the action is harmless
     /// (saving into an empty slot).
-    pub fn for_action(action: MenuAction, row: &SlotRow) -> Option<Self> {
+    pub(crate) fn for_action(action: SlotAction, row: &SlotRow) -> Option<Self> {
         let name = &row.name;
         // "“Level 2 · 130 points”, saved 3 min ago"
         let saved = row.save.as_ref().map(|save| {
@@ -74,8 +63,8 @@ impl Confirmation {
             format!("\u{201c}{title}\u{201d}, saved {}", save.relative_time)
         });
         let (heading, message, confirm_label) = match (action, saved) {
-            (MenuAction::Save, _) if !row.is_occupied() => return None,
-            (MenuAction::Save, Some(saved)) => (
+            (SlotAction::Save, _) if !row.is_occupied() => return None,
+            (SlotAction::Save, Some(saved)) => (
                 format!("Overwrite {name}?"),
                 format!(
                     "{saved}, will be replaced by the current game. \
@@ -83,12 +72,12 @@ impl Confirmation {
                 ),
                 "Overwrite",
             ),
-            (MenuAction::Save, None) => (
+            (SlotAction::Save, None) => (
                 format!("Overwrite {name}?"),
                 "The damaged save will be replaced by the current game.".to_owned(),
                 "Overwrite",
             ),
-            (MenuAction::Load, saved) => (
+            (SlotAction::Load, saved) => (
                 format!("Load {name}?"),
                 format!(
                     "Loads {}. Progress since your last save will be lost.",
@@ -96,7 +85,7 @@ impl Confirmation {
                 ),
                 "Load",
             ),
-            (MenuAction::Delete, saved) => (
+            (SlotAction::Delete, saved) => (
                 format!("Delete {name}?"),
                 format!(
                     "{} and its backups will be deleted. This cannot be undone.",
@@ -115,7 +104,16 @@ impl Confirmation {
     }
 }
 
-/// The save menu: open it, close it, or read what it shows.
+/// What the menu shows: nothing, the slots, or a question over them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Screen {
+    #[default]
+    Closed,
+    Browsing,
+    Asking(Confirmation),
+}
+
+/// The save menu: open it, close it, or ask whether it is open.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -128,27 +126,31 @@ impl Confirmation {
 /// ```
 #[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SaveMenu {
-    open: bool,
+    screen: Screen,
     selected_row: usize,
-    selected_action: Option<MenuAction>,
-    confirmation: Option<Confirmation>,
+    /// The selected row's selected button: always one the row allows, `None` when it allows
+    /// none (an empty autosave, a busy slot), so Enter never rests on a button that does nothing.
+    selected_action: Option<SlotAction>,
+    /// The button column last selected, kept across rows that have no enabled button.
+    column: Option<SlotAction>,
 }
 
 impl SaveMenu {
     /// Opens the menu; the selection is where it was when the menu last closed.
     pub fn open(&mut self) {
-        self.open = true;
+        if self.screen == Screen::Closed {
+            self.screen = Screen::Browsing;
+        }
     }
 
     /// Closes the menu and drops any open question.
     pub fn close(&mut self) {
-        self.open = false;
-        self.confirmation = None;
+        self.screen = Screen::Closed;
     }
 
     /// Opens a closed menu, closes an open one.
     pub fn toggle(&mut self) {
-        if self.open {
+        if self.is_open() {
             self.close();
         } else {
             self.open();
@@ -157,68 +159,89 @@ impl SaveMenu {
 
     /// Whether the menu is open.
     pub fn is_open(&self) -> bool {
-        self.open
+        self.screen != Screen::Closed
+    }
+
+    /// The question the menu is asking, e.g. "Overwrite Manual 3?", if any (Esc then cancels
+    /// the question rather than closing the menu).
+    pub fn question(&self) -> Option<&str> {
+        self.confirmation()
+            .map(|question| question.heading.as_str())
     }
 
     /// The selected row's flat index (see [`MenuModel::rows`]).
-    pub fn selected_row(&self) -> usize {
+    pub(crate) fn selected_row(&self) -> usize {
         self.selected_row
     }
 
-    /// The selected button of the selected row, if it has an enabled one.
-    pub fn selected_action(&self) -> Option<MenuAction> {
+    /// The selected button of the selected row; `None` when the row has no enabled button.
+    pub(crate) fn selected_action(&self) -> Option<SlotAction> {
         self.selected_action
     }
 
     /// The question being asked, if any.
-    pub fn confirmation(&self) -> Option<&Confirmation> {
-        self.confirmation.as_ref()
+    pub(crate) fn confirmation(&self) -> Option<&Confirmation> {
+        match &self.screen {
+            Screen::Asking(question) => Some(question),
+            Screen::Closed | Screen::Browsing => None,
+        }
     }
 
     /// Keeps the selection on an existing row after the model changed (a save finished, a slot
-    /// became busy), and on an enabled button when the row has one; on a row without any, the
-    /// button column is remembered for the next row (pressing it does nothing).
-    pub fn fit_to(&mut self, model: &MenuModel) {
+    /// became busy), and on an enabled button: the remembered column when the row allows it,
+    /// else the row's first enabled button, else none.
+    pub(crate) fn fit_to(&mut self, model: &MenuModel) {
         let rows = model.row_count();
         self.selected_row = self.selected_row.min(rows.saturating_sub(1));
         let Some(row) = model.row(self.selected_row) else {
             self.selected_action = None;
             return;
         };
-        if !self.selected_action.is_some_and(|a| row.actions.allows(a)) {
-            self.selected_action = MenuAction::ALL
-                .into_iter()
-                .find(|&a| row.actions.allows(a))
-                .or(self.selected_action);
+        self.selected_action = self
+            .column
+            .filter(|&action| row.actions.allows(action))
+            .or_else(|| row.actions.enabled().next());
+        if self.selected_action.is_some() {
+            self.column = self.selected_action;
         }
     }
 
     /// Applies one input; returns what the game should do, if anything.
-    pub fn handle(&mut self, input: MenuInput, model: &MenuModel) -> Option<MenuCommand> {
-        if !self.open {
-            return None;
+    pub(crate) fn handle(&mut self, input: MenuInput, model: &MenuModel) -> Option<MenuCommand> {
+        match &self.screen {
+            Screen::Closed => None,
+            Screen::Asking(question) => {
+                let command = MenuCommand {
+                    action: question.action,
+                    slot: question.slot,
+                };
+                self.answer_with(input, command)
+            }
+            Screen::Browsing => self.browse(input, model),
         }
-        if let Some(confirmation) = &self.confirmation {
-            return match input {
-                MenuInput::Activate => {
-                    let command = MenuCommand::new(confirmation.action, confirmation.slot);
-                    self.finish(command);
-                    Some(command)
-                }
-                MenuInput::Back => {
-                    self.confirmation = None;
-                    None
-                }
-                _ => None,
-            };
+    }
+
+    /// An input while a question is open: Enter confirms, Esc cancels, the rest waits.
+    fn answer_with(&mut self, input: MenuInput, command: MenuCommand) -> Option<MenuCommand> {
+        match input {
+            MenuInput::Activate => {
+                self.finish(command);
+                Some(command)
+            }
+            MenuInput::Back => {
+                self.screen = Screen::Browsing;
+                None
+            }
+            MenuInput::Up | MenuInput::Down | MenuInput::Left | MenuInput::Right => None,
         }
-        let rows = model.row_count();
+    }
+
+    /// An input while browsing the slots.
+    fn browse(&mut self, input: MenuInput, model: &MenuModel) -> Option<MenuCommand> {
+        let last_row = model.row_count().saturating_sub(1);
         match input {
             MenuInput::Up => self.select_row(self.selected_row.saturating_sub(1), model),
-            MenuInput::Down if rows > 0 => {
-                self.select_row((self.selected_row + 1).min(rows - 1), model);
-            }
-            MenuInput::Down => {}
+            MenuInput::Down => self.select_row((self.selected_row + 1).min(last_row), model),
             MenuInput::Left => self.step_action(model, -1),
             MenuInput::Right => self.step_action(model, 1),
             MenuInput::Activate => {
@@ -231,32 +254,36 @@ impl SaveMenu {
     }
 
     /// Selects a row (a mouse click on it, or arrow keys).
-    pub fn select_row(&mut self, index: usize, model: &MenuModel) {
+    pub(crate) fn select_row(&mut self, index: usize, model: &MenuModel) {
         self.selected_row = index;
         self.fit_to(model);
     }
 
     /// Presses `action` on row `index` (a click, or Enter on the selection). Asks first when
     /// the action loses something; returns the command when it can happen at once.
-    pub fn press(
+    pub(crate) fn press(
         &mut self,
         index: usize,
-        action: MenuAction,
+        action: SlotAction,
         model: &MenuModel,
     ) -> Option<MenuCommand> {
         let row = model.row(index)?;
-        if !self.open || self.confirmation.is_some() || !row.actions.allows(action) {
+        if self.screen != Screen::Browsing || !row.actions.allows(action) {
             return None;
         }
         self.selected_row = index;
         self.selected_action = Some(action);
+        self.column = Some(action);
+        let command = MenuCommand {
+            action,
+            slot: row.slot,
+        };
         match Confirmation::for_action(action, row) {
             Some(question) => {
-                self.confirmation = Some(question);
+                self.screen = Screen::Asking(question);
                 None
             }
             None => {
-                let command = MenuCommand::new(action, row.slot);
                 self.finish(command);
                 Some(command)
             }
@@ -264,32 +291,30 @@ impl SaveMenu {
     }
 
     /// Answers the open question: `true` confirms (returning the command), `false` cancels.
-    pub fn answer(&mut self, confirm: bool, model: &MenuModel) -> Option<MenuCommand> {
+    pub(crate) fn answer(&mut self, confirm: bool, model: &MenuModel) -> Option<MenuCommand> {
+        self.confirmation()?;
         let input = if confirm {
             MenuInput::Activate
         } else {
             MenuInput::Back
         };
-        self.confirmation.as_ref()?;
         self.handle(input, model)
     }
 
-    /// After a command: loading returns the player to the game.
+    /// After a command: loading returns the player to the game; anything else to the slots.
     fn finish(&mut self, command: MenuCommand) {
-        self.confirmation = None;
-        if matches!(command, MenuCommand::Load(_)) {
-            self.close();
-        }
+        self.screen = match command.action {
+            SlotAction::Load => Screen::Closed,
+            SlotAction::Save | SlotAction::Delete => Screen::Browsing,
+        };
     }
 
+    /// Moves the selection `step` enabled buttons to the left (negative) or right.
     fn step_action(&mut self, model: &MenuModel, step: isize) {
         let Some(row) = model.row(self.selected_row) else {
             return;
         };
-        let enabled: Vec<MenuAction> = MenuAction::ALL
-            .into_iter()
-            .filter(|&a| row.actions.allows(a))
-            .collect();
+        let enabled: Vec<SlotAction> = row.actions.enabled().collect();
         if enabled.is_empty() {
             return;
         }
@@ -299,5 +324,6 @@ impl SaveMenu {
             .unwrap_or(0);
         let next = (current as isize + step).clamp(0, enabled.len() as isize - 1);
         self.selected_action = Some(enabled[next as usize]);
+        self.column = self.selected_action;
     }
 }

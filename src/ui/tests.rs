@@ -1,13 +1,13 @@
 //! The menu's model, interaction rules, toasts and thumbnails, without rendering.
 
-use super::model::{Badge, MenuAction, MenuModel, RowActions, SectionKind, ThumbnailKey};
+use super::model::{Badge, MenuModel, RowActions, SectionKind, ThumbnailKey};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::thumbnails::{decode_thumbnail, encode_thumbnail};
 use super::toasts::{Toast, ToastKind, Toasts};
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{
-    Job, JobKind, JobTarget, KeepsakeError, KeepsakeStatus, LoadCompleted, SaveCompleted,
-    SaveFailed, SaveSlots, SaveStarted, SaveTrigger,
+    Job, KeepsakeError, KeepsakeStatus, LoadCompleted, SaveCompleted, SaveFailed, SaveReason,
+    SaveSlots, SaveStarted, SaveTarget, SlotAction,
 };
 use crate::slot::SlotId;
 use crate::store::{SavedSlot, SlotEntry, SlotStatus, StoreError};
@@ -199,7 +199,13 @@ fn badges_mark_empty_damaged_and_restored_from_backup_slots() {
 fn buttons_follow_what_each_slot_allows() {
     let model = model();
     let actions = |slot| model.row_of(slot).unwrap().actions;
-    let all = |save, load, delete| RowActions { save, load, delete };
+    let all = |save, load, delete| {
+        RowActions::from_fn(|action| match action {
+            SlotAction::Save => save,
+            SlotAction::Load => load,
+            SlotAction::Delete => delete,
+        })
+    };
     assert_eq!(actions(SlotId::Manual(0)), all(true, true, true));
     assert_eq!(actions(SlotId::Manual(1)), all(true, true, true));
     assert_eq!(actions(SlotId::Manual(9)), all(true, false, false));
@@ -216,16 +222,8 @@ fn buttons_follow_what_each_slot_allows() {
 #[test]
 fn busy_slots_disable_their_buttons_and_the_ring_counts_as_one() {
     let status = KeepsakeStatus {
-        running: vec![Job {
-            kind: JobKind::Save(SaveTrigger::Autosave),
-            target: JobTarget::AutosaveRing,
-            slot: None,
-        }],
-        waiting: vec![Job {
-            kind: JobKind::Load,
-            target: JobTarget::Slot(SlotId::Manual(0)),
-            slot: Some(SlotId::Manual(0)),
-        }],
+        running: vec![Job::save(SaveTarget::AutosaveRing)],
+        waiting: vec![Job::Load(SlotId::Manual(0))],
     };
     let model = model_with(&status);
     for row in model.rows() {
@@ -235,7 +233,13 @@ fn busy_slots_disable_their_buttons_and_the_ring_counts_as_one() {
             assert_eq!(row.actions, RowActions::default(), "{}", row.name);
         }
     }
-    assert!(model.row_of(SlotId::Manual(1)).unwrap().actions.load);
+    assert!(
+        model
+            .row_of(SlotId::Manual(1))
+            .unwrap()
+            .actions
+            .allows(SlotAction::Load)
+    );
 }
 
 #[test]
@@ -244,8 +248,11 @@ fn saving_into_an_empty_slot_happens_at_once() {
     let mut menu = open_menu();
     let empty = index_of(&model, SlotId::Manual(4));
     assert_eq!(
-        menu.press(empty, MenuAction::Save, &model),
-        Some(MenuCommand::Save(SlotId::Manual(4)))
+        menu.press(empty, SlotAction::Save, &model),
+        Some(MenuCommand {
+            action: SlotAction::Save,
+            slot: SlotId::Manual(4)
+        })
     );
     assert!(menu.confirmation().is_none());
     assert!(menu.is_open(), "the menu stays open after a save");
@@ -256,7 +263,7 @@ fn overwriting_asks_first_and_names_what_is_replaced() {
     let model = model();
     let mut menu = open_menu();
     let filled = index_of(&model, SlotId::Manual(0));
-    assert_eq!(menu.press(filled, MenuAction::Save, &model), None);
+    assert_eq!(menu.press(filled, SlotAction::Save, &model), None);
     let question = menu.confirmation().unwrap();
     assert_eq!(question.heading, "Overwrite Manual 1?");
     assert!(
@@ -272,12 +279,15 @@ fn overwriting_asks_first_and_names_what_is_replaced() {
     assert_eq!(menu.selected_row(), filled);
     assert_eq!(
         menu.handle(MenuInput::Activate, &model),
-        Some(MenuCommand::Save(SlotId::Manual(0)))
+        Some(MenuCommand {
+            action: SlotAction::Save,
+            slot: SlotId::Manual(0)
+        })
     );
     assert!(menu.confirmation().is_none());
 
     // Cancelling sends nothing.
-    menu.press(filled, MenuAction::Save, &model);
+    menu.press(filled, SlotAction::Save, &model);
     assert_eq!(menu.handle(MenuInput::Back, &model), None);
     assert!(menu.confirmation().is_none());
     assert!(menu.is_open(), "Esc cancels the question, not the menu");
@@ -288,7 +298,7 @@ fn overwriting_a_damaged_slot_asks_too() {
     let model = model();
     let mut menu = open_menu();
     let damaged = index_of(&model, SlotId::Manual(1));
-    assert_eq!(menu.press(damaged, MenuAction::Save, &model), None);
+    assert_eq!(menu.press(damaged, SlotAction::Save, &model), None);
     assert_eq!(menu.confirmation().unwrap().heading, "Overwrite Manual 2?");
 }
 
@@ -297,7 +307,7 @@ fn loading_warns_about_unsaved_progress_and_returns_to_the_game() {
     let model = model();
     let mut menu = open_menu();
     let quick = index_of(&model, SlotId::Quick);
-    assert_eq!(menu.press(quick, MenuAction::Load, &model), None);
+    assert_eq!(menu.press(quick, SlotAction::Load, &model), None);
     let question = menu.confirmation().unwrap();
     assert_eq!(question.heading, "Load Quicksave?");
     assert!(
@@ -307,7 +317,10 @@ fn loading_warns_about_unsaved_progress_and_returns_to_the_game() {
     );
     assert_eq!(
         menu.answer(true, &model),
-        Some(MenuCommand::Load(SlotId::Quick))
+        Some(MenuCommand {
+            action: SlotAction::Load,
+            slot: SlotId::Quick
+        })
     );
     assert!(!menu.is_open());
 }
@@ -317,19 +330,22 @@ fn deleting_asks_and_says_it_cannot_be_undone() {
     let model = model();
     let mut menu = open_menu();
     let gate = index_of(&model, SlotId::Auto(0));
-    menu.press(gate, MenuAction::Delete, &model);
+    menu.press(gate, SlotAction::Delete, &model);
     let question = menu.confirmation().unwrap();
     assert_eq!(question.heading, "Delete Autosave 1?");
     assert!(question.message.contains("cannot be undone"));
     assert_eq!(menu.answer(false, &model), None);
     assert_eq!(
-        menu.press(gate, MenuAction::Delete, &model),
+        menu.press(gate, SlotAction::Delete, &model),
         None,
         "asks again"
     );
     assert_eq!(
         menu.answer(true, &model),
-        Some(MenuCommand::Delete(SlotId::Auto(0)))
+        Some(MenuCommand {
+            action: SlotAction::Delete,
+            slot: SlotId::Auto(0)
+        })
     );
 }
 
@@ -338,11 +354,11 @@ fn disabled_actions_cannot_be_pressed() {
     let model = model();
     let mut menu = open_menu();
     let quick = index_of(&model, SlotId::Quick);
-    assert_eq!(menu.press(quick, MenuAction::Save, &model), None);
+    assert_eq!(menu.press(quick, SlotAction::Save, &model), None);
     assert!(menu.confirmation().is_none());
     let empty_auto = index_of(&model, SlotId::Auto(2));
-    assert_eq!(menu.press(empty_auto, MenuAction::Load, &model), None);
-    assert_eq!(menu.press(99, MenuAction::Load, &model), None);
+    assert_eq!(menu.press(empty_auto, SlotAction::Load, &model), None);
+    assert_eq!(menu.press(99, SlotAction::Load, &model), None);
 }
 
 #[test]
@@ -353,7 +369,7 @@ fn arrow_keys_walk_rows_across_sections_and_buttons_within_a_row() {
     assert_eq!(menu.selected_row(), 0);
     assert_eq!(
         menu.selected_action(),
-        Some(MenuAction::Load),
+        Some(SlotAction::Load),
         "the first enabled button of the quicksave row"
     );
     menu.handle(MenuInput::Up, &model);
@@ -373,35 +389,38 @@ fn arrow_keys_walk_rows_across_sections_and_buttons_within_a_row() {
     );
     assert_eq!(
         menu.selected_action(),
-        Some(MenuAction::Delete),
+        Some(SlotAction::Delete),
         "the damaged autosave on the way only allowed Delete; the column is kept"
     );
     menu.handle(MenuInput::Left, &model);
-    assert_eq!(menu.selected_action(), Some(MenuAction::Load));
+    assert_eq!(menu.selected_action(), Some(SlotAction::Load));
     menu.handle(MenuInput::Left, &model);
-    assert_eq!(menu.selected_action(), Some(MenuAction::Save));
+    assert_eq!(menu.selected_action(), Some(SlotAction::Save));
     menu.handle(MenuInput::Left, &model);
     assert_eq!(
         menu.selected_action(),
-        Some(MenuAction::Save),
+        Some(SlotAction::Save),
         "stops at the edge"
     );
     menu.handle(MenuInput::Right, &model);
     menu.handle(MenuInput::Right, &model);
     menu.handle(MenuInput::Right, &model);
-    assert_eq!(menu.selected_action(), Some(MenuAction::Delete));
+    assert_eq!(menu.selected_action(), Some(SlotAction::Delete));
     for _ in 0..30 {
         menu.handle(MenuInput::Down, &model);
     }
     assert_eq!(menu.selected_row(), 15, "stays at the bottom");
     assert_eq!(
         menu.selected_action(),
-        Some(MenuAction::Save),
+        Some(SlotAction::Save),
         "an empty slot only saves"
     );
     assert_eq!(
         menu.handle(MenuInput::Activate, &model),
-        Some(MenuCommand::Save(SlotId::Manual(9)))
+        Some(MenuCommand {
+            action: SlotAction::Save,
+            slot: SlotId::Manual(9)
+        })
     );
 }
 
@@ -415,7 +434,10 @@ fn enter_on_the_selection_asks_like_a_click() {
     assert_eq!(menu.confirmation().unwrap().heading, "Overwrite Manual 1?");
     assert_eq!(
         menu.handle(MenuInput::Activate, &model),
-        Some(MenuCommand::Save(SlotId::Manual(0)))
+        Some(MenuCommand {
+            action: SlotAction::Save,
+            slot: SlotId::Manual(0)
+        })
     );
 }
 
@@ -425,18 +447,39 @@ fn the_selection_moves_off_buttons_that_become_disabled() {
     let idle = model();
     let auto = index_of(&idle, SlotId::Auto(1));
     menu.select_row(auto, &idle);
-    assert_eq!(menu.selected_action(), Some(MenuAction::Load));
+    assert_eq!(menu.selected_action(), Some(SlotAction::Load));
     let busy = model_with(&KeepsakeStatus {
-        running: vec![Job {
-            kind: JobKind::Save(SaveTrigger::Autosave),
-            target: JobTarget::AutosaveRing,
-            slot: None,
-        }],
+        running: vec![Job::save(SaveTarget::AutosaveRing)],
         waiting: Vec::new(),
     });
     menu.fit_to(&busy);
     assert_eq!(menu.handle(MenuInput::Activate, &busy), None);
     assert!(menu.confirmation().is_none());
+}
+
+#[test]
+fn no_button_is_selected_on_a_row_whose_buttons_are_all_disabled() {
+    let model = model();
+    let mut menu = open_menu();
+    menu.select_row(index_of(&model, SlotId::Auto(1)), &model);
+    menu.handle(MenuInput::Right, &model);
+    assert_eq!(menu.selected_action(), Some(SlotAction::Delete));
+    let empty_auto = index_of(&model, SlotId::Auto(2));
+    menu.select_row(empty_auto, &model);
+    assert_eq!(
+        menu.selected_action(),
+        None,
+        "an empty autosave has no button that works, so none is selected"
+    );
+    assert_eq!(menu.handle(MenuInput::Activate, &model), None);
+    assert_eq!(menu.handle(MenuInput::Left, &model), None);
+    assert_eq!(menu.selected_action(), None);
+    menu.select_row(index_of(&model, SlotId::Manual(0)), &model);
+    assert_eq!(
+        menu.selected_action(),
+        Some(SlotAction::Delete),
+        "the column chosen before comes back on a row that allows it"
+    );
 }
 
 #[test]
@@ -449,7 +492,7 @@ fn back_closes_the_menu_and_a_closed_menu_ignores_input() {
     assert_eq!(
         menu.press(
             index_of(&model, SlotId::Manual(4)),
-            MenuAction::Save,
+            SlotAction::Save,
             &model
         ),
         None
@@ -479,10 +522,10 @@ fn an_empty_listing_is_harmless() {
     }
 }
 
-fn completed(slot: SlotId, trigger: SaveTrigger) -> SaveCompleted {
+fn completed(slot: SlotId, reason: SaveReason) -> SaveCompleted {
     SaveCompleted {
         slot,
-        trigger,
+        reason,
         generation: 1,
         path: "x".into(),
         bytes: 1,
@@ -501,12 +544,12 @@ fn saving_toasts_turn_into_their_result_in_place() {
     let mut toasts = Toasts::default();
     let at = Duration::from_secs(1);
     let manual = SaveStarted {
-        slot: Some(SlotId::Manual(2)),
-        trigger: SaveTrigger::Manual,
+        target: SaveTarget::Slot(SlotId::Manual(2)),
+        reason: SaveReason::Manual,
     };
     let auto = SaveStarted {
-        slot: None,
-        trigger: SaveTrigger::Autosave,
+        target: SaveTarget::AutosaveRing,
+        reason: SaveReason::Autosave,
     };
     toasts.push(Toast::save_started(&manual), at);
     toasts.push(Toast::save_started(&auto), at);
@@ -517,17 +560,17 @@ fn saving_toasts_turn_into_their_result_in_place() {
     );
 
     toasts.push(
-        Toast::save_completed(&completed(SlotId::Auto(3), SaveTrigger::Autosave)),
+        Toast::save_completed(&completed(SlotId::Auto(3), SaveReason::Autosave)),
         at,
     );
     assert_eq!(texts(&toasts), ["Saving\u{2026}", "Autosaved"]);
     toasts.push(
-        Toast::save_completed(&completed(SlotId::Manual(2), SaveTrigger::Manual)),
+        Toast::save_completed(&completed(SlotId::Manual(2), SaveReason::Manual)),
         at,
     );
     assert_eq!(texts(&toasts), ["Saved to Manual 3", "Autosaved"]);
     toasts.push(
-        Toast::save_completed(&completed(SlotId::Quick, SaveTrigger::Quicksave)),
+        Toast::save_completed(&completed(SlotId::Quick, SaveReason::Quicksave)),
         at,
     );
     assert_eq!(
@@ -540,8 +583,8 @@ fn saving_toasts_turn_into_their_result_in_place() {
 fn failures_say_why_and_stay_longer() {
     let mut toasts = Toasts::default();
     let failed = SaveFailed {
-        slot: Some(SlotId::Manual(0)),
-        trigger: SaveTrigger::Manual,
+        target: SaveTarget::Slot(SlotId::Manual(0)),
+        reason: SaveReason::Manual,
         error: Arc::new(KeepsakeError::Store(StoreError::Io {
             path: "/saves/manual-01.g000002.ksav".into(),
             action: "write the temporary file",
@@ -558,7 +601,7 @@ fn failures_say_why_and_stay_longer() {
     );
     toasts.push(toast, Duration::ZERO);
     toasts.push(
-        Toast::save_completed(&completed(SlotId::Quick, SaveTrigger::Quicksave)),
+        Toast::save_completed(&completed(SlotId::Quick, SaveReason::Quicksave)),
         Duration::ZERO,
     );
     toasts.expire(Duration::from_secs(3));

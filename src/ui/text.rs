@@ -5,16 +5,7 @@ use chrono::TimeZone;
 use std::time::Duration;
 
 /// The local date and time of `time` in `zone`, e.g. "2026-11-21 14:03".
-///
-/// ```
-/// use bevy_keepsake::format::Timestamp;
-/// use bevy_keepsake::ui::text::format_local_time;
-///
-/// let utc_plus_one = chrono::FixedOffset::east_opt(3600).unwrap();
-/// let time = Timestamp::from_unix_millis(1_795_000_000_000);
-/// assert_eq!(format_local_time(time, &utc_plus_one), "2026-11-18 12:06");
-/// ```
-pub fn format_local_time<Tz: TimeZone>(time: Timestamp, zone: &Tz) -> String
+pub(crate) fn format_local_time<Tz: TimeZone>(time: Timestamp, zone: &Tz) -> String
 where
     Tz::Offset: std::fmt::Display,
 {
@@ -26,7 +17,7 @@ where
 
 /// How long ago `then` was, seen from `now`: "just now", "3 min ago", "2 h ago", "yesterday",
 /// "5 days ago". A time in the future (a clock that moved back) reads "just now".
-pub fn relative_time(now: Timestamp, then: Timestamp) -> String {
+pub(crate) fn relative_time(now: Timestamp, then: Timestamp) -> String {
     let seconds = (now.unix_millis() - then.unix_millis()).max(0) / 1000;
     let minutes = seconds / 60;
     let hours = minutes / 60;
@@ -41,7 +32,14 @@ pub fn relative_time(now: Timestamp, then: Timestamp) -> String {
     }
 }
 
-/// Play time as "42 s", "12 min", "1 h 05 min".
+/// Play time as the save menu shows it: "42 s", "12 min", "1 h 05 min".
+///
+/// ```
+/// use bevy_keepsake::ui::format_playtime;
+/// use std::time::Duration;
+///
+/// assert_eq!(format_playtime(Duration::from_secs(3900)), "1 h 05 min");
+/// ```
 pub fn format_playtime(playtime: Duration) -> String {
     let seconds = playtime.as_secs();
     let (hours, minutes) = (seconds / 3600, seconds / 60 % 60);

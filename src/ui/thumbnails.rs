@@ -1,21 +1,25 @@
-//! Thumbnails: a picture of the primary window when a save starts, downscaled and PNG-encoded
-//! on the task pool and handed to the save through its
+//! Thumbnails ([`SaveThumbnailsPlugin`]): a picture of the primary window when a save starts,
+//! downscaled and PNG-encoded on the task pool and handed to the save through its
 //! [`ThumbnailTicket`](crate::plugin::ThumbnailTicket). While the menu is open, saves get the
-//! [backdrop](super::backdrop) instead, a picture of the game taken as the menu opened.
+//! [backdrop](super::backdrop) instead, a picture of the game taken as the menu opened (the menu
+//! is not drawn on that frame).
 
 use super::backdrop::Backdrop;
 use super::state::SaveMenu;
+use super::{SaveMenuSystems, ScreenshotCurtain};
 use crate::plugin::jobs::task_pool;
-use crate::plugin::{LoadCompleted, ThumbnailTicket, ThumbnailWanted};
+use crate::plugin::{LoadCompleted, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::PrimaryWindow;
+use bevy_egui::EguiPrimaryContextPass;
 use bevy_egui::egui;
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageFormat, ImageReader};
 use std::io::Cursor;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 /// Where an encoded picture goes.
 enum Destination {
@@ -42,65 +46,79 @@ impl Destination {
 /// saves started in the same frame share it).
 type Destinations = Arc<Mutex<Vec<Destination>>>;
 
+/// Screenshot thumbnails for every save, and the backdrop picture for saves made while the
+/// menu is open. Part of [`SaveMenuPlugins`](super::SaveMenuPlugins); works without the menu too.
+#[derive(Clone, Debug)]
+pub struct SaveThumbnailsPlugin {
+    /// The size thumbnails are stored at. Default 320×180.
+    pub size: UVec2,
+    /// How long a save waits for its thumbnail. Default 4 frames and 150 ms.
+    pub wait: ThumbnailCapture,
+}
+
+impl Default for SaveThumbnailsPlugin {
+    fn default() -> Self {
+        SaveThumbnailsPlugin {
+            size: UVec2::new(320, 180),
+            wait: ThumbnailCapture::default(),
+        }
+    }
+}
+
+impl SaveThumbnailsPlugin {
+    /// Waits for each thumbnail until both `frames` frames and `time` have passed.
+    #[must_use]
+    pub fn wait(mut self, frames: u32, time: Duration) -> Self {
+        self.wait = ThumbnailCapture {
+            max_wait_frames: frames,
+            max_wait_time: time,
+        };
+        self
+    }
+}
+
+impl Plugin for SaveThumbnailsPlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(self.wait)
+            .insert_resource(ThumbnailCamera::new(self.size))
+            .init_resource::<ScreenshotCurtain>()
+            .add_observer(on_thumbnail_wanted)
+            .add_observer(on_load_completed)
+            .add_systems(
+                EguiPrimaryContextPass,
+                take_backdrop.before(SaveMenuSystems::Draw),
+            );
+    }
+}
+
 /// Takes the pictures.
 #[derive(Resource)]
 pub(crate) struct ThumbnailCamera {
-    /// `None`: thumbnails are off, no picture is ever taken.
-    size: Option<UVec2>,
+    size: UVec2,
     backdrop: Arc<Mutex<Backdrop>>,
     /// The frame of the last screenshot requested, and who gets it.
     this_frame: Option<(u32, Destinations)>,
-    /// Toasts stay hidden up to and including this frame, so they are not in the picture.
-    hide_overlays_through: Option<u32>,
 }
 
 impl ThumbnailCamera {
-    pub(crate) fn new(size: Option<UVec2>) -> Self {
+    fn new(size: UVec2) -> Self {
         ThumbnailCamera {
             size,
             backdrop: Arc::default(),
             this_frame: None,
-            hide_overlays_through: None,
         }
     }
 
-    /// Whether overlays must stay off this frame (a picture is being taken of it).
-    pub(crate) fn hides_overlays(&self, frame: u32) -> bool {
-        self.hide_overlays_through.is_some_and(|last| frame <= last)
-    }
-
-    /// Keeps the backdrop in step with the menu: takes it on the frame the menu opens (and
-    /// again after a load changed the world under the open menu), forgets it when the menu
-    /// closes. Returns whether the menu may be drawn this frame (not while its backdrop is
-    /// being taken).
-    pub(crate) fn track_backdrop(
+    /// Takes a picture of the primary window as it is drawn this frame (overlays hidden).
+    fn shoot(
         &mut self,
         commands: &mut Commands,
+        curtain: &mut ScreenshotCurtain,
         frame: u32,
-        menu_open: bool,
-        has_window: bool,
-    ) -> bool {
-        let mut backdrop = lock(&self.backdrop);
-        if !menu_open {
-            backdrop.invalidate();
-            return false;
-        }
-        if self.size.is_none() || !has_window || backdrop.is_current() {
-            return true;
-        }
-        let number = backdrop.begin();
-        drop(backdrop);
-        let destination = Destination::Backdrop(Arc::clone(&self.backdrop), number);
-        self.shoot(commands, frame, destination);
-        false
-    }
-
-    /// Takes a picture of the primary window as it is drawn this frame.
-    fn shoot(&mut self, commands: &mut Commands, frame: u32, destination: Destination) {
-        let Some(size) = self.size else {
-            return; // the destination drops: nobody waits
-        };
-        self.hide_overlays_through = Some(frame);
+        destination: Destination,
+    ) {
+        let size = self.size;
+        curtain.hide_through(frame);
         if let Some((shot_frame, destinations)) = &self.this_frame
             && *shot_frame == frame
         {
@@ -140,7 +158,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Downscales (cropping to the thumbnail's aspect ratio) and encodes as PNG.
-pub fn encode_thumbnail(picture: &DynamicImage, size: UVec2) -> Result<Vec<u8>, String> {
+pub(crate) fn encode_thumbnail(picture: &DynamicImage, size: UVec2) -> Result<Vec<u8>, String> {
     let small = picture.resize_to_fill(size.x, size.y, FilterType::Triangle);
     // Alpha in a window capture is not transparency; drop it like Bevy's `save_to_disk` does.
     let rgb = DynamicImage::ImageRgb8(small.to_rgb8());
@@ -152,7 +170,7 @@ pub fn encode_thumbnail(picture: &DynamicImage, size: UVec2) -> Result<Vec<u8>, 
 
 /// Decodes a stored thumbnail, refusing pictures larger than any thumbnail should be (the
 /// file may be damaged or hostile).
-pub fn decode_thumbnail(png: &[u8]) -> Option<egui::ColorImage> {
+pub(crate) fn decode_thumbnail(png: &[u8]) -> Option<egui::ColorImage> {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(1024);
     limits.max_image_height = Some(1024);
@@ -167,28 +185,54 @@ pub fn decode_thumbnail(png: &[u8]) -> Option<egui::ColorImage> {
     ))
 }
 
-/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot.
-pub(crate) fn on_thumbnail_wanted(
-    wanted: On<ThumbnailWanted>,
+/// Keeps the backdrop in step with the menu: takes it on the frame the menu opens (and again
+/// after a load changed the world under the open menu), forgets it when the menu closes.
+fn take_backdrop(
+    menu: Option<Res<SaveMenu>>,
     windows: Query<(), With<PrimaryWindow>>,
-    menu: Res<SaveMenu>,
     frames: Res<FrameCount>,
     mut camera: ResMut<ThumbnailCamera>,
+    mut curtain: ResMut<ScreenshotCurtain>,
+    mut commands: Commands,
+) {
+    let mut backdrop = lock(&camera.backdrop);
+    if !menu.is_some_and(|menu| menu.is_open()) {
+        backdrop.invalidate();
+        return;
+    }
+    if windows.is_empty() || backdrop.is_current() {
+        return;
+    }
+    let number = backdrop.begin();
+    drop(backdrop);
+    let destination = Destination::Backdrop(Arc::clone(&camera.backdrop), number);
+    camera.shoot(&mut commands, &mut curtain, frames.0, destination);
+}
+
+/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot.
+fn on_thumbnail_wanted(
+    wanted: On<ThumbnailWanted>,
+    windows: Query<(), With<PrimaryWindow>>,
+    menu: Option<Res<SaveMenu>>,
+    frames: Res<FrameCount>,
+    mut camera: ResMut<ThumbnailCamera>,
+    mut curtain: ResMut<ScreenshotCurtain>,
     mut commands: Commands,
 ) {
     if windows.is_empty() {
         return; // headless: the ticket drops and the save goes on without a picture
     }
     let mut ticket = Some(wanted.ticket.clone());
-    if menu.is_open() {
+    if menu.is_some_and(|menu| menu.is_open()) {
         ticket = ticket.and_then(|ticket| lock(&camera.backdrop).request(ticket));
     }
     if let Some(ticket) = ticket {
-        camera.shoot(&mut commands, frames.0, Destination::Save(ticket));
+        let destination = Destination::Save(ticket);
+        camera.shoot(&mut commands, &mut curtain, frames.0, destination);
     }
 }
 
 /// A load changed the world: the backdrop no longer shows it.
-pub(crate) fn on_load_completed(_: On<LoadCompleted>, camera: Res<ThumbnailCamera>) {
+fn on_load_completed(_: On<LoadCompleted>, camera: Res<ThumbnailCamera>) {
     lock(&camera.backdrop).invalidate();
 }

@@ -2,11 +2,14 @@
 //! whether or not the menu is open. The queue is plain data; the texts come from the plugin's
 //! result events.
 
+use super::{SaveMenuSystems, ScreenshotCurtain, view};
 use crate::plugin::{
     DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
-    SaveStarted, SaveTrigger,
+    SaveReason, SaveStarted,
 };
+use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -51,24 +54,24 @@ impl Toast {
 
     /// "Saving…".
     pub fn save_started(event: &SaveStarted) -> Self {
-        let topic = save_topic(event.slot, event.trigger);
+        let topic = event.target.job_target();
         Toast::new("Saving\u{2026}", ToastKind::Progress, Some(topic))
     }
 
     /// "Saved to Manual 3", "Quicksaved" or "Autosaved".
     pub fn save_completed(event: &SaveCompleted) -> Self {
-        let text = match event.trigger {
-            SaveTrigger::Manual => format!("Saved to {}", event.slot),
-            SaveTrigger::Quicksave => "Quicksaved".to_owned(),
-            SaveTrigger::Autosave => "Autosaved".to_owned(),
+        let text = match event.reason {
+            SaveReason::Manual => format!("Saved to {}", event.slot),
+            SaveReason::Quicksave => "Quicksaved".to_owned(),
+            SaveReason::Autosave => "Autosaved".to_owned(),
         };
-        let topic = save_topic(Some(event.slot), event.trigger);
+        let topic = JobTarget::of(event.slot);
         Toast::new(text, ToastKind::Success, Some(topic))
     }
 
     /// "Save failed: <reason>".
     pub fn save_failed(event: &SaveFailed) -> Self {
-        let topic = save_topic(event.slot, event.trigger);
+        let topic = event.target.job_target();
         Toast::new(
             format!("Save failed: {}", event.error),
             ToastKind::Error,
@@ -115,14 +118,6 @@ impl Toast {
             ToastKind::Error,
             None,
         )
-    }
-}
-
-/// Which "Saving…" toast a save result replaces.
-fn save_topic(slot: Option<crate::SlotId>, trigger: SaveTrigger) -> JobTarget {
-    match (trigger, slot) {
-        (SaveTrigger::Autosave, _) | (_, None) => JobTarget::AutosaveRing,
-        (_, Some(slot)) => JobTarget::of(slot),
     }
 }
 
@@ -179,4 +174,53 @@ impl Toasts {
     pub fn is_empty(&self) -> bool {
         self.shown.is_empty()
     }
+}
+
+/// Toasts for every save, load and delete, menu open or not. Part of
+/// [`SaveMenuPlugins`](super::SaveMenuPlugins); works without the menu too.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SaveToastsPlugin;
+
+impl Plugin for SaveToastsPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Toasts>()
+            .init_resource::<ScreenshotCurtain>()
+            .add_observer(toast_on::<SaveStarted>(Toast::save_started))
+            .add_observer(toast_on::<SaveCompleted>(Toast::save_completed))
+            .add_observer(toast_on::<SaveFailed>(Toast::save_failed))
+            .add_observer(toast_on::<LoadCompleted>(Toast::load_completed))
+            .add_observer(toast_on::<LoadFailed>(Toast::load_failed))
+            .add_observer(toast_on::<DeleteCompleted>(Toast::delete_completed))
+            .add_observer(toast_on::<DeleteFailed>(Toast::delete_failed))
+            .add_systems(Update, expire_toasts.in_set(SaveMenuSystems::Input))
+            .add_systems(
+                EguiPrimaryContextPass,
+                show_toasts.in_set(SaveMenuSystems::Draw),
+            );
+    }
+}
+
+/// An observer that shows the toast `make` builds from each `E`.
+fn toast_on<E: Event>(make: fn(&E) -> Toast) -> impl Fn(On<E>, ResMut<Toasts>, Res<Time<Real>>) {
+    move |event: On<E>, mut toasts: ResMut<Toasts>, time: Res<Time<Real>>| {
+        toasts.push(make(event.event()), time.elapsed());
+    }
+}
+
+fn expire_toasts(mut toasts: ResMut<Toasts>, time: Res<Time<Real>>) {
+    toasts.expire(time.elapsed());
+}
+
+/// Draws the toasts, except on a frame whose picture is being taken.
+fn show_toasts(
+    mut contexts: EguiContexts,
+    toasts: Res<Toasts>,
+    curtain: Res<ScreenshotCurtain>,
+    frames: Res<FrameCount>,
+) -> Result {
+    if toasts.is_empty() || curtain.hides(frames.0) {
+        return Ok(());
+    }
+    view::draw_toasts(contexts.ctx_mut()?, &toasts);
+    Ok(())
 }

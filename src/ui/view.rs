@@ -1,18 +1,12 @@
-//! Draws the menu and the toasts with egui. Everything it shows comes from the model; every
-//! click goes through [`SaveMenu`], like the keyboard.
+//! Draws the menu and the toasts with egui: pure drawing. Everything shown comes from the model,
+//! the menu state and the toasts; clicks are returned for the systems to apply through
+//! [`SaveMenu`], like the keyboard.
 
-use super::model::{Badge, MenuAction, SlotRow, ThumbnailKey};
+use super::model::{Badge, MenuModel, SlotRow};
 use super::state::{Confirmation, SaveMenu};
 use super::textures::ThumbnailTextures;
-use super::thumbnails::ThumbnailCamera;
 use super::toasts::{ToastKind, Toasts};
-use super::{MenuRequests, MenuView};
-use crate::plugin::KeepsakeStore;
-use bevy::diagnostic::FrameCount;
-use bevy::platform::collections::HashSet;
-use bevy::prelude::*;
-use bevy::window::PrimaryWindow;
-use bevy_egui::EguiContexts;
+use crate::plugin::SlotAction;
 use bevy_egui::egui::{self, Align, Align2, Color32, RichText, Vec2};
 
 const THUMBNAIL: Vec2 = Vec2::new(112.0, 63.0);
@@ -22,42 +16,36 @@ const DANGER: Color32 = Color32::from_rgb(222, 84, 72);
 const WARNING: Color32 = Color32::from_rgb(232, 170, 60);
 const GOOD: Color32 = Color32::from_rgb(96, 186, 110);
 
-/// Draws the menu while it is open.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn draw_menu(
-    mut contexts: EguiContexts,
-    mut menu: ResMut<SaveMenu>,
-    mut view: ResMut<MenuView>,
-    mut textures: ResMut<ThumbnailTextures>,
-    mut camera: ResMut<ThumbnailCamera>,
-    store: Res<KeepsakeStore>,
-    frames: Res<FrameCount>,
-    windows: Query<(), With<PrimaryWindow>>,
-    mut requests: MenuRequests,
-    mut commands: Commands,
-) -> Result {
-    let visible =
-        camera.track_backdrop(&mut commands, frames.0, menu.is_open(), !windows.is_empty());
-    if !visible {
-        return Ok(());
-    }
-    let ctx = contexts.ctx_mut()?;
+/// What the menu draws from, this frame.
+pub(crate) struct MenuFrame<'a> {
+    pub(crate) model: &'a MenuModel,
+    pub(crate) menu: &'a SaveMenu,
+    pub(crate) textures: &'a ThumbnailTextures,
+    /// Scroll the selected row into view (after keyboard navigation).
+    pub(crate) scroll_to_selection: bool,
+}
+
+/// What the player clicked in the menu this frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MenuClick {
+    /// A row, beside its buttons: selects it.
+    Row(usize),
+    /// A button of a row.
+    Button(usize, SlotAction),
+    /// The open question's confirm (`true`) or cancel (`false`) button, or the backdrop around
+    /// it (cancel).
+    Answer(bool),
+}
+
+/// Draws the open menu; returns the click, if any. Draws only: the caller applies the click.
+pub(crate) fn draw_menu(ctx: &egui::Context, frame: &MenuFrame) -> Option<MenuClick> {
     // The menu handles the keyboard itself; a focused egui button would also take Enter.
     ctx.memory_mut(|memory| {
         if let Some(id) = memory.focused() {
             memory.surrender_focus(id);
         }
     });
-
-    let listed: HashSet<ThumbnailKey> = view
-        .model
-        .rows()
-        .filter_map(|row| row.save.as_ref()?.thumbnail)
-        .collect();
-    textures.retain(&listed);
-
-    let scroll = std::mem::take(&mut view.scroll_to_selection);
-    let mut clicked: Option<(usize, Option<MenuAction>)> = None;
+    let mut clicked = None;
     egui::Window::new("Save / Load")
         .collapsible(false)
         .resizable(false)
@@ -67,76 +55,72 @@ pub(crate) fn draw_menu(
             egui::ScrollArea::vertical()
                 .max_height(MENU_SIZE.y - 44.0)
                 .auto_shrink([false, false])
-                .show(ui, |ui| {
-                    let mut index = 0;
-                    for section in &view.model.sections {
-                        ui.add_space(4.0);
-                        ui.label(RichText::new(section.kind.heading()).strong().size(16.0));
-                        ui.add_space(2.0);
-                        for row in &section.rows {
-                            let selected = index == menu.selected_row();
-                            let texture = row
-                                .save
-                                .as_ref()
-                                .and_then(|save| save.thumbnail)
-                                .and_then(|key| textures.get(key, &store, ui.ctx()));
-                            let action = selected.then(|| menu.selected_action()).flatten();
-                            let response = draw_row(ui, row, selected, action, texture);
-                            if selected && scroll {
-                                response.row.scroll_to_me(Some(Align::Center));
-                            }
-                            if let Some(action) = response.pressed {
-                                clicked = Some((index, Some(action)));
-                            } else if response.row.clicked() {
-                                clicked = Some((index, None));
-                            }
-                            index += 1;
-                        }
-                    }
-                });
+                .show(ui, |ui| clicked = draw_sections(ui, frame));
             ui.separator();
-            ui.horizontal(|ui| {
-                ui.label(
-                    RichText::new(
-                        "Up / Down: slot    Left / Right: button    Enter: press    Esc: close",
-                    )
-                    .weak(),
-                );
-                if let Some(error) = &view.model.listing_error {
-                    ui.label(
-                        RichText::new(format!("Saves could not be listed: {error}")).color(DANGER),
-                    );
-                }
-            });
+            draw_footer(ui, frame.model);
         });
-
-    match clicked {
-        Some((index, Some(action))) => {
-            let command = menu.press(index, action, &view.model);
-            requests.send(command);
-        }
-        Some((index, None)) => menu.select_row(index, &view.model),
-        None => {}
-    }
-    if let Some(question) = menu.confirmation().cloned()
-        && let Some(confirm) = draw_confirmation(ctx, &question)
+    if let Some(question) = frame.menu.confirmation()
+        && let Some(confirm) = draw_confirmation(ctx, question)
     {
-        let command = menu.answer(confirm, &view.model);
-        requests.send(command);
+        clicked = Some(MenuClick::Answer(confirm));
     }
-    Ok(())
+    clicked
+}
+
+/// The sections and their rows; returns the row or button clicked.
+fn draw_sections(ui: &mut egui::Ui, frame: &MenuFrame) -> Option<MenuClick> {
+    let mut clicked = None;
+    let mut index = 0;
+    for section in &frame.model.sections {
+        ui.add_space(4.0);
+        ui.label(RichText::new(section.kind.heading()).strong().size(16.0));
+        ui.add_space(2.0);
+        for row in &section.rows {
+            let selected = index == frame.menu.selected_row();
+            let texture = row
+                .save
+                .as_ref()
+                .and_then(|save| save.thumbnail)
+                .and_then(|key| frame.textures.ready(key));
+            let action = selected.then(|| frame.menu.selected_action()).flatten();
+            let response = draw_row(ui, row, selected, action, texture);
+            if selected && frame.scroll_to_selection {
+                response.row.scroll_to_me(Some(Align::Center));
+            }
+            if let Some(action) = response.pressed {
+                clicked = Some(MenuClick::Button(index, action));
+            } else if response.row.clicked() {
+                clicked = Some(MenuClick::Row(index));
+            }
+            index += 1;
+        }
+    }
+    clicked
+}
+
+/// The key help, and why the saves could not be listed if they could not.
+fn draw_footer(ui: &mut egui::Ui, model: &MenuModel) {
+    ui.horizontal(|ui| {
+        ui.label(
+            RichText::new("Up / Down: slot    Left / Right: button    Enter: press    Esc: close")
+                .weak(),
+        );
+        if let Some(error) = &model.listing_error {
+            ui.label(RichText::new(format!("Saves could not be listed: {error}")).color(DANGER));
+        }
+    });
 }
 
 struct RowResponse {
     row: egui::Response,
-    pressed: Option<MenuAction>,
+    pressed: Option<SlotAction>,
 }
 
 fn draw_row(
     ui: &mut egui::Ui,
     row: &SlotRow,
     selected: bool,
-    selected_action: Option<MenuAction>,
+    selected_action: Option<SlotAction>,
     texture: Option<&egui::TextureHandle>,
 ) -> RowResponse {
     let visuals = ui.visuals().clone();
@@ -169,7 +153,7 @@ fn draw_row(
                         |ui| draw_row_text(ui, row),
                     );
                     ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
-                        for action in MenuAction::ALL.into_iter().rev() {
+                        for action in SlotAction::ALL.into_iter().rev() {
                             let button = egui::Button::new(action.label())
                                 .min_size(BUTTON)
                                 .selected(selected_action == Some(action));
@@ -254,11 +238,11 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
         }
         None => {
             let hint = match row.badge {
-                Some(Badge::Damaged { .. }) if row.actions.save => {
+                Some(Badge::Damaged { .. }) if row.actions.allows(SlotAction::Save) => {
                     "This save cannot be read. Saving here replaces it."
                 }
                 Some(Badge::Damaged { .. }) => "This save cannot be read.",
-                _ if row.actions.save => "Free slot",
+                _ if row.actions.allows(SlotAction::Save) => "Free slot",
                 _ => "Nothing saved yet",
             };
             ui.label(RichText::new(hint).weak());
@@ -283,7 +267,7 @@ fn draw_confirmation(ctx: &egui::Context, question: &Confirmation) -> Option<boo
             )
             .min_size(BUTTON);
             confirm = confirm.fill(match question.action {
-                MenuAction::Delete => DANGER,
+                SlotAction::Delete => DANGER,
                 _ => ui.visuals().selection.bg_fill,
             });
             if ui.add(confirm).clicked() {
@@ -304,19 +288,8 @@ fn draw_confirmation(ctx: &egui::Context, question: &Confirmation) -> Option<boo
     answer
 }
 
-/// Draws the toasts in the top-right corner, menu open or not.
-pub(crate) fn draw_toasts(
-    mut contexts: EguiContexts,
-    mut toasts: ResMut<Toasts>,
-    time: Res<Time<Real>>,
-    camera: Res<ThumbnailCamera>,
-    frames: Res<FrameCount>,
-) -> Result {
-    toasts.expire(time.elapsed());
-    if toasts.is_empty() || camera.hides_overlays(frames.0) {
-        return Ok(());
-    }
-    let ctx = contexts.ctx_mut()?;
+/// Draws the toasts in the top-right corner.
+pub(crate) fn draw_toasts(ctx: &egui::Context, toasts: &Toasts) {
     egui::Area::new(egui::Id::new("keepsake-toasts"))
         .anchor(Align2::RIGHT_TOP, Vec2::new(-16.0, 16.0))
         .order(egui::Order::Tooltip)
@@ -348,7 +321,6 @@ pub(crate) fn draw_toasts(
                 ui.add_space(6.0);
             }
         });
-    Ok(())
 }
 
 #[cfg(test)]
@@ -364,7 +336,7 @@ mod tests {
         ctx: &egui::Context,
         row: &SlotRow,
         events: Vec<Event>,
-    ) -> (Rect, Option<MenuAction>, bool) {
+    ) -> (Rect, Option<SlotAction>, bool) {
         let input = RawInput {
             events,
             screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
@@ -379,7 +351,7 @@ mod tests {
         out.unwrap()
     }
 
-    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> (Option<MenuAction>, bool) {
+    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> (Option<SlotAction>, bool) {
         frame(ctx, row, vec![Event::PointerMoved(at)]);
         let press = |pressed| Event::PointerButton {
             pos: at,
@@ -401,16 +373,12 @@ mod tests {
             save: None,
             badge: None,
             busy: false,
-            actions: RowActions {
-                save: true,
-                load: true,
-                delete: true,
-            },
+            actions: RowActions::from_fn(|_| true),
         };
         let (rect, ..) = frame(&ctx, &row, Vec::new());
         // The buttons are right-aligned inside the row's 8-point margin: Delete is last.
         let delete = Pos2::new(rect.right() - 9.0 - BUTTON.x / 2.0, rect.center().y);
-        assert_eq!(click(&ctx, &row, delete), (Some(MenuAction::Delete), false));
+        assert_eq!(click(&ctx, &row, delete), (Some(SlotAction::Delete), false));
         let name = Pos2::new(rect.left() + THUMBNAIL.x + 30.0, rect.top() + 18.0);
         assert_eq!(click(&ctx, &row, name), (None, true), "on the slot's name");
         let thumbnail = Pos2::new(rect.left() + 20.0, rect.center().y);

@@ -27,6 +27,7 @@ fn record(delta: isize) {
 // SAFETY: every call is forwarded unchanged to the system allocator; we only count sizes.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, passed on unchanged.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
             record(layout.size() as isize);
@@ -35,6 +36,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
             record(layout.size() as isize);
@@ -43,11 +45,13 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, which got it from `System` with `layout`.
         unsafe { System.dealloc(ptr, layout) };
         record(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`; the caller upholds `realloc`'s size contract.
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             record(new_size as isize - layout.size() as isize);
