@@ -32,8 +32,8 @@ pub mod prelude {
     pub use crate::plugin::{
         AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
         KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, SaveCompleted,
-        SaveFailed, SaveReason, SaveRequest, SaveSlots, SaveStarted, SaveTarget, SaveTitle,
-        SlotAction,
+        SaveFailed, SaveOnExit, SaveReason, SaveRequest, SaveSlots, SaveStarted, SaveTarget,
+        SaveTitle, SlotAction,
     };
     pub use crate::snapshot::{Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]

@@ -659,3 +659,144 @@ fn public_resources_and_events_are_registered_for_reflection() {
         .as_partial_reflect();
     assert!(format!("{settings:?}").contains("autosave_every"));
 }
+
+/// A headless app that runs its own loop (like a game's `main`) and exits by itself: `exit`
+/// decides, each frame, whether to send `AppExit` or do something else first.
+fn exiting_app(plugin: KeepsakePlugin, exit: fn(&mut World, u32) -> bool) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(plugin)
+        .register_saveable::<Health>()
+        .add_systems(Startup, |mut commands: Commands| {
+            commands.spawn((Saveable, Health(42)));
+        })
+        .add_systems(Update, move |world: &mut World, mut frame: Local<u32>| {
+            *frame += 1;
+            if exit(world, *frame) {
+                world.write_message(AppExit::Success);
+            }
+        });
+    app
+}
+
+fn saved_healths(root: &Path, slot: SlotId) -> Option<Vec<u32>> {
+    let store = SlotStore::open(StoreConfig::new(root)).unwrap();
+    if store.generations(slot).unwrap().is_empty() {
+        return None;
+    }
+    let mut app = app_with(plugin(root));
+    app.world_mut().write_message(LoadRequest { slot });
+    let results = run_until_results(&mut app, 1);
+    assert!(matches!(&results[0], Outcome::Loaded(_)), "{results:?}");
+    Some(healths(&mut app))
+}
+
+#[test]
+fn save_on_exit_is_on_disk_when_app_run_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(
+        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
+        |_, frame| frame == 3,
+    );
+    assert_eq!(app.run(), AppExit::Success);
+    assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), Some(vec![42]));
+}
+
+#[test]
+fn without_save_on_exit_nothing_is_written_on_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(plugin(dir.path()), |_, frame| frame == 3);
+    app.run();
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    assert!(
+        store
+            .list()
+            .unwrap()
+            .iter()
+            .all(|entry| entry.shown_save().is_none()),
+        "save on exit is off by default"
+    );
+}
+
+#[test]
+fn save_on_exit_can_be_turned_on_while_the_game_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(plugin(dir.path()), |world, frame| {
+        if frame == 2 {
+            world.resource_mut::<KeepsakeSettings>().save_on_exit = SaveOnExit::On {
+                target: SaveTarget::Slot(SlotId::Manual(4)),
+                max_wait: Duration::from_secs(10),
+            };
+        }
+        frame == 4
+    });
+    app.run();
+    assert_eq!(saved_healths(dir.path(), SlotId::Manual(4)), Some(vec![42]));
+}
+
+#[test]
+fn closing_the_primary_window_saves_before_the_app_exits() {
+    use bevy::window::{WindowCloseRequested, WindowPlugin};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(
+        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
+        |world, frame| {
+            if frame == 3 {
+                let window = world
+                    .query_filtered::<Entity, With<bevy::window::PrimaryWindow>>()
+                    .single(world)
+                    .unwrap();
+                world.write_message(WindowCloseRequested { window });
+            }
+            false // the window plugin sends AppExit once the window is closed
+        },
+    );
+    app.add_plugins(WindowPlugin::default());
+    app.run();
+    assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), Some(vec![42]));
+}
+
+#[test]
+fn an_exit_save_that_cannot_finish_in_time_lets_the_app_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = GateFs::closed();
+    let plugin = plugin(dir.path())
+        .filesystem(Arc::new(gate.clone()))
+        .save_on_exit(SaveOnExit::On {
+            target: SaveTarget::Slot(SlotId::Quick),
+            max_wait: Duration::from_millis(50),
+        });
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut app = exiting_app(plugin, |_, frame| frame == 2);
+        done.send(app.run()).unwrap();
+    });
+    let exit = finished.recv_timeout(Duration::from_secs(30));
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let generations = store.generations(SlotId::Quick).unwrap();
+    gate.open(); // let the abandoned write finish in the background
+    assert_eq!(
+        exit,
+        Ok(AppExit::Success),
+        "the app closed while the write was held"
+    );
+    assert!(generations.is_empty(), "{generations:?}");
+}
+
+#[test]
+fn losing_window_focus_autosaves_when_asked_to() {
+    use bevy::window::{PrimaryWindow, WindowFocused};
+    let dir = tempfile::tempdir().unwrap();
+    for autosave in [false, true] {
+        let mut app = app_with(plugin(dir.path()).autosave_on_focus_loss(autosave));
+        app.world_mut().spawn((Saveable, Health(1)));
+        let window = app.world_mut().spawn(PrimaryWindow).id();
+        app.world_mut().write_message(WindowFocused {
+            window,
+            focused: false,
+        });
+        app.update();
+        let status = app.world().resource::<KeepsakeStatus>().clone();
+        assert_eq!(status.is_saving(), autosave, "{status:?}");
+    }
+}

@@ -98,9 +98,11 @@ pub enum SaveReason {
     Manual,
     /// The quicksave key, or a save into [`SlotId::Quick`].
     Quicksave,
-    /// The autosave timer, [`SaveRequest::autosave`](super::SaveRequest::autosave), or a save
-    /// into one autosave slot.
+    /// The autosave timer, [`SaveRequest::autosave`](super::SaveRequest::autosave), a save
+    /// into one autosave slot, or the window losing focus.
     Autosave,
+    /// The app was about to exit ([`SaveOnExit`](super::SaveOnExit)).
+    Exit,
 }
 
 /// What a job keeps busy; at most one job per target runs at a time.

@@ -439,22 +439,67 @@ fn capture(
     })
 }
 
-/// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably
-/// writes on the pool.
+/// Writes a captured save on the pool.
 fn spawn_write(
     store: Arc<SlotStore>,
     save: Arc<CapturedSave>,
     thumbnail: Option<Vec<u8>>,
 ) -> Task<Outcome> {
-    task_pool().spawn(async move {
-        let result = write(&store, &save, thumbnail).map_err(KeepsakeError::from);
-        Outcome::Saved {
-            target: save.target,
-            reason: save.reason,
-            capture: save.capture,
-            result,
+    task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) })
+}
+
+/// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably
+/// writes.
+fn write_outcome(store: &SlotStore, save: &CapturedSave, thumbnail: Option<Vec<u8>>) -> Outcome {
+    let result = write(store, save, thumbnail).map_err(KeepsakeError::from);
+    Outcome::Saved {
+        target: save.target,
+        reason: save.reason,
+        capture: save.capture,
+        result,
+    }
+}
+
+/// Captures and writes a save at once, bypassing the queue, and blocks this thread until it is
+/// durable or `max_wait` has passed (for the last frame before the app exits). The write runs
+/// on the pool either way; giving up only stops waiting for it.
+pub(super) fn save_now(
+    world: &mut World,
+    target: SaveTarget,
+    reason: SaveReason,
+    max_wait: Duration,
+) {
+    let job = Job::Save { target, reason };
+    let store = match world
+        .get_resource::<KeepsakeStore>()
+        .map(KeepsakeStore::get)
+    {
+        Some(Ok(store)) => Arc::clone(store),
+        Some(Err(error)) => {
+            let error = KeepsakeError::StoreUnavailable(error.to_string());
+            return finish(world, Outcome::failed(job, error));
         }
-    })
+        None => return, // the app never started: there is nothing to save
+    };
+    let save = match capture(world, target, reason) {
+        Ok(save) => save,
+        Err(error) => return finish(world, Outcome::failed(job, error)),
+    };
+    report(world, SaveStarted { target, reason });
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+    task_pool()
+        .spawn(async move {
+            // The receiver is gone only when the main thread stopped waiting.
+            let _ = sender.send(write_outcome(&store, &save, None));
+        })
+        .detach();
+    match receiver.recv_timeout(max_wait) {
+        Ok(outcome) => finish(world, outcome),
+        Err(_) => warn!(
+            "keepsake: gave up waiting for the {reason:?} save after {max_wait:?}; \
+             the earlier saves are intact"
+        ),
+    }
 }
 
 fn write(

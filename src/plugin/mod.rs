@@ -29,7 +29,8 @@
 //!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
 //!    [`KeepsakeStatus`] is brought up to date.
 //!
-//! The store is opened in `PreStartup`: building the app touches no files.
+//! The store is opened in `PreStartup`: building the app touches no files. The exit save
+//! ([`SaveOnExit`]) runs in `Last`, after Bevy's window exit systems.
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -37,6 +38,7 @@
 mod commands;
 mod error;
 mod events;
+mod exit;
 mod job;
 pub(crate) mod jobs;
 mod requests;
@@ -52,7 +54,7 @@ pub use events::{
     RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
-pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveTitle};
+pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
@@ -63,6 +65,7 @@ use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::input::InputSystems;
 use bevy::prelude::*;
+use bevy::window::{ExitSystems, WindowFocused};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -189,6 +192,22 @@ impl KeepsakePlugin {
         self
     }
 
+    /// Whether the app saves when it is about to exit (see [`SaveOnExit`]). Default off; games
+    /// usually turn it on at run time through [`KeepsakeSettings::save_on_exit`] once a play
+    /// session has started.
+    #[must_use]
+    pub fn save_on_exit(mut self, save: SaveOnExit) -> Self {
+        self.settings.save_on_exit = save;
+        self
+    }
+
+    /// Whether an autosave is made when the primary window loses focus. Default no.
+    #[must_use]
+    pub fn autosave_on_focus_loss(mut self, autosave: bool) -> Self {
+        self.settings.autosave_on_focus_loss = autosave;
+        self
+    }
+
     /// Runs the plugin's systems in `schedule` instead of `PreUpdate` (for games that drive
     /// their simulation from a schedule of their own). Saves capture and loads apply there.
     #[must_use]
@@ -221,7 +240,9 @@ impl Plugin for KeepsakePlugin {
             .add_message::<LoadFailed>()
             .add_message::<DeleteCompleted>()
             .add_message::<DeleteFailed>()
+            .add_message::<WindowFocused>()
             .add_systems(PreStartup, store::open_store)
+            .add_systems(Last, exit::save_before_exit.after(ExitSystems))
             .configure_sets(
                 self.schedule,
                 (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
@@ -234,6 +255,7 @@ impl Plugin for KeepsakePlugin {
                     (
                         requests::hotkeys,
                         requests::collect_requests,
+                        exit::autosave_on_focus_loss,
                         requests::tick_clocks,
                     )
                         .chain()

@@ -1,5 +1,6 @@
 //! Settings that can change while the game runs, and the game-provided text saved with a save.
 
+use super::job::SaveTarget;
 use bevy::prelude::*;
 use std::time::Duration;
 
@@ -26,6 +27,38 @@ pub struct KeepsakeSettings {
     pub quickload_key: Option<KeyCode>,
     /// Stored in each save's metadata, for diagnosing old saves.
     pub game_version: String,
+    /// Whether the app saves when it is about to exit. Default [`SaveOnExit::Off`]: turn it on
+    /// once a play session is under way, so quitting from the title screen does not push a real
+    /// autosave out of the ring with an empty world.
+    pub save_on_exit: SaveOnExit,
+    /// Whether an autosave is made when the primary window loses focus (alt-tab, a laptop lid, a
+    /// handheld's suspend button). Default no.
+    pub autosave_on_focus_loss: bool,
+}
+
+/// Whether, and where, the app saves when it is about to exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub enum SaveOnExit {
+    /// No save on exit.
+    Off,
+    /// On `AppExit` (which closing the primary window sends too), capture the world and write it
+    /// to `target`; the app closes once the save is durable, or after `max_wait` with a warning
+    /// (the previous saves are intact either way: writes are atomic).
+    On {
+        /// Where the save goes.
+        target: SaveTarget,
+        /// The longest the last frame waits for the write.
+        max_wait: Duration,
+    },
+}
+
+impl SaveOnExit {
+    /// Into the autosave ring, waiting at most 2 s.
+    pub const AUTOSAVE: SaveOnExit = SaveOnExit::On {
+        target: SaveTarget::AutosaveRing,
+        max_wait: Duration::from_secs(2),
+    };
 }
 
 impl Default for KeepsakeSettings {
@@ -35,6 +68,8 @@ impl Default for KeepsakeSettings {
             quicksave_key: Some(KeyCode::F5),
             quickload_key: Some(KeyCode::F9),
             game_version: String::new(),
+            save_on_exit: SaveOnExit::Off,
+            autosave_on_focus_loss: false,
         }
     }
 }

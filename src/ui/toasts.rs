@@ -64,6 +64,7 @@ impl Toast {
             SaveReason::Manual => format!("Saved to {}", event.slot),
             SaveReason::Quicksave => "Quicksaved".to_owned(),
             SaveReason::Autosave => "Autosaved".to_owned(),
+            SaveReason::Exit => "Saved on exit".to_owned(),
         };
         let topic = JobTarget::of(event.slot);
         Toast::new(text, ToastKind::Success, Some(topic))
