@@ -93,7 +93,11 @@ impl TestFs {
     }
 
     fn is_denied(&self, path: &Path) -> bool {
-        self.denied.lock().unwrap().iter().any(|denied| denied == path)
+        self.denied
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|denied| denied == path)
     }
 
     /// The calls made since the last [`arm`](Self::arm).
