@@ -203,6 +203,11 @@ impl SlotStore {
     }
 
     /// Saves `bundle` with `meta` into `slot` as a new generation (setting `meta.slot`).
+    ///
+    /// A damaged or unreadable newest generation does not stop the save: the new generation
+    /// supersedes it. The save is refused, writing nothing, when the newest generation is a save
+    /// from a newer format version ([`StoreError::NewerFormat`]) or already has the largest
+    /// generation number ([`StoreError::GenerationsExhausted`]).
     pub fn save(
         &self,
         slot: SlotId,
@@ -280,7 +285,9 @@ impl SlotStore {
     /// When newer generations are damaged the result says so ([`LoadedSave::skipped`]); when
     /// all are damaged the error lists why each failed. Nothing is deleted or rewritten either
     /// way. A save written by a newer format version stops the load with
-    /// [`StoreError::NewerFormat`] instead of silently loading an older backup.
+    /// [`StoreError::NewerFormat`] instead of silently loading an older backup; a file whose
+    /// version field is damaged is not one (its header checksum fails) and is skipped like any
+    /// damaged generation.
     pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
