@@ -217,7 +217,7 @@ fn is_expected_flip_error(bit: usize, error: &StoreError) -> bool {
     };
     match (bit / 8, source) {
         (0..4, FormatError::NotASaveFile { .. }) => true,
-        (4, FormatError::UnknownVersion { found: 0 }) => bit % 8 == 0,
+        (4, FormatError::UnknownVersion { found: 0 }) => bit == 32,
         (4..8, FormatError::ChecksumMismatch { section, .. }) => *section == Section::Header,
         _ => false,
     }
