@@ -6,8 +6,8 @@ mod common;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::FORMAT_VERSION;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
-use common::fixtures;
 use common::test_fs::snapshot_dir;
+use common::{crc_fixup, fixtures};
 use std::path::{Path, PathBuf};
 
 const SLOT: SlotId = SlotId::Manual(0);
@@ -62,6 +62,11 @@ fn cases() -> Vec<(&'static str, Damage, Expect)> {
         (
             "header bit flip",
             |p| rewrite(&p[2], |b| b[17] ^= 0x20),
+            fallback,
+        ),
+        (
+            "version bit flip (claims version 9)",
+            |p| rewrite(&p[2], |b| b[4] ^= 0x08),
             fallback,
         ),
         (
@@ -153,7 +158,9 @@ fn cases() -> Vec<(&'static str, Damage, Expect)> {
             "newer format version",
             |p| {
                 rewrite(&p[2], |b| {
-                    b[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes())
+                    b[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+                    // A newer build writes its version under an intact header checksum.
+                    *b = crc_fixup::with_valid_checksums(b).unwrap();
                 })
             },
             NewerFormat,

@@ -7,7 +7,7 @@ use bevy_keepsake::format::{
     self, Compression, EncodeOptions, FORMAT_VERSION, FormatError, Limits, SaveBundle, SaveMeta,
     Section, Timestamp, WorldState,
 };
-use common::fixtures;
+use common::{crc_fixup, fixtures};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -151,6 +151,8 @@ fn errors_name_the_damaged_section() {
 fn a_newer_format_version_is_refused_with_its_own_error() {
     let (_, mut bytes) = reference_files().remove(0);
     bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    // A newer build writes its version under an intact header checksum.
+    let bytes = crc_fixup::with_valid_checksums(&bytes).unwrap();
     let error = format::decode(&bytes, &Limits::default()).unwrap_err();
     assert!(
         matches!(error, FormatError::NewerVersion { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION)
@@ -160,6 +162,62 @@ fn a_newer_format_version_is_refused_with_its_own_error() {
         format::read_summary(&mut &bytes[..], &Limits::default()),
         Err(FormatError::NewerVersion { .. })
     ));
+}
+
+#[test]
+fn no_bit_flip_in_the_first_8_bytes_passes_for_a_newer_version() {
+    // As documented in `src/format/mod.rs`: the header checksum is checked before the version
+    // is trusted, so damage to the magic, version, codec or flags is damage, never "newer".
+    for (name, original) in reference_files() {
+        for bit in 0..64 {
+            let mut damaged = original.clone();
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            let version = u16::from_le_bytes([damaged[4], damaged[5]]);
+            let decoded = format::decode(&damaged, &Limits::default()).unwrap_err();
+            let summary = format::read_summary(&mut &damaged[..], &Limits::default()).unwrap_err();
+            for error in [decoded, summary] {
+                let expected = match (bit / 8, &error) {
+                    (0..4, FormatError::NotASaveFile { .. }) => true,
+                    (4..6, FormatError::UnknownVersion { found: 0 }) => version == 0,
+                    (4..8, FormatError::ChecksumMismatch { section, .. }) => {
+                        *section == Section::Header
+                    }
+                    _ => false,
+                };
+                assert!(
+                    expected,
+                    "{name}: bit {bit} (version {version}) gave {error}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_newer_version_is_told_apart_from_a_damaged_version_field_by_the_header_checksum() {
+    let (_, original) = reference_files().remove(0);
+    for version in [FORMAT_VERSION + 1, 9, u16::MAX] {
+        let mut bytes = original.clone();
+        bytes[4..6].copy_from_slice(&version.to_le_bytes());
+        assert!(
+            matches!(
+                format::decode(&bytes, &Limits::default()),
+                Err(FormatError::ChecksumMismatch {
+                    section: Section::Header,
+                    ..
+                })
+            ),
+            "version {version} under the old checksum is a damaged file"
+        );
+        let genuine = crc_fixup::with_valid_checksums(&bytes).unwrap();
+        assert!(
+            matches!(
+                format::decode(&genuine, &Limits::default()),
+                Err(FormatError::NewerVersion { found, .. }) if found == version
+            ),
+            "version {version} under its own checksum is a newer file"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

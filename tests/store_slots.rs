@@ -4,12 +4,12 @@
 mod common;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{FORMAT_VERSION, SaveMeta};
+use bevy_keepsake::format::{FORMAT_VERSION, FormatError, SaveMeta, Section};
 use bevy_keepsake::store::{
     ProfileName, SlotLayout, SlotStatus, SlotStore, StoreConfig, StoreError,
 };
-use common::fixtures;
 use common::test_fs::{Op, TestFs, snapshot_dir};
+use common::{crc_fixup, fixtures};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -153,9 +153,7 @@ fn a_save_from_a_newer_format_is_neither_overwritten_nor_replaced_by_a_backup() 
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     let paths = save_generations(&store, SlotId::Manual(0), 2);
-    let mut bytes = std::fs::read(&paths[1]).unwrap();
-    bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
-    std::fs::write(&paths[1], &bytes).unwrap();
+    claim_newer_version(&paths[1], FORMAT_VERSION + 1);
     let before = snapshot_dir(store.dir());
 
     let load = store.load(SlotId::Manual(0)).unwrap_err();
@@ -169,6 +167,234 @@ fn a_save_from_a_newer_format_is_neither_overwritten_nor_replaced_by_a_backup() 
         .unwrap_err();
     assert!(save.to_string().contains("update the game"), "{save}");
     assert_eq!(before, snapshot_dir(store.dir()));
+}
+
+/// Makes `path` a genuine save of format `version`: the version field set and the header
+/// checksum recomputed, as a newer build writing that version would have left it.
+fn claim_newer_version(path: &Path, version: u16) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[4..6].copy_from_slice(&version.to_le_bytes());
+    std::fs::write(path, crc_fixup::with_valid_checksums(&bytes).unwrap()).unwrap();
+}
+
+#[test]
+fn a_genuine_save_from_any_newer_format_is_refused_and_never_overwritten() {
+    for version in [FORMAT_VERSION + 1, 9, 0x0101, u16::MAX] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let paths = save_generations(&store, SlotId::Quick, 2);
+        claim_newer_version(&paths[1], version);
+        let before = snapshot_dir(store.dir());
+
+        let load = store.load(SlotId::Quick).unwrap_err();
+        assert!(
+            matches!(load, StoreError::NewerFormat { found, supported: FORMAT_VERSION, .. } if found == version),
+            "version {version}: {load}"
+        );
+        let save = store
+            .save(
+                SlotId::Quick,
+                fixtures::meta(SlotId::Quick, 7),
+                &fixtures::bundle(10, 7),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(save, StoreError::NewerFormat { found, .. } if found == version),
+            "version {version}: {save}"
+        );
+        assert!(save.to_string().contains("update the game"), "{save}");
+        assert_eq!(before, snapshot_dir(store.dir()), "version {version}");
+    }
+}
+
+/// The error a load reports for the newest generation once bit `bit` of its first 8 bytes is
+/// flipped, as `src/format/mod.rs` documents: magic damage is "not a save file", version 1
+/// turned into 0 is an unknown version, and every other flip (including those that claim a
+/// newer version) fails the header checksum, which every format version keeps.
+fn is_expected_flip_error(bit: usize, error: &StoreError) -> bool {
+    let StoreError::Format { source, .. } = error else {
+        return false;
+    };
+    match (bit / 8, source) {
+        (0..4, FormatError::NotASaveFile { .. }) => true,
+        (4, FormatError::UnknownVersion { found: 0 }) => bit == 32,
+        (4..8, FormatError::ChecksumMismatch { section, .. }) => *section == Section::Header,
+        _ => false,
+    }
+}
+
+#[test]
+fn any_bit_flip_in_the_first_8_bytes_leaves_the_slot_loadable_from_its_backup_and_saveable() {
+    for bit in 0..64 {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let slot = SlotId::Manual(1);
+        let paths = save_generations(&store, slot, 2);
+        let mut bytes = std::fs::read(&paths[1]).unwrap();
+        bytes[bit / 8] ^= 1 << (bit % 8);
+        std::fs::write(&paths[1], &bytes).unwrap();
+
+        let loaded = store.load(slot).unwrap();
+        assert_eq!(loaded.generation, 1, "bit {bit}");
+        assert_eq!(loaded.bundle, fixtures::bundle(3_000, 0), "bit {bit}");
+        assert_eq!(loaded.skipped.len(), 1, "bit {bit}");
+        let error = &loaded.skipped[0].error;
+        assert!(is_expected_flip_error(bit, error), "bit {bit}: {error}");
+
+        let listing = store.list().unwrap();
+        let entry = listing.iter().find(|e| e.slot == slot).unwrap();
+        assert!(
+            matches!(&entry.status, SlotStatus::Damaged { newest_generation: 2, backup: Some(b), .. } if b.generation == 1),
+            "bit {bit}: {entry:?}"
+        );
+
+        let receipt = store
+            .save(slot, fixtures::meta(slot, 9), &fixtures::bundle(3_000, 9))
+            .unwrap_or_else(|e| panic!("bit {bit}: {e}"));
+        assert_eq!(receipt.generation, 3);
+        let reloaded = store.load(slot).unwrap();
+        assert_eq!(reloaded.generation, 3);
+        assert_eq!(reloaded.bundle, fixtures::bundle(3_000, 9));
+        assert_eq!(std::fs::read(&paths[1]).unwrap(), bytes, "bit {bit}");
+    }
+}
+
+#[test]
+fn a_folder_in_place_of_the_newest_generation_is_treated_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let slot = SlotId::Quick;
+    let paths = save_generations(&store, slot, 2);
+    let originals: Vec<_> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let folder = store.path_of(slot, 3);
+    std::fs::create_dir(&folder).unwrap();
+
+    let loaded = store.load(slot).unwrap();
+    assert_eq!((loaded.generation, loaded.skipped[0].generation), (2, 3));
+    assert!(matches!(
+        &store.list().unwrap()[0].status,
+        SlotStatus::Damaged { newest_generation: 3, backup: Some(b), .. } if b.generation == 2
+    ));
+
+    let receipt = store
+        .save(slot, fixtures::meta(slot, 8), &fixtures::bundle(3_000, 8))
+        .unwrap();
+    assert_eq!(receipt.generation, 4);
+    let loaded = store.load(slot).unwrap();
+    assert_eq!(loaded.generation, 4);
+    assert_eq!(loaded.bundle, fixtures::bundle(3_000, 8));
+    assert!(!loaded.restored_from_backup());
+    assert!(matches!(
+        &store.list().unwrap()[0].status,
+        SlotStatus::Saved(saved) if saved.generation == 4 && saved.generations == 4
+    ));
+    for (path, original) in paths.iter().zip(&originals) {
+        assert_eq!(&std::fs::read(path).unwrap(), original);
+    }
+
+    // Once the folder is the oldest generation to prune, removing it fails: the save still
+    // completes and says so.
+    let receipts: Vec<_> = (0..3)
+        .map(|seq| {
+            store
+                .save(slot, fixtures::meta(slot, seq), &fixtures::bundle(10, seq))
+                .unwrap()
+        })
+        .collect();
+    let last = receipts.last().unwrap();
+    assert!(
+        matches!(&last.prune_error, Some(StoreError::Io { path, .. }) if *path == folder),
+        "{:?}",
+        last.prune_error
+    );
+    assert!(folder.is_dir());
+    assert_eq!(store.load(slot).unwrap().generation, 7);
+}
+
+#[test]
+fn a_newest_generation_without_read_permission_is_treated_as_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = TestFs::new();
+    let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs.clone())).unwrap();
+    let slot = SlotId::Auto(2);
+    let paths = save_generations(&store, slot, 2);
+    fs.deny_read(&paths[1]);
+    let before = snapshot_dir(store.dir());
+
+    let loaded = store.load(slot).unwrap();
+    assert_eq!(loaded.generation, 1);
+    let error = &loaded.skipped[0].error;
+    assert!(
+        matches!(error, StoreError::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied),
+        "{error}"
+    );
+    let listing = store.list().unwrap();
+    let status = |listing: &[bevy_keepsake::store::SlotEntry]| {
+        listing
+            .iter()
+            .find(|e| e.slot == slot)
+            .unwrap()
+            .status
+            .clone()
+    };
+    assert!(matches!(
+        status(&listing),
+        SlotStatus::Damaged { newest_generation: 2, backup: Some(b), reason } if b.generation == 1 && reason.contains("could not open")
+    ));
+
+    let receipt = store
+        .save(slot, fixtures::meta(slot, 5), &fixtures::bundle(3_000, 5))
+        .unwrap();
+    assert_eq!(receipt.generation, 3);
+    let loaded = store.load(slot).unwrap();
+    assert_eq!((loaded.generation, loaded.skipped.len()), (3, 0));
+    assert_eq!(loaded.bundle, fixtures::bundle(3_000, 5));
+    assert!(matches!(
+        status(&store.list().unwrap()),
+        SlotStatus::Saved(saved) if saved.generation == 3 && saved.generations == 3
+    ));
+    let after = snapshot_dir(store.dir());
+    for file in &before {
+        assert!(after.contains(file), "{} changed", file.0);
+    }
+}
+
+#[test]
+fn a_file_at_the_largest_generation_refuses_the_next_save_and_stays_loadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let slot = SlotId::Manual(8);
+    let paths = save_generations(&store, slot, 2);
+    let top = store.path_of(slot, u64::MAX);
+    std::fs::rename(&paths[1], &top).unwrap();
+    let before = snapshot_dir(store.dir());
+
+    let error = store
+        .save(slot, fixtures::meta(slot, 4), &fixtures::bundle(3_000, 4))
+        .unwrap_err();
+    assert!(
+        matches!(&error, StoreError::GenerationsExhausted { slot: s, path } if *s == slot && *path == top),
+        "{error}"
+    );
+    let message = error.to_string();
+    let file_name = top.file_name().unwrap().to_str().unwrap();
+    for part in [
+        "Manual 9",
+        file_name,
+        "rename that file",
+        "nothing was written",
+    ] {
+        assert!(message.contains(part), "{part:?} missing from {message}");
+    }
+    assert_eq!(before, snapshot_dir(store.dir()));
+
+    let loaded = store.load(slot).unwrap();
+    assert_eq!(loaded.generation, u64::MAX);
+    assert_eq!(loaded.bundle, fixtures::bundle(3_000, 1));
+    assert!(matches!(
+        &store.list().unwrap()[0].status,
+        SlotStatus::Saved(saved) if saved.generation == u64::MAX
+    ));
 }
 
 #[test]

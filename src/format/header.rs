@@ -114,8 +114,13 @@ impl Header {
         bytes
     }
 
-    /// Parses and verifies a header: magic, then version, then header checksum, then codec and
+    /// Parses and verifies a header: magic, then header checksum, then version, then codec and
     /// flags. Lengths are checked against limits separately by [`Limits::check_header`].
+    ///
+    /// The checksum is verified before the version is trusted, so a damaged version field (say
+    /// one flipped bit turning version 1 into 9) reads as a damaged file, not as a save from a
+    /// newer format. That is sound because every version keeps the checksum where version 1 has
+    /// it (see "What every version keeps" in the [module docs](super)).
     ///
     /// [`Limits::check_header`]: super::Limits::check_header
     pub fn parse(bytes: &[u8; HEADER_LEN]) -> Result<Self, FormatError> {
@@ -126,25 +131,16 @@ impl Header {
                 expected: MAGIC,
             });
         }
-        // The version comes before the checksum: a file from a newer format may lay out the rest
-        // of its header differently, so only the magic and the version are stable across versions.
         let version = u16::from_le_bytes(field(bytes, 4));
+        // Version 0 exists in no format, whatever the checksum says.
+        if version == 0 {
+            return Err(FormatError::UnknownVersion { found: version });
+        }
+        verify_header_crc(bytes)?;
         if version > FORMAT_VERSION {
             return Err(FormatError::NewerVersion {
                 found: version,
                 supported: FORMAT_VERSION,
-            });
-        }
-        if version == 0 {
-            return Err(FormatError::UnknownVersion { found: version });
-        }
-        let stored = u32::from_le_bytes(field(bytes, 36));
-        let computed = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
-        if stored != computed {
-            return Err(FormatError::ChecksumMismatch {
-                section: Section::Header,
-                stored,
-                computed,
             });
         }
         let compression = Compression::from_codec_byte(bytes[6])?;
@@ -162,6 +158,22 @@ impl Header {
             meta_crc: u32_at(24),
             thumbnail_crc: u32_at(28),
             payload_crc: u32_at(32),
+        })
+    }
+}
+
+/// Checks the CRC-32 at bytes `36..40` against bytes `0..36`: the part of the header every
+/// format version keeps, so it can be checked before the version is known to be readable.
+fn verify_header_crc(bytes: &[u8; HEADER_LEN]) -> Result<(), FormatError> {
+    let stored = u32::from_le_bytes(field(bytes, HEADER_CRC_COVERS));
+    let computed = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
+    if stored == computed {
+        Ok(())
+    } else {
+        Err(FormatError::ChecksumMismatch {
+            section: Section::Header,
+            stored,
+            computed,
         })
     }
 }
@@ -217,6 +229,50 @@ mod tests {
             Header::parse(&bytes),
             Err(FormatError::UnknownCodec(7))
         ));
+    }
+
+    /// Rewrites the header checksum, as a writer of that header would have.
+    fn with_fresh_crc(mut bytes: [u8; HEADER_LEN]) -> [u8; HEADER_LEN] {
+        let crc = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
+        bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_damaged_version_field_is_a_checksum_error_not_a_newer_version() {
+        for bit in 0..16 {
+            let mut bytes = sample().to_bytes();
+            bytes[4 + bit / 8] ^= 1 << (bit % 8);
+            let found = u16::from_le_bytes([bytes[4], bytes[5]]);
+            let error = Header::parse(&bytes).unwrap_err();
+            match found {
+                0 => assert!(matches!(error, FormatError::UnknownVersion { found: 0 })),
+                _ => assert!(
+                    matches!(
+                        error,
+                        FormatError::ChecksumMismatch {
+                            section: Section::Header,
+                            ..
+                        }
+                    ),
+                    "version {found}: {error}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn a_newer_version_with_an_intact_checksum_is_refused_as_newer() {
+        for version in [FORMAT_VERSION + 1, 9, u16::MAX] {
+            let mut bytes = sample().to_bytes();
+            bytes[4..6].copy_from_slice(&version.to_le_bytes());
+            // Whatever a newer version puts in bytes 6..36, only its checksum is interpreted.
+            bytes[6..36].fill(0xA5);
+            assert!(matches!(
+                Header::parse(&with_fresh_crc(bytes)),
+                Err(FormatError::NewerVersion { found, supported: FORMAT_VERSION }) if found == version
+            ));
+        }
     }
 
     #[test]

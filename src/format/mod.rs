@@ -11,7 +11,7 @@
 //! | offset | size | field | notes |
 //! |-------:|-----:|-------|-------|
 //! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
-//! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions |
+//! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions whose header CRC verifies |
 //! | 6  | 1 | codec | `u8`: `0` stored, `1` LZ4 block (no size prefix) |
 //! | 7  | 1 | flags | `u8`, no flag is defined in version 1: must be `0` |
 //! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
@@ -30,9 +30,10 @@
 //!
 //! # Reading order and limits
 //!
-//! A reader checks, in this order and each before the work it protects: magic → version (a newer
-//! version is refused before anything else is interpreted, since its layout may differ) → header
-//! CRC → codec and flags → every length against [`Limits`], and the uncompressed length against
+//! A reader checks, in this order and each before the work it protects: magic → version `0` (no
+//! format has it) → header CRC (before the version is trusted; every version keeps it, see below)
+//! → version (a newer one is refused before anything else is interpreted, since its layout may
+//! differ) → codec and flags → every length against [`Limits`], and the uncompressed length against
 //! what the codec can produce (LZ4 expands at most 255:1) → metadata CRC → thumbnail CRC →
 //! payload CRC → decompression into a buffer of exactly the announced size → postcard decoding
 //! that must consume every byte. Nothing is allocated from a length before that length passed its
@@ -43,6 +44,26 @@
 //! Postcard is not self-describing, so any change to [`SaveMeta`], [`SaveBundle`] or the header
 //! layout bumps [`FORMAT_VERSION`]; readers keep decoding every older version. One golden file per
 //! released version lives in `tests/golden/` and must decode forever.
+//!
+//! ## What every version keeps
+//!
+//! A reader must tell a save from a newer format (refused with "update the game", never loaded
+//! from an older backup nor saved over) from a damaged save whose version field happens to read
+//! as a newer number (one flipped bit turns `1` into `9`; handled like any damaged file: the
+//! slot loads from its backup and the next save writes a new generation). So every future
+//! version keeps these bytes of version 1 where they are, meaning the same:
+//!
+//! | offset | size | field | kept as |
+//! |-------:|-----:|-------|---------|
+//! | 0  | 4 | magic | ASCII `KPSK` |
+//! | 4  | 2 | format version | `u16`, little-endian |
+//! | 36 | 4 | header CRC | CRC-32 over bytes `0..36`, which include the version |
+//!
+//! The header is at least 40 bytes long in every version; bytes `6..36` and everything after
+//! byte 40 may change meaning. A reader verifies the header CRC before it trusts the version:
+//! a claimed newer version under a CRC that does not verify is a damaged file, whatever version
+//! it claims. A newer file whose header is damaged is therefore handled as damaged too, which is
+//! no loss: no build could read it.
 
 mod bundle;
 mod decode;

@@ -94,6 +94,21 @@ pub enum StoreError {
         supported: u16,
     },
 
+    /// The slot's newest file already has the largest generation number there is, so a new
+    /// save could not be numbered above it. Only a file named by hand gets there; it was left
+    /// untouched and still loads.
+    #[error(
+        "{slot} cannot take another save: its newest file {path} has the largest generation number there is ({max}), so a new save could not be numbered above it; rename that file to a lower generation number (one above the slot's other files) or move it out of the save folder, then save again (nothing was written)",
+        path = .path.display(),
+        max = u64::MAX
+    )]
+    GenerationsExhausted {
+        /// The slot.
+        slot: SlotId,
+        /// The file numbered with the largest generation.
+        path: PathBuf,
+    },
+
     /// Every generation of the slot failed to load. Nothing was deleted.
     #[error("{slot} could not be loaded: {}", GenerationFailures(.failures))]
     AllGenerationsDamaged {

@@ -9,7 +9,10 @@
 //! # Write sequence
 //!
 //! A save takes the slot's lock, lists the folder, reads the newest generation's header (to
-//! refuse writing over a save from a newer format version), then:
+//! refuse writing over a save from a newer format version; a damaged newest generation, or one
+//! that can never be read as a file — a folder of that name, no read permission — does not stop
+//! the save, but another read error does), picks the next generation number (refusing with
+//! [`StoreError::GenerationsExhausted`] when the newest already has the largest one), then:
 //!
 //! 1. creates `<name>.<pid>-<n>.tmp` beside the final file (`O_CREAT | O_EXCL`),
 //! 2. writes the header, metadata, thumbnail and payload,

@@ -11,7 +11,7 @@ use super::names::{ProfileName, validate_game_id};
 use crate::format::{self, EncodeOptions, FormatError, HEADER_LEN, Limits, SaveBundle, SaveMeta};
 use crate::slot::SlotId;
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -203,6 +203,11 @@ impl SlotStore {
     }
 
     /// Saves `bundle` with `meta` into `slot` as a new generation (setting `meta.slot`).
+    ///
+    /// A damaged or unreadable newest generation does not stop the save: the new generation
+    /// supersedes it. The save is refused, writing nothing, when the newest generation is a save
+    /// from a newer format version ([`StoreError::NewerFormat`]) or already has the largest
+    /// generation number ([`StoreError::GenerationsExhausted`]).
     pub fn save(
         &self,
         slot: SlotId,
@@ -220,29 +225,10 @@ impl SlotStore {
 
         let _lock = self.lock(slot)?;
         let generations = self.generations(slot)?;
-        if let Some(&newest) = generations.first() {
-            self.refuse_newer_format(slot, newest)?;
-        }
-        let generation = generations.first().map_or(1, |newest| newest + 1);
+        let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
         let path = write_durably(self.fs.as_ref(), &self.dir, &name, &encoded)?;
-
-        let keep = 1 + usize::from(self.config.backups);
-        let stale = generations.iter().skip(keep - 1).rev();
-        let (mut pruned, mut prune_error) = (0, None);
-        for &old in stale {
-            let old_path = self.path_of(slot, old);
-            match self.fs.remove_file(&old_path) {
-                Ok(()) => pruned += 1,
-                Err(source) => {
-                    prune_error.get_or_insert(StoreError::Io {
-                        action: "remove the old generation",
-                        path: old_path,
-                        source,
-                    });
-                }
-            }
-        }
+        let (pruned, prune_error) = self.prune(slot, &generations);
         Ok(SaveReceipt {
             slot,
             generation,
@@ -299,7 +285,9 @@ impl SlotStore {
     /// When newer generations are damaged the result says so ([`LoadedSave::skipped`]); when
     /// all are damaged the error lists why each failed. Nothing is deleted or rewritten either
     /// way. A save written by a newer format version stops the load with
-    /// [`StoreError::NewerFormat`] instead of silently loading an older backup.
+    /// [`StoreError::NewerFormat`] instead of silently loading an older backup; a file whose
+    /// version field is damaged is not one (its header checksum fails) and is skipped like any
+    /// damaged generation.
     pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
@@ -520,29 +508,80 @@ impl SlotStore {
         })
     }
 
+    /// The number the next save of `slot` gets: one above its newest generation, once that
+    /// generation is known not to be a save this build must not bury (see
+    /// [`refuse_newer_format`](Self::refuse_newer_format)) and one above it still exists.
+    fn next_generation(&self, slot: SlotId, newest: Option<u64>) -> Result<u64, StoreError> {
+        let Some(newest) = newest else {
+            return Ok(1);
+        };
+        self.refuse_newer_format(slot, newest)?;
+        // Only a file named by hand can reach the top; wrapping would hide the new save behind
+        // it, so the save is refused and the file left for the player or developer to rename.
+        newest
+            .checked_add(1)
+            .ok_or_else(|| StoreError::GenerationsExhausted {
+                slot,
+                path: self.path_of(slot, newest),
+            })
+    }
+
     /// Refuses to add a generation on top of a save from a newer format version, which this
     /// build could otherwise end up pruning. A damaged newest file does not block the save (the
-    /// new save supersedes it), but a newest file that cannot be read at all does: the store
-    /// cannot tell what it would be burying.
+    /// new save supersedes it), and neither does one that can never be read as a file (a folder
+    /// of that name, no permission; see [`is_unreadable_entry`]). A newest file whose read fails
+    /// for another reason (an I/O error that may pass) does: the store cannot tell what it would
+    /// be burying.
     fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
         let path = self.path_of(slot, newest);
-        let mut file = self
-            .fs
-            .open_read(&path)
-            .map_err(StoreError::io("open the newest save", &path))?;
+        let mut file = match self.fs.open_read(&path) {
+            Ok(file) => file,
+            Err(source) if is_unreadable_entry(&source) => return Ok(()),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    action: "open the newest save",
+                    path,
+                    source,
+                });
+            }
+        };
         match format::read_header(&mut file) {
             Err(FormatError::NewerVersion { found, supported }) => Err(StoreError::NewerFormat {
                 slot,
                 found,
                 supported,
             }),
-            Err(FormatError::Io { source, .. }) => Err(StoreError::Io {
-                action: "read the newest save",
-                path,
-                source,
-            }),
+            Err(FormatError::Io { source, .. }) if !is_unreadable_entry(&source) => {
+                Err(StoreError::Io {
+                    action: "read the newest save",
+                    path,
+                    source,
+                })
+            }
             _ => Ok(()),
         }
+    }
+
+    /// Removes the generations of `slot` beyond the configured backups, oldest first, once the
+    /// new save (not in `generations`) is durable. Returns how many went, and the first failure.
+    fn prune(&self, slot: SlotId, generations: &[u64]) -> (usize, Option<StoreError>) {
+        let keep = 1 + usize::from(self.config.backups);
+        let stale = generations.iter().skip(keep - 1).rev();
+        let (mut pruned, mut prune_error) = (0, None);
+        for &old in stale {
+            let old_path = self.path_of(slot, old);
+            match self.fs.remove_file(&old_path) {
+                Ok(()) => pruned += 1,
+                Err(source) => {
+                    prune_error.get_or_insert(StoreError::Io {
+                        action: "remove the old generation",
+                        path: old_path,
+                        source,
+                    });
+                }
+            }
+        }
+        (pruned, prune_error)
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
@@ -560,6 +599,16 @@ impl SlotStore {
         }
         Ok(())
     }
+}
+
+/// Whether a failure to open or read a generation describes the entry itself rather than a
+/// passing fault of the device: a folder where the file should be, or no permission to read it.
+/// No retry makes such an entry readable, so a save treats it like a damaged generation.
+fn is_unreadable_entry(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
+    )
 }
 
 /// The largest file the limits allow: header, metadata, thumbnail and the largest compressed

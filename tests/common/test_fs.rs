@@ -61,6 +61,9 @@ struct State {
 pub struct TestFs {
     state: Arc<Mutex<State>>,
     bytes_read: Arc<AtomicU64>,
+    /// Files that cannot be opened for reading, as with `chmod 000` for a user other than root
+    /// (tests run as root, which reads any file); kept across [`arm`](TestFs::arm).
+    denied: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl std::fmt::Debug for TestFs {
@@ -82,6 +85,19 @@ impl TestFs {
             ..State::default()
         };
         self.bytes_read.store(0, Ordering::SeqCst);
+    }
+
+    /// From now on opening `path` for reading fails with `PermissionDenied`.
+    pub fn deny_read(&self, path: &Path) {
+        self.denied.lock().unwrap().push(path.to_path_buf());
+    }
+
+    fn is_denied(&self, path: &Path) -> bool {
+        self.denied
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|denied| denied == path)
     }
 
     /// The calls made since the last [`arm`](Self::arm).
@@ -207,6 +223,9 @@ impl FileSystem for TestFs {
 
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
         self.call(Op::OpenRead, path)?;
+        if self.is_denied(path) {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
         Ok(Box::new(TestReader {
             inner: OsFileSystem.open_read(path)?,
             fs: self.clone(),
