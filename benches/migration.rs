@@ -1,5 +1,5 @@
 //! Loading a save written by an older game version, whose `Health` had another layout, through
-//! `migrate_from`, beside loading the same world saved by the current version.
+//! `register_saveable_migration`, beside loading the same world saved by the current version.
 
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, Saveable, SaveableAppExt, Snapshot};
@@ -45,7 +45,7 @@ impl From<HealthV1> for Health {
 fn new_game() -> App {
     let mut app = App::new();
     app.register_saveable_serde::<Health>()
-        .migrate_from::<HealthV1, Health>()
+        .register_saveable_migration::<HealthV1, Health>()
         .register_saveable_serde::<Transform>();
     app
 }

@@ -278,7 +278,7 @@ def report(quick):
                 note="Target: listing 16 slots costs the same with 10 KB and 5 MB saves (headers only).")
     scale = ["1KB", "10KB", "100KB", "500KB", "1MB", "5MB"]
     group_table("Scaling 1 KB – 5 MB", [f"scaling/{op}/{s}" for op in ("save", "load") for s in scale])
-    group_table("Migration (load a v1 save through `migrate_from`)",
+    group_table("Migration (load a v1 save through `register_saveable_migration`)",
                 [f"migration/{op}/{n}" for op in ("load_v1_save_through_migration", "load_current_save")
                  for n in (1000, 10000)],
                 note="The reference report did not benchmark migration (it estimated 10.5 ms).")

@@ -83,9 +83,9 @@ fn old_save() -> Snapshot {
 fn new_app() -> App {
     let mut app = App::new();
     app.register_saveable::<new_game::Health>()
-        .migrate_from::<new_game::HealthV1, new_game::Health>()
+        .register_saveable_migration::<new_game::HealthV1, new_game::Health>()
         .register_saveable::<new_game::Speed>()
-        .register_saveable_alias::<new_game::Speed>("game::old_module::Speed");
+        .register_saveable_rename::<new_game::Speed>("game::old_module::Speed");
     app
 }
 
@@ -196,7 +196,10 @@ fn a_version_without_a_migration_is_a_typed_error_and_the_world_is_untouched() {
         matches!(&error, SnapshotError::UnknownTypeVersion { type_path, found: 2, current: 1 } if type_path == "game::Health"),
         "{error}"
     );
-    assert!(error.to_string().contains("migrate_from"), "{error}");
+    assert!(
+        error.to_string().contains("register_saveable_migration"),
+        "{error}"
+    );
     let mut query = world.query::<&new_game::Health>();
     assert_eq!(query.single(world).unwrap().current, 5.0);
 }

@@ -84,7 +84,7 @@ fn a_column_of_another_type_names_the_type_and_the_entity() {
         snapshot::capture(world).unwrap()
     };
     let mut app = app();
-    app.register_saveable_alias::<Position>(<Wide as TypePath>::type_path());
+    app.register_saveable_rename::<Position>(<Wide as TypePath>::type_path());
     let world = app.world_mut();
     let error = decode(world, &saved.blob).err().unwrap();
     match &error {

@@ -9,11 +9,23 @@ use super::error::SnapshotError;
 /// The snapshot layout version written by this build.
 pub const BLOB_VERSION: u8 = 1;
 
-/// Whether a column holds one value per entity or a single resource.
+/// Whether a type is saved per entity (a component) or once (a resource): the kind of every
+/// registered type, and the column kind byte of the layout, which is the discriminant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ColumnKind {
     Component = 0,
     Resource = 1,
+}
+
+impl ColumnKind {
+    /// The kind a column kind byte stands for, or `None` for a byte the layout does not define.
+    pub(crate) fn from_byte(byte: u8) -> Option<Self> {
+        match byte {
+            0 => Some(ColumnKind::Component),
+            1 => Some(ColumnKind::Resource),
+            _ => None,
+        }
+    }
 }
 
 /// Appends varints and length-prefixed bytes to a buffer.

@@ -2,7 +2,7 @@
 
 use super::blob::{BLOB_VERSION, BlobWriter, ColumnKind, state_hash};
 use super::error::SnapshotError;
-use super::registry::{SaveRegistry, TypeKind};
+use super::registry::SaveRegistry;
 use super::value::{ValueWriter, append_postcard};
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::entity::EntityHashSet;
@@ -178,10 +178,7 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
     blob.extend_from_slice(&[0; 4]);
     for entry in registry.entries() {
         let column_start = blob.len();
-        let kind = match entry.kind {
-            TypeKind::Component => ColumnKind::Component,
-            TypeKind::Resource => ColumnKind::Resource,
-        };
+        let kind = entry.kind;
         let mut header = BlobWriter {
             bytes: std::mem::take(&mut blob),
         };

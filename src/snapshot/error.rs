@@ -84,7 +84,7 @@ pub enum SnapshotError {
 
     /// A type is stored with a schema version this build has no decoder for.
     #[error(
-        "{type_path} is stored at schema version {found}, but this build is at version {current} and has no migration from it; register one with `migrate_from`"
+        "{type_path} is stored at schema version {found}, but this build is at version {current} and has no migration from it; register one with `register_saveable_migration`"
     )]
     UnknownTypeVersion {
         /// The type path.

@@ -51,7 +51,7 @@
 //! | field | encoding |
 //! |-------|----------|
 //! | type path | varint length + UTF-8, e.g. `my_game::Health` |
-//! | schema version | varint; bumped by each `migrate_from` |
+//! | schema version | varint; bumped by each `register_saveable_migration` |
 //! | kind | `u8`: `0` component, `1` resource |
 //! | row count `R` | `u32` little-endian (`1` for a resource) |
 //! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
@@ -63,19 +63,30 @@
 //! # Evolution
 //!
 //! - A stored type that is no longer registered is skipped with a warning.
-//! - A renamed or moved type: `app.register_saveable_alias::<T>("old::path::T")`.
-//! - A changed type: `app.migrate_from::<TV1, T>()`, with `impl From<TV1> for T`.
+//! - A renamed or moved type: `app.register_saveable_rename::<T>("old::path::T")`.
+//! - A changed type: `app.register_saveable_migration::<TV1, T>()`, with
+//!   `impl From<TV1> for T`.
 
+mod app_ext;
+mod apply;
 mod blob;
 mod capture;
+mod decode;
+mod dynamic_bundle;
+mod entity_mapping;
 mod error;
-mod load;
+mod filter;
 mod registry;
+mod type_ops;
+mod typed_capture;
 mod value;
 
+pub use app_ext::SaveableAppExt;
+pub(crate) use app_ext::ensure_registry;
+pub use apply::{ApplyReport, LoadMode, apply};
 pub use blob::{BLOB_VERSION, state_hash};
 pub use capture::{Snapshot, capture};
+pub use decode::{DecodedSnapshot, SkippedType, decode};
 pub use error::SnapshotError;
-pub use load::{ApplyReport, DecodedSnapshot, LoadMode, SkippedType, apply, decode};
-pub(crate) use registry::ensure_registry;
-pub use registry::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};
+pub use filter::{SaveFilter, Saveable};
+pub use registry::SaveRegistry;

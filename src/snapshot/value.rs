@@ -4,7 +4,7 @@
 //! types go through Bevy's reflection serializer. Both write postcard. `Entity` values are
 //! always written as their 64-bit id, so references can be remapped on load.
 
-use super::registry::TypeOps;
+use super::type_ops::TypeOps;
 use bevy::prelude::*;
 use bevy::reflect::serde::{
     ReflectDeserializerProcessor, ReflectSerializerProcessor, TypedReflectDeserializer,

@@ -1,0 +1,217 @@
+//! [`SaveableAppExt`], how a game tells keepsake what it saves: `register_saveable` (and its
+//! serde variant) adds a type to the [`SaveRegistry`], `register_saveable_rename` and
+//! `register_saveable_migration` let old saves load after a type was renamed or changed, and
+//! `set_save_filter` chooses the saved entities. The first use creates the registry with the
+//! types every game saves.
+
+use super::blob::ColumnKind;
+use super::filter::{SaveFilter, Saveable};
+use super::registry::SaveRegistry;
+use super::type_ops::{DecodeFn, LegacyDecoder, SaveableEntry};
+use super::typed_capture::{ValueEncoding, ViaReflect, ViaSerde};
+use super::value::decode_with_serde;
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::resource::IS_RESOURCE;
+use bevy::prelude::*;
+use bevy::reflect::{FromReflect, GetTypeRegistration, TypePath};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::any::TypeId;
+
+/// Registers what a game saves.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{SaveRegistry, SaveableAppExt};
+///
+/// #[derive(Component, Reflect, Default)]
+/// struct Health(f32);
+///
+/// #[derive(Resource, Reflect, Default)]
+/// struct Score(u32);
+///
+/// let mut app = App::new();
+/// app.register_saveable::<Health>().register_saveable::<Score>();
+/// assert!(app.world().resource::<SaveRegistry>().contains::<Score>());
+/// ```
+pub trait SaveableAppExt {
+    /// Saves component or resource `T`. `T` needs `#[derive(Reflect)]`; when it also has
+    /// `#[reflect(Serialize, Deserialize)]` its serde implementation is used, which is faster
+    /// than field-by-field reflection. Registering twice is harmless.
+    fn register_saveable<T>(&mut self) -> &mut Self
+    where
+        T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration;
+
+    /// Like [`register_saveable`](Self::register_saveable), for types that implement serde's
+    /// `Serialize` and `Deserialize`: values are encoded with `T`'s own implementation,
+    /// statically dispatched, which is several times faster than going through reflection.
+    /// Saves are byte-for-byte the same as through `#[reflect(Serialize, Deserialize)]`, so a
+    /// type can switch between the two registrations without breaking old saves.
+    fn register_saveable_serde<T>(&mut self) -> &mut Self
+    where
+        T: Component
+            + Reflect
+            + FromReflect
+            + TypePath
+            + GetTypeRegistration
+            + Serialize
+            + DeserializeOwned;
+
+    /// Loads values stored under `old_type_path` (a type's path before a rename or a move to
+    /// another module) as the registered type `T`.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::SaveableAppExt;
+    ///
+    /// #[derive(Component, Reflect)]
+    /// struct Speed(f32);
+    ///
+    /// App::new()
+    ///     .register_saveable::<Speed>()
+    ///     .register_saveable_rename::<Speed>("my_game::old_module::Speed");
+    /// ```
+    fn register_saveable_rename<T: 'static>(&mut self, old_type_path: &str) -> &mut Self;
+
+    /// Changes the stored layout of `New`: values written before this call's schema version are
+    /// decoded as `Old` and converted with `From`. Each call bumps `New`'s schema version by one;
+    /// register migrations in the order the type evolved, after `register_saveable::<New>()`.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::SaveableAppExt;
+    ///
+    /// #[derive(Reflect)]
+    /// struct HealthV1(u32);
+    ///
+    /// #[derive(Component, Reflect)]
+    /// struct Health { current: f32, max: f32 }
+    ///
+    /// impl From<HealthV1> for Health {
+    ///     fn from(old: HealthV1) -> Self {
+    ///         Health { current: old.0 as f32, max: 100.0 }
+    ///     }
+    /// }
+    ///
+    /// App::new()
+    ///     .register_saveable::<Health>()
+    ///     .register_saveable_migration::<HealthV1, Health>();
+    /// ```
+    fn register_saveable_migration<Old, New>(&mut self) -> &mut Self
+    where
+        Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
+        New: Component + Reflect + From<Old>;
+
+    /// Chooses which entities are saved (default: those with [`Saveable`]).
+    fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self;
+}
+
+impl SaveableAppExt for App {
+    fn register_saveable<T>(&mut self) -> &mut Self
+    where
+        T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+    {
+        ensure_registry(self);
+        register::<T, ViaReflect>(self, None);
+        self
+    }
+
+    fn register_saveable_serde<T>(&mut self) -> &mut Self
+    where
+        T: Component
+            + Reflect
+            + FromReflect
+            + TypePath
+            + GetTypeRegistration
+            + Serialize
+            + DeserializeOwned,
+    {
+        ensure_registry(self);
+        register::<T, ViaSerde>(self, Some(decode_with_serde::<T>));
+        self
+    }
+
+    fn register_saveable_rename<T: 'static>(&mut self, old_type_path: &str) -> &mut Self {
+        ensure_registry(self);
+        let known = self
+            .world_mut()
+            .resource_mut::<SaveRegistry>()
+            .add_rename(TypeId::of::<T>(), old_type_path);
+        if !known {
+            warn!(
+                "register_saveable_rename::<{}> ignored: register the type with register_saveable first",
+                std::any::type_name::<T>()
+            );
+        }
+        self
+    }
+
+    fn register_saveable_migration<Old, New>(&mut self) -> &mut Self
+    where
+        Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
+        New: Component + Reflect + From<Old>,
+    {
+        ensure_registry(self);
+        self.register_type::<Old>();
+        let known = self
+            .world_mut()
+            .resource_mut::<SaveRegistry>()
+            .add_migration(TypeId::of::<New>(), LegacyDecoder::of::<Old, New>);
+        if !known {
+            warn!(
+                "register_saveable_migration::<{}, {}> ignored: register the new type with register_saveable first",
+                Old::type_path(),
+                std::any::type_name::<New>()
+            );
+        }
+        self
+    }
+
+    fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self {
+        ensure_registry(self);
+        self.world_mut()
+            .resource_mut::<SaveRegistry>()
+            .set_filter(filter);
+        self
+    }
+}
+
+/// Creates the registry on first use, with the types every game saves: the [`Saveable`] marker
+/// and the hierarchy ([`ChildOf`]; `Children` is rebuilt from it).
+pub(crate) fn ensure_registry(app: &mut App) {
+    if app.world().contains_resource::<SaveRegistry>() {
+        return;
+    }
+    app.init_resource::<SaveRegistry>();
+    app.init_resource::<AppTypeRegistry>();
+    register::<Saveable, ViaSerde>(app, Some(decode_with_serde::<Saveable>));
+    register::<ChildOf, ViaSerde>(app, Some(decode_with_serde::<ChildOf>));
+}
+
+fn register<T, E>(app: &mut App, decode_serde: Option<DecodeFn>)
+where
+    T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+    E: ValueEncoding<T>,
+{
+    app.register_type::<T>();
+    let world = app.world_mut();
+    let id = world.register_component::<T>();
+    let kind = stored_kind(world, id);
+    world
+        .resource_mut::<SaveRegistry>()
+        .add(SaveableEntry::new::<T, E>(kind, decode_serde));
+}
+
+/// Resources are components that require `IsResource`; they are saved once, not per entity.
+fn stored_kind(world: &World, id: ComponentId) -> ColumnKind {
+    let is_resource = world.components().get_info(id).is_some_and(|info| {
+        info.required_components()
+            .iter_ids()
+            .any(|r| r == IS_RESOURCE)
+    });
+    if is_resource {
+        ColumnKind::Resource
+    } else {
+        ColumnKind::Component
+    }
+}

@@ -1,0 +1,278 @@
+//! Decoded values → World. The steps, in order: despawn the entities the save filter matches
+//! (when replacing), spawn one empty entity per saved entity, look up what each registered type
+//! needs in this world, insert each entity's components (entity references remapped,
+//! relationships kept only when their target was saved), insert the resources, warn about lost
+//! references.
+
+use super::decode::{DecodedSnapshot, DecodedValue, SkippedType};
+use super::dynamic_bundle::DynamicBundle;
+use super::entity_mapping::{EntityFieldMappers, SavedEntityMapper};
+use super::filter::SaveFilter;
+use super::type_ops::SaveableEntry;
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::relationship::RelationshipAccessor;
+use bevy::ecs::world::EntityWorldMut;
+use bevy::prelude::*;
+
+/// What a load does with the entities already in the world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LoadMode {
+    /// Despawn every entity the save filter matches (with its children), then spawn the saved
+    /// ones: the world's saved state becomes exactly the save's.
+    #[default]
+    Replace,
+    /// Spawn the saved entities beside the existing ones.
+    Merge,
+}
+
+/// What applying a snapshot did.
+#[derive(Clone, Debug, Default)]
+pub struct ApplyReport {
+    /// Saved entity id → the entity spawned for it.
+    pub entity_map: EntityHashMap<Entity>,
+    /// Entities despawned first ([`LoadMode::Replace`]).
+    pub despawned: usize,
+    /// References to entities that were not saved, now pointing at `Entity::PLACEHOLDER`.
+    pub unmapped_references: usize,
+    /// Relationship components (such as `ChildOf`) left out because their target was not
+    /// saved: the entity is loaded without that relationship (a child becomes a root).
+    pub dropped_relationships: usize,
+    /// Stored types that were skipped.
+    pub skipped_types: Vec<SkippedType>,
+}
+
+/// Applies a validated snapshot to the world and returns how saved entities were mapped.
+///
+/// Entity references inside values (`Entity` fields of components that map entities, and
+/// `ChildOf`) are remapped to the new entities. A reference to an entity that was not saved
+/// becomes `Entity::PLACEHOLDER`, counted in [`ApplyReport::unmapped_references`] and logged as
+/// a warning; a relationship such as `ChildOf` whose target was not saved is left out instead
+/// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
+/// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
+pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
+    let DecodedSnapshot {
+        registry,
+        saved_ids,
+        components,
+        resources,
+        skipped,
+    } = snapshot;
+
+    let despawned = match mode {
+        LoadMode::Replace => despawn_saved_entities(world, registry.filter()),
+        LoadMode::Merge => 0,
+    };
+    let spawned = spawn_empty_entities(world, saved_ids.len());
+    let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned);
+    let types = WorldTypes::new(world, registry.entries());
+    let dropped_relationships = insert_components(world, &types, &spawned, components, &mut mapper);
+    warn_dropped_relationships(dropped_relationships);
+    insert_resources(world, &types, resources, &mut mapper);
+    warn_unmapped_references(mapper.unmapped);
+
+    ApplyReport {
+        entity_map: mapper.map,
+        despawned,
+        unmapped_references: mapper.unmapped,
+        dropped_relationships,
+        skipped_types: skipped,
+    }
+}
+
+/// Despawns the entities `filter` matches (the ones a save would capture) and returns how many.
+fn despawn_saved_entities(world: &mut World, filter: &SaveFilter) -> usize {
+    let (existing, _) = filter
+        .resolve(world)
+        .map(|filter| filter.matching_entities(world))
+        .unwrap_or_default();
+    let mut despawned = 0;
+    for entity in existing {
+        // A child may already be gone with its parent.
+        if world.get_entity(entity).is_ok() && world.despawn(entity) {
+            despawned += 1;
+        }
+    }
+    despawned
+}
+
+/// Spawns one empty entity per saved entity, in entity table order.
+fn spawn_empty_entities(world: &mut World, count: usize) -> Vec<Entity> {
+    (0..count).map(|_| world.spawn_empty().id()).collect()
+}
+
+/// Inserts the component values (grouped by entity) into the spawned entities, each entity's
+/// in one archetype move. Returns how many relationships were left out.
+fn insert_components(
+    world: &mut World,
+    types: &WorldTypes<'_>,
+    spawned: &[Entity],
+    components: Vec<DecodedValue>,
+    mapper: &mut SavedEntityMapper,
+) -> usize {
+    let mut dropped_relationships = 0;
+    let mut bundle = DynamicBundle::default();
+    let mut components = components.into_iter().peekable();
+    while let Some(&(entity_index, _, _)) = components.peek() {
+        let mut entity = world.entity_mut(spawned[entity_index as usize]);
+        let values =
+            std::iter::from_fn(|| components.next_if(|(index, _, _)| *index == entity_index));
+        dropped_relationships +=
+            insert_entity_components(&mut entity, values, types, mapper, &mut bundle);
+    }
+    dropped_relationships
+}
+
+/// Remaps one entity's values and inserts them. Returns how many relationships were left out.
+fn insert_entity_components(
+    entity: &mut EntityWorldMut,
+    values: impl Iterator<Item = DecodedValue>,
+    types: &WorldTypes<'_>,
+    mapper: &mut SavedEntityMapper,
+    bundle: &mut DynamicBundle,
+) -> usize {
+    let mut dropped_relationships = 0;
+    for (_, entry_index, mut value) in values {
+        types.field_mappers.map(entry_index, value.as_mut(), mapper);
+        match types.placement(entry_index, value.as_ref(), entity.world()) {
+            Placement::Typed => (types.entries[entry_index].insert)(entity, value),
+            Placement::Bundle => bundle.push(types.component_ids[entry_index], value),
+            Placement::RebuiltByBevy => {}
+            Placement::DroppedRelationship => dropped_relationships += 1,
+        }
+    }
+    bundle.insert_into(entity);
+    dropped_relationships
+}
+
+/// Remaps the resources' entity references and inserts them.
+fn insert_resources(
+    world: &mut World,
+    types: &WorldTypes<'_>,
+    resources: Vec<(usize, Box<dyn Reflect>)>,
+    mapper: &mut SavedEntityMapper,
+) {
+    for (entry_index, mut value) in resources {
+        types.field_mappers.map(entry_index, value.as_mut(), mapper);
+        (types.entries[entry_index].insert_resource)(world, value);
+    }
+}
+
+fn warn_dropped_relationships(dropped: usize) {
+    if dropped > 0 {
+        warn!(
+            "keepsake: {dropped} relationship(s) (such as ChildOf) pointed at entities that were not saved and were left out"
+        );
+    }
+}
+
+fn warn_unmapped_references(unmapped: usize) {
+    if unmapped > 0 {
+        warn!(
+            "keepsake: {unmapped} reference(s) to entities that were not saved now point at Entity::PLACEHOLDER"
+        );
+    }
+}
+
+/// What applying needs to know about each registered type in this world, by entry index.
+struct WorldTypes<'a> {
+    entries: &'a [SaveableEntry],
+    field_mappers: EntityFieldMappers<'a>,
+    component_ids: Vec<ComponentId>,
+    relationships: Vec<RelationshipKind>,
+}
+
+/// How one decoded component value is inserted.
+enum Placement {
+    /// With the other components of its entity, in one archetype move.
+    Bundle,
+    /// On its own, through the type's typed insert (a value whose concrete type is not the
+    /// component's, which the untyped bundle cannot hold).
+    Typed,
+    /// Not at all: a relationship target (`Children`), which Bevy rebuilds from the sources.
+    RebuiltByBevy,
+    /// Not at all: a relationship (`ChildOf`) whose target was not saved.
+    DroppedRelationship,
+}
+
+impl<'a> WorldTypes<'a> {
+    /// Registers every entry's component in `world` (so ids exist) and reads its relationship
+    /// role.
+    fn new(world: &mut World, entries: &'a [SaveableEntry]) -> Self {
+        let field_mappers = EntityFieldMappers::new(world, entries);
+        let component_ids: Vec<ComponentId> = entries
+            .iter()
+            .map(|entry| (entry.component_id)(world))
+            .collect();
+        // Bevy describes a relationship only once both of its sides are registered.
+        world.register_component::<Children>();
+        let relationships = component_ids
+            .iter()
+            .map(|&id| RelationshipKind::of(world, id))
+            .collect();
+        WorldTypes {
+            entries,
+            field_mappers,
+            component_ids,
+            relationships,
+        }
+    }
+
+    /// How a value of entry `entry_index`, already remapped, is inserted into `world`.
+    fn placement(&self, entry_index: usize, value: &dyn Reflect, world: &World) -> Placement {
+        if value.as_any().type_id() != self.entries[entry_index].ops.type_id {
+            return Placement::Typed;
+        }
+        match self.relationships[entry_index] {
+            RelationshipKind::Target => Placement::RebuiltByBevy,
+            RelationshipKind::Source { entity_offset } => {
+                // SAFETY: the value's concrete type is the component's type (checked above),
+                // and Bevy reports `entity_offset` as the offset of its `Entity` field.
+                let target = unsafe {
+                    (value as *const dyn Reflect)
+                        .cast::<u8>()
+                        .add(entity_offset)
+                        .cast::<Entity>()
+                        .read_unaligned()
+                };
+                if target == Entity::PLACEHOLDER || world.get_entity(target).is_err() {
+                    Placement::DroppedRelationship
+                } else {
+                    Placement::Bundle
+                }
+            }
+            RelationshipKind::None => Placement::Bundle,
+        }
+    }
+}
+
+/// Whether a component is one side of a relationship (`ChildOf` / `Children` and the like).
+#[derive(Clone, Copy)]
+enum RelationshipKind {
+    None,
+    /// Holds the target entity at this byte offset; inserting it updates the target.
+    Source {
+        entity_offset: usize,
+    },
+    /// The collection side, maintained by Bevy from the sources.
+    Target,
+}
+
+impl RelationshipKind {
+    fn of(world: &World, id: ComponentId) -> Self {
+        match world
+            .components()
+            .get_info(id)
+            .and_then(|info| info.relationship_accessor())
+        {
+            Some(RelationshipAccessor::Relationship {
+                entity_field_offset,
+                ..
+            }) => RelationshipKind::Source {
+                entity_offset: *entity_field_offset,
+            },
+            Some(RelationshipAccessor::RelationshipTarget { .. }) => RelationshipKind::Target,
+            None => RelationshipKind::None,
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! `ecs_blob` → validated values, without touching any world (so it can run off the main
+//! thread). The steps follow the layout: hash, layout version, entity table, then each column
+//! (header, then its rows checked and decoded as the registered type), then nothing after.
+
+use super::blob::{BLOB_VERSION, BlobReader, ColumnKind, state_hash};
+use super::error::SnapshotError;
+use super::registry::SaveRegistry;
+use super::type_ops::{ConvertFn, SaveableEntry, TypeOps};
+use super::value::ValueReader;
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
+
+/// A decoded component value: (entity index, registry entry index, value).
+pub(super) type DecodedValue = (u32, usize, Box<dyn Reflect>);
+
+/// A stored column whose type this build does not register; its values were skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedType {
+    /// The stored type path.
+    pub type_path: String,
+    /// How many values were skipped.
+    pub values: usize,
+}
+
+/// A snapshot decoded and validated against the registry, ready to be applied.
+///
+/// Holds every value already converted to its registered type, so applying cannot fail.
+pub struct DecodedSnapshot {
+    pub(super) registry: SaveRegistry,
+    pub(super) saved_ids: Vec<Entity>,
+    /// (entity index, entry index, value), sorted by entity index.
+    pub(super) components: Vec<DecodedValue>,
+    pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
+    pub(super) skipped: Vec<SkippedType>,
+}
+
+impl DecodedSnapshot {
+    /// How many entities the snapshot spawns.
+    pub fn entity_count(&self) -> usize {
+        self.saved_ids.len()
+    }
+
+    /// Stored types this build does not register (their values are skipped).
+    pub fn skipped_types(&self) -> &[SkippedType] {
+        &self.skipped
+    }
+}
+
+/// Decodes and validates a blob completely, without touching any world.
+///
+/// Checks the hash, the layout, every entity index and every value against the registered
+/// types (running migrations for older schema versions). Stored types that are no longer
+/// registered are skipped with a warning. Any other problem is an error naming the type and the
+/// entity index.
+pub fn decode(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    verify_hash(blob, expected_hash)?;
+    let mut reader = BlobReader::new(blob);
+    read_layout_version(&mut reader)?;
+    let saved_ids = read_entity_table(&mut reader)?;
+    let mut columns = ColumnsDecoder::new(registry, types, saved_ids.len() as u32);
+    let column_count = reader.u32_count("column count")?;
+    for _ in 0..column_count {
+        let header = read_column_header(&mut reader)?;
+        columns.decode_column(&mut reader, &header)?;
+    }
+    expect_end(&reader)?;
+    Ok(columns.finish(saved_ids))
+}
+
+/// Refuses a blob whose hash is not the one stored beside it (checked before anything is read).
+fn verify_hash(blob: &[u8], expected_hash: u64) -> Result<(), SnapshotError> {
+    let computed = state_hash(blob);
+    if computed != expected_hash {
+        return Err(SnapshotError::HashMismatch {
+            stored: expected_hash,
+            computed,
+        });
+    }
+    Ok(())
+}
+
+/// Reads the layout version, refusing versions newer than this build and the impossible `0`.
+fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<(), SnapshotError> {
+    let version = reader.byte("layout version")?;
+    if version > BLOB_VERSION {
+        return Err(SnapshotError::NewerLayout {
+            found: version,
+            supported: BLOB_VERSION,
+        });
+    }
+    if version == 0 {
+        return Err(malformed(0, "layout version 0 does not exist"));
+    }
+    Ok(())
+}
+
+/// Reads the saving world's entity ids, refusing invalid and repeated ids.
+fn read_entity_table(reader: &mut BlobReader<'_>) -> Result<Vec<Entity>, SnapshotError> {
+    let count = reader.count("entity count")?;
+    if count > u32::MAX as usize {
+        return Err(malformed(reader.offset(), "more than 2^32 entities"));
+    }
+    let mut ids = Vec::with_capacity(count);
+    let mut unique = EntityHashSet::default();
+    let mut bits = 0;
+    for _ in 0..count {
+        let offset = reader.offset();
+        bits = reader.delta(bits, "entity id")?;
+        let entity = Entity::try_from_bits(bits)
+            .ok_or_else(|| malformed(offset, format!("{bits:#x} is not a valid entity id")))?;
+        if !unique.insert(entity) {
+            return Err(malformed(
+                offset,
+                format!("entity {entity} is listed twice"),
+            ));
+        }
+        ids.push(entity);
+    }
+    Ok(ids)
+}
+
+/// The fields in front of a column's rows.
+struct ColumnHeader<'a> {
+    type_path: &'a str,
+    /// The schema version the values were written at.
+    version: u32,
+    kind: ColumnKind,
+    rows: usize,
+}
+
+fn read_column_header<'a>(reader: &mut BlobReader<'a>) -> Result<ColumnHeader<'a>, SnapshotError> {
+    let type_path = reader.str_with_len("type path")?;
+    let version = reader.varint_u32("type version")?;
+    let kind_offset = reader.offset();
+    let kind_byte = reader.byte("column kind")?;
+    let kind = ColumnKind::from_byte(kind_byte)
+        .ok_or_else(|| malformed(kind_offset, format!("column kind {kind_byte}")))?;
+    let rows = reader.u32_count("row count")?;
+    Ok(ColumnHeader {
+        type_path,
+        version,
+        kind,
+        rows,
+    })
+}
+
+/// Refuses bytes after the last column.
+fn expect_end(reader: &BlobReader<'_>) -> Result<(), SnapshotError> {
+    if reader.is_empty() {
+        return Ok(());
+    }
+    Err(malformed(
+        reader.offset(),
+        format!(
+            "{} unexpected bytes after the last column",
+            reader.remaining()
+        ),
+    ))
+}
+
+/// Decodes the columns one after another, collecting their values and checking each against
+/// the registry and the columns before it.
+struct ColumnsDecoder<'r> {
+    registry: &'r SaveRegistry,
+    types: &'r TypeRegistry,
+    entity_count: u32,
+    /// The registry entries that had a column so far (to refuse a second column of a type).
+    seen_entries: Vec<usize>,
+    /// For each entity, the last column that stored a value for it (to catch duplicates).
+    last_column_of: Vec<u32>,
+    components: Vec<DecodedValue>,
+    resources: Vec<(usize, Box<dyn Reflect>)>,
+    skipped: Vec<SkippedType>,
+}
+
+impl<'r> ColumnsDecoder<'r> {
+    fn new(registry: &'r SaveRegistry, types: &'r TypeRegistry, entity_count: u32) -> Self {
+        ColumnsDecoder {
+            registry,
+            types,
+            entity_count,
+            seen_entries: Vec::new(),
+            last_column_of: vec![u32::MAX; entity_count as usize],
+            components: Vec::new(),
+            resources: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Decodes the rows of one column as its registered type, or skips them if the type is not
+    /// registered.
+    fn decode_column(
+        &mut self,
+        reader: &mut BlobReader<'_>,
+        header: &ColumnHeader<'_>,
+    ) -> Result<(), SnapshotError> {
+        let Some((entry_index, entry)) = self.registry.lookup(header.type_path) else {
+            return self.skip_column(reader, header);
+        };
+        self.claim_entry(entry_index, header.type_path)?;
+        check_kind(header, entry)?;
+        let decoder = ColumnDecoder::new(entry, header.type_path, header.version, self.types)?;
+        match header.kind {
+            ColumnKind::Resource => self.read_resource(reader, header, entry_index, &decoder),
+            ColumnKind::Component => {
+                self.read_component_rows(reader, header, entry_index, &decoder)
+            }
+        }
+    }
+
+    /// Steps over a column whose type is not registered, with a warning.
+    fn skip_column(
+        &mut self,
+        reader: &mut BlobReader<'_>,
+        header: &ColumnHeader<'_>,
+    ) -> Result<(), SnapshotError> {
+        let (type_path, rows) = (header.type_path, header.rows);
+        skip_rows(reader, header.kind, rows)?;
+        warn!("keepsake: skipped {rows} stored value(s) of {type_path}, which is not registered");
+        self.skipped.push(SkippedType {
+            type_path: type_path.to_owned(),
+            values: rows,
+        });
+        Ok(())
+    }
+
+    /// Refuses a second column of one registered type (also through an old type path).
+    fn claim_entry(&mut self, entry_index: usize, type_path: &str) -> Result<(), SnapshotError> {
+        if self.seen_entries.contains(&entry_index) {
+            return Err(SnapshotError::Duplicate {
+                type_path: type_path.to_owned(),
+                entity_index: None,
+            });
+        }
+        self.seen_entries.push(entry_index);
+        Ok(())
+    }
+
+    fn read_resource(
+        &mut self,
+        reader: &mut BlobReader<'_>,
+        header: &ColumnHeader<'_>,
+        entry_index: usize,
+        decoder: &ColumnDecoder<'_>,
+    ) -> Result<(), SnapshotError> {
+        let rows = header.rows;
+        if rows != 1 {
+            return Err(value_error(
+                header.type_path,
+                None,
+                format!("{rows} values stored for a resource"),
+            ));
+        }
+        let bytes = reader.bytes_with_len("resource value")?;
+        let value = decoder
+            .read(bytes)
+            .map_err(|reason| value_error(header.type_path, None, reason))?;
+        self.resources.push((entry_index, value));
+        Ok(())
+    }
+
+    fn read_component_rows(
+        &mut self,
+        reader: &mut BlobReader<'_>,
+        header: &ColumnHeader<'_>,
+        entry_index: usize,
+        decoder: &ColumnDecoder<'_>,
+    ) -> Result<(), SnapshotError> {
+        self.components.reserve(header.rows);
+        // Unique per decoded column: the number of registered columns so far.
+        let column = self.seen_entries.len() as u32;
+        let mut previous = 0u64;
+        for _ in 0..header.rows {
+            previous = reader.delta(previous, "entity index")?;
+            let entity_index = self.check_row_entity(previous, header.type_path, column)?;
+            let bytes = reader.bytes_with_len("component value")?;
+            let value = decoder
+                .read(bytes)
+                .map_err(|reason| value_error(header.type_path, Some(entity_index), reason))?;
+            self.components.push((entity_index, entry_index, value));
+        }
+        Ok(())
+    }
+
+    /// Checks a row's entity index: inside the entity table, and not already given a value by
+    /// this `column`.
+    fn check_row_entity(
+        &mut self,
+        stored: u64,
+        type_path: &str,
+        column: u32,
+    ) -> Result<u32, SnapshotError> {
+        let entity_index = u32::try_from(stored).unwrap_or(u32::MAX);
+        if stored >= u64::from(self.entity_count) {
+            return Err(SnapshotError::EntityIndexOutOfRange {
+                type_path: type_path.to_owned(),
+                entity_index,
+                entity_count: self.entity_count,
+            });
+        }
+        let last_column = &mut self.last_column_of[entity_index as usize];
+        if *last_column == column {
+            return Err(SnapshotError::Duplicate {
+                type_path: type_path.to_owned(),
+                entity_index: Some(entity_index),
+            });
+        }
+        *last_column = column;
+        Ok(entity_index)
+    }
+
+    /// The decoded snapshot, its component values grouped by entity.
+    fn finish(self, saved_ids: Vec<Entity>) -> DecodedSnapshot {
+        DecodedSnapshot {
+            registry: self.registry.clone(),
+            components: group_by_entity(self.components, saved_ids.len()),
+            saved_ids,
+            resources: self.resources,
+            skipped: self.skipped,
+        }
+    }
+}
+
+/// Refuses a column stored as a component for a type registered as a resource, or the reverse.
+fn check_kind(header: &ColumnHeader<'_>, entry: &SaveableEntry) -> Result<(), SnapshotError> {
+    if header.kind == entry.kind {
+        return Ok(());
+    }
+    Err(value_error(
+        header.type_path,
+        None,
+        format!(
+            "stored as a {:?} but registered as a {:?}",
+            header.kind, entry.kind
+        ),
+    ))
+}
+
+/// Steps over the rows of a column whose type is not registered.
+fn skip_rows(
+    reader: &mut BlobReader<'_>,
+    kind: ColumnKind,
+    rows: usize,
+) -> Result<(), SnapshotError> {
+    for _ in 0..rows {
+        if kind == ColumnKind::Component {
+            reader.varint("entity index delta")?;
+        }
+        reader.bytes_with_len("skipped value")?;
+    }
+    Ok(())
+}
+
+/// Orders values by entity (a stable counting sort: each entity's values keep column order).
+fn group_by_entity(values: Vec<DecodedValue>, entity_count: usize) -> Vec<DecodedValue> {
+    let mut next = vec![0usize; entity_count + 1];
+    for &(entity, _, _) in &values {
+        next[entity as usize + 1] += 1;
+    }
+    for i in 1..next.len() {
+        next[i] += next[i - 1];
+    }
+    let mut slots: Vec<Option<DecodedValue>> =
+        std::iter::repeat_with(|| None).take(values.len()).collect();
+    for value in values {
+        let position = &mut next[value.0 as usize];
+        slots[*position] = Some(value);
+        *position += 1;
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// Decodes one column's values: with the current type, or with a legacy type and a conversion.
+struct ColumnDecoder<'a> {
+    reader: ValueReader<'a>,
+    convert: Option<ConvertFn>,
+    target: &'static str,
+}
+
+impl<'a> ColumnDecoder<'a> {
+    fn new(
+        entry: &SaveableEntry,
+        type_path: &str,
+        version: u32,
+        types: &'a TypeRegistry,
+    ) -> Result<Self, SnapshotError> {
+        let (ops, convert): (TypeOps, _) = if version == entry.version {
+            (entry.ops, None)
+        } else if let Some(legacy) = entry.legacy.iter().find(|l| l.version == version) {
+            (legacy.ops, Some(legacy.convert))
+        } else {
+            return Err(SnapshotError::UnknownTypeVersion {
+                type_path: type_path.to_owned(),
+                found: version,
+                current: entry.version,
+            });
+        };
+        let reader = ValueReader::new(types, ops).ok_or_else(|| SnapshotError::Value {
+            type_path: type_path.to_owned(),
+            entity_index: None,
+            reason: format!("{} is missing from the type registry", ops.type_path),
+        })?;
+        Ok(ColumnDecoder {
+            reader,
+            convert,
+            target: entry.ops.type_path,
+        })
+    }
+
+    fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        let value = self.reader.read(bytes)?;
+        match self.convert {
+            None => Ok(value),
+            Some(convert) => {
+                convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
+            }
+        }
+    }
+}
+
+fn value_error(type_path: &str, entity_index: Option<u32>, reason: String) -> SnapshotError {
+    SnapshotError::Value {
+        type_path: type_path.to_owned(),
+        entity_index,
+        reason,
+    }
+}
+
+fn malformed(offset: usize, reason: impl Into<String>) -> SnapshotError {
+    SnapshotError::Malformed {
+        offset,
+        reason: reason.into(),
+    }
+}

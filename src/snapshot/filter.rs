@@ -1,0 +1,130 @@
+//! Which entities a save captures: the [`Saveable`] marker and the [`SaveFilter`], resolved
+//! against a world's component ids to walk the matching archetypes. A replacing load despawns
+//! the same entities before spawning the saved ones.
+
+use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity_disabling::Disabled;
+use bevy::ecs::resource::IS_RESOURCE;
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::any::TypeId;
+
+/// Marks an entity to be saved (with the default [`SaveFilter`]).
+///
+/// Saved entities keep the marker when loaded, so they are saved again next time and replaced
+/// by the next load.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::Saveable;
+///
+/// # let mut world = World::new();
+/// world.spawn((Saveable, Name::new("Player")));
+/// ```
+#[derive(
+    Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
+#[reflect(Component, Default, Serialize, Deserialize)]
+pub struct Saveable;
+
+/// Which entities a save captures (and a replacing load despawns): those that have every
+/// `require`d component and none of the `exclude`d ones. Resource entities and disabled entities
+/// are never captured.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{SaveFilter, Saveable};
+///
+/// #[derive(Component)]
+/// struct Ephemeral;
+///
+/// let filter = SaveFilter::default().without::<Ephemeral>();
+/// assert!(filter.requires::<Saveable>());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveFilter {
+    require: Vec<TypeId>,
+    exclude: Vec<TypeId>,
+}
+
+impl Default for SaveFilter {
+    /// Entities with the [`Saveable`] marker.
+    fn default() -> Self {
+        SaveFilter {
+            require: vec![TypeId::of::<Saveable>()],
+            exclude: Vec::new(),
+        }
+    }
+}
+
+impl SaveFilter {
+    /// A filter that requires component `C` (and nothing else).
+    pub fn with_component<C: Component>() -> Self {
+        SaveFilter {
+            require: vec![TypeId::of::<C>()],
+            exclude: Vec::new(),
+        }
+    }
+
+    /// Also requires component `C`.
+    #[must_use]
+    pub fn with<C: Component>(mut self) -> Self {
+        self.require.push(TypeId::of::<C>());
+        self
+    }
+
+    /// Skips entities that have component `C`.
+    #[must_use]
+    pub fn without<C: Component>(mut self) -> Self {
+        self.exclude.push(TypeId::of::<C>());
+        self
+    }
+
+    /// Whether the filter requires `C`.
+    pub fn requires<C: Component>(&self) -> bool {
+        self.require.contains(&TypeId::of::<C>())
+    }
+
+    /// Resolves the filter against a world's components: `None` when a required component was
+    /// never registered (so no entity can match).
+    pub(crate) fn resolve(&self, world: &World) -> Option<ResolvedFilter> {
+        let components = world.components();
+        let require = self
+            .require
+            .iter()
+            .map(|id| components.get_id(*id))
+            .collect::<Option<Vec<_>>>()?;
+        let mut exclude: Vec<ComponentId> = self
+            .exclude
+            .iter()
+            .filter_map(|id| components.get_id(*id))
+            .collect();
+        exclude.push(IS_RESOURCE);
+        exclude.extend(components.get_id(TypeId::of::<Disabled>()));
+        Some(ResolvedFilter { require, exclude })
+    }
+}
+
+/// A [`SaveFilter`] as component ids of one world.
+pub(crate) struct ResolvedFilter {
+    require: Vec<ComponentId>,
+    exclude: Vec<ComponentId>,
+}
+
+impl ResolvedFilter {
+    /// The entities that match, archetype by archetype, and those archetypes.
+    pub(crate) fn matching_entities(&self, world: &World) -> (Vec<Entity>, Vec<ArchetypeId>) {
+        let mut entities = Vec::new();
+        let mut archetypes = Vec::new();
+        for archetype in world.archetypes().iter().filter(|archetype| {
+            !archetype.is_empty()
+                && self.require.iter().all(|&id| archetype.contains(id))
+                && !self.exclude.iter().any(|&id| archetype.contains(id))
+        }) {
+            archetypes.push(archetype.id());
+            entities.extend(archetype.entities().iter().map(|entity| entity.id()));
+        }
+        (entities, archetypes)
+    }
+}
