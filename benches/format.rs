@@ -3,7 +3,7 @@
 //! game-shaped bundles; compression also on a repeated byte, the reference report's data, so the
 //! figures compare.
 
-#[path = "../tests/common/fixtures.rs"]
+#[path = "../tests/it/common/fixtures.rs"]
 mod fixtures;
 
 use bevy_keepsake::SlotId;

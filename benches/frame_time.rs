@@ -5,7 +5,7 @@
 //! Prints p50/p99 of `app.update()` time for both runs, the stall per save, and the stall as a
 //! share of a 60 FPS frame.
 
-#[path = "../tests/common/game_world.rs"]
+#[path = "../tests/it/common/game_world.rs"]
 mod game_world;
 
 use bevy::prelude::*;

@@ -3,9 +3,9 @@
 //!
 //! Run: `cargo bench --bench memory`.
 
-#[path = "../tests/common/alloc.rs"]
+#[path = "../tests/it/common/alloc.rs"]
 mod alloc;
-#[path = "../tests/common/game_world.rs"]
+#[path = "../tests/it/common/game_world.rs"]
 mod game_world;
 
 use alloc::{CountingAlloc, peak_allocation};

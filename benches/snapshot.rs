@@ -6,7 +6,7 @@
 //!
 //! Loads go into a fresh world each iteration (its setup is not timed).
 
-#[path = "../tests/common/game_world.rs"]
+#[path = "../tests/it/common/game_world.rs"]
 mod game_world;
 
 use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};

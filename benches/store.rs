@@ -2,7 +2,7 @@
 //! baselines (a temp-write + fsync + rename + folder fsync of the same bytes; a plain
 //! `fs::read`), listings, scaling from 1 KB to 5 MB, and concurrent saves.
 
-#[path = "../tests/common/fixtures.rs"]
+#[path = "../tests/it/common/fixtures.rs"]
 mod fixtures;
 
 use bevy::tasks::{AsyncComputeTaskPool, TaskPool, block_on};

@@ -2,7 +2,7 @@
 //! exercised), and a valid decode applied to a world: never a panic.
 #![no_main]
 
-#[path = "../../tests/common/fuzz_world.rs"]
+#[path = "../../tests/it/common/fuzz_world.rs"]
 mod fuzz_world;
 
 use bevy::prelude::*;

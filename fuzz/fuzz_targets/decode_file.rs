@@ -3,7 +3,7 @@
 //! behind them are fuzzed too.
 #![no_main]
 
-#[path = "../../tests/common/crc_fixup.rs"]
+#[path = "../../tests/it/common/crc_fixup.rs"]
 mod crc_fixup;
 
 use bevy_keepsake::format::{self, Limits};

@@ -3,7 +3,7 @@
 
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, EncodeOptions, FormatError};
@@ -57,7 +57,7 @@ fn a_file_size_limit_fails_the_save_and_keeps_the_old_one() {
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "fsize_child_entry",
+            "disk_full::fsize_child_entry",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -8,7 +8,7 @@
 
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::store::{SlotStore, StoreConfig};
@@ -56,7 +56,7 @@ fn kill_cycles(cycles: usize) {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash_child_entry",
+                "crash_sigkill::crash_child_entry",
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -8,18 +8,15 @@
 //! - `ecs_blob`: `BLOB_K · S + BLOB_C`, where `BLOB_C` covers serde's capped pre-allocation of a
 //!   sequence (1 MiB at most per sequence being decoded) for the registered types' nesting.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, WorldState};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
-use common::alloc::{CountingAlloc, peak_allocation};
+use common::alloc::peak_allocation;
 use common::{crc_fixup, fixtures, fuzz_world};
 use std::path::{Path, PathBuf};
-
-#[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc;
 
 const FILE_K: usize = 2 * 256;
 const FILE_C: usize = 64 * 1024;

@@ -1,6 +1,6 @@
 //! Round trips through the file format for many generated metas and bundles.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{

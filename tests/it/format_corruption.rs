@@ -1,6 +1,6 @@
 //! Damaged files: every bit flip and every truncation of reference files, and golden files.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
@@ -266,7 +266,7 @@ fn golden_v1_decodes_to_the_expected_values() {
 }
 
 /// Writes the golden file of the current version. Run once when a format version is released:
-/// `cargo test --test format_corruption -- --ignored write_golden_file`.
+/// `cargo test --test it -- --ignored format_corruption::write_golden_file`.
 #[test]
 #[ignore = "writes tests/golden; run by hand when releasing a format version"]
 fn write_golden_file() {

@@ -1,7 +1,7 @@
 //! Fault injection at every filesystem call of a save: the save fails cleanly, every existing
 //! file stays byte-identical and no temporary file remains.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::store::{SaveReceipt, SlotStore, StoreConfig, StoreError};

@@ -2,7 +2,7 @@
 //! temporary folders. Waiting for a background job polls `app.update()` until the job's event
 //! arrives (bounded), so no test depends on timing.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;

@@ -1,19 +1,16 @@
 //! Hostile input: forged lengths must be refused before any large allocation, and listing reads
 //! only the header and metadata.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
     self, Compression, EncodeOptions, FormatError, HEADER_LEN, Header, Limits, SaveBundle,
     SaveMeta, Section, WorldState,
 };
-use common::alloc::{CountingAlloc, peak_allocation};
+use common::alloc::peak_allocation;
 use common::fixtures;
 use std::io::Read;
-
-#[global_allocator]
-static ALLOC: CountingAlloc = CountingAlloc;
 
 /// Builds a file from raw sections with correct checksums, so only the lengths lie.
 fn forge(compression: Compression, meta: &[u8], payload: &[u8], uncompressed_len: u32) -> Vec<u8> {

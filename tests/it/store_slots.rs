@@ -1,7 +1,7 @@
 //! Slot store behaviour: generations and fallback, the autosave ring, listings, delete and
 //! copy, profile validation and concurrent saves.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{FORMAT_VERSION, FormatError, SaveMeta, Section};

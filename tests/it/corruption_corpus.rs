@@ -1,7 +1,7 @@
 //! A corpus of damaged slots: for each kind of damage, what a load returns is asserted, and no
 //! load changes any file.
 
-mod common;
+use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::FORMAT_VERSION;

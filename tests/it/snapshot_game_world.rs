@@ -1,7 +1,7 @@
 //! A game-shaped world: exact round trip, required components, and the `ecs_blob` against
 //! Bevy's `DynamicWorld` postcard encoding of the same world.
 
-mod common;
+use crate::common;
 
 use bevy::prelude::*;
 use bevy::world_serialization::DynamicWorldBuilder;

@@ -1,0 +1,25 @@
+//! Every integration test in one binary, so Bevy is linked once rather than once per file.
+//! Each module was a test file of its own; `common` holds what they share. The crash and
+//! disk-full harnesses start this same binary again as a child process, filtered to one test.
+
+// Counts allocations per thread (tests running in parallel do not disturb each other); the
+// hostile-input tests use it to prove forged lengths are refused before allocating.
+#[global_allocator]
+static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
+
+mod common;
+mod corruption_corpus;
+mod crash_sigkill;
+mod disk_full;
+mod format_corruption;
+mod format_hostile;
+mod format_roundtrip;
+mod fuzz_corpus;
+mod plugin;
+mod plugin_thumbnails;
+mod snapshot_evolution;
+mod snapshot_game_world;
+mod snapshot_hostile;
+mod snapshot_roundtrip;
+mod store_faults;
+mod store_slots;
