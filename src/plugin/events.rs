@@ -7,6 +7,9 @@ use super::error::KeepsakeError;
 use super::job::{SaveReason, SaveTarget};
 use crate::format::SaveMeta;
 use crate::slot::SlotId;
+use crate::snapshot::RefusedAssetPath;
+#[cfg(doc)]
+use crate::snapshot::RuntimeAssetHandles;
 use crate::store::GenerationFailure;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -93,6 +96,9 @@ pub struct SaveCompleted {
     pub entities: usize,
     /// Time the main thread spent capturing the world.
     pub capture_time: std::time::Duration,
+    /// Handles to assets made at run time (no path) that were saved as the default handle,
+    /// under [`RuntimeAssetHandles::Skip`] or `Silent`.
+    pub handles_left_out: u32,
 }
 
 /// A save failed; existing saves are untouched.
@@ -127,6 +133,10 @@ pub struct LoadCompleted {
     /// Saved entity id → the entity spawned for it.
     #[reflect(ignore)]
     pub entity_map: Arc<EntityHashMap<Entity>>,
+    /// Saved asset paths that were not loaded (absolute, leaving the asset folder, an unknown
+    /// asset source, too long); those handles are at their default.
+    #[reflect(ignore)]
+    pub refused_asset_paths: Arc<Vec<RefusedAssetPath>>,
 }
 
 /// A load failed; the world is untouched.

@@ -24,8 +24,11 @@ use super::store::KeepsakeStore;
 use super::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
 use crate::slot::SlotId;
-use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry};
+use crate::snapshot::{
+    self, DecodedSnapshot, LeftOutHandle, LoadMode, RuntimeAssetHandles, SaveRegistry,
+};
 use crate::store::{GenerationFailure, SaveReceipt, SlotStore};
+use bevy::asset::AssetServer;
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::tasks::futures::check_ready;
@@ -202,11 +205,13 @@ impl Outcome {
     }
 }
 
-/// What the main thread spent on a save.
+/// What the main thread spent on a save, and what it left out.
 #[derive(Clone, Copy, Debug, Default)]
 struct CaptureStats {
     entities: usize,
     time: Duration,
+    /// Handles to run-time assets saved as the default handle.
+    handles_left_out: u32,
 }
 
 /// What a finished load hands back to the main thread.
@@ -259,6 +264,7 @@ fn finish_save(
                     meta: receipt.meta,
                     entities: capture.entities,
                     capture_time: capture.time,
+                    handles_left_out: capture.handles_left_out,
                 },
             );
         }
@@ -287,6 +293,13 @@ fn finish_load(world: &mut World, slot: SlotId, result: Result<LoadOutput, Keeps
             return;
         }
     };
+    let refused_asset_paths = Arc::new(output.snapshot.refused_asset_paths().to_vec());
+    for refused in refused_asset_paths.iter() {
+        warn!(
+            "keepsake: {slot} names the asset {:?}, which was not loaded: {}",
+            refused.path, refused.reason
+        );
+    }
     let applied = snapshot::apply(world, output.snapshot, LoadMode::Replace);
     world.resource_mut::<Playtime>().0 = output.meta.playtime;
     let restored_from_backup = !output.skipped.is_empty();
@@ -305,6 +318,7 @@ fn finish_load(world: &mut World, slot: SlotId, result: Result<LoadOutput, Keeps
             skipped_generations: Arc::new(output.skipped),
             meta: output.meta,
             entity_map: Arc::new(applied.entity_map),
+            refused_asset_paths,
         },
     );
 }
@@ -415,6 +429,7 @@ fn capture(
 ) -> Result<CapturedSave, KeepsakeError> {
     let started = Instant::now();
     let captured = snapshot::capture(world)?;
+    let handles_left_out = warn_left_out_handles(world, &captured.handles_left_out);
     let game_tick = world
         .get_resource::<FrameCount>()
         .map_or(0, |frames| u64::from(frames.0));
@@ -429,6 +444,7 @@ fn capture(
         capture: CaptureStats {
             entities: captured.entities,
             time: started.elapsed(),
+            handles_left_out,
         },
         bundle,
         created_at: Timestamp::now(),
@@ -447,6 +463,28 @@ fn spawn_write(
 ) -> Task<Outcome> {
     task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) })
 }
+
+/// Warns once per field (for the life of the app) about handles to run-time assets saved as
+/// the default handle, unless the policy is silent; returns how many there were.
+fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
+    let silent = world.get_resource::<RuntimeAssetHandles>() == Some(&RuntimeAssetHandles::Silent);
+    let mut warned = world.get_resource_or_init::<WarnedHandleFields>();
+    for handle in left_out {
+        if !silent && warned.0.insert(handle.field.clone()) {
+            warn!(
+                "keepsake: {} holds a handle to an asset made at run time (Assets::add), which \
+                 has no path to be saved by; it is saved as the default handle. Load the asset \
+                 from a file, or set RuntimeAssetHandles::Silent to hide this warning",
+                handle.field
+            );
+        }
+    }
+    left_out.iter().map(|handle| handle.count).sum()
+}
+
+/// The fields already warned about by [`warn_left_out_handles`].
+#[derive(Resource, Default)]
+struct WarnedHandleFields(std::collections::HashSet<String>);
 
 /// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably
 /// writes.
@@ -518,15 +556,17 @@ fn write(
 fn start_load(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> JobWork {
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
+    let assets = world.get_resource::<AssetServer>().cloned();
     let task = task_pool().spawn(async move {
         let read = || -> Result<LoadOutput, KeepsakeError> {
             let loaded = store.load(slot)?;
             let world_state = &loaded.bundle.world;
-            let snapshot = snapshot::decode(
+            let snapshot = snapshot::decode_with_assets(
                 &world_state.ecs_blob,
                 world_state.state_hash,
                 &registry,
                 &types.read(),
+                assets.as_ref(),
             )?;
             Ok(LoadOutput {
                 generation: loaded.generation,

@@ -60,7 +60,7 @@ pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};
-use crate::snapshot::ensure_registry;
+use crate::snapshot::{RuntimeAssetHandles, ensure_registry};
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::input::InputSystems;
@@ -89,6 +89,7 @@ pub enum KeepsakeSystems {
 pub struct KeepsakePlugin {
     store: store::StoreOpener,
     settings: KeepsakeSettings,
+    runtime_handles: RuntimeAssetHandles,
     schedule: InternedScheduleLabel,
 }
 
@@ -108,6 +109,7 @@ impl KeepsakePlugin {
                 filesystem: Arc::new(OsFileSystem),
             },
             settings: KeepsakeSettings::default(),
+            runtime_handles: RuntimeAssetHandles::default(),
             schedule: PreUpdate.intern(),
         }
     }
@@ -201,6 +203,15 @@ impl KeepsakePlugin {
         self
     }
 
+    /// What saves do with handles to assets made at run time (`Assets::add`), which have no path
+    /// to be saved by. Default [`RuntimeAssetHandles::Skip`]: the default handle in their place,
+    /// a warning once per field, and a count in [`SaveCompleted::handles_left_out`].
+    #[must_use]
+    pub fn runtime_asset_handles(mut self, policy: RuntimeAssetHandles) -> Self {
+        self.runtime_handles = policy;
+        self
+    }
+
     /// Whether an autosave is made when the primary window loses focus. Default no.
     #[must_use]
     pub fn autosave_on_focus_loss(mut self, autosave: bool) -> Self {
@@ -221,6 +232,7 @@ impl Plugin for KeepsakePlugin {
     fn build(&self, app: &mut App) {
         ensure_registry(app);
         app.insert_resource(self.settings.clone())
+            .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
             .init_resource::<jobs::JobQueue>()
             .init_resource::<status::ListingRefresh>()
@@ -281,6 +293,7 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<SaveTitle>()
         .register_type::<Playtime>()
         .register_type::<AutosaveTimer>()
+        .register_type::<RuntimeAssetHandles>()
         .register_type::<SaveRequest>()
         .register_type::<LoadRequest>()
         .register_type::<DeleteRequest>()

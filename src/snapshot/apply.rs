@@ -57,6 +57,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         components,
         resources,
         skipped,
+        refused_asset_paths: _,
     } = snapshot;
 
     let despawned = match mode {

@@ -1,5 +1,6 @@
 //! World → `ecs_blob`.
 
+use super::assets::{CaptureAssets, CaptureProblem, LeftOutHandle, RuntimeAssetHandles};
 use super::blob::{BLOB_VERSION, BlobWriter, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::SaveRegistry;
@@ -24,6 +25,9 @@ pub struct Snapshot {
     pub components: usize,
     /// How many resources were captured.
     pub resources: usize,
+    /// Handles to run-time assets saved as the default handle (see
+    /// [`RuntimeAssetHandles`]), by field.
+    pub handles_left_out: Vec<LeftOutHandle>,
 }
 
 /// Dense indices of the saved entities, looked up by entity index without hashing.
@@ -93,8 +97,10 @@ impl ColumnSink<'_> {
         entity_index: Option<u32>,
         value: &T,
     ) -> Result<(), SnapshotError> {
-        self.rows
-            .push_with(entity_index, |out| append_postcard(value, out))
+        let type_path = self.rows.type_path;
+        self.rows.push_with(entity_index, |out| {
+            append_postcard(value, out).map_err(|reason| CaptureProblem::whole(type_path, reason))
+        })
     }
 }
 
@@ -104,7 +110,7 @@ impl RowWriter<'_> {
     fn push_with(
         &mut self,
         entity_index: Option<u32>,
-        write: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), CaptureProblem>,
     ) -> Result<(), SnapshotError> {
         if let Some(index) = entity_index {
             write_delta(self.blob, self.previous_index.into(), index.into());
@@ -112,9 +118,11 @@ impl RowWriter<'_> {
         }
         let length_at = self.blob.len();
         self.blob.push(0);
-        write(self.blob).map_err(|reason| SnapshotError::Capture {
+        write(self.blob).map_err(|problem| SnapshotError::Capture {
             type_path: self.type_path.to_owned(),
-            reason,
+            field: problem.field,
+            reason: problem.reason,
+            fix: problem.fix,
         })?;
         let len = self.blob.len() - length_at - 1;
         if len < 0x80 {
@@ -160,6 +168,8 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
     log_unregistered(world, registry, &archetypes);
     let entities = hierarchy_order(world, matched);
     let index = DenseIndex::new(&entities);
+    let policy = world.get_resource::<RuntimeAssetHandles>().copied();
+    let assets = CaptureAssets::new(policy.unwrap_or_default());
 
     let mut blob = BlobWriter {
         bytes: Vec::with_capacity(registry.size_hint()),
@@ -191,7 +201,7 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
 
         let mut sink = ColumnSink {
             index: &index,
-            writer: ValueWriter::new(&types, entry.ops.type_id),
+            writer: ValueWriter::new(&types, &entry.ops, &assets),
             rows: RowWriter {
                 type_path: entry.ops.type_path,
                 blob: &mut blob,
@@ -222,6 +232,7 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
         entities: entities.len(),
         components,
         resources,
+        handles_left_out: assets.into_left_out(),
     })
 }
 

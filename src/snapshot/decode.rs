@@ -2,11 +2,13 @@
 //! thread). The steps follow the layout: hash, layout version, entity table, then each column
 //! (header, then its rows checked and decoded as the registered type), then nothing after.
 
+use super::assets::{HandleLoader, RefusedAssetPath};
 use super::blob::{BLOB_VERSION, BlobReader, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::SaveRegistry;
 use super::type_ops::{ConvertFn, SaveableEntry, TypeOps};
 use super::value::ValueReader;
+use bevy::asset::AssetServer;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -33,9 +35,16 @@ pub struct DecodedSnapshot {
     pub(super) components: Vec<DecodedValue>,
     pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
     pub(super) skipped: Vec<SkippedType>,
+    pub(super) refused_asset_paths: Vec<RefusedAssetPath>,
 }
 
 impl DecodedSnapshot {
+    /// Saved asset paths that were refused (absolute, leaving the asset folder, an unknown
+    /// source, too long, or no `AssetServer`); their handles were left at the default.
+    pub fn refused_asset_paths(&self) -> &[RefusedAssetPath] {
+        &self.refused_asset_paths
+    }
+
     /// How many entities the snapshot spawns.
     pub fn entity_count(&self) -> usize {
         self.saved_ids.len()
@@ -53,24 +62,45 @@ impl DecodedSnapshot {
 /// types (running migrations for older schema versions). Stored types that are no longer
 /// registered are skipped with a warning. Any other problem is an error naming the type and the
 /// entity index.
+///
+/// Saved asset handles come back as default handles (and their paths are listed as refused):
+/// use [`decode_with_assets`] to load them.
 pub fn decode(
     blob: &[u8],
     expected_hash: u64,
     registry: &SaveRegistry,
     types: &TypeRegistry,
 ) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with_assets(blob, expected_hash, registry, types, None)
+}
+
+/// [`decode`], loading saved asset handles through `assets` (paths are checked first; see
+/// [`assets`](super::assets)). Loading only starts the assets' loads: it is safe off the main
+/// thread.
+pub fn decode_with_assets(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+    assets: Option<&AssetServer>,
+) -> Result<DecodedSnapshot, SnapshotError> {
     verify_hash(blob, expected_hash)?;
     let mut reader = BlobReader::new(blob);
     read_layout_version(&mut reader)?;
     let saved_ids = read_entity_table(&mut reader)?;
-    let mut columns = ColumnsDecoder::new(registry, types, saved_ids.len() as u32);
+    let loader = HandleLoader::new(assets);
+    let mut columns = ColumnsDecoder::new(registry, types, &loader, saved_ids.len() as u32);
     let column_count = reader.u32_count("column count")?;
     for _ in 0..column_count {
         let header = read_column_header(&mut reader)?;
         columns.decode_column(&mut reader, &header)?;
     }
     expect_end(&reader)?;
-    Ok(columns.finish(saved_ids))
+    let decoded = columns.finish(saved_ids);
+    Ok(DecodedSnapshot {
+        refused_asset_paths: loader.into_refused(),
+        ..decoded
+    })
 }
 
 /// Refuses a blob whose hash is not the one stored beside it (checked before anything is read).
@@ -169,6 +199,7 @@ fn expect_end(reader: &BlobReader<'_>) -> Result<(), SnapshotError> {
 struct ColumnsDecoder<'r> {
     registry: &'r SaveRegistry,
     types: &'r TypeRegistry,
+    loader: &'r HandleLoader<'r>,
     entity_count: u32,
     /// The registry entries that had a column so far (to refuse a second column of a type).
     seen_entries: Vec<usize>,
@@ -180,10 +211,16 @@ struct ColumnsDecoder<'r> {
 }
 
 impl<'r> ColumnsDecoder<'r> {
-    fn new(registry: &'r SaveRegistry, types: &'r TypeRegistry, entity_count: u32) -> Self {
+    fn new(
+        registry: &'r SaveRegistry,
+        types: &'r TypeRegistry,
+        loader: &'r HandleLoader<'r>,
+        entity_count: u32,
+    ) -> Self {
         ColumnsDecoder {
             registry,
             types,
+            loader,
             entity_count,
             seen_entries: Vec::new(),
             last_column_of: vec![u32::MAX; entity_count as usize],
@@ -205,7 +242,13 @@ impl<'r> ColumnsDecoder<'r> {
         };
         self.claim_entry(entry_index, header.type_path)?;
         check_kind(header, entry)?;
-        let decoder = ColumnDecoder::new(entry, header.type_path, header.version, self.types)?;
+        let decoder = ColumnDecoder::new(
+            entry,
+            header.type_path,
+            header.version,
+            self.types,
+            self.loader,
+        )?;
         match header.kind {
             ColumnKind::Resource => self.read_resource(reader, header, entry_index, &decoder),
             ColumnKind::Component => {
@@ -323,6 +366,7 @@ impl<'r> ColumnsDecoder<'r> {
             saved_ids,
             resources: self.resources,
             skipped: self.skipped,
+            refused_asset_paths: Vec::new(),
         }
     }
 }
@@ -389,6 +433,7 @@ impl<'a> ColumnDecoder<'a> {
         type_path: &str,
         version: u32,
         types: &'a TypeRegistry,
+        loader: &'a HandleLoader<'a>,
     ) -> Result<Self, SnapshotError> {
         let (ops, convert): (TypeOps, _) = if version == entry.version {
             (entry.ops, None)
@@ -401,7 +446,7 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = ValueReader::new(types, ops).ok_or_else(|| SnapshotError::Value {
+        let reader = ValueReader::new(types, ops, loader).ok_or_else(|| SnapshotError::Value {
             type_path: type_path.to_owned(),
             entity_index: None,
             reason: format!("{} is missing from the type registry", ops.type_path),

@@ -95,13 +95,18 @@ pub enum SnapshotError {
         current: u32,
     },
 
-    /// A component could not be serialised while capturing.
-    #[error("could not capture {type_path}: {reason}")]
+    /// A value could not be saved while capturing; nothing was written.
+    #[error("could not save {type_path}: {field} cannot be saved: {reason}. To fix it, {fix}")]
     Capture {
-        /// The type path.
+        /// The registered type whose value failed.
         type_path: String,
-        /// What went wrong.
+        /// The field inside it, e.g. `my_game::Looks.level` (the type path itself when the
+        /// failure is not in one field).
+        field: String,
+        /// What is wrong with it.
         reason: String,
+        /// What to do about it.
+        fix: String,
     },
 
     /// The world lacks the resources the snapshot layer needs.

@@ -69,6 +69,7 @@
 
 mod app_ext;
 mod apply;
+pub mod assets;
 mod blob;
 mod capture;
 mod decode;
@@ -84,9 +85,10 @@ mod value;
 pub use app_ext::SaveableAppExt;
 pub(crate) use app_ext::ensure_registry;
 pub use apply::{ApplyReport, LoadMode, apply};
+pub use assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};
 pub use blob::{BLOB_VERSION, state_hash};
 pub use capture::{Snapshot, capture};
-pub use decode::{DecodedSnapshot, SkippedType, decode};
+pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets};
 pub use error::SnapshotError;
 pub use filter::{SaveFilter, Saveable};
 pub use registry::SaveRegistry;

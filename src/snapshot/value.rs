@@ -2,49 +2,78 @@
 //!
 //! Types that reflect `Serialize`/`Deserialize` go through their own serde implementation; other
 //! types go through Bevy's reflection serializer. Both write postcard. `Entity` values are
-//! always written as their 64-bit id, so references can be remapped on load.
+//! always written as their 64-bit id, so references can be remapped on load, and asset handles
+//! by path (see [`assets`](super::assets)).
 
+use super::assets::{CaptureAssets, CaptureProblem, HandleLoader, contains_handles, diagnose};
 use super::type_ops::TypeOps;
 use bevy::prelude::*;
-use bevy::reflect::serde::{
-    ReflectDeserializerProcessor, ReflectSerializerProcessor, TypedReflectDeserializer,
-    TypedReflectSerializer,
-};
-use bevy::reflect::{
-    PartialReflect, ReflectDeserialize, ReflectSerialize, TypeRegistration, TypeRegistry,
-};
+use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+use bevy::reflect::{ReflectDeserialize, ReflectSerialize, TypeRegistration, TypeRegistry};
 use postcard::ser_flavors::Flavor;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Serialize, Serializer};
-use std::any::TypeId;
 
 /// Serialises values of one type, with the type data looked up once.
 pub(crate) struct ValueWriter<'a> {
     registry: &'a TypeRegistry,
+    type_path: &'static str,
     serde: Option<&'a ReflectSerialize>,
+    assets: &'a CaptureAssets,
+    /// Whether the type can hold an asset handle (only then is every field checked for one).
+    handles: bool,
 }
 
 impl<'a> ValueWriter<'a> {
-    pub(crate) fn new(registry: &'a TypeRegistry, type_id: TypeId) -> Self {
+    pub(crate) fn new(
+        registry: &'a TypeRegistry,
+        ops: &TypeOps,
+        assets: &'a CaptureAssets,
+    ) -> Self {
+        let serde = registry.get_type_data::<ReflectSerialize>(ops.type_id);
         ValueWriter {
             registry,
-            serde: registry.get_type_data::<ReflectSerialize>(type_id),
+            type_path: ops.type_path,
+            serde,
+            assets,
+            handles: serde.is_none() && contains_handles(registry, ops.type_id),
         }
     }
 
     /// Appends the postcard encoding of `value` to `out`.
-    pub(crate) fn write(&self, value: &dyn Reflect, out: &mut Vec<u8>) -> Result<(), String> {
-        match self.serde {
+    pub(crate) fn write(
+        &self,
+        value: &dyn Reflect,
+        out: &mut Vec<u8>,
+    ) -> Result<(), CaptureProblem> {
+        let written = match self.serde {
             Some(serde) => append_postcard(&WithSerde { serde, value }, out),
-            None => append_postcard(
-                &TypedReflectSerializer::with_processor(
-                    value.as_partial_reflect(),
-                    self.registry,
-                    &EntityAsBits,
-                ),
-                out,
-            ),
-        }
+            None => {
+                let processor = self.assets.processor(self.handles);
+                let partial = value.as_partial_reflect();
+                let serializer =
+                    TypedReflectSerializer::with_processor(partial, self.registry, &processor);
+                let written = append_postcard(&serializer, out);
+                if self.handles && written.is_ok() {
+                    self.assets
+                        .after_value(self.type_path, partial, self.registry);
+                }
+                written
+            }
+        };
+        written.map_err(|reason| self.explain(value, reason))
+    }
+
+    /// Names the field that could not be saved and what to do, by walking the value.
+    fn explain(&self, value: &dyn Reflect, reason: String) -> CaptureProblem {
+        let policy = self.assets.policy();
+        diagnose(
+            self.type_path,
+            value.as_partial_reflect(),
+            self.registry,
+            policy,
+        )
+        .unwrap_or_else(|| CaptureProblem::whole(self.type_path, reason))
     }
 }
 
@@ -106,18 +135,28 @@ pub(crate) struct ValueReader<'a> {
     registration: &'a TypeRegistration,
     serde: Option<&'a ReflectDeserialize>,
     ops: TypeOps,
+    loader: &'a HandleLoader<'a>,
+    /// Whether the type can hold an asset handle.
+    handles: bool,
 }
 
 impl<'a> ValueReader<'a> {
     /// `None` when the type is missing from the type registry (not registered with
     /// `register_type`).
-    pub(crate) fn new(registry: &'a TypeRegistry, ops: TypeOps) -> Option<Self> {
+    pub(crate) fn new(
+        registry: &'a TypeRegistry,
+        ops: TypeOps,
+        loader: &'a HandleLoader<'a>,
+    ) -> Option<Self> {
         let registration = registry.get(ops.type_id)?;
+        let serde = registration.data::<ReflectDeserialize>();
         Some(ValueReader {
             registry,
             registration,
-            serde: registration.data::<ReflectDeserialize>(),
+            serde,
             ops,
+            loader,
+            handles: serde.is_none() && contains_handles(registry, ops.type_id),
         })
     }
 
@@ -132,7 +171,7 @@ impl<'a> ValueReader<'a> {
                 .deserialize(&mut deserializer)
                 .map_err(|error| error.to_string())?,
             None => {
-                let mut processor = EntityAsBits;
+                let mut processor = self.loader.processor(self.handles);
                 let partial = TypedReflectDeserializer::with_processor(
                     self.registration,
                     self.registry,
@@ -156,40 +195,5 @@ impl<'a> ValueReader<'a> {
             ));
         }
         Ok(value)
-    }
-}
-
-/// Writes and reads `Entity` as its 64-bit id wherever it appears inside a reflected value.
-struct EntityAsBits;
-
-impl ReflectSerializerProcessor for EntityAsBits {
-    fn try_serialize<S: Serializer>(
-        &self,
-        value: &dyn PartialReflect,
-        _registry: &TypeRegistry,
-        serializer: S,
-    ) -> Result<Result<S::Ok, S>, S::Error> {
-        match value.try_downcast_ref::<Entity>() {
-            Some(entity) => serializer.serialize_u64(entity.to_bits()).map(Ok),
-            None => Ok(Err(serializer)),
-        }
-    }
-}
-
-impl ReflectDeserializerProcessor for EntityAsBits {
-    fn try_deserialize<'de, D: serde::Deserializer<'de>>(
-        &mut self,
-        registration: &TypeRegistration,
-        _registry: &TypeRegistry,
-        deserializer: D,
-    ) -> Result<Result<Box<dyn PartialReflect>, D>, D::Error> {
-        if registration.type_id() != TypeId::of::<Entity>() {
-            return Ok(Err(deserializer));
-        }
-        let bits = <u64 as serde::Deserialize>::deserialize(deserializer)?;
-        let entity = Entity::try_from_bits(bits).ok_or_else(|| {
-            <D::Error as serde::de::Error>::custom(format!("{bits:#x} is not a valid entity id"))
-        })?;
-        Ok(Ok(Box::new(entity)))
     }
 }

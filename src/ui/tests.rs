@@ -532,6 +532,7 @@ fn completed(slot: SlotId, reason: SaveReason) -> SaveCompleted {
         meta: SaveMeta::new(slot),
         entities: 1,
         capture_time: Duration::ZERO,
+        handles_left_out: 0,
     }
 }
 
@@ -623,6 +624,7 @@ fn loads_from_a_backup_say_so() {
         skipped_generations: Arc::default(),
         meta: SaveMeta::new(SlotId::Manual(2)),
         entity_map: Arc::default(),
+        refused_asset_paths: Arc::default(),
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,

@@ -7,6 +7,7 @@
 #[global_allocator]
 static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
 
+mod assets;
 mod common;
 mod corruption_corpus;
 mod crash_sigkill;

@@ -1,0 +1,598 @@
+//! Asset handles in saved values, and what reflection walks when a value cannot be saved.
+//!
+//! A `Handle<T>` (or `UntypedHandle`) anywhere inside a reflected value is saved by what
+//! identifies it across runs: its asset path (with its label), or its constant UUID. The bytes are
+//! those of Bevy's own `HandleSerializeProcessor` (`HandleReference`, `TypedHandleReference`), so
+//! a Bevy tool reading a value sees the handle the way Bevy writes it. On load the path is checked
+//! (no absolute paths, no `..` leaving the asset folder, only asset sources the game has, at most
+//! [`MAX_ASSET_PATH_LEN`] bytes) and loaded through the `AssetServer`: an asset not loaded yet
+//! starts loading, and one whose file is gone fails the way Bevy reports any failed load
+//! (`AssetLoadFailedEvent`). A refused path leaves the default handle and is listed in the load's
+//! report.
+//!
+//! A handle to an asset made at run time (`Assets::add`) has no path to be saved by; what a save
+//! does with one is the app's [`RuntimeAssetHandles`] policy.
+//!
+//! Only the types that can hold a handle pay for looking for one: [`contains_handles`] walks a
+//! type's reflected layout once, when its column is opened.
+
+use bevy::asset::{
+    AssetId, AssetPath, AssetServer, HandleReference, ReflectHandle, TypedHandleReference,
+    UntypedHandle,
+};
+use bevy::platform::collections::HashSet;
+use bevy::prelude::*;
+use bevy::reflect::serde::{ReflectDeserializerProcessor, ReflectSerializerProcessor};
+use bevy::reflect::{PartialReflect, ReflectRef, TypeInfo, TypeRegistration, TypeRegistry};
+use serde::{Deserialize, Serialize, Serializer};
+use std::any::TypeId;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+/// The longest asset path a save may name; longer ones are refused on load.
+pub const MAX_ASSET_PATH_LEN: usize = 1024;
+
+/// What a save does with a handle to an asset made at run time (`Assets::add`), which has no
+/// path to be saved by. Insert it as a resource (or use
+/// [`KeepsakePlugin::runtime_asset_handles`](crate::plugin::KeepsakePlugin::runtime_asset_handles));
+/// without one, [`Skip`](Self::Skip) applies.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Clone, Debug, Default, PartialEq)]
+pub enum RuntimeAssetHandles {
+    /// Save the default handle in its place (a loaded component keeps its default handle), warn
+    /// once per type and field, and count it in the save's report.
+    #[default]
+    Skip,
+    /// Fail the save, naming the type and the field.
+    Fail,
+    /// Like [`Skip`](Self::Skip), without the warning (still counted).
+    Silent,
+}
+
+/// Handles to run-time assets that a capture saved as the default handle.
+#[derive(Clone, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub struct LeftOutHandle {
+    /// Where the handle was, e.g. `my_game::Looks.sprite`.
+    pub field: String,
+    /// How many values had one there.
+    pub count: u32,
+}
+
+/// A saved asset path that a load refused; the handle was left at its default.
+#[derive(Clone, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub struct RefusedAssetPath {
+    /// The path as saved (cut to 200 characters).
+    pub path: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+/// Whether values of `type_id` can hold an asset handle, from the reflected layout (types the
+/// registry cannot describe count as "maybe").
+pub(crate) fn contains_handles(registry: &TypeRegistry, type_id: TypeId) -> bool {
+    let mut seen = HashSet::new();
+    may_hold_handle(registry, type_id, &mut seen)
+}
+
+fn may_hold_handle(registry: &TypeRegistry, type_id: TypeId, seen: &mut HashSet<TypeId>) -> bool {
+    if type_id == TypeId::of::<UntypedHandle>() {
+        return true;
+    }
+    if !seen.insert(type_id) {
+        return false; // recursion: already being looked at
+    }
+    let Some(registration) = registry.get(type_id) else {
+        return true;
+    };
+    if registration.data::<ReflectHandle>().is_some() {
+        return true;
+    }
+    let mut inner = |id: TypeId| may_hold_handle(registry, id, seen);
+    match registration.type_info() {
+        TypeInfo::Struct(info) => info.iter().any(|field| inner(field.type_id())),
+        TypeInfo::TupleStruct(info) => info.iter().any(|field| inner(field.type_id())),
+        TypeInfo::Tuple(info) => info.iter().any(|field| inner(field.type_id())),
+        TypeInfo::List(info) => inner(info.item_ty().id()),
+        TypeInfo::Array(info) => inner(info.item_ty().id()),
+        TypeInfo::Set(info) => inner(info.value_ty().id()),
+        TypeInfo::Map(info) => inner(info.key_ty().id()) || inner(info.value_ty().id()),
+        TypeInfo::Enum(info) => info.iter().any(|variant| match variant {
+            bevy::reflect::enums::VariantInfo::Struct(v) => v.iter().any(|f| inner(f.type_id())),
+            bevy::reflect::enums::VariantInfo::Tuple(v) => v.iter().any(|f| inner(f.type_id())),
+            bevy::reflect::enums::VariantInfo::Unit(_) => false,
+        }),
+        TypeInfo::Opaque(_) => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saving
+
+/// What one capture learns about handles, shared by the writers of its columns.
+#[derive(Default)]
+pub(crate) struct CaptureAssets {
+    policy: RuntimeAssetHandles,
+    /// Run-time handles met by the value being written.
+    in_value: Cell<u32>,
+    /// Field → how many values held a run-time handle there.
+    left_out: RefCell<BTreeMap<String, u32>>,
+}
+
+impl CaptureAssets {
+    pub(crate) fn new(policy: RuntimeAssetHandles) -> Self {
+        CaptureAssets {
+            policy,
+            ..CaptureAssets::default()
+        }
+    }
+
+    /// The app's policy for run-time handles.
+    pub(crate) fn policy(&self) -> RuntimeAssetHandles {
+        self.policy
+    }
+
+    /// The processor for writing one value (`handles`: whether its type can hold any).
+    pub(crate) fn processor(&self, handles: bool) -> SaveProcessor<'_> {
+        self.in_value.set(0);
+        SaveProcessor {
+            assets: handles.then_some(self),
+        }
+    }
+
+    /// After writing `value` of `root`: records where its run-time handles were (the slow path,
+    /// taken only when there were some).
+    pub(crate) fn after_value(
+        &self,
+        root: &str,
+        value: &dyn PartialReflect,
+        registry: &TypeRegistry,
+    ) {
+        if self.in_value.get() == 0 {
+            return;
+        }
+        let mut left_out = self.left_out.borrow_mut();
+        for field in runtime_handle_fields(root, value, registry) {
+            *left_out.entry(field).or_default() += 1;
+        }
+    }
+
+    /// Every field that held run-time handles, with how many values held one there.
+    pub(crate) fn into_left_out(self) -> Vec<LeftOutHandle> {
+        self.left_out
+            .into_inner()
+            .into_iter()
+            .map(|(field, count)| LeftOutHandle { field, count })
+            .collect()
+    }
+}
+
+/// Writes `Entity` as its 64-bit id and handles by path, everywhere inside a reflected value.
+pub(crate) struct SaveProcessor<'a> {
+    /// `None` for types that cannot hold a handle: no per-field look-up at all.
+    assets: Option<&'a CaptureAssets>,
+}
+
+impl ReflectSerializerProcessor for SaveProcessor<'_> {
+    fn try_serialize<S: Serializer>(
+        &self,
+        value: &dyn PartialReflect,
+        registry: &TypeRegistry,
+        serializer: S,
+    ) -> Result<Result<S::Ok, S>, S::Error> {
+        if let Some(entity) = value.try_downcast_ref::<Entity>() {
+            return serializer.serialize_u64(entity.to_bits()).map(Ok);
+        }
+        let Some(assets) = self.assets else {
+            return Ok(Err(serializer));
+        };
+        let Some(value) = value.try_as_reflect() else {
+            return Ok(Err(serializer));
+        };
+        if let Some(handle) = value.downcast_ref::<UntypedHandle>() {
+            let Some(asset) = registry.get(handle.type_id()) else {
+                return Err(serde::ser::Error::custom(
+                    "the asset type of an UntypedHandle is not registered for reflection; \
+                     register it with app.register_type::<T>()",
+                ));
+            };
+            let reference = TypedHandleReference {
+                asset_type: asset.type_info().type_path().into(),
+                reference: assets.reference(handle)?,
+            };
+            return reference.serialize(serializer).map(Ok);
+        }
+        let Some(reflect_handle) = registry.get_type_data::<ReflectHandle>(value.type_id()) else {
+            return Ok(Err(serializer));
+        };
+        let Some(handle) = reflect_handle.downcast_handle_untyped(value.as_any()) else {
+            return Ok(Err(serializer));
+        };
+        assets.reference(&handle)?.serialize(serializer).map(Ok)
+    }
+}
+
+impl CaptureAssets {
+    /// What identifies `handle` across runs; a run-time handle follows the policy.
+    fn reference<E: serde::ser::Error>(
+        &self,
+        handle: &UntypedHandle,
+    ) -> Result<HandleReference, E> {
+        if let Some(path) = handle.path() {
+            return Ok(HandleReference::Path(path.clone_owned()));
+        }
+        if let UntypedHandle::Uuid { uuid, .. } = handle {
+            return Ok(HandleReference::Uuid(*uuid));
+        }
+        if self.policy == RuntimeAssetHandles::Fail {
+            return Err(E::custom(RUNTIME_HANDLE));
+        }
+        self.in_value.set(self.in_value.get() + 1);
+        Ok(HandleReference::Uuid(AssetId::<()>::DEFAULT_UUID))
+    }
+}
+
+const RUNTIME_HANDLE: &str = "it holds a handle to an asset made at run time (Assets::add), \
+     which has no path to be saved by";
+
+/// The paths (`my_game::Looks.sprite`) of the run-time handles inside `value`.
+fn runtime_handle_fields(
+    root: &str,
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    walk(root.to_owned(), value, &mut |path, value| {
+        if let Some(handle) = as_handle(value, registry)
+            && handle.path().is_none()
+            && !matches!(handle, UntypedHandle::Uuid { .. })
+        {
+            found.push(path.to_owned());
+            return Walk::Skip;
+        }
+        Walk::Into
+    });
+    found
+}
+
+fn as_handle(value: &dyn PartialReflect, registry: &TypeRegistry) -> Option<UntypedHandle> {
+    let value = value.try_as_reflect()?;
+    if let Some(handle) = value.downcast_ref::<UntypedHandle>() {
+        return Some(handle.clone());
+    }
+    registry
+        .get_type_data::<ReflectHandle>(value.type_id())?
+        .downcast_handle_untyped(value.as_any())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explaining capture failures
+
+/// Why a value could not be captured, found by walking it: the field, the reason, the fix.
+#[derive(Debug)]
+pub(crate) struct CaptureProblem {
+    pub(crate) field: String,
+    pub(crate) reason: String,
+    pub(crate) fix: String,
+}
+
+impl CaptureProblem {
+    /// A failure the walk could not pin on one field (a type's own `Serialize` failed).
+    pub(crate) fn whole(type_path: &str, reason: String) -> Self {
+        CaptureProblem {
+            field: type_path.to_owned(),
+            reason,
+            fix: format!(
+                "check how {type_path} serializes, or leave it out of the save (do not register it)"
+            ),
+        }
+    }
+}
+
+/// Finds the first field of `value` that cannot be saved, and says what to do about it.
+pub(crate) fn diagnose(
+    root: &str,
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    policy: RuntimeAssetHandles,
+) -> Option<CaptureProblem> {
+    let mut problem = None;
+    walk(root.to_owned(), value, &mut |path, value| {
+        if problem.is_some() {
+            return Walk::Skip;
+        }
+        match check_leaf(root, value, registry, policy) {
+            Leaf::Fine => Walk::Skip,
+            Leaf::Container => Walk::Into,
+            Leaf::Problem(reason, fix) => {
+                problem = Some(CaptureProblem {
+                    field: path.to_owned(),
+                    reason,
+                    fix,
+                });
+                Walk::Skip
+            }
+        }
+    });
+    problem
+}
+
+enum Leaf {
+    /// Saved as it is (an entity, a handle with a path, a type with its own serde).
+    Fine,
+    /// Saved field by field: look inside.
+    Container,
+    /// Cannot be saved: why, and what to do.
+    Problem(String, String),
+}
+
+fn check_leaf(
+    root: &str,
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    policy: RuntimeAssetHandles,
+) -> Leaf {
+    let leave_out = format!("or leave {root} out of the save (do not register it)");
+    let Some(info) = value.get_represented_type_info() else {
+        return Leaf::Problem(
+            format!("it is a dynamic {} value", value.reflect_type_path()),
+            format!("store a concrete type there, {leave_out}"),
+        );
+    };
+    let type_path = info.type_path();
+    if info.type_id() == TypeId::of::<Entity>() {
+        return Leaf::Fine;
+    }
+    let is_handle = info.type_id() == TypeId::of::<UntypedHandle>()
+        || type_path.starts_with("bevy_asset::handle::Handle<")
+        || registry
+            .get_type_data::<ReflectHandle>(info.type_id())
+            .is_some();
+    if is_handle {
+        return check_handle(value, registry, policy, type_path, &leave_out);
+    }
+    let Some(registration) = registry.get(info.type_id()) else {
+        return Leaf::Problem(
+            format!("{type_path} is not registered for reflection"),
+            format!("register it with app.register_type::<{type_path}>(), {leave_out}"),
+        );
+    };
+    if serializable(registration) {
+        return Leaf::Fine;
+    }
+    match value.reflect_ref() {
+        ReflectRef::Opaque(_) => Leaf::Problem(
+            format!("{type_path} reflects neither Serialize nor any fields"),
+            format!(
+                "add #[reflect(Serialize, Deserialize)] to {type_path} (or derive Reflect on a \
+                 type with fields instead), {leave_out}"
+            ),
+        ),
+        _ => Leaf::Container,
+    }
+}
+
+fn check_handle(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    policy: RuntimeAssetHandles,
+    type_path: &str,
+    leave_out: &str,
+) -> Leaf {
+    match as_handle(value, registry) {
+        None => Leaf::Problem(
+            format!("the asset type of this {type_path} is not registered"),
+            format!(
+                "register the asset type (app.init_asset::<T>() and app.register_type::<{type_path}>()), {leave_out}"
+            ),
+        ),
+        Some(handle)
+            if handle.path().is_none()
+                && !matches!(handle, UntypedHandle::Uuid { .. })
+                && policy == RuntimeAssetHandles::Fail =>
+        {
+            Leaf::Problem(
+                RUNTIME_HANDLE.to_owned(),
+                format!(
+                    "load the asset from a file, or choose RuntimeAssetHandles::Skip to save the \
+                     default handle in its place, {leave_out}"
+                ),
+            )
+        }
+        Some(_) => Leaf::Fine,
+    }
+}
+
+fn serializable(registration: &TypeRegistration) -> bool {
+    registration
+        .data::<bevy::reflect::ReflectSerialize>()
+        .is_some()
+}
+
+enum Walk {
+    Into,
+    Skip,
+}
+
+/// Visits `value` and, where `visit` says so, its fields, items and entries, depth first, with a
+/// readable path to each (`Looks.layers[2].sprite`, `Ai::Chase.target`, `Stats{"hp"}`).
+fn walk(
+    path: String,
+    value: &dyn PartialReflect,
+    visit: &mut impl FnMut(&str, &dyn PartialReflect) -> Walk,
+) {
+    if let Walk::Skip = visit(&path, value) {
+        return;
+    }
+    match value.reflect_ref() {
+        ReflectRef::Struct(s) => {
+            for i in 0..s.field_len() {
+                if let (Some(name), Some(field)) = (s.name_at(i), s.field_at(i)) {
+                    walk(format!("{path}.{name}"), field, visit);
+                }
+            }
+        }
+        ReflectRef::TupleStruct(s) => {
+            for (i, field) in s.iter_fields().enumerate() {
+                walk(format!("{path}.{i}"), field, visit);
+            }
+        }
+        ReflectRef::Tuple(t) => {
+            for (i, field) in t.iter_fields().enumerate() {
+                walk(format!("{path}.{i}"), field, visit);
+            }
+        }
+        ReflectRef::List(list) => {
+            for (i, item) in list.iter().enumerate() {
+                walk(format!("{path}[{i}]"), item, visit);
+            }
+        }
+        ReflectRef::Array(array) => {
+            for (i, item) in array.iter().enumerate() {
+                walk(format!("{path}[{i}]"), item, visit);
+            }
+        }
+        ReflectRef::Map(map) => {
+            for (key, item) in map.iter() {
+                walk(format!("{path}{{{key:?}}}"), item, visit);
+            }
+        }
+        ReflectRef::Set(set) => {
+            for item in set.iter() {
+                walk(format!("{path}{{..}}"), item, visit);
+            }
+        }
+        ReflectRef::Enum(e) => {
+            let variant = e.variant_name();
+            for (i, field) in e.iter_fields().enumerate() {
+                let name = field.name().map_or_else(|| i.to_string(), str::to_owned);
+                walk(format!("{path}::{variant}.{name}"), field.value(), visit);
+            }
+        }
+        ReflectRef::Opaque(_) => {}
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/// Turns saved handle references back into handles while a snapshot is decoded.
+pub(crate) struct HandleLoader<'a> {
+    server: Option<&'a AssetServer>,
+    refused: RefCell<Vec<RefusedAssetPath>>,
+}
+
+impl<'a> HandleLoader<'a> {
+    /// Loads paths through `server`; without one, every path is refused (and reported).
+    pub(crate) fn new(server: Option<&'a AssetServer>) -> Self {
+        HandleLoader {
+            server,
+            refused: RefCell::default(),
+        }
+    }
+
+    /// The processor for reading one value (`handles`: whether its type can hold any).
+    pub(crate) fn processor(&self, handles: bool) -> LoadProcessor<'_, 'a> {
+        LoadProcessor {
+            loader: handles.then_some(self),
+        }
+    }
+
+    /// The paths refused so far.
+    pub(crate) fn into_refused(self) -> Vec<RefusedAssetPath> {
+        self.refused.into_inner()
+    }
+
+    fn resolve(&self, asset_type: TypeId, reference: HandleReference) -> UntypedHandle {
+        let path = match reference {
+            HandleReference::Uuid(uuid) => {
+                return UntypedHandle::Uuid {
+                    type_id: asset_type,
+                    uuid,
+                };
+            }
+            HandleReference::Path(path) => path,
+        };
+        match self.admit(&path) {
+            Ok(server) => server.load_builder().load_erased(asset_type, path),
+            Err(reason) => {
+                let shown: String = path.to_string().chars().take(200).collect();
+                self.refused.borrow_mut().push(RefusedAssetPath {
+                    path: shown,
+                    reason,
+                });
+                UntypedHandle::Uuid {
+                    type_id: asset_type,
+                    uuid: AssetId::<()>::DEFAULT_UUID,
+                }
+            }
+        }
+    }
+
+    /// The server to load `path` with, if the path stays inside the game's asset sources.
+    fn admit(&self, path: &AssetPath<'_>) -> Result<&'a AssetServer, String> {
+        let Some(server) = self.server else {
+            return Err("the app has no AssetServer (add AssetPlugin)".to_owned());
+        };
+        let text = path.path().as_os_str().len() + path.label().map_or(0, str::len);
+        if text > MAX_ASSET_PATH_LEN {
+            return Err(format!("longer than {MAX_ASSET_PATH_LEN} bytes"));
+        }
+        if path.is_unapproved() {
+            return Err("it leaves the asset folder (absolute, or `..` above it)".to_owned());
+        }
+        if server.get_source(path.source().clone_owned()).is_err() {
+            return Err(format!("the game has no asset source {:?}", path.source()));
+        }
+        Ok(server)
+    }
+}
+
+/// Reads `Entity` ids and handle references back, everywhere inside a reflected value.
+pub(crate) struct LoadProcessor<'l, 'a> {
+    /// `None` for types that cannot hold a handle.
+    loader: Option<&'l HandleLoader<'a>>,
+}
+
+impl ReflectDeserializerProcessor for LoadProcessor<'_, '_> {
+    fn try_deserialize<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        registration: &TypeRegistration,
+        registry: &TypeRegistry,
+        deserializer: D,
+    ) -> Result<Result<Box<dyn PartialReflect>, D>, D::Error> {
+        use serde::de::Error;
+        if registration.type_id() == TypeId::of::<Entity>() {
+            let bits = u64::deserialize(deserializer)?;
+            let entity = Entity::try_from_bits(bits)
+                .ok_or_else(|| D::Error::custom(format!("{bits:#x} is not a valid entity id")))?;
+            return Ok(Ok(Box::new(entity)));
+        }
+        let Some(loader) = self.loader else {
+            return Ok(Err(deserializer));
+        };
+        if registration.type_id() == TypeId::of::<UntypedHandle>() {
+            let saved = TypedHandleReference::deserialize(deserializer)?;
+            let asset = registry
+                .get_with_type_path(&saved.asset_type)
+                .ok_or_else(|| {
+                    D::Error::custom(format!(
+                        "the saved handle's asset type {} is not registered",
+                        saved.asset_type
+                    ))
+                })?;
+            return Ok(Ok(Box::new(
+                loader.resolve(asset.type_id(), saved.reference),
+            )));
+        }
+        let Some(reflect_handle) = registration.data::<ReflectHandle>() else {
+            return Ok(Err(deserializer));
+        };
+        let reference = HandleReference::deserialize(deserializer)?;
+        let handle = loader.resolve(reflect_handle.asset_type_id(), reference);
+        Ok(Ok(reflect_handle.typed(handle)))
+    }
+}
