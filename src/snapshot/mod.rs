@@ -60,6 +60,9 @@
 //! entity table to the entities it spawns. The whole blob is hashed with XXH3-64 into
 //! `WorldState::state_hash`, which [`decode`] verifies first.
 //!
+//! [`inspect`] reads this table without the game's types (as the `keepsake` command line does);
+//! [`dump`] writes every value as RON text through the registered types.
+//!
 //! # Evolution
 //!
 //! - A stored type that is no longer registered is skipped with a warning.
@@ -68,14 +71,18 @@
 
 mod blob;
 mod capture;
+mod dump;
 mod error;
+mod inspect;
 mod load;
 mod registry;
 mod value;
 
 pub use blob::{BLOB_VERSION, state_hash};
 pub use capture::{Snapshot, capture};
+pub use dump::dump;
 pub use error::SnapshotError;
+pub use inspect::{BlobTable, StoredColumn, StoredKind, StoredRow, inspect};
 pub use load::{ApplyReport, DecodedSnapshot, LoadMode, SkippedType, apply, decode};
 pub(crate) use registry::ensure_registry;
 pub use registry::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};

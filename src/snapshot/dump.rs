@@ -1,0 +1,190 @@
+//! `ecs_blob` → RON text, through the game's registered types, for bug reports and support.
+//!
+//! The text has three parts, in the shape of a Bevy scene:
+//!
+//! ```text
+//! (
+//!     resources: { "<type path>": <value>, … },
+//!     entities: { <entity index>: { "<type path>": <value>, … }, … },
+//!     unregistered: { "<stored type path>": <number of values>, … },
+//! )
+//! ```
+//!
+//! Values older than their type's current schema version are shown after their migration, under
+//! the current type path, as a load would see them. Entity references inside values are the
+//! saving world's ids (`Entity::to_bits`); entity indices are positions in the snapshot's entity
+//! table.
+
+use super::error::SnapshotError;
+use super::inspect::{StoredColumn, StoredKind, inspect};
+use super::registry::{SaveRegistry, SaveableEntry, TypeKind};
+use super::value::ValueReader;
+use bevy::reflect::serde::TypedReflectSerializer;
+use bevy::reflect::{Reflect, TypeRegistry};
+use std::fmt::Write;
+
+/// Decodes every value of a blob with the registered types and writes them as RON text.
+///
+/// The blob's structure is checked as by [`inspect`](super::inspect()); a value that does not
+/// decode is an error naming its type and entity index. Types the registry does not know are
+/// listed under `unregistered` with their number of values.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{self, Saveable, SaveableAppExt};
+///
+/// #[derive(Component, Reflect, Default)]
+/// struct Health(f32);
+///
+/// let mut app = App::new();
+/// app.register_saveable::<Health>();
+/// app.world_mut().spawn((Saveable, Health(7.0)));
+/// let captured = snapshot::capture(app.world_mut())?;
+///
+/// let registry = app.world().resource::<snapshot::SaveRegistry>();
+/// let types = app.world().resource::<AppTypeRegistry>().read();
+/// let text = snapshot::dump(&captured.blob, registry, &types)?;
+/// assert!(text.contains("Health\": (7.0)"), "{text}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dump(
+    blob: &[u8],
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<String, SnapshotError> {
+    let table = inspect(blob)?;
+    let mut resources = Vec::new();
+    let mut entities: Vec<Vec<(&str, String)>> = vec![Vec::new(); table.entity_count()];
+    let mut unregistered = Vec::new();
+    for column in &table.columns {
+        let Some((_, entry)) = registry.lookup(column.type_path) else {
+            unregistered.push((column.type_path, column.rows.len()));
+            continue;
+        };
+        let decoder = ColumnDecoder::new(entry, column, types)?;
+        for row in &column.rows {
+            let fail = |reason: String| SnapshotError::Value {
+                type_path: column.type_path.to_owned(),
+                entity_index: row.entity_index,
+                reason,
+            };
+            let value = decoder.read(row.value).map_err(fail)?;
+            let text = to_ron(value.as_ref(), types).map_err(fail)?;
+            match row.entity_index {
+                Some(index) => entities[index as usize].push((entry.ops.type_path, text)),
+                None => resources.push((entry.ops.type_path, text)),
+            }
+        }
+    }
+    Ok(write_document(&resources, &entities, &unregistered))
+}
+
+/// Reads one column's values as the current registered type (migrating older versions).
+struct ColumnDecoder<'a> {
+    reader: ValueReader<'a>,
+    convert: Option<super::registry::ConvertFn>,
+    target: &'static str,
+}
+
+impl<'a> ColumnDecoder<'a> {
+    fn new(
+        entry: &SaveableEntry,
+        column: &StoredColumn<'_>,
+        types: &'a TypeRegistry,
+    ) -> Result<Self, SnapshotError> {
+        let type_error = |reason: String| SnapshotError::Value {
+            type_path: column.type_path.to_owned(),
+            entity_index: None,
+            reason,
+        };
+        let registered_kind = match entry.kind {
+            TypeKind::Component => StoredKind::Component,
+            TypeKind::Resource => StoredKind::Resource,
+        };
+        if column.kind != registered_kind {
+            return Err(type_error(format!(
+                "stored as a {} but registered as a {}",
+                column.kind.name(),
+                registered_kind.name()
+            )));
+        }
+        let (ops, convert) = if column.schema_version == entry.version {
+            (entry.ops, None)
+        } else if let Some(legacy) = entry
+            .legacy
+            .iter()
+            .find(|legacy| legacy.version == column.schema_version)
+        {
+            (legacy.ops, Some(legacy.convert))
+        } else {
+            return Err(SnapshotError::UnknownTypeVersion {
+                type_path: column.type_path.to_owned(),
+                found: column.schema_version,
+                current: entry.version,
+            });
+        };
+        let reader = ValueReader::new(types, ops).ok_or_else(|| {
+            type_error(format!(
+                "{} is missing from the type registry",
+                ops.type_path
+            ))
+        })?;
+        Ok(ColumnDecoder {
+            reader,
+            convert,
+            target: entry.ops.type_path,
+        })
+    }
+
+    fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        let value = self.reader.read(bytes)?;
+        match self.convert {
+            None => Ok(value),
+            Some(convert) => {
+                convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
+            }
+        }
+    }
+}
+
+/// One value as pretty RON (4-space indents, as Bevy scenes).
+fn to_ron(value: &dyn Reflect, types: &TypeRegistry) -> Result<String, String> {
+    let serializer = TypedReflectSerializer::new(value.as_partial_reflect(), types);
+    let config = ron::ser::PrettyConfig::new().indentor("    ");
+    ron::ser::to_string_pretty(&serializer, config).map_err(|error| error.to_string())
+}
+
+fn write_document(
+    resources: &[(&str, String)],
+    entities: &[Vec<(&str, String)>],
+    unregistered: &[(&str, usize)],
+) -> String {
+    let mut out = String::from("(\n    resources: {\n");
+    write_values(&mut out, resources, 2);
+    out.push_str("    },\n    entities: {\n");
+    for (index, values) in entities.iter().enumerate() {
+        let _ = writeln!(out, "        {index}: {{");
+        write_values(&mut out, values, 3);
+        out.push_str("        },\n");
+    }
+    out.push_str("    },\n    unregistered: {\n");
+    for (type_path, count) in unregistered {
+        let _ = writeln!(out, "        {}: {count},", quoted(type_path));
+    }
+    out.push_str("    },\n)\n");
+    out
+}
+
+/// `"path": value,` lines at `depth` indents, the value's own lines indented to match.
+fn write_values(out: &mut String, values: &[(&str, String)], depth: usize) {
+    let indent = "    ".repeat(depth);
+    for (type_path, text) in values {
+        let text = text.replace('\n', &format!("\n{indent}"));
+        let _ = writeln!(out, "{indent}{}: {text},", quoted(type_path));
+    }
+}
+
+/// A RON string literal (type paths are Rust paths, but a forged blob may hold anything).
+fn quoted(text: &str) -> String {
+    format!("{text:?}")
+}
