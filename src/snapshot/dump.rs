@@ -188,3 +188,78 @@ fn write_values(out: &mut String, values: &[(&str, String)], depth: usize) {
 fn quoted(text: &str) -> String {
     format!("{text:?}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{Saveable, SaveableAppExt, capture};
+    use bevy::prelude::*;
+
+    #[derive(Component, Reflect, Default)]
+    struct Health(f32);
+
+    #[derive(Component, Reflect, Default)]
+    struct Target(Option<Entity>);
+
+    #[derive(Resource, Reflect, Default)]
+    struct Score(u32);
+
+    #[test]
+    fn dumps_resources_entities_and_unregistered_types_as_ron() {
+        let mut saving = App::new();
+        saving
+            .register_saveable::<Health>()
+            .register_saveable::<Target>()
+            .register_saveable::<Score>()
+            .insert_resource(Score(42));
+        let first = saving.world_mut().spawn((Saveable, Health(1.5))).id();
+        saving
+            .world_mut()
+            .spawn((Saveable, Health(2.0), Target(Some(first))));
+        let blob = capture(saving.world()).unwrap().blob;
+
+        // The reading build no longer saves `Target`.
+        let mut reading = App::new();
+        reading
+            .register_saveable::<Health>()
+            .register_saveable::<Score>();
+        let registry = reading.world().resource::<SaveRegistry>();
+        let types = reading.world().resource::<AppTypeRegistry>().read();
+        let text = dump(&blob, registry, &types).unwrap();
+
+        let health = Health::type_path();
+        let score = Score::type_path();
+        let target = Target::type_path();
+        assert!(text.contains(&format!("\"{score}\": (42),")), "{text}");
+        assert!(text.contains(&format!("\"{health}\": (1.5),")), "{text}");
+        assert!(text.contains(&format!("\"{health}\": (2.0),")), "{text}");
+        assert!(text.contains(&format!("\"{target}\": 1,")), "{text}");
+        // Valid RON as a whole.
+        let parsed: ron::Value = ron::from_str(&text).unwrap();
+        let ron::Value::Map(document) = parsed else {
+            panic!("{text}");
+        };
+        assert_eq!(document.len(), 3, "{text}");
+
+        // A value that does not decode names its type and entity.
+        let mut broken = App::new();
+        broken.register_saveable::<Score>();
+        let mut blob = blob;
+        let table = crate::snapshot::inspect(&blob).unwrap();
+        let column = table
+            .columns
+            .iter()
+            .position(|c| c.type_path == score)
+            .unwrap();
+        let value = table.columns[column].rows[0].value;
+        let at = value.as_ptr() as usize - blob.as_ptr() as usize;
+        blob[at] = 0xFF; // a varint that never ends within the value
+        let registry = broken.world().resource::<SaveRegistry>();
+        let types = broken.world().resource::<AppTypeRegistry>().read();
+        let error = dump(&blob, registry, &types).unwrap_err();
+        assert!(
+            matches!(&error, SnapshotError::Value { type_path, entity_index: None, .. } if type_path == score),
+            "{error}"
+        );
+    }
+}
