@@ -133,8 +133,8 @@ mod tests {
         assert_eq!(utc_time(1_700_000_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(utc_time(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(utc_time(-1000), "1969-12-31T23:59:59Z");
-        assert_eq!(utc_time(i64::MIN).len() > 10, true);
-        assert_eq!(utc_time(i64::MAX).len() > 10, true);
+        assert!(utc_time(i64::MIN).len() > 10);
+        assert!(utc_time(i64::MAX).len() > 10);
         assert_eq!(size(12), "12 B");
         assert_eq!(size(1536), "1.5 KiB");
         assert_eq!(play_time(Duration::from_secs(3723)), "1:02:03");
