@@ -94,9 +94,8 @@ impl BlobTable<'_> {
 ///
 /// let table = snapshot::inspect(&captured.blob)?;
 /// assert_eq!(table.entity_count(), 1);
-/// let column = &table.columns[0];
-/// assert!(column.type_path.ends_with("Health"));
-/// assert_eq!((column.kind, column.rows.len()), (StoredKind::Component, 1));
+/// let health = table.columns.iter().find(|c| c.type_path.ends_with("::Health")).unwrap();
+/// assert_eq!((health.kind, health.rows.len()), (StoredKind::Component, 1));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
