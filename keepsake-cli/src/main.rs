@@ -17,7 +17,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success: everything read is intact (verify), the saves are equal (diff)
   1  damage found (any command), differences found (diff), or no thumbnail (thumbnail)
-  2  usage error, or a file or folder could not be read or written";
+  2  usage error, a file or folder could not be read or written, or verify found no save file";
 
 /// Inspect, verify, list and compare bevy_keepsake save files (.ksav).
 #[derive(Parser, Debug)]
