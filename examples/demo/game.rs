@@ -121,18 +121,24 @@ pub struct ArenaSystems;
 /// Registers what is saved, spawns level 1 and runs the game.
 pub struct ArenaPlugin;
 
+/// What the game saves. Also used by `--dump`, which reads saves with these types and nothing
+/// else of the game.
+pub fn register_saved_types(app: &mut App) {
+    app.register_saveable::<Transform>()
+        .register_saveable::<Player>()
+        .register_saveable::<Lantern>()
+        .register_saveable::<Coin>()
+        .register_saveable::<Enemy>()
+        .register_saveable::<Score>()
+        .register_saveable::<Inventory>()
+        .register_saveable::<Level>()
+        .register_saveable::<ArenaRng>();
+}
+
 impl Plugin for ArenaPlugin {
     fn build(&self, app: &mut App) {
-        app.register_saveable::<Transform>()
-            .register_saveable::<Player>()
-            .register_saveable::<Lantern>()
-            .register_saveable::<Coin>()
-            .register_saveable::<Enemy>()
-            .register_saveable::<Score>()
-            .register_saveable::<Inventory>()
-            .register_saveable::<Level>()
-            .register_saveable::<ArenaRng>()
-            .init_resource::<Score>()
+        register_saved_types(app);
+        app.init_resource::<Score>()
             .init_resource::<Inventory>()
             .init_resource::<Level>()
             .init_resource::<ArenaRng>()

@@ -8,10 +8,15 @@
 //! - `smoke.rs` is the scripted check CI runs: `--smoke [--shots <dir>]` plays, quicksaves,
 //!   changes the world, quickloads and compares, then exercises the menu and takes screenshots.
 //!
+//! - `dump.rs` prints a save's world as RON through the game's types, without opening a window:
+//!   `--dump <file>`.
+//!
 //! ```text
 //! cargo run --release --example demo
+//! cargo run --example demo -- --dump ~/.local/share/keepsake-arena/saves/default/quick-00.g000001.ksav
 //! ```
 
+mod dump;
 mod game;
 mod smoke;
 
@@ -21,10 +26,16 @@ use bevy_keepsake::prelude::*;
 use std::time::Duration;
 
 fn main() -> AppExit {
-    let smoke = match smoke::SmokeOptions::from_args(std::env::args().skip(1)) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, file] = args.as_slice()
+        && flag == "--dump"
+    {
+        return dump::run(file.as_ref());
+    }
+    let smoke = match smoke::SmokeOptions::from_args(args.into_iter()) {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("{message}\nusage: demo [--smoke [--shots <dir>]]");
+            eprintln!("{message}\nusage: demo [--smoke [--shots <dir>]] | demo --dump <file>");
             return AppExit::error();
         }
     };

@@ -11,15 +11,25 @@ pub const BLOB_VERSION: u8 = 1;
 
 /// Whether a type is saved per entity (a component) or once (a resource): the kind of every
 /// registered type, and the column kind byte of the layout, which is the discriminant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ColumnKind {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnKind {
+    /// One value per entity that has the component (kind byte `0`).
     Component = 0,
+    /// A single resource value (kind byte `1`).
     Resource = 1,
 }
 
 impl ColumnKind {
+    /// `"component"` or `"resource"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnKind::Component => "component",
+            ColumnKind::Resource => "resource",
+        }
+    }
+
     /// The kind a column kind byte stands for, or `None` for a byte the layout does not define.
-    pub(crate) fn from_byte(byte: u8) -> Option<Self> {
+    pub fn from_byte(byte: u8) -> Option<Self> {
         match byte {
             0 => Some(ColumnKind::Component),
             1 => Some(ColumnKind::Resource),

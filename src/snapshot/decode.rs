@@ -421,14 +421,14 @@ fn group_by_entity(values: Vec<DecodedValue>, entity_count: usize) -> Vec<Decode
 }
 
 /// Decodes one column's values: with the current type, or with a legacy type and a conversion.
-struct ColumnDecoder<'a> {
+pub(super) struct ColumnDecoder<'a> {
     reader: ValueReader<'a>,
     convert: Option<ConvertFn>,
     target: &'static str,
 }
 
 impl<'a> ColumnDecoder<'a> {
-    fn new(
+    pub(super) fn new(
         entry: &SaveableEntry,
         type_path: &str,
         version: u32,
@@ -458,7 +458,7 @@ impl<'a> ColumnDecoder<'a> {
         })
     }
 
-    fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+    pub(super) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
         let value = self.reader.read(bytes)?;
         match self.convert {
             None => Ok(value),

@@ -26,6 +26,9 @@ use std::any::TypeId;
     Component, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
 )]
 #[reflect(Component, Default, Serialize, Deserialize)]
+// Saves store the marker under its type path: it stays the one of version 0.1, whatever module
+// the type lives in.
+#[type_path = "bevy_keepsake::snapshot::registry"]
 pub struct Saveable;
 
 /// Which entities a save captures (and a replacing load despawns): those that have every
@@ -126,5 +129,19 @@ impl ResolvedFilter {
             entities.extend(archetype.entities().iter().map(|entity| entity.id()));
         }
         (entities, archetypes)
+    }
+}
+
+#[cfg(test)]
+mod stable_path_tests {
+    use super::*;
+    use bevy::reflect::TypePath;
+
+    #[test]
+    fn the_marker_keeps_the_type_path_saves_store_it_under() {
+        assert_eq!(
+            Saveable::type_path(),
+            "bevy_keepsake::snapshot::registry::Saveable"
+        );
     }
 }

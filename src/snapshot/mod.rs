@@ -60,6 +60,9 @@
 //! entity table to the entities it spawns. The whole blob is hashed with XXH3-64 into
 //! `WorldState::state_hash`, which [`decode`] verifies first.
 //!
+//! [`inspect`] reads this table without the game's types (as the `keepsake` command line does);
+//! [`dump`] writes every value as RON text through the registered types.
+//!
 //! # Evolution
 //!
 //! - A stored type that is no longer registered is skipped with a warning.
@@ -73,10 +76,12 @@ pub mod assets;
 mod blob;
 mod capture;
 mod decode;
+mod dump;
 mod dynamic_bundle;
 mod entity_mapping;
 mod error;
 mod filter;
+mod inspect;
 mod registry;
 mod type_ops;
 mod typed_capture;
@@ -86,9 +91,11 @@ pub use app_ext::SaveableAppExt;
 pub(crate) use app_ext::ensure_registry;
 pub use apply::{ApplyReport, LoadMode, apply};
 pub use assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};
-pub use blob::{BLOB_VERSION, state_hash};
+pub use blob::{BLOB_VERSION, ColumnKind, state_hash};
 pub use capture::{Snapshot, capture};
 pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets};
+pub use dump::{dump, dump_with_assets};
 pub use error::SnapshotError;
 pub use filter::{SaveFilter, Saveable};
+pub use inspect::{BlobTable, StoredColumn, StoredRow, inspect};
 pub use registry::SaveRegistry;

@@ -1,0 +1,260 @@
+//! `keepsake inspect <file>`.
+
+use crate::examine::{Damage, Examined, SectionCheck, examine};
+use crate::text::{self, Table};
+use crate::views::{BlobView, HeaderView, MetaView};
+use crate::{Outcome, print_json};
+use bevy_keepsake::format::Limits;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::Path;
+
+/// How much of each column `--values` prints.
+#[derive(Clone, Copy, Debug)]
+pub struct ValueCaps {
+    pub rows: usize,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    file: String,
+    size: u64,
+    status: &'static str,
+    damage: Option<Damage>,
+    header: Option<HeaderView>,
+    sections: Vec<SectionCheck>,
+    metadata: Option<MetaView>,
+    /// Stored payload bytes per uncompressed byte.
+    compression_ratio: Option<f64>,
+    bundle: Option<BundleView>,
+    blob: Option<BlobView>,
+}
+
+#[derive(Debug, Serialize)]
+struct BundleView {
+    schema_version: u32,
+    tick: u64,
+    state_hash: String,
+    state_hash_ok: bool,
+    /// The game's extra payload entries: key → bytes.
+    extras: Vec<(String, usize)>,
+}
+
+pub fn run(path: &Path, values: Option<ValueCaps>, json: bool) -> Outcome {
+    let examined = match examine(path, &Limits::default()) {
+        Ok(examined) => examined,
+        Err(error) => {
+            eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);
+            return Outcome::Trouble;
+        }
+    };
+    let report = report(path, &examined, values);
+    if json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    match report.damage {
+        None => Outcome::Clean,
+        Some(_) => Outcome::Findings,
+    }
+}
+
+fn report(path: &Path, examined: &Examined, values: Option<ValueCaps>) -> Report {
+    let caps = values.map(|caps| (caps.rows, caps.bytes));
+    let blob = match (examined.save.as_ref(), examined.blob_table()) {
+        (Some(save), Some(Ok(table))) => Some(BlobView::new(
+            save.bundle.world.ecs_blob.len(),
+            &table,
+            caps,
+        )),
+        _ => None,
+    };
+    Report {
+        file: path.display().to_string(),
+        size: examined.file_len,
+        status: if examined.damage.is_some() {
+            "damaged"
+        } else {
+            "ok"
+        },
+        damage: examined.damage.clone(),
+        header: examined.header.as_ref().map(HeaderView::from),
+        sections: examined.sections.clone(),
+        metadata: examined.meta.as_ref().map(MetaView::from),
+        compression_ratio: examined
+            .header
+            .filter(|h| h.payload_uncompressed_len > 0)
+            .map(|h| f64::from(h.payload_len) / f64::from(h.payload_uncompressed_len)),
+        bundle: examined.save.as_ref().map(|save| BundleView {
+            schema_version: save.bundle.schema_version,
+            tick: save.bundle.world.tick,
+            state_hash: format!("{:#018x}", save.bundle.world.state_hash),
+            state_hash_ok: examined.state_hash_ok() == Some(true),
+            extras: save
+                .bundle
+                .extras
+                .iter()
+                .map(|(key, bytes)| (key.clone(), bytes.len()))
+                .collect(),
+        }),
+        blob,
+    }
+}
+
+fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}  ({}, {})",
+        report.file,
+        text::size(report.size),
+        report.status
+    );
+    if let Some(damage) = &report.damage {
+        let _ = writeln!(
+            out,
+            "damaged: {}: {}",
+            damage.section,
+            text::clean(&damage.message)
+        );
+    }
+    if let Some(header) = &report.header {
+        let _ = writeln!(
+            out,
+            "\nformat version {}, {}, payload {} stored / {} uncompressed{}",
+            header.format_version,
+            header.compression,
+            header.payload_len,
+            header.payload_uncompressed_len,
+            report
+                .compression_ratio
+                .map(|ratio| format!(" (ratio {:.1}%)", ratio * 100.0))
+                .unwrap_or_default()
+        );
+    }
+    if !report.sections.is_empty() {
+        let mut table = Table::new(&["SECTION", "OFFSET", "BYTES", "CRC", "CHECK"]);
+        table.row(vec![
+            "header".into(),
+            "0".into(),
+            "40".into(),
+            "-".into(),
+            "ok".into(),
+        ]);
+        for section in &report.sections {
+            let check = match section.crc_computed {
+                None => "truncated".to_owned(),
+                Some(_) if section.crc_ok() => "ok".to_owned(),
+                Some(computed) => format!("MISMATCH (computed {computed:08x})"),
+            };
+            table.row(vec![
+                section.name.into(),
+                section.offset.to_string(),
+                section.length.to_string(),
+                format!("{:08x}", section.crc_stored),
+                check,
+            ]);
+        }
+        let _ = write!(out, "\n{}", table.render());
+    }
+    if let Some(meta) = &report.metadata {
+        let _ = write!(out, "\n{}", render_meta(meta));
+    }
+    if let Some(bundle) = &report.bundle {
+        let _ = writeln!(
+            out,
+            "\nbundle schema {}, tick {}, state hash {} ({})",
+            bundle.schema_version,
+            bundle.tick,
+            bundle.state_hash,
+            if bundle.state_hash_ok {
+                "ok"
+            } else {
+                "MISMATCH"
+            }
+        );
+        for (key, bytes) in &bundle.extras {
+            let _ = writeln!(out, "extra {}: {bytes} bytes", text::clean(key));
+        }
+    }
+    if let Some(blob) = &report.blob {
+        let _ = writeln!(
+            out,
+            "\necs_blob: {} bytes, layout {}, {} entities, {} types",
+            blob.bytes,
+            blob.layout_version,
+            blob.entities,
+            blob.columns.len()
+        );
+        let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES"]);
+        for column in &blob.columns {
+            table.row(vec![
+                text::clean(&column.type_path),
+                column.schema_version.to_string(),
+                column.kind.into(),
+                column.rows.to_string(),
+                column.bytes.to_string(),
+            ]);
+        }
+        if !table.is_empty() {
+            out.push_str(&table.render());
+        }
+        for column in &blob.columns {
+            let Some(values) = &column.values else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "\n{} (raw postcard bytes)",
+                text::clean(&column.type_path)
+            );
+            let mut table = Table::new(&["ENTITY", "LEN", "HEX"]);
+            for row in values {
+                table.row(vec![
+                    row.entity.map_or("-".into(), |e| e.to_string()),
+                    row.len.to_string(),
+                    row.hex.clone(),
+                ]);
+            }
+            if column.rows > values.len() {
+                table.row(vec![
+                    "…".into(),
+                    String::new(),
+                    format!("{} more rows", column.rows - values.len()),
+                ]);
+            }
+            out.push_str(&table.render());
+        }
+    }
+    out
+}
+
+pub fn render_meta(meta: &MetaView) -> String {
+    let mut table = Table::new(&["METADATA", ""]);
+    let rows = [
+        ("slot", meta.slot.clone()),
+        ("title", text::clean(&meta.title)),
+        ("created", meta.created_at.clone()),
+        (
+            "play time",
+            text::play_time(std::time::Duration::from_secs_f64(
+                meta.play_time_secs.clamp(0.0, 1e15),
+            )),
+        ),
+        ("game tick", meta.game_tick.to_string()),
+        ("game version", text::clean(&meta.game_version)),
+        ("save id", meta.save_id.clone()),
+    ];
+    for (name, value) in rows {
+        table.row(vec![name.into(), value]);
+    }
+    for (key, value) in &meta.extras {
+        table.row(vec![
+            format!("extra {}", text::clean(key)),
+            text::clean(value),
+        ]);
+    }
+    table.render()
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand; each returns the [`Outcome`](crate::Outcome) that becomes the
+//! exit code.
+
+pub mod diff;
+pub mod inspect;
+pub mod list;
+pub mod thumbnail;
+pub mod verify;

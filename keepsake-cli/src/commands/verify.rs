@@ -1,0 +1,141 @@
+//! `keepsake verify <paths>…`: every file checked end to end, the others still checked after a
+//! damaged one.
+
+use crate::examine::examine;
+use crate::folders::save_files;
+use crate::text::{self, Table};
+use crate::{Outcome, print_json};
+use bevy_keepsake::format::Limits;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Serialize)]
+struct Report {
+    files: Vec<FileResult>,
+    checked: usize,
+    damaged: usize,
+    unreadable: usize,
+    /// Files in the given folders that are not save files (not `*.ksav`), passed over.
+    ignored: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct FileResult {
+    path: String,
+    /// `ok`, `damaged` or `unreadable`.
+    status: &'static str,
+    /// For a damaged file: `file`, `header`, `metadata`, `thumbnail`, `payload` or `ecs_blob`.
+    section: Option<&'static str>,
+    message: Option<String>,
+}
+
+pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
+    let limits = Limits::default();
+    let mut report = Report {
+        files: Vec::new(),
+        checked: 0,
+        damaged: 0,
+        unreadable: 0,
+        ignored: 0,
+    };
+    for path in paths {
+        for file in expand(path, &mut report) {
+            let result = check(&file, &limits);
+            match result.status {
+                "damaged" => report.damaged += 1,
+                "unreadable" => report.unreadable += 1,
+                _ => {}
+            }
+            report.checked += 1;
+            report.files.push(result);
+        }
+    }
+    if json {
+        print_json(&report);
+    } else {
+        print!("{}", render(&report));
+    }
+    if report.unreadable > 0 || report.checked == 0 {
+        Outcome::Trouble
+    } else if report.damaged > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// A file as itself; a folder as its save files (and those of its profile folders).
+fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    match save_files(path, 1) {
+        Ok((files, ignored)) => {
+            report.ignored += ignored;
+            files
+        }
+        Err(error) => {
+            report.unreadable += 1;
+            report.files.push(FileResult {
+                path: path.display().to_string(),
+                status: "unreadable",
+                section: None,
+                message: Some(format!("cannot list the folder: {error}")),
+            });
+            Vec::new()
+        }
+    }
+}
+
+fn check(path: &Path, limits: &Limits) -> FileResult {
+    let path_text = path.display().to_string();
+    match examine(path, limits) {
+        Err(error) => FileResult {
+            path: path_text,
+            status: "unreadable",
+            section: None,
+            message: Some(error.0.to_string()),
+        },
+        Ok(examined) => match examined.damage {
+            None => FileResult {
+                path: path_text,
+                status: "ok",
+                section: None,
+                message: None,
+            },
+            Some(damage) => FileResult {
+                path: path_text,
+                status: "damaged",
+                section: Some(damage.section),
+                message: Some(damage.message),
+            },
+        },
+    }
+}
+
+fn render(report: &Report) -> String {
+    let mut table = Table::new(&["FILE", "STATUS", "SECTION", "PROBLEM"]);
+    for file in &report.files {
+        table.row(vec![
+            text::clean(&file.path),
+            file.status.into(),
+            file.section.unwrap_or("-").into(),
+            file.message.as_deref().map_or("-".into(), text::clean),
+        ]);
+    }
+    let mut out = table.render();
+    let _ = writeln!(
+        out,
+        "\n{} checked: {} ok, {} damaged, {} unreadable; {} other files ignored",
+        report.checked,
+        report.files.iter().filter(|f| f.status == "ok").count(),
+        report.damaged,
+        report.unreadable,
+        report.ignored
+    );
+    if report.checked == 0 {
+        out.push_str("no save files found\n");
+    }
+    out
+}

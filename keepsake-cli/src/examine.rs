@@ -1,0 +1,264 @@
+//! Reading one save file end to end and saying where it is damaged.
+//!
+//! Every check the game makes when it loads, in the same order: header, section lengths against
+//! [`Limits`], metadata CRC and postcard, thumbnail CRC, payload CRC, decompression, postcard,
+//! then the `ecs_blob`: its hash against `state_hash` and its table (see
+//! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
+//! computed independently so a report shows every damaged section, not only the first.
+
+use bevy_keepsake::format::{self, DecodedSave, FormatError, HEADER_LEN, Header, Limits, SaveMeta};
+use bevy_keepsake::snapshot::{self, BlobTable};
+use serde::Serialize;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Where a file is damaged and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Damage {
+    /// `file`, `header`, `metadata`, `thumbnail`, `payload` or `ecs_blob`.
+    pub section: &'static str,
+    pub message: String,
+}
+
+impl Damage {
+    fn new(section: &'static str, message: impl ToString) -> Self {
+        Damage {
+            section,
+            message: message.to_string(),
+        }
+    }
+
+    fn from_format(error: &FormatError) -> Self {
+        Damage::new(format_section(error), error)
+    }
+}
+
+/// One section's stored and recomputed CRC.
+#[derive(Clone, Debug, Serialize)]
+pub struct SectionCheck {
+    pub name: &'static str,
+    pub offset: u64,
+    pub length: u32,
+    pub crc_stored: u32,
+    /// `None` when the file ends before the section does.
+    pub crc_computed: Option<u32>,
+}
+
+impl SectionCheck {
+    pub fn crc_ok(&self) -> bool {
+        self.crc_computed == Some(self.crc_stored)
+    }
+}
+
+/// Everything learned about one file.
+pub struct Examined {
+    pub file_len: u64,
+    /// The verified header, if it is intact.
+    pub header: Option<Header>,
+    pub sections: Vec<SectionCheck>,
+    /// The metadata, if its section is intact (with the thumbnail when the whole file decoded).
+    pub meta: Option<SaveMeta>,
+    /// The whole save, if it decoded.
+    pub save: Option<DecodedSave>,
+    /// The first damage found, in reading order; `None` for an intact file.
+    pub damage: Option<Damage>,
+}
+
+impl Examined {
+    /// The blob's table, for a file whose payload decoded.
+    pub fn blob_table(&self) -> Option<Result<BlobTable<'_>, snapshot::SnapshotError>> {
+        self.save
+            .as_ref()
+            .map(|save| snapshot::inspect(&save.bundle.world.ecs_blob))
+    }
+
+    /// Whether the blob's hash matches the `state_hash` stored beside it.
+    pub fn state_hash_ok(&self) -> Option<bool> {
+        self.save.as_ref().map(|save| {
+            snapshot::state_hash(&save.bundle.world.ecs_blob) == save.bundle.world.state_hash
+        })
+    }
+}
+
+/// A file could not be read at all (as opposed to read and found damaged).
+#[derive(Debug)]
+pub struct Unreadable(pub io::Error);
+
+/// Reads and checks `path` completely.
+pub fn examine(path: &Path, limits: &Limits) -> Result<Examined, Unreadable> {
+    match read_bounded(path, limits).map_err(Unreadable)? {
+        Contents::Bytes(bytes) => Ok(examine_bytes(&bytes, limits)),
+        Contents::TooLarge(len) => Ok(Examined {
+            file_len: len,
+            header: None,
+            sections: Vec::new(),
+            meta: None,
+            save: None,
+            damage: Some(Damage::new(
+                "file",
+                format!(
+                    "it is {len} bytes, more than any save within the size limits can be ({} bytes)",
+                    max_file_len(limits)
+                ),
+            )),
+        }),
+    }
+}
+
+/// Checks a save held in memory.
+pub fn examine_bytes(bytes: &[u8], limits: &Limits) -> Examined {
+    let header = bytes
+        .get(..HEADER_LEN)
+        .map(|h| Header::parse(h.try_into().expect("HEADER_LEN bytes")));
+    let header = match header {
+        Some(Ok(header)) => Some(header),
+        _ => None,
+    };
+    let sections = header
+        .map(|h| section_checks(&h, bytes))
+        .unwrap_or_default();
+    let meta = format::read_summary(&mut &bytes[..], limits)
+        .ok()
+        .map(|summary| summary.meta);
+    let (save, damage) = match format::decode(bytes, limits) {
+        Ok(save) => {
+            let damage = blob_damage(&save);
+            (Some(save), damage)
+        }
+        Err(error) => (None, Some(Damage::from_format(&error))),
+    };
+    let meta = save.as_ref().map(|s| s.meta.clone()).or(meta);
+    Examined {
+        file_len: bytes.len() as u64,
+        header,
+        sections,
+        meta,
+        save,
+        damage,
+    }
+}
+
+fn blob_damage(save: &DecodedSave) -> Option<Damage> {
+    let world = &save.bundle.world;
+    let computed = snapshot::state_hash(&world.ecs_blob);
+    if computed != world.state_hash {
+        return Some(Damage::new(
+            "ecs_blob",
+            snapshot::SnapshotError::HashMismatch {
+                stored: world.state_hash,
+                computed,
+            },
+        ));
+    }
+    snapshot::inspect(&world.ecs_blob)
+        .err()
+        .map(|error| Damage::new("ecs_blob", error))
+}
+
+fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
+    let check = |name, offset: u64, length: u32, crc_stored| {
+        let end = offset + u64::from(length);
+        let crc_computed = (end <= bytes.len() as u64)
+            .then(|| crc32fast::hash(&bytes[offset as usize..end as usize]));
+        SectionCheck {
+            name,
+            offset,
+            length,
+            crc_stored,
+            crc_computed,
+        }
+    };
+    vec![
+        check(
+            "metadata",
+            header.meta_offset(),
+            header.meta_len,
+            header.meta_crc,
+        ),
+        check(
+            "thumbnail",
+            header.thumbnail_offset(),
+            header.thumbnail_len,
+            header.thumbnail_crc,
+        ),
+        check(
+            "payload",
+            header.payload_offset(),
+            header.payload_len,
+            header.payload_crc,
+        ),
+    ]
+}
+
+/// The section a format error is about.
+pub fn format_section(error: &FormatError) -> &'static str {
+    use format::Section;
+    let name = |section: &Section| match section {
+        Section::Header => "header",
+        Section::Metadata => "metadata",
+        Section::Thumbnail => "thumbnail",
+        Section::Payload => "payload",
+    };
+    match error {
+        FormatError::Truncated { section, .. }
+        | FormatError::ChecksumMismatch { section, .. }
+        | FormatError::SizeLimit { section, .. }
+        | FormatError::Decode { section, .. }
+        | FormatError::UnusedBytes { section, .. } => name(section),
+        FormatError::NotASaveFile { .. }
+        | FormatError::NewerVersion { .. }
+        | FormatError::UnknownVersion { .. }
+        | FormatError::UnknownCodec(_)
+        | FormatError::UnknownFlags(_)
+        | FormatError::ImplausibleSize { .. } => "header",
+        FormatError::Decompress(_) => "payload",
+        _ => "file",
+    }
+}
+
+enum Contents {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+}
+
+/// Reads a whole file unless it is larger than any save the limits allow (checked before
+/// reading, and again while reading, in case it grows).
+fn read_bounded(path: &Path, limits: &Limits) -> io::Result<Contents> {
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    let max = max_file_len(limits);
+    if len > max {
+        return Ok(Contents::TooLarge(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Ok(Contents::TooLarge(bytes.len() as u64));
+    }
+    Ok(Contents::Bytes(bytes))
+}
+
+/// Opens a regular file; anything else (a FIFO would block the open, a device never ends) is
+/// refused before it is opened.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    File::open(path)
+}
+
+/// The largest file the limits allow: header, metadata, thumbnail and the largest LZ4 form of
+/// the largest payload (LZ4 stores at most `n + n / 255 + 16` bytes for `n`).
+pub fn max_file_len(limits: &Limits) -> u64 {
+    let payload = u64::from(limits.max_payload_uncompressed);
+    HEADER_LEN as u64
+        + u64::from(limits.max_meta)
+        + u64::from(limits.max_thumbnail)
+        + payload
+        + payload / 255
+        + 16
+}

@@ -1,0 +1,134 @@
+//! `keepsake`: read bevy_keepsake save files from the command line.
+//!
+//! Built on the library's engine-free layers (`format`, `store`, `snapshot::inspect`): it needs
+//! none of the game's types, and it never writes to a save folder.
+
+mod commands;
+mod examine;
+mod folders;
+mod text;
+mod views;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success: everything read is intact (verify), the saves are equal (diff)
+  1  damage found (any command), differences found (diff), or no thumbnail (thumbnail)
+  2  usage error, a file or folder could not be read or written, or verify found no save file";
+
+/// Inspect, verify, list and compare bevy_keepsake save files (.ksav).
+#[derive(Parser, Debug)]
+#[command(name = "keepsake", version, after_help = EXIT_CODES)]
+struct Cli {
+    /// Print JSON instead of tables (one document on stdout, for scripts).
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the slots of a profile folder, or of every profile under a save root.
+    #[command(after_help = EXIT_CODES)]
+    List {
+        /// A profile folder (holding *.ksav files) or a save root (one folder per profile).
+        folder: PathBuf,
+    },
+    /// Show a save file's header, sections, metadata and world snapshot table.
+    #[command(after_help = EXIT_CODES)]
+    Inspect {
+        /// The save file.
+        file: PathBuf,
+        /// Also print each stored value's raw bytes (hex; the game's types are needed to read
+        /// them: see `snapshot::dump`).
+        #[arg(long)]
+        values: bool,
+        /// With --values: at most this many rows per type.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        rows: usize,
+        /// With --values: at most this many bytes per value.
+        #[arg(long, default_value_t = 32, value_name = "N")]
+        bytes: usize,
+    },
+    /// Check save files end to end (CRCs, decompression, postcard, world snapshot structure);
+    /// exits 1 if any is damaged.
+    #[command(after_help = EXIT_CODES)]
+    Verify {
+        /// Save files, profile folders or save roots (folders: every *.ksav, one level deep).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Write a save's thumbnail (PNG) to a file.
+    #[command(after_help = EXIT_CODES)]
+    Thumbnail {
+        /// The save file.
+        file: PathBuf,
+        /// Where to write the PNG.
+        #[arg(short, long, value_name = "PNG")]
+        output: PathBuf,
+    },
+    /// Compare two saves: metadata, and per type the rows only in A, only in B, and changed.
+    #[command(after_help = EXIT_CODES)]
+    Diff {
+        /// The first save file.
+        a: PathBuf,
+        /// The second save file.
+        b: PathBuf,
+    },
+}
+
+/// The outcome of a command, as its exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Exit 0.
+    Clean,
+    /// Exit 1: damage or differences found.
+    Findings,
+    /// Exit 2: something could not be read or written.
+    Trouble,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        ExitCode::from(match outcome {
+            Outcome::Clean => 0,
+            Outcome::Findings => 1,
+            Outcome::Trouble => 2,
+        })
+    }
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors, as documented.
+    let cli = Cli::parse();
+    let json = cli.json;
+    let outcome = match cli.command {
+        Command::List { folder } => commands::list::run(&folder, json),
+        Command::Inspect {
+            file,
+            values,
+            rows,
+            bytes,
+        } => {
+            let values = values.then_some(commands::inspect::ValueCaps { rows, bytes });
+            commands::inspect::run(&file, values, json)
+        }
+        Command::Verify { paths } => commands::verify::run(&paths, json),
+        Command::Thumbnail { file, output } => commands::thumbnail::run(&file, &output, json),
+        Command::Diff { a, b } => commands::diff::run(&a, &b, json),
+    };
+    outcome.into()
+}
+
+/// Prints a report as pretty JSON.
+pub fn print_json<T: serde::Serialize>(report: &T) {
+    match serde_json::to_string_pretty(report) {
+        Ok(text) => println!("{text}"),
+        Err(error) => eprintln!("keepsake: could not write JSON: {error}"),
+    }
+}
