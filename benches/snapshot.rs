@@ -14,7 +14,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer};
 use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
-use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, Saveable};
+use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, Saveable, SaveableAppExt};
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde::de::DeserializeSeed;
 use std::any::TypeId;
@@ -186,5 +186,71 @@ where
         .unwrap();
 }
 
-criterion_group!(benches, save, load);
+// ---------------------------------------------------------------------------------------------
+// Asset handles: the reflection-only game world with a `Looks` component on one entity in four,
+// holding a path-loaded handle, beside the same world whose `Looks` holds a plain index instead.
+
+/// An asset type for the handles (nothing is ever loaded: the handles only need their paths).
+#[derive(Asset, TypePath)]
+struct Art;
+
+#[derive(Component, Reflect)]
+#[reflect(Component)]
+struct Looks {
+    art: Handle<Art>,
+    tint: Vec4,
+}
+
+#[derive(Component, Reflect)]
+#[reflect(Component)]
+struct LooksPlain {
+    art: u32,
+    tint: Vec4,
+}
+
+fn world_with_looks(count: u32, handles: bool) -> App {
+    let mut app = game_world::reflect_app();
+    app.add_plugins((bevy::app::TaskPoolPlugin::default(), AssetPlugin::default()))
+        .init_asset::<Art>();
+    if handles {
+        app.register_saveable::<Looks>();
+    } else {
+        app.register_saveable::<LooksPlain>();
+    }
+    game_world::populate(app.world_mut(), count);
+    let server = app.world().resource::<AssetServer>().clone();
+    let world = app.world_mut();
+    let mut saved = world.query_filtered::<Entity, With<Saveable>>();
+    let entities: Vec<Entity> = saved.iter(world).step_by(4).collect();
+    for (n, entity) in entities.into_iter().enumerate() {
+        let tint = Vec4::new(1.0, 0.5, 0.25, 1.0);
+        let art = (n % 16) as u32;
+        let mut entity = world.entity_mut(entity);
+        if handles {
+            let art = server.load(format!("art/sprite-{art}.art"));
+            entity.insert(Looks { art, tint });
+        } else {
+            entity.insert(LooksPlain { art, tint });
+        }
+    }
+    app
+}
+
+fn handles(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot_handles");
+    group.sample_size(10);
+    for count in counts() {
+        for (name, with_handles) in [("without_handles", false), ("with_handles", true)] {
+            let app = world_with_looks(count, with_handles);
+            let captured = snapshot::capture(app.world()).unwrap();
+            assert!(captured.handles_left_out.is_empty());
+            group.bench_function(BenchmarkId::new(name, count), |b| {
+                b.iter(|| snapshot::capture(black_box(app.world())).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, save, load, handles);
 criterion_main!(benches);

@@ -3,7 +3,7 @@
 //! The `keepsake` command line shows any save's structure, but values need the types that wrote
 //! them. A game exposes them like this: register its saved types in a bare `App` (no window, no
 //! systems run), decode the file with the engine-free format layer, and hand the blob to
-//! `snapshot::dump`.
+//! `snapshot::dump_with_assets`.
 
 use super::game;
 use bevy::prelude::*;
@@ -31,9 +31,16 @@ fn dump(path: &Path) -> Result<String, String> {
     if snapshot::state_hash(&world.ecs_blob) != world.state_hash {
         eprintln!("warning: the world snapshot's hash does not match; it may be damaged");
     }
+    // An asset server, so saved handles (the coins' sprites) print by their path; nothing is
+    // loaded, as no frame runs.
     let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), AssetPlugin::default()))
+        .init_asset::<Image>()
+        .init_asset::<TextureAtlasLayout>();
     game::register_saved_types(&mut app);
     let registry = app.world().resource::<SaveRegistry>();
     let types = app.world().resource::<AppTypeRegistry>().read();
-    snapshot::dump(&world.ecs_blob, registry, &types).map_err(|error| error.to_string())
+    let assets = app.world().resource::<AssetServer>();
+    snapshot::dump_with_assets(&world.ecs_blob, registry, &types, Some(assets))
+        .map_err(|error| error.to_string())
 }

@@ -1,6 +1,14 @@
 //! The arena game itself. Everything a save must bring back is a registered component or
-//! resource; everything else (sprites, the camera, the floor) is derived from it or never
-//! changes, and is rebuilt rather than saved.
+//! resource, `Sprite` included, so every saved entity's look is saved with it:
+//!
+//! - coins are spawned with a `Sprite` whose image is loaded from `assets/sprites/`; the save
+//!   stores the image by its path and a load gets it back through the `AssetServer`;
+//! - the player, its lantern and the enemies are spawned without one: `dress_*` observers give
+//!   them a plain coloured sprite when they appear (`insert_if_new`, so a sprite that came with
+//!   the entity, as from a load, is kept). They also dress entities from saves made before the
+//!   game registered `Sprite`.
+//!
+//! The camera and the floor never change and are not saved.
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -34,7 +42,7 @@ pub struct Lantern {
     pub glow: f32,
 }
 
-/// Gold is worth 10, gems 25.
+/// Gold is worth 10, gems 25. Its `Sprite` (image by path) is saved with it.
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component)]
 pub struct Coin {
@@ -125,6 +133,7 @@ pub struct ArenaPlugin;
 /// else of the game.
 pub fn register_saved_types(app: &mut App) {
     app.register_saveable::<Transform>()
+        .register_saveable::<Sprite>()
         .register_saveable::<Player>()
         .register_saveable::<Lantern>()
         .register_saveable::<Coin>()
@@ -143,10 +152,9 @@ impl Plugin for ArenaPlugin {
             .init_resource::<Level>()
             .init_resource::<ArenaRng>()
             .insert_resource(ClearColor(Color::srgb(0.07, 0.08, 0.11)))
-            // Sprites are not saved: they are put on whatever is spawned, by the game or a load.
+            // Sprites for what is spawned without one (a load brings the saved sprite).
             .add_observer(dress_player)
             .add_observer(dress_lantern)
-            .add_observer(dress_coin)
             .add_observer(dress_enemy)
             .add_systems(Startup, (spawn_scenery, start_new_game))
             .add_systems(
@@ -175,8 +183,16 @@ fn spawn_scenery(mut commands: Commands) {
     ));
 }
 
-/// Level 1: the player with its lantern, coins and two enemies.
-fn start_new_game(mut commands: Commands, mut rng: ResMut<ArenaRng>) {
+/// Level 1: the player with its lantern, coins and two enemies. A game is now in progress, so
+/// quitting saves it (a title screen would leave this off, so as not to push a real autosave out
+/// of the ring with an empty world).
+fn start_new_game(
+    mut commands: Commands,
+    mut rng: ResMut<ArenaRng>,
+    assets: Res<AssetServer>,
+    mut settings: ResMut<KeepsakeSettings>,
+) {
+    settings.save_on_exit = SaveOnExit::AUTOSAVE;
     let player = commands
         .spawn((
             Saveable,
@@ -192,18 +208,26 @@ fn start_new_game(mut commands: Commands, mut rng: ResMut<ArenaRng>) {
             ChildOf(player),
         ))
         .id();
-    spawn_coins(&mut commands, &mut rng, 1);
+    spawn_coins(&mut commands, &mut rng, &assets, 1);
     spawn_enemy(&mut commands, &mut rng, 90.0, player);
     spawn_enemy(&mut commands, &mut rng, 120.0, lantern);
 }
 
-fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, level: u32) {
+fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, assets: &AssetServer, level: u32) {
     for n in 0..(4 + 2 * level) {
-        let value = if n % 4 == 3 { 25 } else { 10 };
+        let (value, image) = match n % 4 {
+            3 => (25, "sprites/gem.png"),
+            _ => (10, "sprites/coin.png"),
+        };
         let at = rng.point_in_arena();
         commands.spawn((
             Saveable,
             Coin { value },
+            Sprite {
+                image: assets.load(image),
+                custom_size: Some(Vec2::splat(COIN_SIZE)),
+                ..default()
+            },
             Transform::from_xyz(at.x, at.y, 0.0),
         ));
     }
@@ -220,13 +244,13 @@ fn spawn_enemy(commands: &mut Commands, rng: &mut ArenaRng, speed: f32, target: 
 
 fn dress_player(add: On<Add, Player>, mut commands: Commands) {
     let sprite = Sprite::from_color(Color::srgb(0.35, 0.75, 1.0), Vec2::splat(PLAYER_SIZE));
-    commands.entity(add.entity).insert(sprite);
+    commands.entity(add.entity).insert_if_new(sprite);
 }
 
 fn dress_lantern(add: On<Add, Lantern>, lanterns: Query<&Lantern>, mut commands: Commands) {
     let glow = lanterns.get(add.entity).map_or(1.0, |lantern| lantern.glow);
     let sprite = Sprite::from_color(Color::srgb(1.0, 0.9, 0.45), lantern_size(glow));
-    commands.entity(add.entity).insert(sprite);
+    commands.entity(add.entity).insert_if_new(sprite);
 }
 
 fn lantern_size(glow: f32) -> Vec2 {
@@ -240,18 +264,9 @@ fn light_lanterns(mut lanterns: Query<(&Lantern, &mut Sprite), Changed<Lantern>>
     }
 }
 
-fn dress_coin(add: On<Add, Coin>, coins: Query<&Coin>, mut commands: Commands) {
-    let color = match coins.get(add.entity).map(|coin| coin.value) {
-        Ok(25) => Color::srgb(0.7, 0.45, 1.0),
-        _ => Color::srgb(1.0, 0.8, 0.2),
-    };
-    let sprite = Sprite::from_color(color, Vec2::splat(COIN_SIZE));
-    commands.entity(add.entity).insert(sprite);
-}
-
 fn dress_enemy(add: On<Add, Enemy>, mut commands: Commands) {
     let sprite = Sprite::from_color(Color::srgb(0.95, 0.3, 0.3), Vec2::splat(ENEMY_SIZE));
-    commands.entity(add.entity).insert(sprite);
+    commands.entity(add.entity).insert_if_new(sprite);
 }
 
 fn move_player(
@@ -360,6 +375,7 @@ fn next_level(
     mut lanterns: Query<&mut Lantern>,
     mut level: ResMut<Level>,
     mut rng: ResMut<ArenaRng>,
+    assets: Res<AssetServer>,
 ) {
     if !coins.is_empty() || level.is_changed() {
         return;
@@ -368,7 +384,7 @@ fn next_level(
         return;
     };
     level.0 += 1;
-    spawn_coins(&mut commands, &mut rng, level.0);
+    spawn_coins(&mut commands, &mut rng, &assets, level.0);
     spawn_enemy(
         &mut commands,
         &mut rng,

@@ -63,8 +63,10 @@ fn main() -> AppExit {
     .add_plugins(keepsake)
     .add_plugins(SaveMenuPlugins)
     .add_plugins(game::ArenaPlugin);
-    if let Some(options) = smoke {
-        app.add_plugins(smoke::SmokePlugin(options));
-    }
-    app.run()
+    let Some(options) = smoke else {
+        return app.run();
+    };
+    app.add_plugins(smoke::SmokePlugin(options.clone()));
+    let exit = app.run();
+    smoke::verify_exit_save(&options, exit)
 }

@@ -8,23 +8,31 @@
 //! menu (top, and scrolled to the manual slots), the overwrite question and a toast. Each screenshot must not be blank, and every save
 //! made in the window must carry a thumbnail.
 //!
+//! Coins carry a saved `Sprite`, so the comparison after the quickload includes their images'
+//! asset paths. Last, it closes the window like a player, and checks after the app has exited
+//! that the game saved on exit.
+//!
 //! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
 
 use crate::game::{ArenaRng, ArenaSystems, Coin, Enemy, Inventory, Lantern, Level, Player, Score};
+use bevy::diagnostic::FrameCount;
 use bevy::input::ButtonState;
 use bevy::input::keyboard::{Key, KeyboardInput, NativeKey};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
-use bevy::window::PrimaryWindow;
+use bevy::window::{PrimaryWindow, WindowCloseRequested};
 use bevy_keepsake::plugin::{Playtime, SaveCompleted, SaveStarted};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::SlotStatus;
+use bevy_keepsake::store::{SlotStore, StoreConfig};
 use bevy_keepsake::ui::SaveMenuSystems;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// What `--smoke` was asked to do.
+#[derive(Clone)]
 pub struct SmokeOptions {
     /// A fresh save folder.
     pub save_root: PathBuf,
@@ -68,7 +76,6 @@ impl Plugin for SmokePlugin {
         }
         app.insert_resource(Script {
             shots: self.0.shots.clone(),
-            save_root: self.0.save_root.clone(),
             ..Script::default()
         })
         .init_resource::<Log>()
@@ -109,7 +116,6 @@ struct Script {
     frame: u32,
     began: Option<Instant>,
     shots: PathBuf,
-    save_root: PathBuf,
     saved_world: Option<Digest>,
     saves_seen: usize,
     closing_tapped: bool,
@@ -149,10 +155,15 @@ fn digest(world: &mut World) -> Digest {
         &Transform,
         Option<&ChildOf>,
         AnyOf<(&Player, &Lantern, &Coin, &Enemy)>,
+        Option<&Sprite>,
     )>();
-    for (entity, transform, parent, (player, lantern, coin, enemy)) in query.iter(world) {
+    for (entity, transform, parent, (player, lantern, coin, enemy), sprite) in query.iter(world) {
+        // A coin's sprite is saved: its image must come back by the same asset path.
+        let image = coin
+            .and(sprite)
+            .map(|sprite| format!("image {:?}", sprite.image.path().map(ToString::to_string)));
         lines.push(format!(
-            "{} at {:?} rot {:?} parent {} {:?} {:?} {:?} {}",
+            "{} at {:?} rot {:?} parent {} {:?} {:?} {:?} {} {}",
             name(entity),
             transform.translation,
             transform.rotation,
@@ -160,6 +171,7 @@ fn digest(world: &mut World) -> Digest {
             player,
             lantern,
             coin,
+            image.unwrap_or_default(),
             enemy.map_or(String::new(), |e| format!(
                 "speed {:?} chases {}",
                 e.speed,
@@ -513,6 +525,65 @@ fn autosaves(world: &World) -> usize {
         .count()
 }
 
+/// The frame on which the script closed the window; the save made on exit must be from then on.
+static CLOSED_AT_FRAME: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// After the last step: closes the window as a player would. The app then exits by itself, and
+/// the game's save-on-exit must write an autosave first ([`verify_exit_save`] checks it).
+fn close_the_window(world: &mut World) {
+    if CLOSED_AT_FRAME.load(Ordering::Relaxed) != u32::MAX {
+        return;
+    }
+    info!(
+        "smoke: all {} steps passed; closing the window",
+        STEPS.len()
+    );
+    let frame = world.resource::<FrameCount>().0;
+    CLOSED_AT_FRAME.store(frame, Ordering::Relaxed);
+    let window = world
+        .query_filtered::<Entity, With<PrimaryWindow>>()
+        .single(world)
+        .expect("the demo has a primary window");
+    world.write_message(WindowCloseRequested { window });
+}
+
+/// After the app exited: an autosave captured on or after the frame the window was closed must
+/// be on disk. Removes the run's saves when everything passed (a failed run keeps them).
+pub fn verify_exit_save(options: &SmokeOptions, exit: AppExit) -> AppExit {
+    if exit.is_error() {
+        return exit;
+    }
+    let closed_at = CLOSED_AT_FRAME.load(Ordering::Relaxed);
+    let found = SlotStore::open(StoreConfig::new(&options.save_root))
+        .and_then(|store| store.list())
+        .map(|slots| {
+            slots.iter().any(|slot| {
+                matches!(slot.slot, SlotId::Auto(_))
+                    && slot
+                        .shown_save()
+                        .is_some_and(|save| save.meta.game_tick >= u64::from(closed_at))
+            })
+        });
+    match found {
+        Ok(true) => {
+            println!(
+                "smoke: closing the window saved the game; screenshots in {}",
+                options.shots.display()
+            );
+            let _ = std::fs::remove_dir_all(&options.save_root);
+            AppExit::Success
+        }
+        Ok(false) => {
+            eprintln!("smoke check FAILED: closing the window wrote no autosave");
+            AppExit::error()
+        }
+        Err(error) => {
+            eprintln!("smoke check FAILED: the saves cannot be listed: {error}");
+            AppExit::error()
+        }
+    }
+}
+
 /// Runs one step a frame, and ends the app: success after the last step, failure on the first
 /// error or after two minutes.
 fn run_script(world: &mut World) {
@@ -528,15 +599,7 @@ fn run_script(world: &mut World) {
         log.failures.iter().chain(shots).next().cloned()
     };
     let Some((name, run)) = STEPS.get(step) else {
-        let script = world.resource::<Script>();
-        info!(
-            "smoke: all {} steps passed; screenshots in {}",
-            STEPS.len(),
-            script.shots.display()
-        );
-        // Only a failed run leaves its saves behind, to look at.
-        let _ = std::fs::remove_dir_all(&script.save_root);
-        world.write_message(AppExit::Success);
+        close_the_window(world);
         return;
     };
     let outcome = match failure {

@@ -516,8 +516,11 @@ impl<'a> HandleLoader<'a> {
             }
             HandleReference::Path(path) => path,
         };
-        match self.admit(&path) {
-            Ok(server) => server.load_builder().load_erased(asset_type, path),
+        match self
+            .admit(&path)
+            .and_then(|server| load(server, asset_type, &path))
+        {
+            Ok(handle) => handle,
             Err(reason) => {
                 let shown: String = path.to_string().chars().take(200).collect();
                 self.refused.borrow_mut().push(RefusedAssetPath {
@@ -549,6 +552,25 @@ impl<'a> HandleLoader<'a> {
         }
         Ok(server)
     }
+}
+
+/// Starts loading `path` as an asset of type `asset_type`.
+///
+/// The `AssetServer` panics when asked for a handle of an asset type the app never initialised
+/// (`init_asset`), which a save from another version of the game can name; it is caught here and
+/// the path refused instead. The server's own locks survive it (it ignores poisoning).
+fn load(
+    server: &AssetServer,
+    asset_type: TypeId,
+    path: &AssetPath<'_>,
+) -> Result<UntypedHandle, String> {
+    let load = || {
+        server
+            .load_builder()
+            .load_erased(asset_type, path.clone_owned())
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
+        .map_err(|_| "its asset type is not initialised in this app (init_asset)".to_owned())
 }
 
 /// Reads `Entity` ids and handle references back, everywhere inside a reflected value.

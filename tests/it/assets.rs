@@ -319,6 +319,19 @@ enum ForgedReference {
     Path(String),
 }
 
+/// Bevy's `TypedHandleReference`: an untyped handle names its asset type.
+#[derive(Reflect, Clone, Debug, Serialize, Deserialize)]
+#[reflect(Serialize, Deserialize)]
+struct ForgedTypedReference {
+    asset_type: String,
+    reference: ForgedReference,
+}
+
+/// Stored under its own type path, then loaded as `Anything` through a rename.
+#[derive(Component, Reflect, Clone, Debug)]
+#[reflect(Component)]
+struct ForgedAnything(ForgedTypedReference);
+
 /// Stored under its own type path, then loaded as `Looks` through a rename.
 #[derive(Component, Reflect, Clone, Debug)]
 #[reflect(Component)]
@@ -341,7 +354,9 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
     ];
     {
         let mut forger = app(dir.path(), RuntimeAssetHandles::Skip);
-        forger.register_saveable::<ForgedLooks>();
+        forger
+            .register_saveable::<ForgedLooks>()
+            .register_saveable::<ForgedAnything>();
         let path = |p: &str| ForgedReference::Path(p.to_owned());
         forger.world_mut().spawn((
             Saveable,
@@ -351,20 +366,26 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
                 decor: 0,
                 tint: Tint(0, 0, 0),
             },
+            // A type the game registers, but not an asset type the AssetServer knows.
+            ForgedAnything(ForgedTypedReference {
+                asset_type: Tint::type_path().to_owned(),
+                reference: path("levels/one.level"),
+            }),
         ));
         save(&mut forger);
         assert_eq!(forger.world().resource::<Seen>().saved.len(), 1);
     }
 
     let mut app2 = app_for_load(dir.path());
-    app2.register_saveable_rename::<Looks>(ForgedLooks::type_path());
+    app2.register_saveable_rename::<Looks>(ForgedLooks::type_path())
+        .register_saveable_rename::<Anything>(ForgedAnything::type_path());
     let loaded = load(&mut app2);
     let reasons: Vec<&str> = loaded
         .refused_asset_paths
         .iter()
         .map(|refused| refused.reason.as_str())
         .collect();
-    assert_eq!(reasons.len(), hostile.len(), "{reasons:?}");
+    assert_eq!(reasons.len(), hostile.len() + 1, "{reasons:?}");
     assert!(
         reasons[0].contains("leaves the asset folder"),
         "{reasons:?}"
@@ -379,6 +400,12 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
     );
     assert!(reasons[3].contains("longer than"), "{reasons:?}");
     assert!(reasons[4].contains("no asset source"), "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .any(|reason| reason.contains("not initialised")),
+        "{reasons:?}"
+    );
     assert!(loaded.refused_asset_paths[3].path.len() <= 200);
     let looks = looks(&mut app2);
     assert_eq!(looks.level, Handle::default());
