@@ -3,8 +3,9 @@
 //! (header, then its rows checked and decoded as the registered type), then nothing after.
 
 use super::assets::{HandleLoader, RefusedAssetPath};
-use super::blob::{BLOB_VERSION, BlobReader, ColumnKind, state_hash};
+use super::blob::{BlobReader, ColumnKind, state_hash};
 use super::error::SnapshotError;
+use super::inspect::read_layout_version;
 use super::registry::SaveRegistry;
 use super::type_ops::{ConvertFn, SaveableEntry, TypeOps};
 use super::value::ValueReader;
@@ -111,21 +112,6 @@ fn verify_hash(blob: &[u8], expected_hash: u64) -> Result<(), SnapshotError> {
             stored: expected_hash,
             computed,
         });
-    }
-    Ok(())
-}
-
-/// Reads the layout version, refusing versions newer than this build and the impossible `0`.
-fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<(), SnapshotError> {
-    let version = reader.byte("layout version")?;
-    if version > BLOB_VERSION {
-        return Err(SnapshotError::NewerLayout {
-            found: version,
-            supported: BLOB_VERSION,
-        });
-    }
-    if version == 0 {
-        return Err(malformed(0, "layout version 0 does not exist"));
     }
     Ok(())
 }

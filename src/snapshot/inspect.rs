@@ -115,7 +115,8 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
     })
 }
 
-fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError> {
+/// Reads the layout version, refusing versions newer than this build and the impossible `0`.
+pub(super) fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError> {
     let version = reader.byte("layout version")?;
     if version > BLOB_VERSION {
         return Err(SnapshotError::NewerLayout {

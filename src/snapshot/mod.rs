@@ -32,6 +32,18 @@
 //! Deserialize)]` are written by their serde implementation; others field by field through
 //! reflection. Type paths are written once per column, not once per value.
 //!
+//! # Asset handles
+//!
+//! `Handle<T>` and `UntypedHandle` anywhere in a reflected value are written by asset path (or
+//! constant UUID), in the bytes of Bevy's `HandleSerializeProcessor`, and loaded back through the
+//! `AssetServer` by [`decode_with_assets`] after the path is checked. Only types whose reflected
+//! layout can hold a handle look for one. See [`assets`].
+//!
+//! # Reading without the game's types
+//!
+//! [`inspect`] lists a blob's columns and rows (engine-free; the `keepsake` command line uses
+//! it); [`dump`] / [`dump_with_assets`] print the values as RON through the registered types.
+//!
 //! # `ecs_blob` layout (version 1)
 //!
 //! Integers are LEB128 varints (the encoding postcard uses); values are postcard. A *delta* is
