@@ -31,9 +31,9 @@ pub mod prelude {
     pub use crate::SlotId;
     pub use crate::plugin::{
         AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
-        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, SaveCompleted,
-        SaveFailed, SaveOnExit, SaveReason, SaveRequest, SaveSlots, SaveStarted, SaveTarget,
-        SaveTitle, SlotAction,
+        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, RuntimeAssetHandles,
+        SaveCompleted, SaveFailed, SaveOnExit, SaveReason, SaveRequest, SaveSlots, SaveStarted,
+        SaveTarget, SaveTitle, SlotAction,
     };
     pub use crate::snapshot::{Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]

@@ -31,8 +31,8 @@ fn dump(path: &Path) -> Result<String, String> {
     if snapshot::state_hash(&world.ecs_blob) != world.state_hash {
         eprintln!("warning: the world snapshot's hash does not match; it may be damaged");
     }
-    // An asset server, so saved handles (the coins' sprites) print by their path; nothing is
-    // loaded, as no frame runs.
+    // An asset server, so saved handles (the coins' sprites) print by their path. Making a
+    // handle starts its load in the background; the process ends before it matters.
     let mut app = App::new();
     app.add_plugins((TaskPoolPlugin::default(), AssetPlugin::default()))
         .init_asset::<Image>()

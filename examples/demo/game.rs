@@ -5,8 +5,8 @@
 //!   stores the image by its path and a load gets it back through the `AssetServer`;
 //! - the player, its lantern and the enemies are spawned without one: `dress_*` observers give
 //!   them a plain coloured sprite when they appear (`insert_if_new`, so a sprite that came with
-//!   the entity, as from a load, is kept). They also dress entities from saves made before the
-//!   game registered `Sprite`.
+//!   the entity, as from a load, is kept). The observers, `dress_coin` included, also dress
+//!   entities from saves made before the game registered `Sprite`.
 //!
 //! The camera and the floor never change and are not saved.
 
@@ -155,6 +155,7 @@ impl Plugin for ArenaPlugin {
             // Sprites for what is spawned without one (a load brings the saved sprite).
             .add_observer(dress_player)
             .add_observer(dress_lantern)
+            .add_observer(dress_coin)
             .add_observer(dress_enemy)
             .add_systems(Startup, (spawn_scenery, start_new_game))
             .add_systems(
@@ -215,19 +216,12 @@ fn start_new_game(
 
 fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, assets: &AssetServer, level: u32) {
     for n in 0..(4 + 2 * level) {
-        let (value, image) = match n % 4 {
-            3 => (25, "sprites/gem.png"),
-            _ => (10, "sprites/coin.png"),
-        };
+        let value = if n % 4 == 3 { 25 } else { 10 };
         let at = rng.point_in_arena();
         commands.spawn((
             Saveable,
             Coin { value },
-            Sprite {
-                image: assets.load(image),
-                custom_size: Some(Vec2::splat(COIN_SIZE)),
-                ..default()
-            },
+            coin_sprite(assets, value),
             Transform::from_xyz(at.x, at.y, 0.0),
         ));
     }
@@ -261,6 +255,30 @@ fn lantern_size(glow: f32) -> Vec2 {
 fn light_lanterns(mut lanterns: Query<(&Lantern, &mut Sprite), Changed<Lantern>>) {
     for (lantern, mut sprite) in &mut lanterns {
         sprite.custom_size = Some(lantern_size(lantern.glow));
+    }
+}
+
+/// Only for coins from saves made before the game saved sprites: new coins come with theirs.
+fn dress_coin(
+    add: On<Add, Coin>,
+    coins: Query<&Coin>,
+    assets: Res<AssetServer>,
+    mut commands: Commands,
+) {
+    let value = coins.get(add.entity).map_or(10, |coin| coin.value);
+    let sprite = coin_sprite(&assets, value);
+    commands.entity(add.entity).insert_if_new(sprite);
+}
+
+fn coin_sprite(assets: &AssetServer, value: u32) -> Sprite {
+    let image = match value {
+        25 => "sprites/gem.png",
+        _ => "sprites/coin.png",
+    };
+    Sprite {
+        image: assets.load(image),
+        custom_size: Some(Vec2::splat(COIN_SIZE)),
+        ..default()
     }
 }
 

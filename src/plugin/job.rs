@@ -47,7 +47,8 @@ impl SlotAction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Clone, Debug, PartialEq, Hash)]
 pub enum SaveTarget {
-    /// Exactly this slot: a manual slot, the quicksave slot, or one given autosave slot.
+    /// Exactly this slot: a manual slot, the quicksave slot, or one given autosave slot (which,
+    /// like every autosave slot, keeps the whole ring busy while it is written).
     Slot(SlotId),
     /// The autosave ring: the plugin overwrites the oldest (or first empty) autosave slot, which
     /// it picks when it writes.

@@ -18,7 +18,7 @@ use super::events::{
     SaveStarted, report,
 };
 use super::job::{Job, JobTarget, SaveReason, SaveTarget};
-use super::settings::{KeepsakeSettings, Playtime, SaveTitle};
+use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveTitle};
 use super::status::ListingRefresh;
 use super::store::KeepsakeStore;
 use super::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
@@ -55,6 +55,17 @@ impl JobQueue {
     /// Whether a save is running or waiting.
     pub(crate) fn has_save(&self) -> bool {
         self.jobs().any(|job| matches!(job, Job::Save { .. }))
+    }
+
+    /// Whether a save of `target` waits to start (and so will capture the world as it is then).
+    pub(crate) fn has_waiting_save_to(&self, target: SaveTarget) -> bool {
+        self.waiting_jobs()
+            .any(|job| matches!(job, Job::Save { target: t, .. } if t == target))
+    }
+
+    /// Whether nothing runs or waits.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.waiting.is_empty() && self.running.is_empty()
     }
 
     /// Every job, running first.
@@ -302,6 +313,8 @@ fn finish_load(world: &mut World, slot: SlotId, result: Result<LoadOutput, Keeps
     }
     let applied = snapshot::apply(world, output.snapshot, LoadMode::Replace);
     world.resource_mut::<Playtime>().0 = output.meta.playtime;
+    // A timed autosave right after a load would spend a ring slot on the state just loaded.
+    world.resource_mut::<AutosaveTimer>().reset();
     let restored_from_backup = !output.skipped.is_empty();
     if restored_from_backup {
         warn!(
@@ -462,6 +475,56 @@ fn spawn_write(
     thumbnail: Option<Vec<u8>>,
 ) -> Task<Outcome> {
     task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) })
+}
+
+/// Warns once per field (for the life of the app) about handles to run-time assets saved as
+/// the default handle, unless the policy is silent; returns how many there were.
+fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
+    let silent = world.get_resource::<RuntimeAssetHandles>() == Some(&RuntimeAssetHandles::Silent);
+    let mut warned = world.get_resource_or_init::<WarnedHandleFields>();
+    for handle in left_out {
+        if !silent && warned.0.insert(handle.field.clone()) {
+            warn!(
+                "keepsake: {} holds a handle to an asset made at run time (Assets::add), which \
+                 has no path to be saved by; it is saved as the default handle. Load the asset \
+                 from a file, or set RuntimeAssetHandles::Silent to hide this warning",
+                handle.field
+            );
+        }
+    }
+    left_out.iter().map(|handle| handle.count).sum()
+}
+
+/// The fields already warned about by [`warn_left_out_handles`].
+#[derive(Resource, Default)]
+struct WarnedHandleFields(std::collections::HashSet<String>);
+
+/// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably
+/// writes.
+fn write_outcome(store: &SlotStore, save: &CapturedSave, thumbnail: Option<Vec<u8>>) -> Outcome {
+    let result = write(store, save, thumbnail).map_err(KeepsakeError::from);
+    Outcome::Saved {
+        target: save.target,
+        reason: save.reason,
+        capture: save.capture,
+        result,
+    }
+}
+
+/// Runs jobs, frame-less, until none is left or `deadline` passes (the last frame before the
+/// app exits); returns whether they all finished. Saves waiting for a thumbnail stop waiting
+/// after their time bound, as every poll here counts as a frame.
+pub(crate) fn run_until_idle(world: &mut World, deadline: Instant) -> bool {
+    loop {
+        run_jobs(world);
+        if world.resource::<JobQueue>().is_idle() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Warns once per field (for the life of the app) about handles to run-time assets saved as

@@ -21,16 +21,18 @@
 //! Everything runs in `PreUpdate` (or the schedule given to [`KeepsakePlugin::schedule`]), after
 //! Bevy's input systems, in the [`KeepsakeSystems`] sets:
 //!
-//! 1. [`KeepsakeSystems::Requests`]: the quicksave/quickload keys, request messages and the
-//!    autosave timer ([`AutosaveTimer`]) become jobs; play time advances.
+//! 1. [`KeepsakeSystems::Requests`]: request messages, window focus loss and the autosave timer
+//!    ([`AutosaveTimer`]) become jobs; play time advances. (The quicksave and quickload keys are
+//!    read in `PreUpdate` just before, whatever the schedule, so each press counts once.)
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
 //!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
 //!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
 //!    [`KeepsakeStatus`] is brought up to date.
 //!
-//! The store is opened in `PreStartup`: building the app touches no files. The exit save
-//! ([`SaveOnExit`]) runs in `Last`, after Bevy's window exit systems.
+//! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
+//! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, after Bevy's
+//! window exit systems (see the `exit` module).
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -54,13 +56,15 @@ pub use events::{
     RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
+pub use exit::PENDING_WORK_WAIT;
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
+pub use crate::snapshot::RuntimeAssetHandles;
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};
-use crate::snapshot::{RuntimeAssetHandles, ensure_registry};
+use crate::snapshot::ensure_registry;
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::input::InputSystems;
@@ -254,7 +258,14 @@ impl Plugin for KeepsakePlugin {
             .add_message::<DeleteFailed>()
             .add_message::<WindowFocused>()
             .add_systems(PreStartup, store::open_store)
-            .add_systems(Last, exit::save_before_exit.after(ExitSystems))
+            .init_resource::<requests::RequestCursors>()
+            .add_systems(Last, exit::finish_before_exit.after(ExitSystems))
+            .add_systems(
+                PreUpdate,
+                requests::hotkeys
+                    .after(InputSystems)
+                    .before(KeepsakeSystems::Requests),
+            )
             .configure_sets(
                 self.schedule,
                 (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
@@ -265,7 +276,6 @@ impl Plugin for KeepsakePlugin {
                 self.schedule,
                 (
                     (
-                        requests::hotkeys,
                         requests::collect_requests,
                         exit::autosave_on_focus_loss,
                         requests::tick_clocks,
@@ -294,6 +304,7 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<Playtime>()
         .register_type::<AutosaveTimer>()
         .register_type::<RuntimeAssetHandles>()
+        .register_type::<ThumbnailCapture>()
         .register_type::<SaveRequest>()
         .register_type::<LoadRequest>()
         .register_type::<DeleteRequest>()

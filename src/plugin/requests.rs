@@ -6,39 +6,44 @@ use super::jobs::JobQueue;
 use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime};
 use super::status::ListingRefresh;
 use crate::slot::SlotId;
-use bevy::ecs::system::SystemParam;
+use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 
-/// The request messages a game (or the save menu) sends.
-#[derive(SystemParam)]
-pub(crate) struct Requests<'w, 's> {
-    saves: MessageReader<'w, 's, SaveRequest>,
-    loads: MessageReader<'w, 's, LoadRequest>,
-    deletes: MessageReader<'w, 's, DeleteRequest>,
-    refreshes: MessageReader<'w, 's, RefreshSlots>,
+/// How far the plugin has read each request message. One resource, so the frame's request
+/// system and the exit path ([`super::exit`]) share it: no request is read twice or missed.
+#[derive(Resource, Default)]
+pub(crate) struct RequestCursors {
+    saves: MessageCursor<SaveRequest>,
+    loads: MessageCursor<LoadRequest>,
+    deletes: MessageCursor<DeleteRequest>,
+    refreshes: MessageCursor<RefreshSlots>,
 }
 
 /// Queues the jobs the request messages ask for.
-pub(crate) fn collect_requests(
-    mut requests: Requests,
-    mut queue: ResMut<JobQueue>,
-    mut listing: ResMut<ListingRefresh>,
-) {
-    for request in requests.saves.read() {
-        queue.enqueue(Job::save(request.target));
-    }
-    for request in requests.loads.read() {
-        queue.enqueue(Job::Load(request.slot));
-    }
-    for request in requests.deletes.read() {
-        queue.enqueue(Job::Delete(request.slot));
-    }
-    if requests.refreshes.read().count() > 0 {
-        listing.request();
-    }
+pub(crate) fn collect_requests(world: &mut World) {
+    world.resource_scope(|world, mut cursors: Mut<RequestCursors>| {
+        let mut jobs = Vec::new();
+        let saves = world.resource::<Messages<SaveRequest>>();
+        jobs.extend(cursors.saves.read(saves).map(|r| Job::save(r.target)));
+        let loads = world.resource::<Messages<LoadRequest>>();
+        jobs.extend(cursors.loads.read(loads).map(|r| Job::Load(r.slot)));
+        let deletes = world.resource::<Messages<DeleteRequest>>();
+        jobs.extend(cursors.deletes.read(deletes).map(|r| Job::Delete(r.slot)));
+        let refreshes = world.resource::<Messages<RefreshSlots>>();
+        let relist = cursors.refreshes.read(refreshes).count() > 0;
+
+        let mut queue = world.resource_mut::<JobQueue>();
+        for job in jobs {
+            queue.enqueue(job);
+        }
+        if relist {
+            world.resource_mut::<ListingRefresh>().request();
+        }
+    });
 }
 
-/// Quicksave and quickload keys.
+/// Quicksave and quickload keys (always in `PreUpdate`, where `just_pressed` is true exactly
+/// once per press, whichever schedule the rest of the plugin runs in).
 pub(crate) fn hotkeys(
     keys: Option<Res<ButtonInput<KeyCode>>>,
     settings: Res<KeepsakeSettings>,

@@ -86,10 +86,10 @@ pub struct SaveTitle(pub String);
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]
 pub struct Playtime(pub Duration);
 
-/// Play time since the last timed autosave. The plugin advances it with virtual time and
-/// autosaves into the ring when it reaches [`KeepsakeSettings::autosave_every`]; a game can read
-/// it (a "next autosave in 20 s" hint) or [`reset`](Self::reset) it, for instance after the
-/// player saved by hand.
+/// Play time since the last timed autosave (or load). The plugin advances it with virtual time
+/// and autosaves into the ring when it reaches [`KeepsakeSettings::autosave_every`]; a load
+/// starts it over. A game can read it (a "next autosave in 20 s" hint) or
+/// [`reset`](Self::reset) it, for instance after the player saved by hand.
 ///
 /// ```
 /// use bevy::prelude::*;

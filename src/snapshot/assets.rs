@@ -26,7 +26,7 @@ use bevy::reflect::serde::{ReflectDeserializerProcessor, ReflectSerializerProces
 use bevy::reflect::{PartialReflect, ReflectRef, TypeInfo, TypeRegistration, TypeRegistry};
 use serde::{Deserialize, Serialize, Serializer};
 use std::any::TypeId;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::BTreeMap;
 
 /// The longest asset path a save may name; longer ones are refused on load.
@@ -483,6 +483,9 @@ fn walk(
 pub(crate) struct HandleLoader<'a> {
     server: Option<&'a AssetServer>,
     refused: RefCell<Vec<RefusedAssetPath>>,
+    /// The asset types the app has a `Handle<A>` registration for (found on first use): an
+    /// untyped handle may only name one of these.
+    asset_types: OnceCell<HashSet<TypeId>>,
 }
 
 impl<'a> HandleLoader<'a> {
@@ -491,6 +494,7 @@ impl<'a> HandleLoader<'a> {
         HandleLoader {
             server,
             refused: RefCell::default(),
+            asset_types: OnceCell::new(),
         }
     }
 
@@ -499,6 +503,18 @@ impl<'a> HandleLoader<'a> {
         LoadProcessor {
             loader: handles.then_some(self),
         }
+    }
+
+    /// Whether `type_id` is an asset type of this app (it has a registered `Handle<A>`).
+    fn is_asset_type(&self, registry: &TypeRegistry, type_id: TypeId) -> bool {
+        self.asset_types
+            .get_or_init(|| {
+                registry
+                    .iter_with_data::<ReflectHandle>()
+                    .map(|(_, handle)| handle.asset_type_id())
+                    .collect()
+            })
+            .contains(&type_id)
     }
 
     /// The paths refused so far.
@@ -557,8 +573,10 @@ impl<'a> HandleLoader<'a> {
 /// Starts loading `path` as an asset of type `asset_type`.
 ///
 /// The `AssetServer` panics when asked for a handle of an asset type the app never initialised
-/// (`init_asset`), which a save from another version of the game can name; it is caught here and
-/// the path refused instead. The server's own locks survive it (it ignores poisoning).
+/// (`init_asset`). Untyped handles may only name types with a registered `Handle<A>` (which
+/// `init_asset` registers), so what is left is a registered but never initialised `Handle<A>`
+/// field: the panic is caught and the path refused. (Under `panic = "abort"` such a game could
+/// not create that handle itself either.) The server's locks survive it: it ignores poisoning.
 fn load(
     server: &AssetServer,
     asset_type: TypeId,
@@ -600,15 +618,15 @@ impl ReflectDeserializerProcessor for LoadProcessor<'_, '_> {
             let saved = TypedHandleReference::deserialize(deserializer)?;
             let asset = registry
                 .get_with_type_path(&saved.asset_type)
+                .map(TypeRegistration::type_id)
+                .filter(|&asset| loader.is_asset_type(registry, asset))
                 .ok_or_else(|| {
                     D::Error::custom(format!(
-                        "the saved handle's asset type {} is not registered",
+                        "the saved handle names {}, which is not an asset type of this app",
                         saved.asset_type
                     ))
                 })?;
-            return Ok(Ok(Box::new(
-                loader.resolve(asset.type_id(), saved.reference),
-            )));
+            return Ok(Ok(Box::new(loader.resolve(asset, saved.reference))));
         }
         let Some(reflect_handle) = registration.data::<ReflectHandle>() else {
             return Ok(Err(deserializer));

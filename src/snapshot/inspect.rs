@@ -142,6 +142,13 @@ fn read_entity_ids(reader: &mut BlobReader<'_>) -> Result<Vec<u64>, SnapshotErro
     for _ in 0..count {
         let offset = reader.offset();
         bits = reader.delta(bits, "entity id")?;
+        // Bevy's rule (`Entity::try_from_bits`): the low 32 bits, the index, are never u32::MAX.
+        if bits as u32 == u32::MAX {
+            return Err(malformed(
+                offset,
+                format!("{bits:#x} is not a valid entity id"),
+            ));
+        }
         if !unique.insert(bits) {
             return Err(malformed(
                 offset,

@@ -110,6 +110,9 @@ fn app(dir: &Path, policy: RuntimeAssetHandles) -> App {
         })
         .add_observer(|e: On<LoadCompleted>, mut seen: ResMut<Seen>| {
             seen.loaded.push(e.event().clone());
+        })
+        .add_observer(|e: On<LoadFailed>, mut seen: ResMut<Seen>| {
+            seen.load_failed.push(e.error.to_string());
         });
     app.update();
     app
@@ -120,6 +123,7 @@ struct Seen {
     saved: Vec<SaveCompleted>,
     failed: Vec<String>,
     loaded: Vec<LoadCompleted>,
+    load_failed: Vec<String>,
 }
 
 fn update_until(app: &mut App, what: &str, done: impl Fn(&World) -> bool) {
@@ -354,9 +358,7 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
     ];
     {
         let mut forger = app(dir.path(), RuntimeAssetHandles::Skip);
-        forger
-            .register_saveable::<ForgedLooks>()
-            .register_saveable::<ForgedAnything>();
+        forger.register_saveable::<ForgedLooks>();
         let path = |p: &str| ForgedReference::Path(p.to_owned());
         forger.world_mut().spawn((
             Saveable,
@@ -366,26 +368,20 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
                 decor: 0,
                 tint: Tint(0, 0, 0),
             },
-            // A type the game registers, but not an asset type the AssetServer knows.
-            ForgedAnything(ForgedTypedReference {
-                asset_type: Tint::type_path().to_owned(),
-                reference: path("levels/one.level"),
-            }),
         ));
         save(&mut forger);
         assert_eq!(forger.world().resource::<Seen>().saved.len(), 1);
     }
 
     let mut app2 = app_for_load(dir.path());
-    app2.register_saveable_rename::<Looks>(ForgedLooks::type_path())
-        .register_saveable_rename::<Anything>(ForgedAnything::type_path());
+    app2.register_saveable_rename::<Looks>(ForgedLooks::type_path());
     let loaded = load(&mut app2);
     let reasons: Vec<&str> = loaded
         .refused_asset_paths
         .iter()
         .map(|refused| refused.reason.as_str())
         .collect();
-    assert_eq!(reasons.len(), hostile.len() + 1, "{reasons:?}");
+    assert_eq!(reasons.len(), hostile.len(), "{reasons:?}");
     assert!(
         reasons[0].contains("leaves the asset folder"),
         "{reasons:?}"
@@ -400,12 +396,7 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
     );
     assert!(reasons[3].contains("longer than"), "{reasons:?}");
     assert!(reasons[4].contains("no asset source"), "{reasons:?}");
-    assert!(
-        reasons
-            .iter()
-            .any(|reason| reason.contains("not initialised")),
-        "{reasons:?}"
-    );
+
     assert!(loaded.refused_asset_paths[3].path.len() <= 200);
     let looks = looks(&mut app2);
     assert_eq!(looks.level, Handle::default());
@@ -415,6 +406,37 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
             .iter()
             .all(|layer| layer.as_ref() == Some(&Handle::default()))
     );
+}
+
+#[test]
+fn an_untyped_handle_naming_a_type_that_is_no_asset_fails_the_load_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut forger = app(dir.path(), RuntimeAssetHandles::Skip);
+        forger.register_saveable::<ForgedAnything>();
+        forger.world_mut().spawn((
+            Saveable,
+            // A type the game registers, but not an asset type.
+            ForgedAnything(ForgedTypedReference {
+                asset_type: Tint::type_path().to_owned(),
+                reference: ForgedReference::Path("levels/one.level".to_owned()),
+            }),
+        ));
+        save(&mut forger);
+    }
+    let mut app2 = app_for_load(dir.path());
+    app2.register_saveable_rename::<Anything>(ForgedAnything::type_path());
+    let before = app2.world().entities().count_spawned();
+    app2.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(0),
+    });
+    update_until(&mut app2, "the failed load", |world| {
+        !world.resource::<Seen>().load_failed.is_empty()
+    });
+    let error = &app2.world().resource::<Seen>().load_failed[0];
+    assert!(error.contains("not an asset type of this app"), "{error}");
+    assert!(error.contains(Tint::type_path()), "{error}");
+    assert_eq!(app2.world().entities().count_spawned(), before, "world untouched");
 }
 
 /// A type that reflects neither `Serialize` nor fields.

@@ -800,3 +800,18 @@ fn losing_window_focus_autosaves_when_asked_to() {
         assert_eq!(status.is_saving(), autosave, "{status:?}");
     }
 }
+
+#[test]
+fn a_save_requested_in_the_exit_frame_is_written_before_the_app_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(plugin(dir.path()), |world, frame| {
+        if frame == 3 {
+            // "Save and quit": both in the same frame, save on exit off.
+            world.write_message(SaveRequest::slot(SlotId::Manual(7)));
+            return true;
+        }
+        false
+    });
+    app.run();
+    assert_eq!(saved_healths(dir.path(), SlotId::Manual(7)), Some(vec![42]));
+}
