@@ -57,10 +57,7 @@ fn compression(c: &mut Criterion) {
                 "game",
                 postcard::to_stdvec(&fixtures::bundle(len, 1)).unwrap(),
             ),
-            (
-                "world",
-                postcard::to_stdvec(&world_bundle(len)).unwrap(),
-            ),
+            ("world", postcard::to_stdvec(&world_bundle(len)).unwrap()),
             (
                 "repeated_byte",
                 postcard::to_stdvec(&repeated_byte_bundle(len)).unwrap(),

@@ -124,9 +124,10 @@ fn lz4_always_cycle(
     group.bench_function(BenchmarkId::new("lz4_always_full_load", label), |b| {
         b.iter(|| store.load(slot).unwrap())
     });
-    group.bench_function(BenchmarkId::new("lz4_always_baseline_fs_read", label), |b| {
-        b.iter(|| fs::read(&saved).unwrap())
-    });
+    group.bench_function(
+        BenchmarkId::new("lz4_always_baseline_fs_read", label),
+        |b| b.iter(|| fs::read(&saved).unwrap()),
+    );
 }
 
 fn listing(c: &mut Criterion) {

@@ -1,4 +1,5 @@
-//! The save file format: a fixed header, metadata, an optional thumbnail and a compressed payload.
+//! The save file format: a fixed header, metadata, an optional thumbnail and a payload, compressed
+//! with LZ4 when that shrinks it enough to be worth it ([`CompressWhen`]).
 //!
 //! This layer is engine-free: it imports nothing from Bevy and can be used by tools that inspect
 //! or convert save files.
@@ -24,7 +25,7 @@
 //! | 36 | 4 | header CRC | over bytes `0..36` |
 //! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail |
 //! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings |
-//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec |
+//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
 //!
 //! The file ends exactly after the payload; trailing bytes are an error.
 //!
@@ -75,7 +76,8 @@ mod meta;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use decode::{
-    DecodedSave, SaveSummary, decode, decode_from, read_header, read_summary, read_thumbnail,
+    DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header, read_summary,
+    read_thumbnail,
 };
 pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
 pub use error::{FormatError, Section};

@@ -60,6 +60,8 @@ fn every_single_bit_flip_is_rejected_with_a_typed_error() {
                 ),
                 Err(error) => assert!(!error.to_string().is_empty()),
             }
+            // The store's entry point (the buffer handed over) checks exactly the same.
+            assert!(format::decode_owned(damaged.clone(), &Limits::default()).is_err());
             // Reading only the summary must also never accept a damaged header or metadata.
             let header_and_meta = 40 + u32::from_le_bytes(original[8..12].try_into().unwrap());
             if (bit / 8) < header_and_meta as usize {

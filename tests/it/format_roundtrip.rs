@@ -99,7 +99,9 @@ proptest! {
         prop_assert_eq!(&decoded.bundle, &bundle);
 
         let from_reader = format::decode_from(&mut &bytes[..], &Limits::default()).unwrap();
-        prop_assert_eq!(from_reader, decoded);
+        prop_assert_eq!(&from_reader, &decoded);
+        let owned = format::decode_owned(bytes.clone(), &Limits::default()).unwrap();
+        prop_assert_eq!(owned, decoded);
 
         let summary = format::read_summary(&mut &bytes[..], &Limits::default()).unwrap();
         prop_assert_eq!(summary.meta, SaveMeta { thumbnail: None, ..meta.clone() });
@@ -209,6 +211,8 @@ fn codec_chosen_for(blob: Vec<u8>, compress_when: CompressWhen) -> (Compression,
     let encoded = format::encode(&meta, &bundle, &options).unwrap();
     let decoded = format::decode(&encoded.to_vec(), &Limits::default()).unwrap();
     assert_eq!(decoded.bundle, bundle, "round trip");
+    let owned = format::decode_owned(encoded.to_vec(), &Limits::default()).unwrap();
+    assert_eq!(owned.bundle, bundle, "round trip through the owned buffer");
     assert_eq!(decoded.header, *encoded.header());
     (decoded.header.compression, decoded.header.payload_len)
 }

@@ -99,7 +99,12 @@ pub fn captured_blob(len: usize) -> Vec<u8> {
     let mut blob = bevy_keepsake::snapshot::capture(app.world())
         .expect("the game world captures")
         .blob;
-    assert!(blob.len() >= len, "{} entities gave {} bytes", entities, blob.len());
+    assert!(
+        blob.len() >= len,
+        "{} entities gave {} bytes",
+        entities,
+        blob.len()
+    );
     blob.truncate(len);
     blob
 }
