@@ -5,13 +5,24 @@
 
 #[path = "../tests/it/common/fixtures.rs"]
 mod fixtures;
+#[path = "../tests/it/common/game_world.rs"]
+mod game_world;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, WorldState};
+use bevy_keepsake::format::{self, CompressWhen, EncodeOptions, Limits, SaveBundle, WorldState};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
 const SIZES: [(&str, usize); 3] = [("10KB", 10 << 10), ("100KB", 100 << 10), ("1MB", 1 << 20)];
+
+/// A bundle around a captured game world's snapshot blob of `len` bytes.
+fn world_bundle(len: usize) -> SaveBundle {
+    SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: game_world::captured_blob(len),
+        state_hash: 0,
+    })
+}
 
 /// A bundle of one repeated byte, like the reference report's test data.
 fn repeated_byte_bundle(len: usize) -> SaveBundle {
@@ -46,6 +57,7 @@ fn compression(c: &mut Criterion) {
                 "game",
                 postcard::to_stdvec(&fixtures::bundle(len, 1)).unwrap(),
             ),
+            ("world", postcard::to_stdvec(&world_bundle(len)).unwrap()),
             (
                 "repeated_byte",
                 postcard::to_stdvec(&repeated_byte_bundle(len)).unwrap(),
@@ -91,19 +103,45 @@ fn checksum(c: &mut Criterion) {
 
 fn encode_decode(c: &mut Criterion) {
     let mut group = c.benchmark_group("format");
-    for (label, len) in SIZES {
+    let bundles = SIZES
+        .into_iter()
+        .map(|(label, len)| (label.to_owned(), fixtures::bundle(len, 1)))
+        .chain([("1MB_world".to_owned(), world_bundle(1 << 20))]);
+    for (label, bundle) in bundles {
+        let len = bundle.world.ecs_blob.len();
+        let label = label.as_str();
         let meta = fixtures::meta(SlotId::Manual(0), 1);
-        let bundle = fixtures::bundle(len, 1);
-        let bytes = format::encode(&meta, &bundle, &EncodeOptions::default())
-            .unwrap()
-            .to_vec();
+        let encoded = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
+        println!(
+            "format {label}: payload stored with {}, {} of {} bytes",
+            encoded.header().compression.name(),
+            encoded.header().payload_len,
+            encoded.header().payload_uncompressed_len
+        );
+        let bytes = encoded.to_vec();
         group.throughput(Throughput::Bytes(len as u64));
         group.bench_with_input(BenchmarkId::new("encode", label), &bundle, |b, bundle| {
             b.iter(|| format::encode(black_box(&meta), bundle, &EncodeOptions::default()).unwrap())
         });
+        // What every save did before LZ4 became conditional.
+        let always = EncodeOptions {
+            compress_when: CompressWhen::Always,
+            ..Default::default()
+        };
+        group.bench_with_input(
+            BenchmarkId::new("encode_lz4_always", label),
+            &bundle,
+            |b, bundle| b.iter(|| format::encode(black_box(&meta), bundle, &always).unwrap()),
+        );
         group.bench_with_input(BenchmarkId::new("decode", label), &bytes, |b, bytes| {
             b.iter(|| format::decode(black_box(bytes), &Limits::default()).unwrap())
         });
+        let lz4_bytes = format::encode(&meta, &bundle, &always).unwrap().to_vec();
+        group.bench_with_input(
+            BenchmarkId::new("decode_lz4_always", label),
+            &lz4_bytes,
+            |b, bytes| b.iter(|| format::decode(black_box(bytes), &Limits::default()).unwrap()),
+        );
         group.bench_with_input(
             BenchmarkId::new("read_summary", label),
             &bytes,

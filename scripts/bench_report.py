@@ -151,6 +151,41 @@ def result_lines(log, name):
     return picked
 
 
+def frame_time_lines(log):
+    """Every block the frame_time bench printed, one per scenario."""
+    lines = log.splitlines()
+    picked = []
+    for i, line in enumerate(lines):
+        if line.startswith("frame_time/"):
+            picked += result_lines("\n".join(lines[i:]), "frame_time")
+    return picked
+
+
+FRAME_NUMBERS = {
+    "without": r"without autosave: p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+    "with": r"with autosave: +p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+    "capture": r"capture per save \(\d+ saves\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+    "full": r"full capture \(\d+ runs\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+}
+
+
+def frame_time_rows(log):
+    """One table row per frame_time scenario: frame p50/p99 without and with autosave, capture."""
+    rows = []
+    for block in re.split(r"^(?=frame_time/)", log, flags=re.M)[1:]:
+        title = re.match(r"frame_time/([^,]+, [^,]+)", block).group(1)
+        found = {key: re.search(pattern, block) for key, pattern in FRAME_NUMBERS.items()}
+        pair = lambda key: (f"{found[key].group(1)} / {found[key].group(2)} ms"
+                            if found[key] else "—")
+        cell = lambda key, group: f"{found[key].group(group)} ms" if found[key] else "—"
+        p99_ratio = "—"
+        if found["with"] and found["without"]:
+            p99_ratio = f"{float(found['with'].group(2)) / float(found['without'].group(2)):.2f}×"
+        rows.append([title, cell("without", 1), cell("without", 2), cell("with", 1),
+                     cell("with", 2), p99_ratio, pair("capture"), pair("full")])
+    return rows
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -212,11 +247,21 @@ def report(quick):
     # Frame time and memory.
     frame = log_text("frame_time")
     if frame:
-        w("## Frame time with autosaves (10k entities, headless)\n")
-        w("```\n" + "\n".join(result_lines(frame, "frame_time")) + "\n```")
-        w("Targets: main-thread stall ≤ 1/8 of a 60 FPS frame; p99 frame time while autosaving ≤ 1.1× "
-          "without. The headless frame does almost no work, so the raw p99 ratio is dominated by the "
-          "capture; the paced line shows frames as a 60 FPS game presents them.\n")
+        w("## Frame time with autosaves (headless, autosave every 10 frames)\n")
+        rows = frame_time_rows(frame)
+        if rows:
+            w(table(["scenario", "p50 without", "p99 without", "p50 with", "p99 with",
+                     "p99 with / without (target ≤ 1.15×)", "capture per save p50 / p99",
+                     "full capture p50 / p99"], rows))
+            w("")
+        w("```\n" + "\n".join(frame_time_lines(frame)) + "\n```")
+        w("The 4 ms frames compute for about 4 ms (a fixed amount of work calibrated once per run) "
+          "and change 1 % of the entities, a different 1 % each frame. Targets (`DESIGN.md`): on the "
+          "4 ms frame, p99 with autosave ≤ 1.15× without at 10k and 100k entities; main-thread "
+          "capture ≤ 1/8 of a 60 FPS frame at 10k and ≤ 1 ms p99 at 100k with 1 % changed. "
+          "\"Capture per save\" is what each save cost the main thread (`SaveCompleted::capture_time`); "
+          "\"full capture\" is `snapshot::capture` of the same world timed on its own. The empty "
+          "frame (only integrating velocities) is kept for comparison with earlier runs.\n")
     memory = log_text("memory")
     if memory:
         w("## Peak heap (counting allocator)\n")
@@ -250,28 +295,47 @@ def report(quick):
     sizes3 = ["10KB", "100KB", "1MB"]
     group_table("Serialization (postcard)", [f"serialization/{op}/{s}" for op in ("serialize", "deserialize") for s in sizes3])
     group_table("Compression (LZ4 block)",
-                [f"compression/lz4_{op}_{kind}/{s}" for kind in ("game", "repeated_byte")
+                [f"compression/lz4_{op}_{kind}/{s}" for kind in ("game", "world", "repeated_byte")
                  for op in ("compress", "decompress") for s in sizes3],
                 note="Compression ratios (from the run's log): " + "; ".join(
                     re.findall(r"lz4 (\S+ \S+: \d+ -> \d+ bytes \([\d.]+% of the original\))", log_text("format"))))
     group_table("Checksum (CRC32)", [f"checksum/crc32/{s}" for s in sizes3])
     group_table("Format: encode / decode / header read",
-                [f"format/{op}/{s}" for op in ("encode", "decode", "read_summary") for s in sizes3])
+                [f"format/{op}/{s}" for op in ("encode", "encode_lz4_always", "decode",
+                                              "decode_lz4_always", "read_summary")
+                 for s in sizes3 + ["1MB_world"]],
+                note="`encode` and `decode` use the default codec choice (LZ4 only when it shrinks the "
+                     "payload to ≤ 80 %); the `lz4_always` rows compress every payload, as every save "
+                     "did before. Codec chosen (from the run's log): " + "; ".join(
+                         re.findall(r"format (\S+: payload stored with [^,]+, \d+ of \d+ bytes)",
+                                    log_text("format"))))
 
     def io_baseline(bench_id):
         size = bench_id.rsplit("/", 1)[1]
-        if "/full_save/" in bench_id:
-            return f"save_load/baseline_durable_write/{size}"
-        if "/full_load/" in bench_id:
-            return f"save_load/baseline_fs_read/{size}"
+        prefix = "lz4_always_" if "/lz4_always_" in bench_id else ""
+        if "full_save/" in bench_id:
+            return f"save_load/{prefix}baseline_durable_write/{size}"
+        if "full_load/" in bench_id:
+            return f"save_load/{prefix}baseline_fs_read/{size}"
         return None
 
+    cycle_sizes = sizes3 + ["1MB_world"]
     group_table("Full save / load cycle",
-                [f"save_load/{op}/{s}" for op in ("full_save", "full_load", "round_trip") for s in sizes3],
+                [f"save_load/{op}/{s}" for op in ("full_save", "lz4_always_full_save", "full_load",
+                                                 "lz4_always_full_load", "round_trip")
+                 for s in cycle_sizes],
                 baseline=io_baseline,
                 note="Baselines: a bare temp-write + fsync + rename + folder fsync of the same bytes "
-                     "(save; target ≤ 1.2× at 1 MB, which includes encoding), and a bare `fs::read` "
-                     "(load; target ≤ 3× at 1 MB, which includes CRC, LZ4 and postcard).")
+                     "(save), and a bare `fs::read` of the same file (load). Targets (`DESIGN.md`, "
+                     "round two): a 1 MB save ≤ 1.5× the bare durable write (encoding included) and a "
+                     "1 MB load ≤ 6× the bare read (CRC, decompression and postcard included). `1MB` is "
+                     "the synthetic game-like blob (random floats: LZ4 leaves 87 %), `1MB_world` 1 MB of "
+                     "a captured game world's snapshot blob (LZ4 leaves about 45 %). The `lz4_always` "
+                     "rows compress every payload, as every save did before the codec choice, each "
+                     "against the bare write and read of its own (smaller) file. Codec chosen (from the "
+                     "run's log): " + "; ".join(
+                         re.findall(r"save_load (\S+: payload stored with [^,]+, file \d+ bytes)",
+                                    log_text("store"))))
     group_table("Listing",
                 [f"listing/list_saves/{n}" for n in (0, 10, 100)] +
                 [f"listing/list_16_slots/{s}" for s in ("10KB", "5MB")],

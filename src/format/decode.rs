@@ -3,14 +3,16 @@
 //! Checks run in a fixed order, each before the work it protects: header checksum → lengths
 //! against [`Limits`] → metadata checksum → payload checksum → decompression → postcard.
 
-use super::bundle::SaveBundle;
+use super::bundle::{SaveBundle, WorldState};
 use super::error::{FormatError, Section};
 use super::header::{Compression, HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
 use serde::Deserialize;
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 
 /// The header and metadata of a save, read without touching its thumbnail or payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +89,34 @@ pub fn read_thumbnail<R: Read + Seek>(
 
 /// Decodes and verifies a whole save file held in memory.
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedSave, FormatError> {
+    decode_file(Cow::Borrowed(bytes), limits)
+}
+
+/// Like [`decode`], taking the file's buffer over: the snapshot blob of a payload stored as is
+/// is moved within that buffer instead of copied into a new one.
+pub fn decode_owned(bytes: Vec<u8>, limits: &Limits) -> Result<DecodedSave, FormatError> {
+    decode_file(Cow::Owned(bytes), limits)
+}
+
+fn decode_file(bytes: Cow<'_, [u8]>, limits: &Limits) -> Result<DecodedSave, FormatError> {
+    let header = check_whole_file(&bytes, limits)?;
+    let range = |start: u64, len: u32| start as usize..(start + u64::from(len)) as usize;
+    let (meta, thumbnail) = decode_meta_and_thumbnail(
+        &header,
+        &bytes[range(header.meta_offset(), header.meta_len)],
+        &bytes[range(header.thumbnail_offset(), header.thumbnail_len)],
+    )?;
+    let payload = range(header.payload_offset(), header.payload_len);
+    let bundle = decode_payload(&header, bytes, payload)?;
+    Ok(DecodedSave {
+        header,
+        meta: SaveMeta { thumbnail, ..meta },
+        bundle,
+    })
+}
+
+/// Parses the header of a whole file and checks the file's length against it.
+fn check_whole_file(bytes: &[u8], limits: &Limits) -> Result<Header, FormatError> {
     let header_bytes = bytes.get(..HEADER_LEN).ok_or_else(|| {
         short_header(bytes).unwrap_or(FormatError::Truncated {
             section: Section::Header,
@@ -112,13 +142,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedSave, FormatError>
             expected_len: header.file_len(),
         });
     }
-    let slice = |start: u64, len: u32| &bytes[start as usize..(start + u64::from(len)) as usize];
-    decode_sections(
-        header,
-        slice(header.meta_offset(), header.meta_len),
-        slice(header.thumbnail_offset(), header.thumbnail_len),
-        slice(header.payload_offset(), header.payload_len),
-    )
+    Ok(header)
 }
 
 /// Decodes and verifies a whole save file from a reader, allocating no more than the data
@@ -151,7 +175,14 @@ pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSa
             expected_len: header.file_len(),
         });
     }
-    decode_sections(header, &meta, &thumbnail, &payload)
+    let (meta, thumbnail) = decode_meta_and_thumbnail(&header, &meta, &thumbnail)?;
+    let payload_len = payload.len();
+    let bundle = decode_payload(&header, Cow::Owned(payload), 0..payload_len)?;
+    Ok(DecodedSave {
+        header,
+        meta: SaveMeta { thumbnail, ..meta },
+        bundle,
+    })
 }
 
 /// Reads the header and checks its lengths against the limits.
@@ -161,24 +192,97 @@ fn read_checked_header<R: Read>(reader: &mut R, limits: &Limits) -> Result<Heade
     Ok(header)
 }
 
-/// Verifies and decodes the three sections once they are all present.
-fn decode_sections(
-    header: Header,
+/// Verifies and decodes the metadata, then verifies the thumbnail (`None` when empty).
+fn decode_meta_and_thumbnail(
+    header: &Header,
     meta_bytes: &[u8],
     thumbnail: &[u8],
-    payload: &[u8],
-) -> Result<DecodedSave, FormatError> {
-    let mut meta = decode_meta(&header, meta_bytes)?;
+) -> Result<(SaveMeta, Option<Vec<u8>>), FormatError> {
+    let meta = decode_meta(header, meta_bytes)?;
     verify_crc(Section::Thumbnail, header.thumbnail_crc, thumbnail)?;
-    verify_crc(Section::Payload, header.payload_crc, payload)?;
-    let raw = decompress(&header, payload)?;
-    let bundle = decode_exact::<SaveBundle>(Section::Payload, &raw)?;
-    meta.thumbnail = (!thumbnail.is_empty()).then(|| thumbnail.to_vec());
-    Ok(DecodedSave {
-        header,
-        meta,
-        bundle,
+    Ok((meta, (!thumbnail.is_empty()).then(|| thumbnail.to_vec())))
+}
+
+/// Verifies, decompresses and decodes the payload, which is `buffer[payload]`.
+fn decode_payload(
+    header: &Header,
+    buffer: Cow<'_, [u8]>,
+    payload: Range<usize>,
+) -> Result<SaveBundle, FormatError> {
+    verify_crc(
+        Section::Payload,
+        header.payload_crc,
+        &buffer[payload.clone()],
+    )?;
+    match header.compression {
+        Compression::None => decode_bundle(buffer, payload),
+        Compression::Lz4 => {
+            let raw = decompress_lz4(header, &buffer[payload])?;
+            let len = raw.len();
+            decode_bundle(Cow::Owned(raw), 0..len)
+        }
+    }
+}
+
+/// [`SaveBundle`]'s postcard layout with the snapshot blob borrowed from the buffer, so that an
+/// owned buffer can become the blob (see [`decode_bundle`]). Must list the same fields in the
+/// same order as `SaveBundle` and `WorldState`; the round-trip tests decode through it.
+#[derive(Deserialize)]
+struct BundleView<'a> {
+    schema_version: u32,
+    #[serde(borrow)]
+    world: WorldView<'a>,
+    extras: BTreeMap<String, Vec<u8>>,
+}
+
+#[derive(Deserialize)]
+struct WorldView<'a> {
+    tick: u64,
+    ecs_blob: &'a [u8],
+    state_hash: u64,
+}
+
+/// Decodes the postcard bundle in `buffer[raw]`, which must use every byte of that range.
+///
+/// The snapshot blob is most of a bundle: from an owned buffer it is kept in place (the buffer
+/// cut down to it) rather than copied into a new allocation.
+fn decode_bundle(buffer: Cow<'_, [u8]>, raw: Range<usize>) -> Result<SaveBundle, FormatError> {
+    let view: BundleView = decode_exact(Section::Payload, &buffer[raw])?;
+    // The blob is a subslice of `buffer`: its offset is the distance between the two starts.
+    let blob_start = view.world.ecs_blob.as_ptr() as usize - buffer.as_ptr() as usize;
+    let blob = blob_start..blob_start + view.world.ecs_blob.len();
+    let BundleView {
+        schema_version,
+        world: WorldView {
+            tick, state_hash, ..
+        },
+        extras,
+    } = view;
+    Ok(SaveBundle {
+        schema_version,
+        world: WorldState {
+            tick,
+            ecs_blob: take_range(buffer, blob),
+            state_hash,
+        },
+        extras,
     })
+}
+
+/// `buffer[range]` as a vector: the owned buffer itself, cut down to the range, or a copy.
+fn take_range(buffer: Cow<'_, [u8]>, range: Range<usize>) -> Vec<u8> {
+    match buffer {
+        Cow::Borrowed(bytes) => bytes[range].to_vec(),
+        Cow::Owned(mut bytes) => {
+            bytes.truncate(range.end);
+            bytes.drain(..range.start);
+            // Do not keep a large buffer alive for a small blob.
+            if bytes.capacity() > 2 * bytes.len() {
+                bytes.shrink_to_fit();
+            }
+            bytes
+        }
+    }
 }
 
 fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
@@ -217,24 +321,19 @@ fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatE
     }
 }
 
-/// Decompresses into a buffer of exactly the announced size (already checked against limits and
-/// the codec's maximum ratio), and insists on filling it exactly.
-fn decompress<'a>(header: &Header, stored: &'a [u8]) -> Result<Cow<'a, [u8]>, FormatError> {
-    match header.compression {
-        Compression::None => Ok(Cow::Borrowed(stored)),
-        Compression::Lz4 => {
-            let expected = header.payload_uncompressed_len as usize;
-            let mut out = vec![0u8; expected];
-            let written = lz4_flex::block::decompress_into(stored, &mut out)
-                .map_err(|error| FormatError::Decompress(error.to_string()))?;
-            if written != expected {
-                return Err(FormatError::Decompress(format!(
-                    "it produced {written} bytes but the header announces {expected}"
-                )));
-            }
-            Ok(Cow::Owned(out))
-        }
+/// Decompresses LZ4 into a buffer of exactly the announced size (already checked against limits
+/// and the codec's maximum ratio), and insists on filling it exactly.
+fn decompress_lz4(header: &Header, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
+    let expected = header.payload_uncompressed_len as usize;
+    let mut out = vec![0u8; expected];
+    let written = lz4_flex::block::decompress_into(stored, &mut out)
+        .map_err(|error| FormatError::Decompress(error.to_string()))?;
+    if written != expected {
+        return Err(FormatError::Decompress(format!(
+            "it produced {written} bytes but the header announces {expected}"
+        )));
     }
+    Ok(out)
 }
 
 /// Decodes a postcard value that must use every byte of its section.

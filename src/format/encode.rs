@@ -10,18 +10,54 @@ use std::io::Write;
 /// How [`encode`] writes a file.
 ///
 /// ```
-/// use bevy_keepsake::format::{Compression, EncodeOptions};
+/// use bevy_keepsake::format::{Compression, CompressWhen, EncodeOptions};
 ///
 /// let options = EncodeOptions { compression: Compression::None, ..Default::default() };
 /// assert_eq!(options.limits, Default::default());
+/// assert_eq!(EncodeOptions::default().compress_when, CompressWhen::ItPays);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EncodeOptions {
-    /// How the payload is stored (LZ4 by default).
+    /// The codec the payload may be stored with (LZ4 by default).
     pub compression: Compression,
+    /// Whether LZ4 is used for every payload or only for those it shrinks enough to be worth its
+    /// cost (the default); ignored with [`Compression::None`].
+    pub compress_when: CompressWhen,
     /// The encoder refuses to write a file the reader would refuse under these limits.
     pub limits: Limits,
 }
+
+/// When [`Compression::Lz4`] is applied to a payload.
+///
+/// Compressing costs more main-memory passes than writing: on a fast SSD, LZ4 on 1 MB takes
+/// longer than writing the megabyte, so it pays only when it shrinks the file a lot (smaller
+/// files, faster on slow disks and cloud sync). The codec a file was written with is in its
+/// header, so files written either way read the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CompressWhen {
+    /// Every payload is compressed.
+    Always,
+    /// A payload is compressed only when LZ4 shrinks it to at most
+    /// [`LZ4_PAYS_AT_PERCENT`] % of its size, judged on a sample of a few spread-out windows
+    /// for large payloads (so an incompressible payload costs a sample, not a full compression)
+    /// and then on the whole compressed result. Otherwise it is stored as is (codec `0`).
+    #[default]
+    ItPays,
+}
+
+/// [`CompressWhen::ItPays`] keeps LZ4 only when the compressed payload is at most this share
+/// (in percent) of the raw one: a smaller saving does not repay the compression time on a
+/// fast disk nor the decompression time of every load.
+pub const LZ4_PAYS_AT_PERCENT: usize = 80;
+
+/// How many windows of a large payload are compressed to judge it.
+const SAMPLE_WINDOWS: usize = 4;
+/// Each window is a quarter of LZ4's 64 KB match distance: long enough to find the repeats that
+/// make game data compress, short enough that the sample costs a few percent of a megabyte.
+const SAMPLE_WINDOW_LEN: usize = 16 << 10;
+/// Payloads up to this size are judged by compressing them whole (as cheap as the sample);
+/// larger ones by the sample first.
+const SAMPLE_LEN: usize = SAMPLE_WINDOWS * SAMPLE_WINDOW_LEN;
 
 /// A save file encoded in memory, section by section, ready to be written.
 #[derive(Clone, Debug)]
@@ -76,8 +112,9 @@ impl EncodedSave {
 /// Encodes `meta` and `bundle` into a save file.
 ///
 /// The metadata is postcard-encoded and stored as is; the thumbnail (if any) follows in its own
-/// section; the bundle is postcard-encoded, then compressed. Every section gets a CRC32 and the
-/// header a CRC32 of its own.
+/// section; the bundle is postcard-encoded, then compressed as [`EncodeOptions`] say (the
+/// header's codec byte records whether it was). Every section gets a CRC32 and the header a
+/// CRC32 of its own.
 ///
 /// ```
 /// use bevy_keepsake::{SlotId, format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState}};
@@ -115,15 +152,12 @@ pub fn encode(
         limits.max_payload_uncompressed,
     )?;
 
-    let payload = match options.compression {
-        Compression::None => raw_payload,
-        Compression::Lz4 => lz4_flex::block::compress(&raw_payload),
-    };
+    let (compression, payload) = store_payload(raw_payload, options);
     let payload_len = length_within(Section::Payload, payload.len(), u32::MAX)?;
 
     let header = Header {
         version: FORMAT_VERSION,
-        compression: options.compression,
+        compression,
         meta_len,
         thumbnail_len,
         payload_len,
@@ -141,6 +175,44 @@ pub fn encode(
     })
 }
 
+/// The codec the payload is stored with, and the payload as stored.
+fn store_payload(raw: Vec<u8>, options: &EncodeOptions) -> (Compression, Vec<u8>) {
+    match (options.compression, options.compress_when) {
+        (Compression::None, _) => (Compression::None, raw),
+        (Compression::Lz4, CompressWhen::Always) => {
+            (Compression::Lz4, lz4_flex::block::compress(&raw))
+        }
+        (Compression::Lz4, CompressWhen::ItPays) => {
+            if raw.len() > SAMPLE_LEN && !lz4_pays(sample_compressed_len(&raw), SAMPLE_LEN) {
+                return (Compression::None, raw);
+            }
+            let compressed = lz4_flex::block::compress(&raw);
+            if lz4_pays(compressed.len(), raw.len()) {
+                (Compression::Lz4, compressed)
+            } else {
+                (Compression::None, raw)
+            }
+        }
+    }
+}
+
+/// Whether `compressed` bytes out of `raw` are a saving worth decompressing on every load.
+fn lz4_pays(compressed: usize, raw: usize) -> bool {
+    compressed * 100 <= raw * LZ4_PAYS_AT_PERCENT
+}
+
+/// The compressed size of [`SAMPLE_WINDOWS`] windows spread evenly over `raw` (first and last
+/// included), each compressed on its own; `raw` must be longer than [`SAMPLE_LEN`].
+fn sample_compressed_len(raw: &[u8]) -> usize {
+    let last_start = raw.len() - SAMPLE_WINDOW_LEN;
+    (0..SAMPLE_WINDOWS)
+        .map(|window| {
+            let start = last_start * window / (SAMPLE_WINDOWS - 1);
+            lz4_flex::block::compress(&raw[start..start + SAMPLE_WINDOW_LEN]).len()
+        })
+        .sum()
+}
+
 /// Converts a section length to the `u32` the header stores, refusing it over `limit`.
 fn length_within(section: Section, len: usize, limit: u32) -> Result<u32, FormatError> {
     let too_large = FormatError::SizeLimit {
@@ -151,4 +223,50 @@ fn length_within(section: Section, len: usize, limit: u32) -> Result<u32, Format
     let len = u32::try_from(len).map_err(|_| too_large)?;
     check(section, len, limit)?;
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes LZ4 cannot shrink (xorshift output).
+    fn noise(len: usize) -> Vec<u8> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_payload_whose_sample_misleads_is_judged_on_the_whole_result() {
+        // Noise everywhere except 128 KB of zeros around each sampled window: the sample says
+        // compress, the whole result (about 90 % of the raw size) says it does not pay.
+        let len = 4 << 20;
+        let mut raw = noise(len);
+        let last_start = len - SAMPLE_WINDOW_LEN;
+        for window in 0..SAMPLE_WINDOWS {
+            let at = last_start * window / (SAMPLE_WINDOWS - 1);
+            let region = at.saturating_sub(64 << 10)..(at + (64 << 10)).min(len);
+            raw[region].fill(0);
+        }
+        assert!(lz4_pays(sample_compressed_len(&raw), SAMPLE_LEN));
+
+        let options = EncodeOptions::default();
+        let (codec, stored) = store_payload(raw.clone(), &options);
+        assert_eq!(codec, Compression::None);
+        assert_eq!(stored, raw);
+    }
+
+    #[test]
+    fn noise_is_refused_by_the_sample_alone() {
+        assert!(!lz4_pays(
+            sample_compressed_len(&noise(1 << 20)),
+            SAMPLE_LEN
+        ));
+    }
 }

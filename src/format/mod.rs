@@ -1,4 +1,5 @@
-//! The save file format: a fixed header, metadata, an optional thumbnail and a compressed payload.
+//! The save file format: a fixed header, metadata, an optional thumbnail and a payload, compressed
+//! with LZ4 when that shrinks it enough to be worth it ([`CompressWhen`]).
 //!
 //! This layer is engine-free: it imports nothing from Bevy and can be used by tools that inspect
 //! or convert save files.
@@ -12,7 +13,7 @@
 //! |-------:|-----:|-------|-------|
 //! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
 //! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions whose header CRC verifies |
-//! | 6  | 1 | codec | `u8`: `0` stored, `1` LZ4 block (no size prefix) |
+//! | 6  | 1 | codec | `u8`: `0` stored, `1` LZ4 block (no size prefix); a writer picks per file (see [`CompressWhen`]) |
 //! | 7  | 1 | flags | `u8`, no flag is defined in version 1: must be `0` |
 //! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
 //! | 12 | 4 | thumbnail length | `u32`, `0` when the save has no thumbnail |
@@ -24,7 +25,7 @@
 //! | 36 | 4 | header CRC | over bytes `0..36` |
 //! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail |
 //! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings |
-//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec |
+//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
 //!
 //! The file ends exactly after the payload; trailing bytes are an error.
 //!
@@ -75,9 +76,10 @@ mod meta;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use decode::{
-    DecodedSave, SaveSummary, decode, decode_from, read_header, read_summary, read_thumbnail,
+    DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header, read_summary,
+    read_thumbnail,
 };
-pub use encode::{EncodeOptions, EncodedSave, encode};
+pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
 pub use error::{FormatError, Section};
 pub use header::{Compression, FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use limits::{LZ4_MAX_RATIO, Limits};

@@ -41,7 +41,9 @@ pub struct StoreConfig {
 
 impl StoreConfig {
     /// A configuration with saves under `root`, profile `default`, 10 manual and 5 autosave
-    /// slots, 3 backups per slot and LZ4 compression.
+    /// slots, 3 backups per slot and LZ4 compression where it pays ([`CompressWhen::ItPays`]).
+    ///
+    /// [`CompressWhen::ItPays`]: crate::format::CompressWhen::ItPays
     pub fn new(root: impl Into<PathBuf>) -> Self {
         StoreConfig {
             root: root.into(),
@@ -502,9 +504,11 @@ impl SlotStore {
         let mut bytes = Vec::with_capacity(len as usize);
         file.read_to_end(&mut bytes)
             .map_err(StoreError::io("read", path))?;
-        format::decode(&bytes, &self.config.encode.limits).map_err(|source| StoreError::Format {
-            path: path.to_path_buf(),
-            source,
+        format::decode_owned(bytes, &self.config.encode.limits).map_err(|source| {
+            StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            }
         })
     }
 

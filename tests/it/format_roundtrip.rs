@@ -4,8 +4,8 @@ use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, Compression, EncodeOptions, LZ4_MAX_RATIO, Limits, SaveBundle, SaveMeta, Timestamp,
-    WorldState,
+    self, CompressWhen, Compression, EncodeOptions, LZ4_MAX_RATIO, LZ4_PAYS_AT_PERCENT, Limits,
+    SaveBundle, SaveMeta, Timestamp, WorldState,
 };
 use common::fixtures::game_like_blob;
 use proptest::collection::{btree_map, vec};
@@ -73,16 +73,23 @@ fn bundle() -> impl Strategy<Value = SaveBundle> {
         })
 }
 
-fn compression() -> impl Strategy<Value = Compression> {
-    prop_oneof![Just(Compression::Lz4), Just(Compression::None)]
+fn options() -> impl Strategy<Value = EncodeOptions> {
+    (
+        prop_oneof![Just(Compression::Lz4), Just(Compression::None)],
+        prop_oneof![Just(CompressWhen::Always), Just(CompressWhen::ItPays)],
+    )
+        .prop_map(|(compression, compress_when)| EncodeOptions {
+            compression,
+            compress_when,
+            ..Default::default()
+        })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(192))]
 
     #[test]
-    fn encode_then_decode_returns_the_same_save(meta in meta(), bundle in bundle(), compression in compression()) {
-        let options = EncodeOptions { compression, ..Default::default() };
+    fn encode_then_decode_returns_the_same_save(meta in meta(), bundle in bundle(), options in options()) {
         let encoded = format::encode(&meta, &bundle, &options).unwrap();
         let bytes = encoded.to_vec();
         prop_assert_eq!(bytes.len() as u64, encoded.len());
@@ -92,7 +99,9 @@ proptest! {
         prop_assert_eq!(&decoded.bundle, &bundle);
 
         let from_reader = format::decode_from(&mut &bytes[..], &Limits::default()).unwrap();
-        prop_assert_eq!(from_reader, decoded);
+        prop_assert_eq!(&from_reader, &decoded);
+        let owned = format::decode_owned(bytes.clone(), &Limits::default()).unwrap();
+        prop_assert_eq!(owned, decoded);
 
         let summary = format::read_summary(&mut &bytes[..], &Limits::default()).unwrap();
         prop_assert_eq!(summary.meta, SaveMeta { thumbnail: None, ..meta.clone() });
@@ -124,6 +133,7 @@ fn multi_megabyte_payloads_round_trip() {
         });
         let options = EncodeOptions {
             compression,
+            compress_when: CompressWhen::Always,
             ..Default::default()
         };
         let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();
@@ -183,4 +193,72 @@ fn encoder_refuses_what_the_reader_would_refuse() {
             ..
         })
     ));
+}
+
+/// Encodes a bundle around `blob` and decodes it again, returning the header's codec and how
+/// many bytes the payload takes in the file.
+fn codec_chosen_for(blob: Vec<u8>, compress_when: CompressWhen) -> (Compression, u32) {
+    let meta = SaveMeta::new(SlotId::Quick);
+    let bundle = SaveBundle::new(WorldState {
+        tick: 3,
+        ecs_blob: blob,
+        state_hash: 4,
+    });
+    let options = EncodeOptions {
+        compress_when,
+        ..Default::default()
+    };
+    let encoded = format::encode(&meta, &bundle, &options).unwrap();
+    let decoded = format::decode(&encoded.to_vec(), &Limits::default()).unwrap();
+    assert_eq!(decoded.bundle, bundle, "round trip");
+    let owned = format::decode_owned(encoded.to_vec(), &Limits::default()).unwrap();
+    assert_eq!(owned.bundle, bundle, "round trip through the owned buffer");
+    assert_eq!(decoded.header, *encoded.header());
+    (decoded.header.compression, decoded.header.payload_len)
+}
+
+/// Text-like data (names and numbers repeating with variations) that LZ4 halves.
+fn compressible_blob(len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 32);
+    let mut entity = 0u64;
+    while out.len() < len {
+        out.extend_from_slice(
+            format!("goblin {entity} hp 100/100 at {} 0 ", entity % 97).as_bytes(),
+        );
+        entity += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+#[test]
+fn payloads_lz4_barely_shrinks_are_stored_raw_by_default() {
+    // The game-like fixture compresses to about 87 %: not worth it, whether it is judged whole
+    // (small) or by a sample (large).
+    for len in [10 << 10, 3 << 20] {
+        let (codec, payload_len) = codec_chosen_for(game_like_blob(len, 7), CompressWhen::ItPays);
+        assert_eq!(codec, Compression::None, "{len} bytes");
+        assert!(
+            payload_len as usize > len,
+            "stored whole: {payload_len} for {len}"
+        );
+    }
+}
+
+#[test]
+fn payloads_lz4_shrinks_enough_are_compressed_by_default() {
+    for len in [10 << 10, 3 << 20] {
+        let (codec, payload_len) = codec_chosen_for(compressible_blob(len), CompressWhen::ItPays);
+        assert_eq!(codec, Compression::Lz4, "{len} bytes");
+        assert!(
+            payload_len as usize * 100 <= len * LZ4_PAYS_AT_PERCENT,
+            "{payload_len} of {len}"
+        );
+    }
+}
+
+#[test]
+fn compress_always_compresses_even_when_it_does_not_pay() {
+    let (codec, _) = codec_chosen_for(game_like_blob(3 << 20, 8), CompressWhen::Always);
+    assert_eq!(codec, Compression::Lz4);
 }

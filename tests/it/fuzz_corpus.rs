@@ -165,6 +165,7 @@ fn write_fuzz_seeds() {
         });
         let options = EncodeOptions {
             compression,
+            compress_when: format::CompressWhen::Always,
             ..Default::default()
         };
         let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();

@@ -87,3 +87,24 @@ pub fn populate(world: &mut World, count: u32) {
         }
     }
 }
+
+/// The snapshot blob of a populated game world, cut to `len` bytes: what a real save's payload
+/// carries. It compresses far better than `fixtures::game_like_blob` (whose floats are random),
+/// so benchmarks of the codec choice run on both.
+pub fn captured_blob(len: usize) -> Vec<u8> {
+    // About 83 bytes per entity; spawn a margin more and cut.
+    let entities = u32::try_from(len / 70 + 16).expect("a benchmark-sized blob");
+    let mut app = app();
+    populate(app.world_mut(), entities);
+    let mut blob = bevy_keepsake::snapshot::capture(app.world())
+        .expect("the game world captures")
+        .blob;
+    assert!(
+        blob.len() >= len,
+        "{} entities gave {} bytes",
+        entities,
+        blob.len()
+    );
+    blob.truncate(len);
+    blob
+}
