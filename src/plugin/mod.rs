@@ -49,16 +49,16 @@ mod status;
 mod store;
 pub(crate) mod thumbnail;
 
+pub use crate::snapshot::RuntimeAssetHandles;
 pub use commands::KeepsakeCommandsExt;
 pub use error::KeepsakeError;
 pub use events::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
     RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
-pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use exit::PENDING_WORK_WAIT;
+pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
-pub use crate::snapshot::RuntimeAssetHandles;
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};

@@ -486,6 +486,8 @@ pub(crate) struct HandleLoader<'a> {
     /// The asset types the app has a `Handle<A>` registration for (found on first use): an
     /// untyped handle may only name one of these.
     asset_types: OnceCell<HashSet<TypeId>>,
+    /// Why the last value failed, kept here because postcard's errors drop custom messages.
+    failure: RefCell<Option<String>>,
 }
 
 impl<'a> HandleLoader<'a> {
@@ -495,6 +497,7 @@ impl<'a> HandleLoader<'a> {
             server,
             refused: RefCell::default(),
             asset_types: OnceCell::new(),
+            failure: RefCell::default(),
         }
     }
 
@@ -515,6 +518,11 @@ impl<'a> HandleLoader<'a> {
                     .collect()
             })
             .contains(&type_id)
+    }
+
+    /// Why the value just read failed, if a handle made it fail.
+    pub(crate) fn take_failure(&self) -> Option<String> {
+        self.failure.borrow_mut().take()
     }
 
     /// The paths refused so far.
@@ -621,10 +629,12 @@ impl ReflectDeserializerProcessor for LoadProcessor<'_, '_> {
                 .map(TypeRegistration::type_id)
                 .filter(|&asset| loader.is_asset_type(registry, asset))
                 .ok_or_else(|| {
-                    D::Error::custom(format!(
-                        "the saved handle names {}, which is not an asset type of this app",
+                    let reason = format!(
+                        "a saved handle names {}, which is not an asset type of this app",
                         saved.asset_type
-                    ))
+                    );
+                    *loader.failure.borrow_mut() = Some(reason.clone());
+                    D::Error::custom(reason)
                 })?;
             return Ok(Ok(Box::new(loader.resolve(asset, saved.reference))));
         }

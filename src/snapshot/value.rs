@@ -178,7 +178,11 @@ impl<'a> ValueReader<'a> {
                     &mut processor,
                 )
                 .deserialize(&mut deserializer)
-                .map_err(|error| error.to_string())?;
+                .map_err(|error| {
+                    self.loader
+                        .take_failure()
+                        .unwrap_or_else(|| error.to_string())
+                })?;
                 (self.ops.from_partial)(partial).ok_or_else(|| {
                     format!("the stored fields do not form a {}", self.ops.type_path)
                 })?

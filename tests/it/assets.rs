@@ -436,7 +436,11 @@ fn an_untyped_handle_naming_a_type_that_is_no_asset_fails_the_load_cleanly() {
     let error = &app2.world().resource::<Seen>().load_failed[0];
     assert!(error.contains("not an asset type of this app"), "{error}");
     assert!(error.contains(Tint::type_path()), "{error}");
-    assert_eq!(app2.world().entities().count_spawned(), before, "world untouched");
+    assert_eq!(
+        app2.world().entities().count_spawned(),
+        before,
+        "world untouched"
+    );
 }
 
 /// A type that reflects neither `Serialize` nor fields.
