@@ -128,6 +128,9 @@ enum Screen {
 pub struct SaveMenu {
     screen: Screen,
     selected_row: usize,
+    /// The slot of the selected row: the selection follows it when rows move (autosaves are
+    /// listed newest first, so a save or a delete reorders them).
+    selected_slot: Option<SlotId>,
     /// The selected row's selected button: always one the row allows, `None` when it allows
     /// none (an empty autosave, a busy slot), so Enter never rests on a button that does nothing.
     selected_action: Option<SlotAction>,
@@ -192,11 +195,15 @@ impl SaveMenu {
     /// else the row's first enabled button, else none.
     pub(crate) fn fit_to(&mut self, model: &MenuModel) {
         let rows = model.row_count();
-        self.selected_row = self.selected_row.min(rows.saturating_sub(1));
+        let moved = self
+            .selected_slot
+            .and_then(|slot| model.rows().position(|row| row.slot == slot));
+        self.selected_row = moved.unwrap_or(self.selected_row.min(rows.saturating_sub(1)));
         let Some(row) = model.row(self.selected_row) else {
             self.selected_action = None;
             return;
         };
+        self.selected_slot = Some(row.slot);
         self.selected_action = self
             .column
             .filter(|&action| row.actions.allows(action))
@@ -256,6 +263,7 @@ impl SaveMenu {
     /// Selects a row (a mouse click on it, or arrow keys).
     pub(crate) fn select_row(&mut self, index: usize, model: &MenuModel) {
         self.selected_row = index;
+        self.selected_slot = model.row(index).map(|row| row.slot);
         self.fit_to(model);
     }
 
@@ -272,6 +280,7 @@ impl SaveMenu {
             return None;
         }
         self.selected_row = index;
+        self.selected_slot = Some(row.slot);
         self.selected_action = Some(action);
         self.column = Some(action);
         let command = MenuCommand {

@@ -483,6 +483,38 @@ fn no_button_is_selected_on_a_row_whose_buttons_are_all_disabled() {
 }
 
 #[test]
+fn the_selection_follows_its_slot_when_rows_are_reordered() {
+    let model = model();
+    let mut menu = open_menu();
+    let hills = index_of(&model, SlotId::Auto(3));
+    menu.select_row(hills, &model);
+    // Autosave 1 is deleted: its row moves to the end of the autosaves, the others move up.
+    let mut slots = listing().entries().to_vec();
+    for entry in &mut slots {
+        if entry.slot == SlotId::Auto(1) {
+            entry.status = SlotStatus::Empty;
+        }
+    }
+    let reordered = MenuModel::build(
+        &SaveSlots::from_entries(slots),
+        &KeepsakeStatus::default(),
+        Timestamp::from_unix_millis(NOW),
+        &chrono::Utc,
+    );
+    assert_ne!(
+        index_of(&reordered, SlotId::Auto(3)),
+        hills,
+        "the rows moved"
+    );
+    menu.fit_to(&reordered);
+    assert_eq!(
+        reordered.row(menu.selected_row()).unwrap().slot,
+        SlotId::Auto(3),
+        "still on the slot the player chose"
+    );
+}
+
+#[test]
 fn back_closes_the_menu_and_a_closed_menu_ignores_input() {
     let model = model();
     let mut menu = open_menu();
