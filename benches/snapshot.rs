@@ -289,6 +289,15 @@ fn real_save(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
         });
+        group.bench_function(BenchmarkId::new("keepsake_capture_no_plans", count), |b| {
+            b.iter(|| snapshot::capture_without_plans(black_box(&*world)).unwrap())
+        });
+        // The same world with every type registered through serde: the bound for the plans.
+        let mut serde_app = real_world::serde_app();
+        real_world::populate(serde_app.world_mut(), count);
+        group.bench_function(BenchmarkId::new("keepsake_capture_all_serde", count), |b| {
+            b.iter(|| snapshot::capture(black_box(serde_app.world())).unwrap())
+        });
         group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
             b.iter(|| {
                 let dw = real_dynamic_world(world);
@@ -318,6 +327,33 @@ fn real_load(c: &mut Criterion) {
                 |app| keepsake_load(app, &ours),
                 BatchSize::PerIteration,
             )
+        });
+        let app = real_world::app();
+        let registry = app.world().resource::<SaveRegistry>().clone();
+        let types = app.world().resource::<AppTypeRegistry>().clone();
+        group.bench_function(BenchmarkId::new("keepsake_decode", count), |b| {
+            b.iter(|| {
+                snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read()).unwrap()
+            })
+        });
+        let serde_app = real_world::serde_app();
+        let serde_registry = serde_app.world().resource::<SaveRegistry>().clone();
+        group.bench_function(BenchmarkId::new("keepsake_decode_all_serde", count), |b| {
+            b.iter(|| {
+                snapshot::decode(&ours.blob, ours.state_hash, &serde_registry, &types.read())
+                    .unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("keepsake_decode_no_plans", count), |b| {
+            b.iter(|| {
+                snapshot::decode_without_plans(
+                    &ours.blob,
+                    ours.state_hash,
+                    &registry,
+                    &types.read(),
+                )
+                .unwrap()
+            })
         });
         group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
             b.iter_batched_ref(

@@ -7,6 +7,7 @@ use super::value::{ValueWriter, append_postcard};
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
 use serde::Serialize;
 use std::any::TypeId;
 use std::collections::BTreeSet;
@@ -144,6 +145,39 @@ fn write_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
 /// Only reads the world. Components on saved entities whose types are not registered are
 /// skipped and listed once per capture in a debug log line.
 pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
+    capture_with(world, |types, type_id| ValueWriter::new(types, type_id))
+}
+
+/// [`capture`] with every reflection-only type written by Bevy's reflection serializer instead
+/// of its reflection plan: the bytes must be the same (tests and benchmarks compare the two).
+#[doc(hidden)]
+pub fn capture_without_plans(world: &World) -> Result<Snapshot, SnapshotError> {
+    capture_with(world, |types, type_id| ValueWriter::generic(types, type_id))
+}
+
+/// The registered types whose values [`capture`] writes with a reflection plan (the others use
+/// their serde implementation or Bevy's reflection serializer).
+#[doc(hidden)]
+pub fn planned_type_paths(world: &World) -> Vec<&'static str> {
+    let (Some(registry), Some(types)) = (
+        world.get_resource::<SaveRegistry>(),
+        world.get_resource::<AppTypeRegistry>(),
+    ) else {
+        return Vec::new();
+    };
+    let types = types.read();
+    registry
+        .entries()
+        .iter()
+        .filter(|entry| ValueWriter::new(&types, entry.ops.type_id).uses_plan())
+        .map(|entry| entry.ops.type_path)
+        .collect()
+}
+
+fn capture_with(
+    world: &World,
+    writer: for<'a> fn(&'a TypeRegistry, TypeId) -> ValueWriter<'a>,
+) -> Result<Snapshot, SnapshotError> {
     let registry = world
         .get_resource::<SaveRegistry>()
         .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?;
@@ -191,7 +225,7 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
 
         let mut sink = ColumnSink {
             index: &index,
-            writer: ValueWriter::new(&types, entry.ops.type_id),
+            writer: writer(&types, entry.ops.type_id),
             rows: RowWriter {
                 type_path: entry.ops.type_path,
                 blob: &mut blob,

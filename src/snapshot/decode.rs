@@ -59,11 +59,40 @@ pub fn decode(
     registry: &SaveRegistry,
     types: &TypeRegistry,
 ) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(blob, expected_hash, registry, types, |types, ops| {
+        ValueReader::new(types, ops)
+    })
+}
+
+/// [`decode`] with every reflection-only type read by Bevy's reflection deserializer instead of
+/// its reflection plan (tests and benchmarks compare the two).
+#[doc(hidden)]
+pub fn decode_without_plans(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(blob, expected_hash, registry, types, |types, ops| {
+        ValueReader::generic(types, ops)
+    })
+}
+
+/// Builds the value reader of a type.
+type ReaderFn = for<'a> fn(&'a TypeRegistry, TypeOps) -> Option<ValueReader<'a>>;
+
+fn decode_with(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+    reader_fn: ReaderFn,
+) -> Result<DecodedSnapshot, SnapshotError> {
     verify_hash(blob, expected_hash)?;
     let mut reader = BlobReader::new(blob);
     read_layout_version(&mut reader)?;
     let saved_ids = read_entity_table(&mut reader)?;
-    let mut columns = ColumnsDecoder::new(registry, types, saved_ids.len() as u32);
+    let mut columns = ColumnsDecoder::new(registry, types, reader_fn, saved_ids.len() as u32);
     let column_count = reader.u32_count("column count")?;
     for _ in 0..column_count {
         let header = read_column_header(&mut reader)?;
@@ -169,6 +198,7 @@ fn expect_end(reader: &BlobReader<'_>) -> Result<(), SnapshotError> {
 struct ColumnsDecoder<'r> {
     registry: &'r SaveRegistry,
     types: &'r TypeRegistry,
+    reader_fn: ReaderFn,
     entity_count: u32,
     /// The registry entries that had a column so far (to refuse a second column of a type).
     seen_entries: Vec<usize>,
@@ -180,10 +210,16 @@ struct ColumnsDecoder<'r> {
 }
 
 impl<'r> ColumnsDecoder<'r> {
-    fn new(registry: &'r SaveRegistry, types: &'r TypeRegistry, entity_count: u32) -> Self {
+    fn new(
+        registry: &'r SaveRegistry,
+        types: &'r TypeRegistry,
+        reader_fn: ReaderFn,
+        entity_count: u32,
+    ) -> Self {
         ColumnsDecoder {
             registry,
             types,
+            reader_fn,
             entity_count,
             seen_entries: Vec::new(),
             last_column_of: vec![u32::MAX; entity_count as usize],
@@ -205,7 +241,13 @@ impl<'r> ColumnsDecoder<'r> {
         };
         self.claim_entry(entry_index, header.type_path)?;
         check_kind(header, entry)?;
-        let decoder = ColumnDecoder::new(entry, header.type_path, header.version, self.types)?;
+        let decoder = ColumnDecoder::new(
+            entry,
+            header.type_path,
+            header.version,
+            self.types,
+            self.reader_fn,
+        )?;
         match header.kind {
             ColumnKind::Resource => self.read_resource(reader, header, entry_index, &decoder),
             ColumnKind::Component => {
@@ -389,6 +431,7 @@ impl<'a> ColumnDecoder<'a> {
         type_path: &str,
         version: u32,
         types: &'a TypeRegistry,
+        reader_fn: ReaderFn,
     ) -> Result<Self, SnapshotError> {
         let (ops, convert): (TypeOps, _) = if version == entry.version {
             (entry.ops, None)
@@ -401,7 +444,7 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = ValueReader::new(types, ops).ok_or_else(|| SnapshotError::Value {
+        let reader = reader_fn(types, ops).ok_or_else(|| SnapshotError::Value {
             type_path: type_path.to_owned(),
             entity_index: None,
             reason: format!("{} is missing from the type registry", ops.type_path),

@@ -4,6 +4,8 @@
 //! types go through Bevy's reflection serializer. Both write postcard. `Entity` values are
 //! always written as their 64-bit id, so references can be remapped on load.
 
+use super::plan_read::Input;
+use super::reflect_plan::Plan;
 use super::type_ops::TypeOps;
 use bevy::prelude::*;
 use bevy::reflect::serde::{
@@ -18,25 +20,52 @@ use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Serialize, Serializer};
 use std::any::TypeId;
 
-/// Serialises values of one type, with the type data looked up once.
+/// Serialises values of one type, with the type data looked up (and its plan built) once.
 pub(crate) struct ValueWriter<'a> {
     registry: &'a TypeRegistry,
-    serde: Option<&'a ReflectSerialize>,
+    path: WritePath<'a>,
+}
+
+/// How a type's values are written, chosen once per column.
+enum WritePath<'a> {
+    /// The type's own serde implementation, through `ReflectSerialize`.
+    Serde(&'a ReflectSerialize),
+    /// The reflection plan (same bytes as [`WritePath::Generic`]).
+    Plan(Plan),
+    /// Bevy's reflection serializer, for types the plan does not know.
+    Generic,
 }
 
 impl<'a> ValueWriter<'a> {
     pub(crate) fn new(registry: &'a TypeRegistry, type_id: TypeId) -> Self {
-        ValueWriter {
-            registry,
-            serde: registry.get_type_data::<ReflectSerialize>(type_id),
+        let path = match registry.get_type_data::<ReflectSerialize>(type_id) {
+            Some(serde) => WritePath::Serde(serde),
+            None => Plan::for_type(registry, type_id).map_or(WritePath::Generic, WritePath::Plan),
+        };
+        ValueWriter { registry, path }
+    }
+
+    /// The same writer without the plan: always Bevy's reflection serializer (to compare the
+    /// two paths' bytes).
+    pub(crate) fn generic(registry: &'a TypeRegistry, type_id: TypeId) -> Self {
+        let mut writer = ValueWriter::new(registry, type_id);
+        if let WritePath::Plan(_) = writer.path {
+            writer.path = WritePath::Generic;
         }
+        writer
+    }
+
+    /// Whether values are written by the reflection plan.
+    pub(crate) fn uses_plan(&self) -> bool {
+        matches!(self.path, WritePath::Plan(_))
     }
 
     /// Appends the postcard encoding of `value` to `out`.
     pub(crate) fn write(&self, value: &dyn Reflect, out: &mut Vec<u8>) -> Result<(), String> {
-        match self.serde {
-            Some(serde) => append_postcard(&WithSerde { serde, value }, out),
-            None => append_postcard(
+        match &self.path {
+            WritePath::Serde(serde) => append_postcard(&WithSerde { serde, value }, out),
+            WritePath::Plan(plan) => plan.write(value.as_partial_reflect(), out),
+            WritePath::Generic => append_postcard(
                 &TypedReflectSerializer::with_processor(
                     value.as_partial_reflect(),
                     self.registry,
@@ -105,6 +134,8 @@ pub(crate) struct ValueReader<'a> {
     registry: &'a TypeRegistry,
     registration: &'a TypeRegistration,
     serde: Option<&'a ReflectDeserialize>,
+    /// The reflection plan, when the type has no serde of its own and the plan knows it.
+    plan: Option<Plan>,
     ops: TypeOps,
 }
 
@@ -113,18 +144,48 @@ impl<'a> ValueReader<'a> {
     /// `register_type`).
     pub(crate) fn new(registry: &'a TypeRegistry, ops: TypeOps) -> Option<Self> {
         let registration = registry.get(ops.type_id)?;
+        let plan = match ops.decode_serde {
+            Some(_) => None,
+            None => Plan::for_type(registry, ops.type_id),
+        };
         Some(ValueReader {
             registry,
             registration,
             serde: registration.data::<ReflectDeserialize>(),
+            plan,
             ops,
         })
+    }
+
+    /// The same reader without the plan: always Bevy's reflection deserializer (to compare the
+    /// two paths).
+    pub(crate) fn generic(registry: &'a TypeRegistry, ops: TypeOps) -> Option<Self> {
+        let mut reader = ValueReader::new(registry, ops)?;
+        reader.plan = None;
+        Some(reader)
+    }
+
+    /// Decodes one value with the reflection plan; it must use every byte.
+    fn read_planned(&self, plan: &Plan, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        let mut input = Input::new(bytes);
+        let partial = plan.read(&mut input)?;
+        if input.remaining() > 0 {
+            return Err(format!(
+                "{} bytes left over after the value",
+                input.remaining()
+            ));
+        }
+        (self.ops.from_partial)(partial)
+            .ok_or_else(|| format!("the stored fields do not form a {}", self.ops.type_path))
     }
 
     /// Decodes one value, which must use every byte.
     pub(crate) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
         if let Some(decode) = self.ops.decode_serde {
             return decode(bytes);
+        }
+        if let Some(plan) = &self.plan {
+            return self.read_planned(plan, bytes);
         }
         let mut deserializer = postcard::Deserializer::from_bytes(bytes);
         let value = match self.serde {

@@ -5,6 +5,11 @@
 //! reflection-only (`#[derive(Component, Reflect)] #[reflect(Component)]`, no serde), as most
 //! games write them; a few are serde types, and three resources (two reflection-only).
 //!
+//! The reflection-only types also derive serde's traits without reflecting them
+//! (`#[reflect(Serialize)]` is absent), so [`app`] writes them through reflection while
+//! [`serde_app`] writes the same world with their serde implementations: the two must produce
+//! the same bytes.
+//!
 //! Every saved entity carries a [`UnitId`]; [`rows`] describes a world by those ids (entity
 //! references and parents as the referenced entity's id), so two worlds can be compared
 //! whatever their `Entity` values.
@@ -30,7 +35,7 @@ pub struct UnitId(pub u32);
 pub struct Velocity(pub Vec3);
 
 /// Reflection-only: a flat struct of numbers.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Stats {
     pub hp: f32,
@@ -42,7 +47,7 @@ pub struct Stats {
 }
 
 /// Reflection-only enum with unit, tuple and struct variants.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub enum Faction {
     Neutral,
@@ -51,7 +56,7 @@ pub enum Faction {
 }
 
 /// Reflection-only enum whose variants hold entity references and glam types.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub enum AiState {
     Idle,
@@ -65,7 +70,7 @@ pub enum AiState {
 }
 
 /// Reflection-only: an optional entity reference.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Target {
     #[entities]
@@ -75,12 +80,12 @@ pub struct Target {
 
 /// Reflection-only: which unit carries a piece of equipment (a second reference next to
 /// `ChildOf`).
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Owner(#[entities] pub Entity);
 
 /// A nested struct inside [`Inventory`].
-#[derive(Reflect, Clone, Debug, PartialEq)]
+#[derive(Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ItemStack {
     pub item: u32,
     pub count: u16,
@@ -88,7 +93,7 @@ pub struct ItemStack {
 }
 
 /// Reflection-only: a `Vec` of nested structs.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Inventory {
     pub stacks: Vec<ItemStack>,
@@ -96,12 +101,12 @@ pub struct Inventory {
 }
 
 /// Reflection-only: a map from names to values.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Attributes(pub HashMap<String, f32>);
 
 /// Reflection-only: glam types, an option of one, an array.
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Appearance {
     pub scale: Vec2,
@@ -120,7 +125,7 @@ pub struct Durability {
 }
 
 /// Reflection-only: a squad's orders (on the roots).
-#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[reflect(Component)]
 pub struct Orders {
     pub waypoints: Vec<Vec3>,
@@ -129,7 +134,7 @@ pub struct Orders {
 }
 
 /// A nested enum.
-#[derive(Reflect, Clone, Debug, PartialEq)]
+#[derive(Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Formation {
     Line,
     Wedge { spacing: f32 },
@@ -137,7 +142,7 @@ pub enum Formation {
 }
 
 /// Reflection-only resource.
-#[derive(Resource, Reflect, Clone, Debug, PartialEq, Default)]
+#[derive(Resource, Reflect, Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 #[reflect(Resource)]
 pub struct GameClock {
     pub tick: u64,
@@ -146,7 +151,7 @@ pub struct GameClock {
 }
 
 /// Reflection-only resource with an enum.
-#[derive(Resource, Reflect, Clone, Debug, PartialEq, Default)]
+#[derive(Resource, Reflect, Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 #[reflect(Resource)]
 pub enum Weather {
     #[default]
@@ -189,8 +194,28 @@ pub fn app() -> App {
     app
 }
 
-/// The reflection-only types of [`app`] (the ones whose values go through reflection).
-pub const REFLECT_ONLY_TYPES: usize = 11;
+/// [`app`] with every type registered with `register_saveable_serde`.
+pub fn serde_app() -> App {
+    let mut app = App::new();
+    app.register_saveable_serde::<UnitId>()
+        .register_saveable_serde::<Velocity>()
+        .register_saveable_serde::<Durability>()
+        .register_saveable_serde::<Transform>()
+        .register_saveable_serde::<Name>()
+        .register_saveable_serde::<QuestLog>()
+        .register_saveable_serde::<Stats>()
+        .register_saveable_serde::<Faction>()
+        .register_saveable_serde::<AiState>()
+        .register_saveable_serde::<Target>()
+        .register_saveable_serde::<Owner>()
+        .register_saveable_serde::<Inventory>()
+        .register_saveable_serde::<Attributes>()
+        .register_saveable_serde::<Appearance>()
+        .register_saveable_serde::<Orders>()
+        .register_saveable_serde::<GameClock>()
+        .register_saveable_serde::<Weather>();
+    app
+}
 
 /// A deterministic xorshift generator.
 struct Rng(u64);
