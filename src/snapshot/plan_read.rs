@@ -298,3 +298,144 @@ fn read_leaf(leaf: Leaf, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect
         Leaf::UVec4 => Box::new(UVec4::from_array(input.u32s()?)),
     })
 }
+
+impl Plan {
+    /// Reads one value of the planned type over `target`, a value of the same type, reusing
+    /// its allocations: structs, tuples, arrays and enums that keep their variant are
+    /// overwritten field by field, lists and maps are refilled, and an enum that changes
+    /// variant is replaced through `try_apply` (which builds the new variant with
+    /// `FromReflect`). Reads exactly the bytes [`Plan::read`] reads and refuses the same input;
+    /// `target` is left partly overwritten when it fails.
+    pub(crate) fn read_into(
+        &self,
+        target: &mut dyn PartialReflect,
+        input: &mut Input<'_>,
+    ) -> Result<(), String> {
+        use bevy::reflect::ReflectMut;
+        match (self, target.reflect_mut()) {
+            (Plan::Leaf(leaf), _) => read_leaf_into(*leaf, target, input),
+            (Plan::Struct(_, fields), ReflectMut::Struct(s)) => {
+                for (index, (_, plan)) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(s.field_at_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::TupleStruct(_, fields), ReflectMut::TupleStruct(s)) => {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(s.field_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::Tuple(_, fields), ReflectMut::Tuple(t)) => {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(t.field_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::Array(_, item, _), ReflectMut::Array(array)) => {
+                for index in 0..array.len() {
+                    item.read_into(field_mut(array.get_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::List(_, item), ReflectMut::List(list)) => {
+                let len = input.length(min_size(item))?;
+                while list.len() > len {
+                    list.pop();
+                }
+                for index in 0..len {
+                    match list.get_mut(index) {
+                        Some(existing) => item.read_into(existing, input)?,
+                        None => list.push(item.read(input)?),
+                    }
+                }
+                Ok(())
+            }
+            (Plan::Enum(_, variants), ReflectMut::Enum(e)) => {
+                let mut peek = Input { bytes: input.bytes };
+                let index = peek.unsigned(32, "variant index")? as usize;
+                if index != e.variant_index() || index >= variants.len() {
+                    // Another variant: build it and let the enum replace itself.
+                    let value = self.read(input)?;
+                    return target
+                        .try_apply(value.as_ref())
+                        .map_err(|error| error.to_string());
+                }
+                *input = peek;
+                let fields = match &variants[index].shape {
+                    VariantShape::Unit => 0,
+                    VariantShape::Tuple(fields) => fields.len(),
+                    VariantShape::Struct(fields) => fields.len(),
+                };
+                for field_index in 0..fields {
+                    let plan = match &variants[index].shape {
+                        VariantShape::Unit => unreachable!("a unit variant has no fields"),
+                        VariantShape::Tuple(fields) => &fields[field_index],
+                        VariantShape::Struct(fields) => &fields[field_index].1,
+                    };
+                    plan.read_into(field_mut(e.field_at_mut(field_index))?, input)?;
+                }
+                Ok(())
+            }
+            // Maps and sets (and any shape mismatch): read anew and apply over the target.
+            _ => {
+                let value = self.read(input)?;
+                clear_collection(target);
+                target
+                    .try_apply(value.as_ref())
+                    .map_err(|error| error.to_string())
+            }
+        }
+    }
+}
+
+/// Empties a map or a set, so applying a read one over it leaves only the read entries.
+fn clear_collection(target: &mut dyn PartialReflect) {
+    use bevy::reflect::ReflectMut;
+    match target.reflect_mut() {
+        ReflectMut::Map(map) => map.retain(&mut |_, _| false),
+        ReflectMut::Set(set) => set.retain(&mut |_| false),
+        _ => {}
+    }
+}
+
+fn field_mut(field: Option<&mut dyn PartialReflect>) -> Result<&mut dyn PartialReflect, String> {
+    field.ok_or_else(|| "a field the plan expects is missing".to_owned())
+}
+
+fn leaf_mut<'a, T: 'static>(target: &'a mut dyn PartialReflect) -> Result<&'a mut T, String> {
+    let path = target.reflect_type_path();
+    let message = format!("expected a {} but found a {path}", std::any::type_name::<T>());
+    target.try_downcast_mut::<T>().ok_or(message)
+}
+
+fn read_leaf_into(
+    leaf: Leaf,
+    target: &mut dyn PartialReflect,
+    input: &mut Input<'_>,
+) -> Result<(), String> {
+    match leaf {
+        Leaf::String => {
+            let text = input.str()?;
+            let string = leaf_mut::<String>(target)?;
+            string.clear();
+            string.push_str(text);
+        }
+        Leaf::F32 => *leaf_mut::<f32>(target)? = input.f32()?,
+        Leaf::U32 => *leaf_mut::<u32>(target)? = input.unsigned(32, "u32")? as u32,
+        Leaf::Vec3 => *leaf_mut::<Vec3>(target)? = Vec3::from_array(input.f32s()?),
+        Leaf::Vec2 => *leaf_mut::<Vec2>(target)? = Vec2::from_array(input.f32s()?),
+        Leaf::Entity => {
+            let bits = input.unsigned(64, "entity id")? as u64;
+            *leaf_mut::<Entity>(target)? = Entity::try_from_bits(bits)
+                .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?;
+        }
+        _ => {
+            let value = read_leaf(leaf, input)?;
+            target
+                .try_apply(value.as_ref())
+                .map_err(|error| error.to_string())?;
+        }
+    }
+    Ok(())
+}

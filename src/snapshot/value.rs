@@ -19,6 +19,7 @@ use postcard::ser_flavors::Flavor;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Serialize, Serializer};
 use std::any::TypeId;
+use std::cell::RefCell;
 
 /// Serialises values of one type, with the type data looked up (and its plan built) once.
 pub(crate) struct ValueWriter<'a> {
@@ -136,6 +137,8 @@ pub(crate) struct ValueReader<'a> {
     serde: Option<&'a ReflectDeserialize>,
     /// The reflection plan, when the type has no serde of its own and the plan knows it.
     plan: Option<Plan>,
+    /// A decoded value later values are read over (see [`ValueReader::read_planned`]).
+    prototype: RefCell<Option<Box<dyn Reflect>>>,
     ops: TypeOps,
 }
 
@@ -153,6 +156,7 @@ impl<'a> ValueReader<'a> {
             registration,
             serde: registration.data::<ReflectDeserialize>(),
             plan,
+            prototype: RefCell::new(None),
             ops,
         })
     }
@@ -166,17 +170,41 @@ impl<'a> ValueReader<'a> {
     }
 
     /// Decodes one value with the reflection plan; it must use every byte.
+    ///
+    /// The first value is read into dynamic values and built with `FromReflect`; it is kept as
+    /// a prototype, and each later value is read over a clone of it ([`Plan::read_into`]),
+    /// which allocates only where the value's own data needs it.
     fn read_planned(&self, plan: &Plan, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
         let mut input = Input::new(bytes);
-        let partial = plan.read(&mut input)?;
+        let clone = self
+            .prototype
+            .borrow()
+            .as_ref()
+            .and_then(|prototype| prototype.reflect_clone().ok())
+            .filter(|clone| clone.as_any().type_id() == self.ops.type_id);
+        let value = match clone {
+            Some(mut value) => {
+                plan.read_into(value.as_partial_reflect_mut(), &mut input)?;
+                value
+            }
+            None => {
+                let partial = plan.read(&mut input)?;
+                let value = (self.ops.from_partial)(partial).ok_or_else(|| {
+                    format!("the stored fields do not form a {}", self.ops.type_path)
+                })?;
+                if let Ok(prototype) = value.reflect_clone() {
+                    *self.prototype.borrow_mut() = Some(prototype);
+                }
+                value
+            }
+        };
         if input.remaining() > 0 {
             return Err(format!(
                 "{} bytes left over after the value",
                 input.remaining()
             ));
         }
-        (self.ops.from_partial)(partial)
-            .ok_or_else(|| format!("the stored fields do not form a {}", self.ops.type_path))
+        Ok(value)
     }
 
     /// Decodes one value, which must use every byte.
