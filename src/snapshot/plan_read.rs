@@ -403,17 +403,31 @@ fn field_mut(field: Option<&mut dyn PartialReflect>) -> Result<&mut dyn PartialR
     field.ok_or_else(|| "a field the plan expects is missing".to_owned())
 }
 
-fn leaf_mut<'a, T: 'static>(target: &'a mut dyn PartialReflect) -> Result<&'a mut T, String> {
-    let path = target.reflect_type_path();
-    let message = format!("expected a {} but found a {path}", std::any::type_name::<T>());
-    target.try_downcast_mut::<T>().ok_or(message)
+fn leaf_mut<T: 'static>(target: &mut dyn PartialReflect) -> Result<&mut T, String> {
+    if target.try_downcast_ref::<T>().is_none() {
+        return Err(format!(
+            "expected a {} but found a {}",
+            std::any::type_name::<T>(),
+            target.reflect_type_path()
+        ));
+    }
+    Ok(target
+        .try_downcast_mut::<T>()
+        .expect("the type was checked above"))
 }
 
+/// Reads a leaf over `target` (a `String` reuses its buffer).
 fn read_leaf_into(
     leaf: Leaf,
     target: &mut dyn PartialReflect,
     input: &mut Input<'_>,
 ) -> Result<(), String> {
+    macro_rules! set {
+        ($ty:ty, $value:expr) => {{
+            let value = $value;
+            *leaf_mut::<$ty>(target)? = value;
+        }};
+    }
     match leaf {
         Leaf::String => {
             let text = input.str()?;
@@ -421,14 +435,35 @@ fn read_leaf_into(
             string.clear();
             string.push_str(text);
         }
-        Leaf::F32 => *leaf_mut::<f32>(target)? = input.f32()?,
-        Leaf::U32 => *leaf_mut::<u32>(target)? = input.unsigned(32, "u32")? as u32,
-        Leaf::Vec3 => *leaf_mut::<Vec3>(target)? = Vec3::from_array(input.f32s()?),
-        Leaf::Vec2 => *leaf_mut::<Vec2>(target)? = Vec2::from_array(input.f32s()?),
+        Leaf::Bool => set!(
+            bool,
+            match input.array::<1>()?[0] {
+                0 => false,
+                1 => true,
+                other => return Err(format!("{other} is not a bool")),
+            }
+        ),
+        Leaf::U8 => set!(u8, input.array::<1>()?[0]),
+        Leaf::I8 => set!(i8, input.array::<1>()?[0] as i8),
+        Leaf::U16 => set!(u16, input.unsigned(16, "u16")? as u16),
+        Leaf::U32 => set!(u32, input.unsigned(32, "u32")? as u32),
+        Leaf::U64 => set!(u64, input.unsigned(64, "u64")? as u64),
+        Leaf::I16 => set!(i16, input.signed(16, "i16")? as i16),
+        Leaf::I32 => set!(i32, input.signed(32, "i32")? as i32),
+        Leaf::I64 => set!(i64, input.signed(64, "i64")? as i64),
+        Leaf::F32 => set!(f32, input.f32()?),
+        Leaf::F64 => set!(f64, f64::from_le_bytes(input.array()?)),
+        Leaf::Vec2 => set!(Vec2, Vec2::from_array(input.f32s()?)),
+        Leaf::Vec3 => set!(Vec3, Vec3::from_array(input.f32s()?)),
+        Leaf::Vec4 => set!(Vec4, Vec4::from_array(input.f32s()?)),
+        Leaf::Quat => set!(Quat, Quat::from_array(input.f32s()?)),
         Leaf::Entity => {
             let bits = input.unsigned(64, "entity id")? as u64;
-            *leaf_mut::<Entity>(target)? = Entity::try_from_bits(bits)
-                .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?;
+            set!(
+                Entity,
+                Entity::try_from_bits(bits)
+                    .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?
+            )
         }
         _ => {
             let value = read_leaf(leaf, input)?;
