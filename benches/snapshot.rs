@@ -239,10 +239,13 @@ fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
     snapshot::apply(world, decoded, LoadMode::Replace);
 }
 
+/// Loads one contender's encoding into an app.
+type Loader<'a> = dyn Fn(&mut App) + 'a;
+
 /// Loads each contender's encoding into a fresh app and compares it with the saved world.
 fn verify_real_round_trips(fixture: &mut RealFixture, count: u32) {
     let expected = real_world::rows(fixture.app.world_mut());
-    let contenders: [(&str, &dyn Fn(&mut App)); 3] = [
+    let contenders: [(&str, &Loader); 3] = [
         ("keepsake", &|app| keepsake_load(app, &fixture.ours)),
         ("dynamic_world_postcard", &|app| {
             let mut deserializer = postcard::Deserializer::from_bytes(&fixture.dw_postcard);

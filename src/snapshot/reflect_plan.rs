@@ -304,7 +304,7 @@ fn mismatch(value: &dyn PartialReflect, found: &str) -> String {
     )
 }
 
-fn downcast<'a, T: 'static>(value: &'a dyn PartialReflect) -> Result<&'a T, String> {
+fn downcast<T: 'static>(value: &dyn PartialReflect) -> Result<&T, String> {
     value.try_downcast_ref::<T>().ok_or_else(|| {
         format!(
             "expected a {} but found a {}",
