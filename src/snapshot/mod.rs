@@ -40,17 +40,20 @@
 //! (see `reflect_plan`) keep using Bevy's serializer. Type paths are written once per column,
 //! not once per value.
 //!
-//! Where the time went (profiles of the real-game benchmark world at 10k entities, 11 of its 17
-//! types reflection-only): capturing through Bevy's reflection serializer took about twice as
-//! long as with the plans, the difference being per field: a type-registry lookup for each
-//! field's type, the processor call, and `erased_serde` for every primitive and glam leaf.
-//! With the plans, what is left is the reflection walk itself (about four virtual calls per
-//! leaf: field access and the downcast), so reflection-only types still cost about 1.5× their
-//! serde derive. Decoding through Bevy's deserializer was dominated by allocation: dynamic
-//! structs allocate two `String`s and a hash-map entry per field, and `FromReflect` then looks
-//! every field up by name; reading over a clone of the column's first value removed most of
-//! it (malloc and free remain the largest items: the clone itself, and enums that change
-//! variant or maps, which are still built as dynamic values).
+//! Where the time went (`perf` profiles and criterion sub-benchmarks of the real-game benchmark
+//! world at 10k entities, 11 of its 17 types reflection-only): capturing through Bevy's
+//! reflection serializer took 2.5× as long as with the plans (17 ms against 6.9 ms), the
+//! difference being per field: a type-registry lookup for each field's type, the processor
+//! call, and `erased_serde` for every primitive and glam leaf. With the plans, what is left is
+//! the reflection walk itself (about four virtual calls per leaf: field access and the
+//! downcast; `write_leaf` and `Plan::write` are the top items), so the same types registered
+//! through serde are still 1.7× faster. Decoding through Bevy's deserializer was dominated by
+//! allocation (malloc and free about 35% of the profile): dynamic structs allocate two
+//! `String`s and a hash-map entry per field, and `FromReflect` then looks every field up by
+//! name. Reading over a clone of the column's first value brought decoding from 45 ms to
+//! 30 ms; malloc and free remain the largest items (the clone itself, enums that change
+//! variant and maps, which are still built as dynamic values), and serde decodes the same
+//! types in 10 ms.
 //!
 //! # `ecs_blob` layout (version 1)
 //!
