@@ -5,9 +5,17 @@
 //! - load: our decode + apply vs RON / postcard `WorldDeserializer` + `write_to_world`.
 //!
 //! Loads go into a fresh world each iteration (its setup is not timed).
+//!
+//! Two worlds: `game_world` (five flat types, all serde) in `snapshot_save` / `snapshot_load`,
+//! and `real_world` (a hierarchy, entity references, enums, maps, mostly reflection-only types)
+//! in `real_world_save` / `real_world_load`. Before timing the real-game world, every
+//! contender's load is checked against the saved world (compared by `UnitId`); a contender
+//! that does not round-trip prints `round trip FAILED: <contender>` and is still timed.
 
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;
+#[path = "../tests/it/common/real_world.rs"]
+mod real_world;
 
 use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
@@ -46,7 +54,12 @@ fn dynamic_world(world: &mut World) -> DynamicWorld {
         .build()
 }
 
+/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 1k with
+/// `KEEPSAKE_BENCH_QUICK`, else 1k, 10k and 100k.
 fn counts() -> Vec<u32> {
+    if let Ok(list) = std::env::var("KEEPSAKE_BENCH_COUNTS") {
+        return list.split(',').map(|n| n.trim().parse().unwrap()).collect();
+    }
     match std::env::var("KEEPSAKE_BENCH_QUICK") {
         Ok(_) => vec![1_000],
         Err(_) => vec![1_000, 10_000, 100_000],
@@ -186,6 +199,189 @@ where
         .unwrap();
 }
 
+/// The real-game world and its encodings by every contender.
+struct RealFixture {
+    app: App,
+    ours: snapshot::Snapshot,
+    dw_postcard: Vec<u8>,
+    dw_ron: String,
+}
+
+fn real_dynamic_world(world: &mut World) -> DynamicWorld {
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let types = types.read();
+    real_world::dynamic_world_builder(world, &types).build()
+}
+
+fn real_fixture(count: u32) -> RealFixture {
+    let mut app = real_world::app();
+    real_world::populate(app.world_mut(), count);
+    let world = app.world_mut();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let ours = snapshot::capture(world).unwrap();
+    let dw = real_dynamic_world(world);
+    let dw_postcard =
+        postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
+    let dw_ron = dw.serialize(&types.read()).unwrap();
+    RealFixture {
+        app,
+        ours,
+        dw_postcard,
+        dw_ron,
+    }
+}
+
+fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
+    let world = app.world_mut();
+    let registry = world.resource::<SaveRegistry>().clone();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let decoded = snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read()).unwrap();
+    snapshot::apply(world, decoded, LoadMode::Replace);
+}
+
+/// Loads one contender's encoding into an app.
+type Loader<'a> = dyn Fn(&mut App) + 'a;
+
+/// Loads each contender's encoding into a fresh app and compares it with the saved world.
+fn verify_real_round_trips(fixture: &mut RealFixture, count: u32) {
+    let expected = real_world::rows(fixture.app.world_mut());
+    let contenders: [(&str, &Loader); 3] = [
+        ("keepsake", &|app| keepsake_load(app, &fixture.ours)),
+        ("dynamic_world_postcard", &|app| {
+            let mut deserializer = postcard::Deserializer::from_bytes(&fixture.dw_postcard);
+            write_dynamic_world(app.world_mut(), &mut deserializer);
+        }),
+        ("dynamic_world_ron", &|app| {
+            let mut deserializer = ron::Deserializer::from_str(&fixture.dw_ron).unwrap();
+            write_dynamic_world(app.world_mut(), &mut deserializer);
+        }),
+    ];
+    for (name, load) in contenders {
+        let mut app = real_world::app();
+        load(&mut app);
+        let verdict = if real_world::rows(app.world_mut()) == expected {
+            "ok"
+        } else {
+            "FAILED"
+        };
+        println!("real-game round trip {verdict}: {name}, {count} entities");
+    }
+}
+
+fn real_save(c: &mut Criterion) {
+    let mut group = c.benchmark_group("real_world_save");
+    group.sample_size(10);
+    for count in counts() {
+        let mut fixture = real_fixture(count);
+        verify_real_round_trips(&mut fixture, count);
+        let RealFixture {
+            mut app,
+            ours,
+            dw_postcard,
+            dw_ron,
+        } = fixture;
+        println!(
+            "real-game size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
+            ours.blob.len(),
+            dw_postcard.len(),
+            dw_postcard.len() as f64 / ours.blob.len() as f64,
+            dw_ron.len()
+        );
+        let world = app.world_mut();
+        let types = world.resource::<AppTypeRegistry>().clone();
+        group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
+            b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("keepsake_capture_no_plans", count), |b| {
+            b.iter(|| snapshot::capture_without_plans(black_box(&*world)).unwrap())
+        });
+        // The same world with every type registered through serde: the bound for the plans.
+        let mut serde_app = real_world::serde_app();
+        real_world::populate(serde_app.world_mut(), count);
+        group.bench_function(BenchmarkId::new("keepsake_capture_all_serde", count), |b| {
+            b.iter(|| snapshot::capture(black_box(serde_app.world())).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
+            b.iter(|| {
+                let dw = real_dynamic_world(world);
+                postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
+            b.iter(|| real_dynamic_world(world).serialize(&types.read()).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn real_load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("real_world_load");
+    group.sample_size(10);
+    for count in counts() {
+        let RealFixture {
+            ours,
+            dw_postcard,
+            dw_ron,
+            ..
+        } = real_fixture(count);
+        group.bench_function(BenchmarkId::new("keepsake_decode_apply", count), |b| {
+            b.iter_batched_ref(
+                real_world::app,
+                |app| keepsake_load(app, &ours),
+                BatchSize::PerIteration,
+            )
+        });
+        let app = real_world::app();
+        let registry = app.world().resource::<SaveRegistry>().clone();
+        let types = app.world().resource::<AppTypeRegistry>().clone();
+        group.bench_function(BenchmarkId::new("keepsake_decode", count), |b| {
+            b.iter(|| {
+                snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read()).unwrap()
+            })
+        });
+        let serde_app = real_world::serde_app();
+        let serde_registry = serde_app.world().resource::<SaveRegistry>().clone();
+        group.bench_function(BenchmarkId::new("keepsake_decode_all_serde", count), |b| {
+            b.iter(|| {
+                snapshot::decode(&ours.blob, ours.state_hash, &serde_registry, &types.read())
+                    .unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("keepsake_decode_no_plans", count), |b| {
+            b.iter(|| {
+                snapshot::decode_without_plans(
+                    &ours.blob,
+                    ours.state_hash,
+                    &registry,
+                    &types.read(),
+                )
+                .unwrap()
+            })
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
+            b.iter_batched_ref(
+                real_world::app,
+                |app| {
+                    let mut deserializer = postcard::Deserializer::from_bytes(&dw_postcard);
+                    write_dynamic_world(app.world_mut(), &mut deserializer);
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
+            b.iter_batched_ref(
+                real_world::app,
+                |app| {
+                    let mut deserializer = ron::Deserializer::from_str(&dw_ron).unwrap();
+                    write_dynamic_world(app.world_mut(), &mut deserializer);
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Asset handles: the reflection-only game world with a `Looks` component on one entity in four,
 // holding a path-loaded handle, beside the same world whose `Looks` holds a plain index instead.
@@ -252,5 +448,5 @@ fn handles(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, save, load, handles);
+criterion_group!(benches, save, load, real_save, real_load, handles);
 criterion_main!(benches);

@@ -244,6 +244,83 @@ def report(quick):
         w(f"Scaling 1k → 100k entities (target ≤ 110×): capture {cap100 / cap1:.0f}×, "
           f"load {load100 / load1:.0f}×.\n")
 
+    # The real-game world against DynamicWorld.
+    real_log = log_text("snapshot")
+    rows = []
+    for n in ("1000", "10000", "100000"):
+        ours = get(f"real_world_save/keepsake_capture/{n}")
+        old = get(f"real_world_save/keepsake_capture_no_plans/{n}")
+        pc = get(f"real_world_save/dynamic_world_postcard/{n}")
+        ron = get(f"real_world_save/dynamic_world_ron/{n}")
+        if ours is None:
+            continue
+        rows.append([f"capture + encode, {n}", fmt_time(ours), fmt_time(old), fmt_time(pc),
+                     ratio(pc, ours), fmt_time(ron), ratio(ron, ours)])
+    for n in ("1000", "10000", "100000"):
+        ours = get(f"real_world_load/keepsake_decode_apply/{n}")
+        pc = get(f"real_world_load/dynamic_world_postcard/{n}")
+        ron = get(f"real_world_load/dynamic_world_ron/{n}")
+        if ours is None:
+            continue
+        rows.append([f"decode + apply, {n}", fmt_time(ours), "", fmt_time(pc), ratio(pc, ours),
+                     fmt_time(ron), ratio(ron, ours)])
+    for n in ("1000", "10000", "100000"):
+        ours = get(f"real_world_load/keepsake_decode/{n}")
+        old = get(f"real_world_load/keepsake_decode_no_plans/{n}")
+        if ours is None:
+            continue
+        rows.append([f"decode only, {n}", fmt_time(ours), fmt_time(old), "", "", "", ""])
+    if rows:
+        w("## Snapshot of a real-game world (hierarchy, references, enums, maps; mostly "
+          "reflection-only types)\n")
+        w(table(["entities", "keepsake", "keepsake without reflection plans", "DW + postcard",
+                 "DW postcard / ours", "DW + RON", "DW RON / ours"], rows))
+        failed = sorted(set(re.findall(r"real-game round trip FAILED: (\w+)", real_log)))
+        checked = sorted(set(re.findall(r"real-game round trip (?:ok|FAILED): (\w+)", real_log)))
+        if checked:
+            w("\nRound trip (loaded world compared with the saved one by `UnitId`): "
+              + ", ".join(f"{name} {'**does not round-trip**' if name in failed else 'ok'}"
+                          for name in checked) + ".")
+        w("\nTargets at 10k entities: capture ≥ 8× faster than DW + postcard and ≥ 30× than "
+          "DW + RON; decode + apply ≥ 4× and ≥ 10×.\n")
+        sizes = re.findall(r"real-game size, (\d+) entities: keepsake blob (\d+) bytes, "
+                           r"DynamicWorld postcard (\d+) bytes .*?RON (\d+) bytes", real_log)
+        if sizes:
+            w(table(["entities", "ecs_blob", "DW postcard", "smaller by", "DW RON"],
+                    [[n, f"{int(b):,} B", f"{int(p):,} B", f"{int(p) / int(b):.2f}×",
+                      f"{int(r):,} B"] for n, b, p, r in sizes]))
+            w("")
+        cap1 = get("real_world_save/keepsake_capture/1000")
+        cap100 = get("real_world_save/keepsake_capture/100000")
+        load1 = get("real_world_load/keepsake_decode_apply/1000")
+        load100 = get("real_world_load/keepsake_decode_apply/100000")
+        if cap1 and cap100 and load1 and load100:
+            w(f"Scaling 1k → 100k entities (target ≤ 105×): capture {cap100 / cap1:.0f}×, "
+              f"load {load100 / load1:.0f}×.\n")
+        rows = []
+        for n in ("1000", "10000", "100000"):
+            for what, planned, serde_id, generic in (
+                ("capture", "real_world_save/keepsake_capture", "real_world_save/keepsake_capture_all_serde",
+                 "real_world_save/keepsake_capture_no_plans"),
+                ("decode", "real_world_load/keepsake_decode", "real_world_load/keepsake_decode_all_serde",
+                 "real_world_load/keepsake_decode_no_plans"),
+            ):
+                p, sd, g = get(f"{planned}/{n}"), get(f"{serde_id}/{n}"), get(f"{generic}/{n}")
+                if p is None or sd is None:
+                    continue
+                rows.append([f"{what}, {n}", fmt_time(p), fmt_time(g), fmt_time(sd), ratio(p, sd),
+                             ratio(g, sd)])
+        if rows:
+            w("Reflection-only types with plans against the same types registered through serde "
+              "(same bytes):\n")
+            w(table(["entities", "reflection plans", "without plans", "all serde",
+                     "plans / serde", "without plans / serde"], rows))
+            w("")
+        refl, serde = get("snapshot_save/keepsake_capture_reflect/10000"), get("snapshot_save/keepsake_capture/10000")
+        if refl and serde:
+            w(f"First world at 10k, reflection-only registration against the serde one "
+              f"(target ≤ 1.5×): {refl / serde:.2f}×.\n")
+
     # Frame time and memory.
     frame = log_text("frame_time")
     if frame:

@@ -4,10 +4,12 @@ use super::assets::{CaptureAssets, CaptureProblem, LeftOutHandle, RuntimeAssetHa
 use super::blob::{BLOB_VERSION, BlobWriter, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::SaveRegistry;
+use super::type_ops::TypeOps;
 use super::value::{ValueWriter, append_postcard};
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
 use serde::Serialize;
 use std::any::TypeId;
 use std::collections::BTreeSet;
@@ -152,6 +154,46 @@ fn write_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
 /// Only reads the world. Components on saved entities whose types are not registered are
 /// skipped and listed once per capture in a debug log line.
 pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
+    capture_with(world, |types, ops, assets| {
+        ValueWriter::new(types, ops, assets)
+    })
+}
+
+/// [`capture`] with every reflection-only type written by Bevy's reflection serializer instead
+/// of its reflection plan: the bytes must be the same (tests and benchmarks compare the two).
+#[doc(hidden)]
+pub fn capture_without_plans(world: &World) -> Result<Snapshot, SnapshotError> {
+    capture_with(world, |types, ops, assets| {
+        ValueWriter::generic(types, ops, assets)
+    })
+}
+
+/// The registered types whose values [`capture`] writes with a reflection plan (the others use
+/// their serde implementation or Bevy's reflection serializer).
+#[doc(hidden)]
+pub fn planned_type_paths(world: &World) -> Vec<&'static str> {
+    let (Some(registry), Some(types)) = (
+        world.get_resource::<SaveRegistry>(),
+        world.get_resource::<AppTypeRegistry>(),
+    ) else {
+        return Vec::new();
+    };
+    let types = types.read();
+    registry
+        .entries()
+        .iter()
+        .filter(|entry| {
+            let assets = CaptureAssets::default();
+            ValueWriter::new(&types, &entry.ops, &assets).uses_plan()
+        })
+        .map(|entry| entry.ops.type_path)
+        .collect()
+}
+
+fn capture_with(
+    world: &World,
+    writer: for<'a> fn(&'a TypeRegistry, &TypeOps, &'a CaptureAssets) -> ValueWriter<'a>,
+) -> Result<Snapshot, SnapshotError> {
     let registry = world
         .get_resource::<SaveRegistry>()
         .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?;
@@ -201,7 +243,7 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
 
         let mut sink = ColumnSink {
             index: &index,
-            writer: ValueWriter::new(&types, &entry.ops, &assets),
+            writer: writer(&types, &entry.ops, &assets),
             rows: RowWriter {
                 type_path: entry.ops.type_path,
                 blob: &mut blob,

@@ -72,7 +72,14 @@ pub fn decode(
     registry: &SaveRegistry,
     types: &TypeRegistry,
 ) -> Result<DecodedSnapshot, SnapshotError> {
-    decode_with_assets(blob, expected_hash, registry, types, None)
+    decode_with(
+        blob,
+        expected_hash,
+        registry,
+        types,
+        None,
+        |types, ops, loader| ValueReader::new(types, ops, loader),
+    )
 }
 
 /// [`decode`], loading saved asset handles through `assets` (paths are checked first; see
@@ -85,12 +92,54 @@ pub fn decode_with_assets(
     types: &TypeRegistry,
     assets: Option<&AssetServer>,
 ) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(
+        blob,
+        expected_hash,
+        registry,
+        types,
+        assets,
+        |types, ops, loader| ValueReader::new(types, ops, loader),
+    )
+}
+
+/// [`decode`] with every reflection-only type read by Bevy's reflection deserializer instead of
+/// its reflection plan (tests and benchmarks compare the two).
+#[doc(hidden)]
+pub fn decode_without_plans(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(
+        blob,
+        expected_hash,
+        registry,
+        types,
+        None,
+        |types, ops, loader| ValueReader::generic(types, ops, loader),
+    )
+}
+
+/// Builds the value reader of a type.
+type ReaderFn =
+    for<'a> fn(&'a TypeRegistry, TypeOps, &'a HandleLoader<'a>) -> Option<ValueReader<'a>>;
+
+fn decode_with(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+    assets: Option<&AssetServer>,
+    reader_fn: ReaderFn,
+) -> Result<DecodedSnapshot, SnapshotError> {
     verify_hash(blob, expected_hash)?;
     let mut reader = BlobReader::new(blob);
     read_layout_version(&mut reader)?;
     let saved_ids = read_entity_table(&mut reader)?;
     let loader = HandleLoader::new(assets);
-    let mut columns = ColumnsDecoder::new(registry, types, &loader, saved_ids.len() as u32);
+    let mut columns =
+        ColumnsDecoder::new(registry, types, &loader, reader_fn, saved_ids.len() as u32);
     let column_count = reader.u32_count("column count")?;
     for _ in 0..column_count {
         let header = read_column_header(&mut reader)?;
@@ -186,6 +235,7 @@ struct ColumnsDecoder<'r> {
     registry: &'r SaveRegistry,
     types: &'r TypeRegistry,
     loader: &'r HandleLoader<'r>,
+    reader_fn: ReaderFn,
     entity_count: u32,
     /// The registry entries that had a column so far (to refuse a second column of a type).
     seen_entries: Vec<usize>,
@@ -201,12 +251,14 @@ impl<'r> ColumnsDecoder<'r> {
         registry: &'r SaveRegistry,
         types: &'r TypeRegistry,
         loader: &'r HandleLoader<'r>,
+        reader_fn: ReaderFn,
         entity_count: u32,
     ) -> Self {
         ColumnsDecoder {
             registry,
             types,
             loader,
+            reader_fn,
             entity_count,
             seen_entries: Vec::new(),
             last_column_of: vec![u32::MAX; entity_count as usize],
@@ -234,6 +286,7 @@ impl<'r> ColumnsDecoder<'r> {
             header.version,
             self.types,
             self.loader,
+            self.reader_fn,
         )?;
         match header.kind {
             ColumnKind::Resource => self.read_resource(reader, header, entry_index, &decoder),
@@ -420,6 +473,7 @@ impl<'a> ColumnDecoder<'a> {
         version: u32,
         types: &'a TypeRegistry,
         loader: &'a HandleLoader<'a>,
+        reader_fn: ReaderFn,
     ) -> Result<Self, SnapshotError> {
         let (ops, convert): (TypeOps, _) = if version == entry.version {
             (entry.ops, None)
@@ -432,7 +486,7 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = ValueReader::new(types, ops, loader).ok_or_else(|| SnapshotError::Value {
+        let reader = reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
             type_path: type_path.to_owned(),
             entity_index: None,
             reason: format!("{} is missing from the type registry", ops.type_path),

@@ -20,6 +20,7 @@ use super::decode::ColumnDecoder;
 use super::error::SnapshotError;
 use super::inspect::inspect;
 use super::registry::SaveRegistry;
+use super::value::ValueReader;
 use bevy::asset::AssetServer;
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{Reflect, TypeRegistry};
@@ -92,6 +93,7 @@ pub fn dump_with_assets(
             column.schema_version,
             types,
             &loader,
+            |types, ops, loader| ValueReader::new(types, ops, loader),
         )?;
         for row in &column.rows {
             let fail = |reason: String| SnapshotError::Value {

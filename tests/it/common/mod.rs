@@ -8,4 +8,5 @@ pub mod fixtures;
 pub mod fuzz_world;
 pub mod game_world;
 pub mod gate_fs;
+pub mod real_world;
 pub mod test_fs;

@@ -1,0 +1,479 @@
+//! Reading a value written by a [`Plan`] (or by Bevy's reflection serializer, which writes the
+//! same bytes), without Bevy's per-field type-registry lookups and `erased_serde` calls.
+//! [`Plan::read`] reads into the dynamic values `FromReflect` builds the concrete type from (the
+//! way Bevy's reflection deserializer does); [`Plan::read_into`] reads over an existing value of
+//! the type, reusing its allocations, which is how a column's values after the first are read
+//! (over a clone of the first): dynamic values cost two `String`s, a hash-map entry and a box per
+//! struct field, which dominated decoding before.
+//!
+//! Accepts what postcard accepts for the planned shape and refuses the rest with a message
+//! naming what was wrong: truncated input, an over-long or out-of-range varint, a `bool` other
+//! than 0 or 1, invalid UTF-8, a variant index the enum does not have, an invalid entity id, a
+//! length longer than the bytes left.
+
+use super::reflect_plan::{Leaf, Plan, VariantShape};
+use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
+use bevy::prelude::*;
+use bevy::reflect::PartialReflect;
+use bevy::reflect::array::DynamicArray;
+use bevy::reflect::enums::{DynamicEnum, DynamicVariant};
+use bevy::reflect::list::DynamicList;
+use bevy::reflect::map::{DynamicMap, Map};
+use bevy::reflect::set::{DynamicSet, Set};
+use bevy::reflect::structs::DynamicStruct;
+use bevy::reflect::tuple::DynamicTuple;
+use bevy::reflect::tuple_struct::DynamicTupleStruct;
+
+/// The bytes of one value, consumed from the front.
+pub(crate) struct Input<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Input { bytes }
+    }
+
+    /// How many bytes are left unread.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
+        if len > self.bytes.len() {
+            return Err(format!(
+                "the value ends early: {len} bytes needed, {} left",
+                self.bytes.len()
+            ));
+        }
+        let (taken, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Ok(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        Ok(self.take(N)?.try_into().expect("took N bytes"))
+    }
+
+    /// A varint of at most `max_bytes` bytes whose value is at most `max`.
+    fn varint(&mut self, max_bytes: usize, max: u128, what: &str) -> Result<u128, String> {
+        let mut value = 0u128;
+        for index in 0..max_bytes {
+            let byte = self.array::<1>()?[0];
+            value |= u128::from(byte & 0x7f) << (7 * index);
+            if byte & 0x80 == 0 {
+                if value > max {
+                    return Err(format!("{value} is out of range for a {what}"));
+                }
+                return Ok(value);
+            }
+        }
+        Err(format!("the varint of a {what} is too long"))
+    }
+
+    fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128, String> {
+        let max = if bits == 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        };
+        self.varint(bits.div_ceil(7) as usize, max, what)
+    }
+
+    fn signed(&mut self, bits: u32, what: &str) -> Result<i128, String> {
+        let zigzag = self.unsigned(bits, what)?;
+        Ok((zigzag >> 1) as i128 ^ -((zigzag & 1) as i128))
+    }
+
+    /// A length (of a sequence, map or text) no larger than the bytes left, each item taking at
+    /// least `min_item_size` bytes.
+    fn length(&mut self, min_item_size: usize) -> Result<usize, String> {
+        let len = self.unsigned(64, "length")?;
+        let len = usize::try_from(len).map_err(|_| format!("length {len} is too large"))?;
+        if min_item_size > 0 && len > self.bytes.len() / min_item_size {
+            return Err(format!(
+                "length {len} is longer than the {} bytes left",
+                self.bytes.len()
+            ));
+        }
+        Ok(len)
+    }
+
+    fn str(&mut self) -> Result<&'a str, String> {
+        let len = self.length(1)?;
+        std::str::from_utf8(self.take(len)?).map_err(|error| format!("invalid UTF-8 text: {error}"))
+    }
+
+    fn f32(&mut self) -> Result<f32, String> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+
+    fn f32s<const N: usize>(&mut self) -> Result<[f32; N], String> {
+        let mut values = [0.0; N];
+        for value in &mut values {
+            *value = self.f32()?;
+        }
+        Ok(values)
+    }
+
+    fn i32s<const N: usize>(&mut self) -> Result<[i32; N], String> {
+        let mut values = [0; N];
+        for value in &mut values {
+            *value = self.signed(32, "i32")? as i32;
+        }
+        Ok(values)
+    }
+
+    fn u32s<const N: usize>(&mut self) -> Result<[u32; N], String> {
+        let mut values = [0; N];
+        for value in &mut values {
+            *value = self.unsigned(32, "u32")? as u32;
+        }
+        Ok(values)
+    }
+}
+
+/// The fewest bytes a value of `plan` can take (to bound forged lengths).
+fn min_size(plan: &Plan) -> usize {
+    match plan {
+        Plan::Leaf(Leaf::F32 | Leaf::F64) => 4,
+        Plan::Leaf(_) => 1,
+        Plan::Struct(_, fields) => fields.iter().map(|(_, plan)| min_size(plan)).sum(),
+        Plan::TupleStruct(_, fields) | Plan::Tuple(_, fields) => fields.iter().map(min_size).sum(),
+        Plan::Array(_, item, len) => min_size(item).saturating_mul(*len),
+        Plan::List(..) | Plan::Set(..) | Plan::Map(..) | Plan::Enum(..) => 1,
+    }
+}
+
+impl Plan {
+    /// Reads one value of the planned type as the dynamic value `FromReflect` turns into it.
+    pub(crate) fn read(&self, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
+        Ok(match self {
+            Plan::Leaf(leaf) => read_leaf(*leaf, input)?,
+            Plan::Struct(info, fields) => {
+                let mut value = DynamicStruct::default();
+                value.set_represented_type(Some(*info));
+                for (name, plan) in fields.iter() {
+                    value.insert_boxed(*name, plan.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::TupleStruct(info, fields) => {
+                let mut value = DynamicTupleStruct::default();
+                value.set_represented_type(Some(*info));
+                for plan in fields.iter() {
+                    value.insert_boxed(plan.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::Tuple(info, fields) => {
+                let mut value = DynamicTuple::default();
+                value.set_represented_type(Some(*info));
+                for plan in fields.iter() {
+                    value.insert_boxed(plan.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::List(info, item) => {
+                let len = input.length(min_size(item))?;
+                let mut value = DynamicList::default();
+                value.set_represented_type(Some(*info));
+                for _ in 0..len {
+                    value.push_box(item.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::Array(info, item, len) => {
+                let items = (0..*len)
+                    .map(|_| item.read(input))
+                    .collect::<Result<Box<[_]>, _>>()?;
+                let mut value = DynamicArray::new(items);
+                value.set_represented_type(Some(*info));
+                Box::new(value)
+            }
+            Plan::Set(info, item) => {
+                let len = input.length(min_size(item))?;
+                let mut value = DynamicSet::default();
+                value.set_represented_type(Some(*info));
+                for _ in 0..len {
+                    value.insert_boxed(item.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::Map(info, entry) => {
+                let (key, item) = &**entry;
+                let len = input.length(min_size(key) + min_size(item))?;
+                let mut value = DynamicMap::default();
+                value.set_represented_type(Some(*info));
+                for _ in 0..len {
+                    let key = key.read(input)?;
+                    value.insert_boxed(key, item.read(input)?);
+                }
+                Box::new(value)
+            }
+            Plan::Enum(info, variants) => {
+                let index = input.unsigned(32, "variant index")? as usize;
+                let variant = variants.get(index).ok_or_else(|| {
+                    format!(
+                        "variant index {index} is out of range for {} ({} variants)",
+                        info.type_path(),
+                        variants.len()
+                    )
+                })?;
+                let fields = match &variant.shape {
+                    VariantShape::Unit => DynamicVariant::Unit,
+                    VariantShape::Tuple(fields) => {
+                        let mut tuple = DynamicTuple::default();
+                        for plan in fields.iter() {
+                            tuple.insert_boxed(plan.read(input)?);
+                        }
+                        DynamicVariant::Tuple(tuple)
+                    }
+                    VariantShape::Struct(fields) => {
+                        let mut fields_value = DynamicStruct::default();
+                        for (name, plan) in fields.iter() {
+                            fields_value.insert_boxed(*name, plan.read(input)?);
+                        }
+                        DynamicVariant::Struct(fields_value)
+                    }
+                };
+                let mut value = DynamicEnum::new_with_index(index, variant.name, fields);
+                value.set_represented_type(Some(*info));
+                Box::new(value)
+            }
+        })
+    }
+}
+
+fn read_leaf(leaf: Leaf, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
+    Ok(match leaf {
+        Leaf::Bool => match input.array::<1>()?[0] {
+            0 => Box::new(false),
+            1 => Box::new(true),
+            other => return Err(format!("{other} is not a bool")),
+        },
+        Leaf::U8 => Box::new(input.array::<1>()?[0]),
+        Leaf::I8 => Box::new(input.array::<1>()?[0] as i8),
+        Leaf::U16 => Box::new(input.unsigned(16, "u16")? as u16),
+        Leaf::U32 => Box::new(input.unsigned(32, "u32")? as u32),
+        Leaf::U64 => Box::new(input.unsigned(64, "u64")? as u64),
+        Leaf::U128 => Box::new(input.unsigned(128, "u128")?),
+        Leaf::Usize => Box::new(
+            usize::try_from(input.unsigned(64, "usize")?)
+                .map_err(|_| "a usize out of range".to_owned())?,
+        ),
+        Leaf::I16 => Box::new(input.signed(16, "i16")? as i16),
+        Leaf::I32 => Box::new(input.signed(32, "i32")? as i32),
+        Leaf::I64 => Box::new(input.signed(64, "i64")? as i64),
+        Leaf::I128 => Box::new(input.signed(128, "i128")?),
+        Leaf::Isize => Box::new(
+            isize::try_from(input.signed(64, "isize")?)
+                .map_err(|_| "an isize out of range".to_owned())?,
+        ),
+        Leaf::F32 => Box::new(input.f32()?),
+        Leaf::F64 => Box::new(f64::from_le_bytes(input.array()?)),
+        Leaf::Char => {
+            let text = input.str()?;
+            let mut chars = text.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => Box::new(c),
+                _ => return Err(format!("{text:?} is not one char")),
+            }
+        }
+        Leaf::String => Box::new(input.str()?.to_owned()),
+        Leaf::Entity => {
+            let bits = input.unsigned(64, "entity id")? as u64;
+            Box::new(
+                Entity::try_from_bits(bits)
+                    .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?,
+            )
+        }
+        Leaf::Vec2 => Box::new(Vec2::from_array(input.f32s()?)),
+        Leaf::Vec3 => Box::new(Vec3::from_array(input.f32s()?)),
+        Leaf::Vec3A => Box::new(Vec3A::from_array(input.f32s()?)),
+        Leaf::Vec4 => Box::new(Vec4::from_array(input.f32s()?)),
+        Leaf::Quat => Box::new(Quat::from_array(input.f32s()?)),
+        Leaf::IVec2 => Box::new(IVec2::from_array(input.i32s()?)),
+        Leaf::IVec3 => Box::new(IVec3::from_array(input.i32s()?)),
+        Leaf::IVec4 => Box::new(IVec4::from_array(input.i32s()?)),
+        Leaf::UVec2 => Box::new(UVec2::from_array(input.u32s()?)),
+        Leaf::UVec3 => Box::new(UVec3::from_array(input.u32s()?)),
+        Leaf::UVec4 => Box::new(UVec4::from_array(input.u32s()?)),
+    })
+}
+
+impl Plan {
+    /// Reads one value of the planned type over `target`, a value of the same type, reusing
+    /// its allocations: structs, tuples, arrays and enums that keep their variant are
+    /// overwritten field by field, lists and maps are refilled, and an enum that changes
+    /// variant is replaced through `try_apply` (which builds the new variant with
+    /// `FromReflect`). Reads exactly the bytes [`Plan::read`] reads and refuses the same input;
+    /// `target` is left partly overwritten when it fails.
+    pub(crate) fn read_into(
+        &self,
+        target: &mut dyn PartialReflect,
+        input: &mut Input<'_>,
+    ) -> Result<(), String> {
+        use bevy::reflect::ReflectMut;
+        match (self, target.reflect_mut()) {
+            (Plan::Leaf(leaf), _) => read_leaf_into(*leaf, target, input),
+            (Plan::Struct(_, fields), ReflectMut::Struct(s)) => {
+                for (index, (_, plan)) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(s.field_at_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::TupleStruct(_, fields), ReflectMut::TupleStruct(s)) => {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(s.field_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::Tuple(_, fields), ReflectMut::Tuple(t)) => {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.read_into(field_mut(t.field_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::Array(_, item, _), ReflectMut::Array(array)) => {
+                for index in 0..array.len() {
+                    item.read_into(field_mut(array.get_mut(index))?, input)?;
+                }
+                Ok(())
+            }
+            (Plan::List(_, item), ReflectMut::List(list)) => {
+                let len = input.length(min_size(item))?;
+                while list.len() > len {
+                    list.pop();
+                }
+                for index in 0..len {
+                    match list.get_mut(index) {
+                        Some(existing) => item.read_into(existing, input)?,
+                        None => list.push(item.read(input)?),
+                    }
+                }
+                Ok(())
+            }
+            (Plan::Enum(_, variants), ReflectMut::Enum(e)) => {
+                let mut peek = Input { bytes: input.bytes };
+                let index = peek.unsigned(32, "variant index")? as usize;
+                if index != e.variant_index() || index >= variants.len() {
+                    // Another variant: build it and let the enum replace itself.
+                    let value = self.read(input)?;
+                    return target
+                        .try_apply(value.as_ref())
+                        .map_err(|error| error.to_string());
+                }
+                *input = peek;
+                let fields = match &variants[index].shape {
+                    VariantShape::Unit => 0,
+                    VariantShape::Tuple(fields) => fields.len(),
+                    VariantShape::Struct(fields) => fields.len(),
+                };
+                for field_index in 0..fields {
+                    let plan = match &variants[index].shape {
+                        VariantShape::Unit => unreachable!("a unit variant has no fields"),
+                        VariantShape::Tuple(fields) => &fields[field_index],
+                        VariantShape::Struct(fields) => &fields[field_index].1,
+                    };
+                    plan.read_into(field_mut(e.field_at_mut(field_index))?, input)?;
+                }
+                Ok(())
+            }
+            // Maps and sets (and any shape mismatch): read anew and apply over the target.
+            _ => {
+                let value = self.read(input)?;
+                clear_collection(target);
+                target
+                    .try_apply(value.as_ref())
+                    .map_err(|error| error.to_string())
+            }
+        }
+    }
+}
+
+/// Empties a map or a set, so applying a read one over it leaves only the read entries.
+fn clear_collection(target: &mut dyn PartialReflect) {
+    use bevy::reflect::ReflectMut;
+    match target.reflect_mut() {
+        ReflectMut::Map(map) => map.retain(&mut |_, _| false),
+        ReflectMut::Set(set) => set.retain(&mut |_| false),
+        _ => {}
+    }
+}
+
+fn field_mut(field: Option<&mut dyn PartialReflect>) -> Result<&mut dyn PartialReflect, String> {
+    field.ok_or_else(|| "a field the plan expects is missing".to_owned())
+}
+
+fn leaf_mut<T: 'static>(target: &mut dyn PartialReflect) -> Result<&mut T, String> {
+    if target.try_downcast_ref::<T>().is_none() {
+        return Err(format!(
+            "expected a {} but found a {}",
+            std::any::type_name::<T>(),
+            target.reflect_type_path()
+        ));
+    }
+    Ok(target
+        .try_downcast_mut::<T>()
+        .expect("the type was checked above"))
+}
+
+/// Reads a leaf over `target` (a `String` reuses its buffer).
+fn read_leaf_into(
+    leaf: Leaf,
+    target: &mut dyn PartialReflect,
+    input: &mut Input<'_>,
+) -> Result<(), String> {
+    macro_rules! set {
+        ($ty:ty, $value:expr) => {{
+            let value = $value;
+            *leaf_mut::<$ty>(target)? = value;
+        }};
+    }
+    match leaf {
+        Leaf::String => {
+            let text = input.str()?;
+            let string = leaf_mut::<String>(target)?;
+            string.clear();
+            string.push_str(text);
+        }
+        Leaf::Bool => set!(
+            bool,
+            match input.array::<1>()?[0] {
+                0 => false,
+                1 => true,
+                other => return Err(format!("{other} is not a bool")),
+            }
+        ),
+        Leaf::U8 => set!(u8, input.array::<1>()?[0]),
+        Leaf::I8 => set!(i8, input.array::<1>()?[0] as i8),
+        Leaf::U16 => set!(u16, input.unsigned(16, "u16")? as u16),
+        Leaf::U32 => set!(u32, input.unsigned(32, "u32")? as u32),
+        Leaf::U64 => set!(u64, input.unsigned(64, "u64")? as u64),
+        Leaf::I16 => set!(i16, input.signed(16, "i16")? as i16),
+        Leaf::I32 => set!(i32, input.signed(32, "i32")? as i32),
+        Leaf::I64 => set!(i64, input.signed(64, "i64")? as i64),
+        Leaf::F32 => set!(f32, input.f32()?),
+        Leaf::F64 => set!(f64, f64::from_le_bytes(input.array()?)),
+        Leaf::Vec2 => set!(Vec2, Vec2::from_array(input.f32s()?)),
+        Leaf::Vec3 => set!(Vec3, Vec3::from_array(input.f32s()?)),
+        Leaf::Vec4 => set!(Vec4, Vec4::from_array(input.f32s()?)),
+        Leaf::Quat => set!(Quat, Quat::from_array(input.f32s()?)),
+        Leaf::Entity => {
+            let bits = input.unsigned(64, "entity id")? as u64;
+            set!(
+                Entity,
+                Entity::try_from_bits(bits)
+                    .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?
+            )
+        }
+        _ => {
+            let value = read_leaf(leaf, input)?;
+            target
+                .try_apply(value.as_ref())
+                .map_err(|error| error.to_string())?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,398 @@
+//! The reflection fast path: a per-type *plan* built from `TypeInfo` (field order, the kind of
+//! every leaf), walked to write a reflected value's postcard bytes directly and to read them
+//! back ([`read`](super::plan_read)).
+//!
+//! Bevy's reflection serializer, for every field of every value, looks the field's type up in
+//! the type registry (a hash lookup), asks the processor, then either goes through the type's
+//! `ReflectSerialize` (an `erased_serde` trait object, one virtual call per primitive) or walks
+//! the field. The plan does the lookups once per type and column: a leaf (primitive, `String`,
+//! `Entity`, glam vector or quaternion) is one downcast and a direct write, and a nested struct,
+//! enum, list, array, map or set is walked with its fields' plans at hand.
+//!
+//! The plan writes exactly the bytes the reflection serializer writes into postcard (which are
+//! the bytes a serde derive of the same shape writes), so saves do not depend on which path
+//! wrote them. A type is left to the reflection serializer (no plan) when it or anything inside
+//! it is a type the plan does not know: an opaque type other than the leaves above, a nested
+//! type with its own `ReflectSerialize` or `ReflectSerializeWithRegistry` (such as asset
+//! handles, whose serialization a processor may override), a struct with
+//! `#[reflect(skip_serializing)]` fields, or nesting deeper than [`MAX_DEPTH`] (recursive types).
+
+use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
+use bevy::prelude::*;
+use bevy::reflect::enums::VariantInfo;
+use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
+use bevy::reflect::{
+    PartialReflect, ReflectDeserialize, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
+};
+use std::any::TypeId;
+
+/// Plans nest at most this deep; deeper (or recursive) types use the reflection serializer.
+pub(crate) const MAX_DEPTH: usize = 24;
+
+/// A value the plan writes and reads without looking at its structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Leaf {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    U128,
+    Usize,
+    I8,
+    I16,
+    I32,
+    I64,
+    I128,
+    Isize,
+    F32,
+    F64,
+    Char,
+    String,
+    /// Written as its 64-bit id (`Entity::to_bits`), like the reflection path's processor.
+    Entity,
+    Vec2,
+    Vec3,
+    Vec3A,
+    Vec4,
+    Quat,
+    IVec2,
+    IVec3,
+    IVec4,
+    UVec2,
+    UVec3,
+    UVec4,
+}
+
+impl Leaf {
+    fn of(type_id: TypeId) -> Option<Leaf> {
+        macro_rules! leaves {
+            ($($ty:ty => $leaf:ident),* $(,)?) => {
+                $(if type_id == TypeId::of::<$ty>() { return Some(Leaf::$leaf); })*
+            };
+        }
+        leaves!(
+            bool => Bool, u8 => U8, u16 => U16, u32 => U32, u64 => U64, u128 => U128,
+            usize => Usize, i8 => I8, i16 => I16, i32 => I32, i64 => I64, i128 => I128,
+            isize => Isize, f32 => F32, f64 => F64, char => Char, String => String,
+            Entity => Entity, Vec2 => Vec2, Vec3 => Vec3, Vec3A => Vec3A, Vec4 => Vec4,
+            Quat => Quat, IVec2 => IVec2, IVec3 => IVec3, IVec4 => IVec4, UVec2 => UVec2,
+            UVec3 => UVec3, UVec4 => UVec4,
+        );
+        None
+    }
+}
+
+/// How one type is written and read, built from its `TypeInfo`.
+#[derive(Clone, Debug)]
+pub(crate) enum Plan {
+    Leaf(Leaf),
+    /// A struct: its fields in declaration order, `(name, plan)`.
+    Struct(&'static TypeInfo, Box<[(&'static str, Plan)]>),
+    /// A tuple struct's fields in order.
+    TupleStruct(&'static TypeInfo, Box<[Plan]>),
+    /// A tuple's fields in order.
+    Tuple(&'static TypeInfo, Box<[Plan]>),
+    /// A list (`Vec`, `VecDeque`...): a length, then the items.
+    List(&'static TypeInfo, Box<Plan>),
+    /// An array `[T; N]`: the `N` items, no length.
+    Array(&'static TypeInfo, Box<Plan>, usize),
+    /// A set: a length, then the items.
+    Set(&'static TypeInfo, Box<Plan>),
+    /// A map: a length, then key and value of each entry.
+    Map(&'static TypeInfo, Box<(Plan, Plan)>),
+    /// An enum: the variant index, then that variant's fields.
+    Enum(&'static TypeInfo, Box<[VariantPlan]>),
+}
+
+/// One variant of an enum.
+#[derive(Clone, Debug)]
+pub(crate) struct VariantPlan {
+    pub(crate) name: &'static str,
+    pub(crate) shape: VariantShape,
+}
+
+/// The fields of an enum variant.
+#[derive(Clone, Debug)]
+pub(crate) enum VariantShape {
+    Unit,
+    Tuple(Box<[Plan]>),
+    Struct(Box<[(&'static str, Plan)]>),
+}
+
+impl Plan {
+    /// The plan of `type_id` as the top-level type of a column, or `None` when the reflection
+    /// serializer must write it (see the module docs).
+    pub(crate) fn for_type(registry: &TypeRegistry, type_id: TypeId) -> Option<Plan> {
+        let registration = registry.get(type_id)?;
+        if registration.data::<ReflectSerialize>().is_some()
+            || registration.data::<ReflectDeserialize>().is_some()
+        {
+            return None;
+        }
+        Plan::build(registry, type_id, 0)
+    }
+
+    fn build(registry: &TypeRegistry, type_id: TypeId, depth: usize) -> Option<Plan> {
+        if let Some(leaf) = Leaf::of(type_id) {
+            return Some(Plan::Leaf(leaf));
+        }
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let registration = registry.get(type_id)?;
+        let custom = registration.data::<ReflectSerialize>().is_some()
+            || registration.data::<ReflectDeserialize>().is_some()
+            || registration
+                .data::<ReflectSerializeWithRegistry>()
+                .is_some()
+            || registration.data::<SerializationData>().is_some();
+        if custom {
+            return None;
+        }
+        let child = |id: TypeId| Plan::build(registry, id, depth + 1);
+        let type_info = registration.type_info();
+        let plan = match type_info {
+            TypeInfo::Struct(info) => Plan::Struct(
+                type_info,
+                info.iter()
+                    .map(|field| Some((field.name(), child(field.type_id())?)))
+                    .collect::<Option<_>>()?,
+            ),
+            TypeInfo::TupleStruct(info) => Plan::TupleStruct(
+                type_info,
+                info.iter()
+                    .map(|field| child(field.type_id()))
+                    .collect::<Option<_>>()?,
+            ),
+            TypeInfo::Tuple(info) => Plan::Tuple(
+                type_info,
+                info.iter()
+                    .map(|field| child(field.type_id()))
+                    .collect::<Option<_>>()?,
+            ),
+            TypeInfo::List(info) => Plan::List(type_info, Box::new(child(info.item_ty().id())?)),
+            TypeInfo::Array(info) => Plan::Array(
+                type_info,
+                Box::new(child(info.item_ty().id())?),
+                info.capacity(),
+            ),
+            TypeInfo::Set(info) => Plan::Set(type_info, Box::new(child(info.value_ty().id())?)),
+            TypeInfo::Map(info) => Plan::Map(
+                type_info,
+                Box::new((child(info.key_ty().id())?, child(info.value_ty().id())?)),
+            ),
+            TypeInfo::Enum(info) => Plan::Enum(
+                type_info,
+                info.iter()
+                    .map(|variant| variant_plan(variant, &child))
+                    .collect::<Option<_>>()?,
+            ),
+            TypeInfo::Opaque(_) => return None,
+        };
+        Some(plan)
+    }
+
+    /// Appends the postcard bytes of `value`, which must be of the planned type.
+    pub(crate) fn write(
+        &self,
+        value: &dyn PartialReflect,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        match (self, value.reflect_ref()) {
+            (Plan::Leaf(leaf), _) => write_leaf(*leaf, value, out),
+            (Plan::Struct(_, fields), ReflectRef::Struct(s)) if s.field_len() == fields.len() => {
+                for (index, (_, plan)) in fields.iter().enumerate() {
+                    plan.write(field(s.field_at(index), value)?, out)?;
+                }
+                Ok(())
+            }
+            (Plan::TupleStruct(_, fields), ReflectRef::TupleStruct(s))
+                if s.field_len() == fields.len() =>
+            {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.write(field(s.field(index), value)?, out)?;
+                }
+                Ok(())
+            }
+            (Plan::Tuple(_, fields), ReflectRef::Tuple(t)) if t.field_len() == fields.len() => {
+                for (index, plan) in fields.iter().enumerate() {
+                    plan.write(field(t.field(index), value)?, out)?;
+                }
+                Ok(())
+            }
+            (Plan::List(_, item), ReflectRef::List(list)) => {
+                write_varint(out, list.len() as u128);
+                list.iter().try_for_each(|value| item.write(value, out))
+            }
+            (Plan::Array(_, item, len), ReflectRef::Array(array)) if array.len() == *len => {
+                array.iter().try_for_each(|value| item.write(value, out))
+            }
+            (Plan::Set(_, item), ReflectRef::Set(set)) => {
+                write_varint(out, set.len() as u128);
+                set.iter().try_for_each(|value| item.write(value, out))
+            }
+            (Plan::Map(_, entry), ReflectRef::Map(map)) => {
+                write_varint(out, map.len() as u128);
+                let (key_plan, value_plan) = &**entry;
+                map.iter().try_for_each(|(key, value)| {
+                    key_plan.write(key, out)?;
+                    value_plan.write(value, out)
+                })
+            }
+            (Plan::Enum(_, variants), ReflectRef::Enum(e)) => {
+                let index = e.variant_index();
+                let variant = variants
+                    .get(index)
+                    .ok_or_else(|| mismatch(value, "an unknown variant"))?;
+                write_varint(out, index as u128);
+                match &variant.shape {
+                    VariantShape::Unit => Ok(()),
+                    VariantShape::Tuple(fields) => {
+                        for (index, plan) in fields.iter().enumerate() {
+                            plan.write(field(e.field_at(index), value)?, out)?;
+                        }
+                        Ok(())
+                    }
+                    VariantShape::Struct(fields) => {
+                        for (index, (_, plan)) in fields.iter().enumerate() {
+                            plan.write(field(e.field_at(index), value)?, out)?;
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            _ => Err(mismatch(value, "a value of another shape")),
+        }
+    }
+}
+
+fn variant_plan(
+    variant: &VariantInfo,
+    child: &impl Fn(TypeId) -> Option<Plan>,
+) -> Option<VariantPlan> {
+    let shape = match variant {
+        VariantInfo::Unit(_) => VariantShape::Unit,
+        VariantInfo::Tuple(info) => VariantShape::Tuple(
+            info.iter()
+                .map(|field| child(field.type_id()))
+                .collect::<Option<_>>()?,
+        ),
+        VariantInfo::Struct(info) => VariantShape::Struct(
+            info.iter()
+                .map(|field| Some((field.name(), child(field.type_id())?)))
+                .collect::<Option<_>>()?,
+        ),
+    };
+    Some(VariantPlan {
+        name: variant.name(),
+        shape,
+    })
+}
+
+fn field<'a>(
+    field: Option<&'a dyn PartialReflect>,
+    parent: &dyn PartialReflect,
+) -> Result<&'a dyn PartialReflect, String> {
+    field.ok_or_else(|| mismatch(parent, "a missing field"))
+}
+
+fn mismatch(value: &dyn PartialReflect, found: &str) -> String {
+    format!(
+        "the reflection plan of {} met {found}",
+        value.reflect_type_path()
+    )
+}
+
+fn downcast<T: 'static>(value: &dyn PartialReflect) -> Result<&T, String> {
+    value.try_downcast_ref::<T>().ok_or_else(|| {
+        format!(
+            "expected a {} but found a {}",
+            std::any::type_name::<T>(),
+            value.reflect_type_path()
+        )
+    })
+}
+
+/// Writes a leaf as postcard does: varints for wider integers (zigzag when signed), raw bytes
+/// for `u8`/`i8`/`bool`, little-endian floats, length-prefixed UTF-8 for text.
+fn write_leaf(leaf: Leaf, value: &dyn PartialReflect, out: &mut Vec<u8>) -> Result<(), String> {
+    match leaf {
+        Leaf::Bool => out.push(u8::from(*downcast::<bool>(value)?)),
+        Leaf::U8 => out.push(*downcast::<u8>(value)?),
+        Leaf::I8 => out.push(*downcast::<i8>(value)? as u8),
+        Leaf::U16 => write_varint(out, (*downcast::<u16>(value)?).into()),
+        Leaf::U32 => write_varint(out, (*downcast::<u32>(value)?).into()),
+        Leaf::U64 => write_varint(out, (*downcast::<u64>(value)?).into()),
+        Leaf::U128 => write_varint(out, *downcast::<u128>(value)?),
+        Leaf::Usize => write_varint(out, *downcast::<usize>(value)? as u128),
+        Leaf::I16 => write_signed(out, (*downcast::<i16>(value)?).into()),
+        Leaf::I32 => write_signed(out, (*downcast::<i32>(value)?).into()),
+        Leaf::I64 => write_signed(out, (*downcast::<i64>(value)?).into()),
+        Leaf::I128 => write_signed(out, *downcast::<i128>(value)?),
+        Leaf::Isize => write_signed(out, *downcast::<isize>(value)? as i128),
+        Leaf::F32 => out.extend_from_slice(&downcast::<f32>(value)?.to_le_bytes()),
+        Leaf::F64 => out.extend_from_slice(&downcast::<f64>(value)?.to_le_bytes()),
+        Leaf::Char => write_str(out, downcast::<char>(value)?.encode_utf8(&mut [0; 4])),
+        Leaf::String => write_str(out, downcast::<String>(value)?),
+        Leaf::Entity => write_varint(out, downcast::<Entity>(value)?.to_bits().into()),
+        Leaf::Vec2 => write_f32s(out, &downcast::<Vec2>(value)?.to_array()),
+        Leaf::Vec3 => write_f32s(out, &downcast::<Vec3>(value)?.to_array()),
+        Leaf::Vec3A => write_f32s(out, &downcast::<Vec3A>(value)?.to_array()),
+        Leaf::Vec4 => write_f32s(out, &downcast::<Vec4>(value)?.to_array()),
+        Leaf::Quat => write_f32s(out, &downcast::<Quat>(value)?.to_array()),
+        Leaf::IVec2 => write_i32s(out, &downcast::<IVec2>(value)?.to_array()),
+        Leaf::IVec3 => write_i32s(out, &downcast::<IVec3>(value)?.to_array()),
+        Leaf::IVec4 => write_i32s(out, &downcast::<IVec4>(value)?.to_array()),
+        Leaf::UVec2 => write_u32s(out, &downcast::<UVec2>(value)?.to_array()),
+        Leaf::UVec3 => write_u32s(out, &downcast::<UVec3>(value)?.to_array()),
+        Leaf::UVec4 => write_u32s(out, &downcast::<UVec4>(value)?.to_array()),
+    }
+    Ok(())
+}
+
+fn write_varint(out: &mut Vec<u8>, mut value: u128) {
+    if let Ok(small) = u64::try_from(value) {
+        return write_varint_u64(out, small);
+    }
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn write_varint_u64(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn write_signed(out: &mut Vec<u8>, value: i128) {
+    write_varint(out, ((value << 1) ^ (value >> 127)) as u128);
+}
+
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    write_varint(out, text.len() as u128);
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn write_f32s(out: &mut Vec<u8>, values: &[f32]) {
+    for value in values {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+}
+
+fn write_i32s(out: &mut Vec<u8>, values: &[i32]) {
+    for &value in values {
+        write_signed(out, value.into());
+    }
+}
+
+fn write_u32s(out: &mut Vec<u8>, values: &[u32]) {
+    for &value in values {
+        write_varint(out, value.into());
+    }
+}
