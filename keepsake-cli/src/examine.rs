@@ -99,7 +99,7 @@ pub fn examine(path: &Path, limits: &Limits) -> Result<Examined, Unreadable> {
                 "file",
                 format!(
                     "it is {len} bytes, more than any save within the size limits can be ({} bytes)",
-                    max_file_len(limits)
+                    limits.max_file_len()
                 ),
             )),
         }),
@@ -227,7 +227,7 @@ enum Contents {
 fn read_bounded(path: &Path, limits: &Limits) -> io::Result<Contents> {
     let file = open_regular(path)?;
     let len = file.metadata()?.len();
-    let max = max_file_len(limits);
+    let max = limits.max_file_len();
     if len > max {
         return Ok(Contents::TooLarge(len));
     }
@@ -249,16 +249,4 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         ));
     }
     File::open(path)
-}
-
-/// The largest file the limits allow: header, metadata, thumbnail and the largest LZ4 form of
-/// the largest payload (LZ4 stores at most `n + n / 255 + 16` bytes for `n`).
-pub fn max_file_len(limits: &Limits) -> u64 {
-    let payload = u64::from(limits.max_payload_uncompressed);
-    HEADER_LEN as u64
-        + u64::from(limits.max_meta)
-        + u64::from(limits.max_thumbnail)
-        + payload
-        + payload / 255
-        + 16
 }

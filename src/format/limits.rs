@@ -1,7 +1,7 @@
 //! Size limits checked before any buffer is allocated.
 
 use super::error::{FormatError, Section};
-use super::header::{Compression, Header};
+use super::header::{Compression, HEADER_LEN, Header};
 
 /// The largest expansion an LZ4 block can achieve: one token byte followed by run-length bytes
 /// of 255 each, so no LZ4 data expands more than 255 times.
@@ -39,6 +39,17 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The largest file these limits allow: header, metadata, thumbnail and the largest
+    /// compressed form of the largest payload. Readers cap what they read at this.
+    pub fn max_file_len(&self) -> u64 {
+        let payload =
+            lz4_flex::block::get_maximum_output_size(self.max_payload_uncompressed as usize);
+        HEADER_LEN as u64
+            + u64::from(self.max_meta)
+            + u64::from(self.max_thumbnail)
+            + payload as u64
+    }
+
     /// Checks every length a header announces against these limits and against what the codec
     /// can physically produce.
     pub fn check_header(&self, header: &Header) -> Result<(), FormatError> {

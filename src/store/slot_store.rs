@@ -8,7 +8,7 @@ use super::layout::{
 };
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
-use crate::format::{self, EncodeOptions, FormatError, HEADER_LEN, Limits, SaveBundle, SaveMeta};
+use crate::format::{self, EncodeOptions, FormatError, SaveBundle, SaveMeta};
 use crate::slot::SlotId;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -493,7 +493,7 @@ impl SlotStore {
         let len = file
             .byte_len()
             .map_err(StoreError::io("read the size of", path))?;
-        let limit = max_file_len(&self.config.encode.limits);
+        let limit = self.config.encode.limits.max_file_len();
         if len > limit {
             return Err(StoreError::FileTooLarge {
                 path: path.to_path_buf(),
@@ -613,15 +613,4 @@ fn is_unreadable_entry(error: &io::Error) -> bool {
         error.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
     )
-}
-
-/// The largest file the limits allow: header, metadata, thumbnail and the largest compressed
-/// form of the largest payload.
-fn max_file_len(limits: &Limits) -> u64 {
-    let payload =
-        lz4_flex::block::get_maximum_output_size(limits.max_payload_uncompressed as usize);
-    HEADER_LEN as u64
-        + u64::from(limits.max_meta)
-        + u64::from(limits.max_thumbnail)
-        + payload as u64
 }
