@@ -74,43 +74,64 @@ struct Fixture {
     dw_ron: String,
 }
 
-fn fixture(count: u32) -> Fixture {
-    let mut app = populated(count);
-    let world = app.world_mut();
-    let types = world.resource::<AppTypeRegistry>().clone();
-    let ours = snapshot::capture(world).unwrap();
-    let dw = dynamic_world(world);
-    let dw_postcard =
-        postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
-    let dw_ron = dw.serialize(&types.read()).unwrap();
-    Fixture {
-        app,
-        ours,
-        dw_postcard,
-        dw_ron,
+/// How `DynamicWorld` extracts the same entities and resources a world's keepsake save holds.
+type Extract = fn(&mut World) -> DynamicWorld;
+
+impl Fixture {
+    /// Encodes `app`'s world by every contender; prints the sizes under `label`.
+    fn new(mut app: App, extract: Extract, label: &str, count: u32) -> Self {
+        let world = app.world_mut();
+        let types = world.resource::<AppTypeRegistry>().clone();
+        let ours = snapshot::capture(world).unwrap();
+        let dw = extract(world);
+        let dw_postcard =
+            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
+        let dw_ron = dw.serialize(&types.read()).unwrap();
+        println!(
+            "{label} size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
+            ours.blob.len(),
+            dw_postcard.len(),
+            dw_postcard.len() as f64 / ours.blob.len() as f64,
+            dw_ron.len()
+        );
+        Fixture {
+            app,
+            ours,
+            dw_postcard,
+            dw_ron,
+        }
     }
+}
+
+fn fixture(count: u32) -> Fixture {
+    Fixture::new(populated(count), dynamic_world, "snapshot", count)
+}
+
+/// `DynamicWorld`'s save of `world`: extraction, then postcard and RON.
+fn bench_dynamic_world_saves(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    count: u32,
+    world: &mut World,
+    extract: Extract,
+) {
+    let types = world.resource::<AppTypeRegistry>().clone();
+    group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
+        b.iter(|| {
+            let dw = extract(world);
+            postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
+        })
+    });
+    group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
+        b.iter(|| extract(world).serialize(&types.read()).unwrap())
+    });
 }
 
 fn save(c: &mut Criterion) {
     let mut group = c.benchmark_group("snapshot_save");
     group.sample_size(10);
     for count in counts() {
-        let Fixture {
-            mut app,
-            ours,
-            dw_postcard,
-            dw_ron,
-        } = fixture(count);
-        println!(
-            "snapshot size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
-            ours.blob.len(),
-            dw_postcard.len(),
-            dw_postcard.len() as f64 / ours.blob.len() as f64,
-            dw_ron.len()
-        );
+        let mut app = fixture(count).app;
         let world = app.world_mut();
-        let types = world.resource::<AppTypeRegistry>().clone();
-
         group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
         });
@@ -119,15 +140,7 @@ fn save(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("keepsake_capture_reflect", count), |b| {
             b.iter(|| snapshot::capture(black_box(reflect_app.world())).unwrap())
         });
-        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
-            b.iter(|| {
-                let dw = dynamic_world(world);
-                postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
-            })
-        });
-        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
-            b.iter(|| dynamic_world(world).serialize(&types.read()).unwrap())
-        });
+        bench_dynamic_world_saves(&mut group, count, world, dynamic_world);
     }
     group.finish();
 }
@@ -199,36 +212,16 @@ where
         .unwrap();
 }
 
-/// The real-game world and its encodings by every contender.
-struct RealFixture {
-    app: App,
-    ours: snapshot::Snapshot,
-    dw_postcard: Vec<u8>,
-    dw_ron: String,
-}
-
 fn real_dynamic_world(world: &mut World) -> DynamicWorld {
     let types = world.resource::<AppTypeRegistry>().clone();
     let types = types.read();
     real_world::dynamic_world_builder(world, &types).build()
 }
 
-fn real_fixture(count: u32) -> RealFixture {
+fn real_fixture(count: u32) -> Fixture {
     let mut app = real_world::app();
     real_world::populate(app.world_mut(), count);
-    let world = app.world_mut();
-    let types = world.resource::<AppTypeRegistry>().clone();
-    let ours = snapshot::capture(world).unwrap();
-    let dw = real_dynamic_world(world);
-    let dw_postcard =
-        postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap();
-    let dw_ron = dw.serialize(&types.read()).unwrap();
-    RealFixture {
-        app,
-        ours,
-        dw_postcard,
-        dw_ron,
-    }
+    Fixture::new(app, real_dynamic_world, "real-game", count)
 }
 
 fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
@@ -243,7 +236,7 @@ fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
 type Loader<'a> = dyn Fn(&mut App) + 'a;
 
 /// Loads each contender's encoding into a fresh app and compares it with the saved world.
-fn verify_real_round_trips(fixture: &mut RealFixture, count: u32) {
+fn verify_real_round_trips(fixture: &mut Fixture, count: u32) {
     let expected = real_world::rows(fixture.app.world_mut());
     let contenders: [(&str, &Loader); 3] = [
         ("keepsake", &|app| keepsake_load(app, &fixture.ours)),
@@ -274,21 +267,8 @@ fn real_save(c: &mut Criterion) {
     for count in counts() {
         let mut fixture = real_fixture(count);
         verify_real_round_trips(&mut fixture, count);
-        let RealFixture {
-            mut app,
-            ours,
-            dw_postcard,
-            dw_ron,
-        } = fixture;
-        println!(
-            "real-game size, {count} entities: keepsake blob {} bytes, DynamicWorld postcard {} bytes ({:.1}x), RON {} bytes",
-            ours.blob.len(),
-            dw_postcard.len(),
-            dw_postcard.len() as f64 / ours.blob.len() as f64,
-            dw_ron.len()
-        );
+        let mut app = fixture.app;
         let world = app.world_mut();
-        let types = world.resource::<AppTypeRegistry>().clone();
         group.bench_function(BenchmarkId::new("keepsake_capture", count), |b| {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
         });
@@ -301,15 +281,7 @@ fn real_save(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("keepsake_capture_all_serde", count), |b| {
             b.iter(|| snapshot::capture(black_box(serde_app.world())).unwrap())
         });
-        group.bench_function(BenchmarkId::new("dynamic_world_postcard", count), |b| {
-            b.iter(|| {
-                let dw = real_dynamic_world(world);
-                postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
-            })
-        });
-        group.bench_function(BenchmarkId::new("dynamic_world_ron", count), |b| {
-            b.iter(|| real_dynamic_world(world).serialize(&types.read()).unwrap())
-        });
+        bench_dynamic_world_saves(&mut group, count, world, real_dynamic_world);
     }
     group.finish();
 }
@@ -318,7 +290,7 @@ fn real_load(c: &mut Criterion) {
     let mut group = c.benchmark_group("real_world_load");
     group.sample_size(10);
     for count in counts() {
-        let RealFixture {
+        let Fixture {
             ours,
             dw_postcard,
             dw_ron,

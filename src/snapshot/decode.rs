@@ -72,14 +72,7 @@ pub fn decode(
     registry: &SaveRegistry,
     types: &TypeRegistry,
 ) -> Result<DecodedSnapshot, SnapshotError> {
-    decode_with(
-        blob,
-        expected_hash,
-        registry,
-        types,
-        None,
-        |types, ops, loader| ValueReader::new(types, ops, loader),
-    )
+    decode_with_assets(blob, expected_hash, registry, types, None)
 }
 
 /// [`decode`], loading saved asset handles through `assets` (paths are checked first; see
