@@ -6,6 +6,14 @@
 //! (over a clone of the first): dynamic values cost two `String`s, a hash-map entry and a box per
 //! struct field, which dominated decoding before.
 //!
+//! Two shapes used to fall back to dynamic values on every row, and were a fifth of a load of
+//! the real-game bench world (`perf`, 10k entities: `Plan::read` 13.5% and `take_from_reflect`
+//! 4.7% of the samples, mostly `Option` fields that are `None` in one row and `Some` in the
+//! next): an enum whose variant differs from the one in the value read over, and maps and sets.
+//! An enum that changes variant is now replaced by a clone of a value of that variant met
+//! earlier in the column ([`VariantPrototypes`]), read over like any other value; maps and sets
+//! are emptied and refilled entry by entry, without an intermediate dynamic map.
+//!
 //! Accepts what postcard accepts for the planned shape and refuses the rest with a message
 //! naming what was wrong: truncated input, an over-long or out-of-range varint, a `bool` other
 //! than 0 or 1, invalid UTF-8, a variant index the enum does not have, an invalid entity id, a
@@ -23,6 +31,8 @@ use bevy::reflect::set::{DynamicSet, Set};
 use bevy::reflect::structs::DynamicStruct;
 use bevy::reflect::tuple::DynamicTuple;
 use bevy::reflect::tuple_struct::DynamicTupleStruct;
+use std::any::TypeId;
+use std::collections::HashMap;
 
 /// The bytes of one value, consumed from the front.
 pub(crate) struct Input<'a> {
@@ -130,6 +140,28 @@ impl<'a> Input<'a> {
             *value = self.unsigned(32, "u32")? as u32;
         }
         Ok(values)
+    }
+}
+
+/// Concrete values of enum variants met earlier in a column, by (enum type, variant index).
+///
+/// An enum read over a value of another variant is replaced by a clone of one of these, read
+/// over in turn, instead of being built from dynamic values (see the module docs).
+#[derive(Default)]
+pub(crate) struct VariantPrototypes(HashMap<(TypeId, usize), Box<dyn Reflect>>);
+
+impl VariantPrototypes {
+    /// A clone of the kept value of `variant` of `enum_type`, if one is kept and clones.
+    fn clone_of(&self, enum_type: TypeId, variant: usize) -> Option<Box<dyn Reflect>> {
+        let prototype = self.0.get(&(enum_type, variant))?;
+        prototype.reflect_clone().ok()
+    }
+
+    /// Keeps a clone of `value` (an enum now in `variant`) for later rows, when it clones.
+    fn keep(&mut self, enum_type: TypeId, variant: usize, value: &dyn PartialReflect) {
+        if let Ok(prototype) = value.reflect_clone() {
+            self.0.insert((enum_type, variant), prototype);
+        }
     }
 }
 
@@ -313,31 +345,32 @@ impl Plan {
         &self,
         target: &mut dyn PartialReflect,
         input: &mut Input<'_>,
+        prototypes: &mut VariantPrototypes,
     ) -> Result<(), String> {
         use bevy::reflect::ReflectMut;
         match (self, target.reflect_mut()) {
             (Plan::Leaf(leaf), _) => read_leaf_into(*leaf, target, input),
             (Plan::Struct(_, fields), ReflectMut::Struct(s)) => {
                 for (index, (_, plan)) in fields.iter().enumerate() {
-                    plan.read_into(field_mut(s.field_at_mut(index))?, input)?;
+                    plan.read_into(field_mut(s.field_at_mut(index))?, input, prototypes)?;
                 }
                 Ok(())
             }
             (Plan::TupleStruct(_, fields), ReflectMut::TupleStruct(s)) => {
                 for (index, plan) in fields.iter().enumerate() {
-                    plan.read_into(field_mut(s.field_mut(index))?, input)?;
+                    plan.read_into(field_mut(s.field_mut(index))?, input, prototypes)?;
                 }
                 Ok(())
             }
             (Plan::Tuple(_, fields), ReflectMut::Tuple(t)) => {
                 for (index, plan) in fields.iter().enumerate() {
-                    plan.read_into(field_mut(t.field_mut(index))?, input)?;
+                    plan.read_into(field_mut(t.field_mut(index))?, input, prototypes)?;
                 }
                 Ok(())
             }
             (Plan::Array(_, item, _), ReflectMut::Array(array)) => {
                 for index in 0..array.len() {
-                    item.read_into(field_mut(array.get_mut(index))?, input)?;
+                    item.read_into(field_mut(array.get_mut(index))?, input, prototypes)?;
                 }
                 Ok(())
             }
@@ -348,21 +381,17 @@ impl Plan {
                 }
                 for index in 0..len {
                     match list.get_mut(index) {
-                        Some(existing) => item.read_into(existing, input)?,
+                        Some(existing) => item.read_into(existing, input, prototypes)?,
                         None => list.push(item.read(input)?),
                     }
                 }
                 Ok(())
             }
-            (Plan::Enum(_, variants), ReflectMut::Enum(e)) => {
+            (Plan::Enum(info, variants), ReflectMut::Enum(e)) => {
                 let mut peek = Input { bytes: input.bytes };
                 let index = peek.unsigned(32, "variant index")? as usize;
                 if index != e.variant_index() || index >= variants.len() {
-                    // Another variant: build it and let the enum replace itself.
-                    let value = self.read(input)?;
-                    return target
-                        .try_apply(value.as_ref())
-                        .map_err(|error| error.to_string());
+                    return self.replace_variant(info.type_id(), index, target, input, prototypes);
                 }
                 *input = peek;
                 let fields = match &variants[index].shape {
@@ -376,11 +405,29 @@ impl Plan {
                         VariantShape::Tuple(fields) => &fields[field_index],
                         VariantShape::Struct(fields) => &fields[field_index].1,
                     };
-                    plan.read_into(field_mut(e.field_at_mut(field_index))?, input)?;
+                    plan.read_into(field_mut(e.field_at_mut(field_index))?, input, prototypes)?;
                 }
                 Ok(())
             }
-            // Maps and sets (and any shape mismatch): read anew and apply over the target.
+            (Plan::Map(_, entry), ReflectMut::Map(map)) => {
+                let (key, item) = &**entry;
+                let len = input.length(min_size(key) + min_size(item))?;
+                map.retain(&mut |_, _| false);
+                for _ in 0..len {
+                    let key = key.read(input)?;
+                    map.insert_boxed(key, item.read(input)?);
+                }
+                Ok(())
+            }
+            (Plan::Set(_, item), ReflectMut::Set(set)) => {
+                let len = input.length(min_size(item))?;
+                set.retain(&mut |_| false);
+                for _ in 0..len {
+                    set.insert_boxed(item.read(input)?);
+                }
+                Ok(())
+            }
+            // A shape mismatch: read anew and apply over the target.
             _ => {
                 let value = self.read(input)?;
                 clear_collection(target);
@@ -389,6 +436,40 @@ impl Plan {
                     .map_err(|error| error.to_string())
             }
         }
+    }
+}
+
+impl Plan {
+    /// Reads an enum (this plan) whose stored variant `index` is not the one `target` holds,
+    /// and puts it in `target`: over a clone of a value of that variant met earlier when there
+    /// is one, else built from dynamic values (and kept for the next time).
+    fn replace_variant(
+        &self,
+        enum_type: TypeId,
+        index: usize,
+        target: &mut dyn PartialReflect,
+        input: &mut Input<'_>,
+        prototypes: &mut VariantPrototypes,
+    ) -> Result<(), String> {
+        let replacement = prototypes
+            .clone_of(enum_type, index)
+            .zip(target.try_as_reflect_mut());
+        if let Some((mut value, target)) = replacement {
+            self.read_into(value.as_partial_reflect_mut(), input, prototypes)?;
+            return target.set(value).map_err(|value| {
+                format!(
+                    "a {} is not a {}",
+                    value.reflect_type_path(),
+                    target.reflect_type_path()
+                )
+            });
+        }
+        let value = self.read(input)?;
+        target
+            .try_apply(value.as_ref())
+            .map_err(|error| error.to_string())?;
+        prototypes.keep(enum_type, index, target);
+        Ok(())
     }
 }
 
