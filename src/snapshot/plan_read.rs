@@ -11,8 +11,9 @@
 //! 4.7% of the samples, mostly `Option` fields that are `None` in one row and `Some` in the
 //! next): an enum whose variant differs from the one in the value read over, and maps and sets.
 //! An enum that changes variant is now replaced by a clone of a value of that variant met
-//! earlier in the column ([`VariantPrototypes`]), read over like any other value; maps and sets
-//! are emptied and refilled entry by entry, without an intermediate dynamic map.
+//! earlier in the column ([`Prototypes`]), read over like any other value (and so is a list
+//! item beyond the length of the list read over); maps and sets are emptied and refilled entry
+//! by entry, without an intermediate dynamic map.
 //!
 //! Accepts what postcard accepts for the planned shape and refuses the rest with a message
 //! naming what was wrong: truncated input, an over-long or out-of-range varint, a `bool` other
@@ -22,15 +23,15 @@
 use super::reflect_plan::{Leaf, Plan, VariantShape};
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
-use bevy::reflect::PartialReflect;
 use bevy::reflect::array::DynamicArray;
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant};
-use bevy::reflect::list::DynamicList;
+use bevy::reflect::list::{DynamicList, List};
 use bevy::reflect::map::{DynamicMap, Map};
 use bevy::reflect::set::{DynamicSet, Set};
 use bevy::reflect::structs::DynamicStruct;
 use bevy::reflect::tuple::DynamicTuple;
 use bevy::reflect::tuple_struct::DynamicTupleStruct;
+use bevy::reflect::{PartialReflect, TypeInfo};
 use std::any::TypeId;
 use std::collections::HashMap;
 
@@ -143,26 +144,44 @@ impl<'a> Input<'a> {
     }
 }
 
-/// Concrete values of enum variants met earlier in a column, by (enum type, variant index).
-///
-/// An enum read over a value of another variant is replaced by a clone of one of these, read
-/// over in turn, instead of being built from dynamic values (see the module docs).
+/// Concrete values met earlier in a column, read over instead of building values from dynamic
+/// ones (see the module docs).
 #[derive(Default)]
-pub(crate) struct VariantPrototypes(HashMap<(TypeId, usize), Box<dyn Reflect>>);
+pub(crate) struct Prototypes {
+    /// By (enum type, variant index): replaces an enum read over a value of another variant.
+    variants: HashMap<(TypeId, usize), Box<dyn Reflect>>,
+    /// By item type: a list item beyond the length of the list read over.
+    items: HashMap<TypeId, Box<dyn Reflect>>,
+}
 
-impl VariantPrototypes {
+impl Prototypes {
     /// A clone of the kept value of `variant` of `enum_type`, if one is kept and clones.
-    fn clone_of(&self, enum_type: TypeId, variant: usize) -> Option<Box<dyn Reflect>> {
-        let prototype = self.0.get(&(enum_type, variant))?;
-        prototype.reflect_clone().ok()
+    fn variant(&self, enum_type: TypeId, variant: usize) -> Option<Box<dyn Reflect>> {
+        clone_kept(self.variants.get(&(enum_type, variant)).map(Box::as_ref))
     }
 
     /// Keeps a clone of `value` (an enum now in `variant`) for later rows, when it clones.
-    fn keep(&mut self, enum_type: TypeId, variant: usize, value: &dyn PartialReflect) {
+    fn keep_variant(&mut self, enum_type: TypeId, variant: usize, value: &dyn PartialReflect) {
         if let Ok(prototype) = value.reflect_clone() {
-            self.0.insert((enum_type, variant), prototype);
+            self.variants.insert((enum_type, variant), prototype);
         }
     }
+
+    /// A clone of the kept list item of `item_type`, if one is kept and clones.
+    fn item(&self, item_type: TypeId) -> Option<Box<dyn Reflect>> {
+        clone_kept(self.items.get(&item_type).map(Box::as_ref))
+    }
+
+    /// Keeps a clone of `item` for later lists, when it clones.
+    fn keep_item(&mut self, item_type: TypeId, item: &dyn PartialReflect) {
+        if let Ok(prototype) = item.reflect_clone() {
+            self.items.insert(item_type, prototype);
+        }
+    }
+}
+
+fn clone_kept(kept: Option<&dyn Reflect>) -> Option<Box<dyn Reflect>> {
+    kept?.reflect_clone().ok()
 }
 
 /// The fewest bytes a value of `plan` can take (to bound forged lengths).
@@ -345,7 +364,7 @@ impl Plan {
         &self,
         target: &mut dyn PartialReflect,
         input: &mut Input<'_>,
-        prototypes: &mut VariantPrototypes,
+        prototypes: &mut Prototypes,
     ) -> Result<(), String> {
         use bevy::reflect::ReflectMut;
         match (self, target.reflect_mut()) {
@@ -382,7 +401,7 @@ impl Plan {
                 for index in 0..len {
                     match list.get_mut(index) {
                         Some(existing) => item.read_into(existing, input, prototypes)?,
-                        None => list.push(item.read(input)?),
+                        None => item.push_onto(list, input, prototypes)?,
                     }
                 }
                 Ok(())
@@ -440,6 +459,31 @@ impl Plan {
 }
 
 impl Plan {
+    /// Reads a list item (this plan) and pushes it onto `list`: over a clone of an item met
+    /// earlier when there is one, else built from dynamic values (and kept for the next time).
+    /// Leaves are read as concrete values anyway.
+    fn push_onto(
+        &self,
+        list: &mut dyn List,
+        input: &mut Input<'_>,
+        prototypes: &mut Prototypes,
+    ) -> Result<(), String> {
+        let Some(item_type) = self.type_info().map(TypeInfo::type_id) else {
+            list.push(self.read(input)?);
+            return Ok(());
+        };
+        if let Some(mut item) = prototypes.item(item_type) {
+            self.read_into(item.as_partial_reflect_mut(), input, prototypes)?;
+            list.push(item.into_partial_reflect());
+            return Ok(());
+        }
+        list.push(self.read(input)?);
+        if let Some(pushed) = list.get(list.len() - 1) {
+            prototypes.keep_item(item_type, pushed);
+        }
+        Ok(())
+    }
+
     /// Reads an enum (this plan) whose stored variant `index` is not the one `target` holds,
     /// and puts it in `target`: over a clone of a value of that variant met earlier when there
     /// is one, else built from dynamic values (and kept for the next time).
@@ -449,10 +493,10 @@ impl Plan {
         index: usize,
         target: &mut dyn PartialReflect,
         input: &mut Input<'_>,
-        prototypes: &mut VariantPrototypes,
+        prototypes: &mut Prototypes,
     ) -> Result<(), String> {
         let replacement = prototypes
-            .clone_of(enum_type, index)
+            .variant(enum_type, index)
             .zip(target.try_as_reflect_mut());
         if let Some((mut value, target)) = replacement {
             self.read_into(value.as_partial_reflect_mut(), input, prototypes)?;
@@ -468,7 +512,7 @@ impl Plan {
         target
             .try_apply(value.as_ref())
             .map_err(|error| error.to_string())?;
-        prototypes.keep(enum_type, index, target);
+        prototypes.keep_variant(enum_type, index, target);
         Ok(())
     }
 }

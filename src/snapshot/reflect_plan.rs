@@ -121,6 +121,21 @@ pub(crate) enum VariantShape {
 }
 
 impl Plan {
+    /// The planned type, for every plan but a leaf.
+    pub(crate) fn type_info(&self) -> Option<&'static TypeInfo> {
+        match self {
+            Plan::Leaf(_) => None,
+            Plan::Struct(info, _)
+            | Plan::TupleStruct(info, _)
+            | Plan::Tuple(info, _)
+            | Plan::List(info, _)
+            | Plan::Array(info, ..)
+            | Plan::Set(info, _)
+            | Plan::Map(info, _)
+            | Plan::Enum(info, _) => Some(info),
+        }
+    }
+
     /// The plan of `type_id` as the top-level type of a column, or `None` when the reflection
     /// serializer must write it (see the module docs).
     pub(crate) fn for_type(registry: &TypeRegistry, type_id: TypeId) -> Option<Plan> {

@@ -7,7 +7,7 @@
 //! reflection serializer, with the handle processors, never the plan.
 
 use super::assets::{CaptureAssets, CaptureProblem, HandleLoader, contains_handles, diagnose};
-use super::plan_read::{Input, VariantPrototypes};
+use super::plan_read::{Input, Prototypes};
 use super::reflect_plan::Plan;
 use super::type_ops::TypeOps;
 use bevy::prelude::*;
@@ -183,8 +183,8 @@ pub(crate) struct ValueReader<'a> {
     plan: Option<Plan>,
     /// A decoded value later values are read over (see [`ValueReader::read_planned`]).
     prototype: RefCell<Option<Box<dyn Reflect>>>,
-    /// Values of enum variants met in the column so far (see [`VariantPrototypes`]).
-    variants: RefCell<VariantPrototypes>,
+    /// Values met in the column so far, read over (see [`Prototypes`]).
+    kept: RefCell<Prototypes>,
     ops: TypeOps,
     loader: &'a HandleLoader<'a>,
     /// Whether the type can hold an asset handle (then it never has a plan).
@@ -213,7 +213,7 @@ impl<'a> ValueReader<'a> {
             serde,
             plan,
             prototype: RefCell::new(None),
-            variants: RefCell::default(),
+            kept: RefCell::default(),
             ops,
             loader,
             handles,
@@ -250,7 +250,7 @@ impl<'a> ValueReader<'a> {
                 plan.read_into(
                     value.as_partial_reflect_mut(),
                     &mut input,
-                    &mut self.variants.borrow_mut(),
+                    &mut self.kept.borrow_mut(),
                 )?;
                 value
             }
