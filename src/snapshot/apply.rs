@@ -4,7 +4,7 @@
 //! relationships kept only when their target was saved), insert the resources, warn about lost
 //! references.
 
-use super::decode::{DecodedSnapshot, DecodedValue, SkippedType};
+use super::decode::{DecodedColumn, DecodedSnapshot, SkippedType};
 use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{EntityFieldMappers, SavedEntityMapper};
 use super::filter::SaveFilter;
@@ -102,22 +102,28 @@ fn spawn_empty_entities(world: &mut World, count: usize) -> Vec<Entity> {
     (0..count).map(|_| world.spawn_empty().id()).collect()
 }
 
-/// Inserts the component values (grouped by entity) into the spawned entities, each entity's
-/// in one archetype move. Returns how many relationships were left out.
+/// Inserts the component values into the spawned entities, each entity's in one archetype
+/// move, taking them from the front of every column in turn (each is sorted by entity). Returns
+/// how many relationships were left out.
 fn insert_components(
     world: &mut World,
     types: &WorldTypes<'_>,
     spawned: &[Entity],
-    components: Vec<DecodedValue>,
+    components: Vec<DecodedColumn>,
     mapper: &mut SavedEntityMapper,
 ) -> usize {
     let mut dropped_relationships = 0;
     let mut bundle = DynamicBundle::default();
-    let mut components = components.into_iter().peekable();
-    while let Some(&(entity_index, _, _)) = components.peek() {
-        let mut entity = world.entity_mut(spawned[entity_index as usize]);
-        let values =
-            std::iter::from_fn(|| components.next_if(|(index, _, _)| *index == entity_index));
+    let mut columns: Vec<_> = components
+        .into_iter()
+        .map(|column| (column.entry, column.rows.into_iter().peekable()))
+        .collect();
+    for (entity_index, &entity) in (0u32..).zip(spawned) {
+        let values = columns.iter_mut().filter_map(|(entry, rows)| {
+            let (_, value) = rows.next_if(|&(index, _)| index == entity_index)?;
+            Some((*entry, value))
+        });
+        let mut entity = world.entity_mut(entity);
         dropped_relationships +=
             insert_entity_components(&mut entity, values, types, mapper, &mut bundle);
     }
@@ -127,13 +133,13 @@ fn insert_components(
 /// Remaps one entity's values and inserts them. Returns how many relationships were left out.
 fn insert_entity_components(
     entity: &mut EntityWorldMut,
-    values: impl Iterator<Item = DecodedValue>,
+    values: impl Iterator<Item = (usize, Box<dyn Reflect>)>,
     types: &WorldTypes<'_>,
     mapper: &mut SavedEntityMapper,
     bundle: &mut DynamicBundle,
 ) -> usize {
     let mut dropped_relationships = 0;
-    for (_, entry_index, mut value) in values {
+    for (entry_index, mut value) in values {
         types.field_mappers.map(entry_index, value.as_mut(), mapper);
         match types.placement(entry_index, value.as_ref(), entity.world()) {
             Placement::Typed => (types.entries[entry_index].insert)(entity, value),
