@@ -369,10 +369,9 @@ impl<'r> ColumnsDecoder<'r> {
                 .map_err(|reason| value_error(header.type_path, Some(entity_index), reason))?;
             rows.push((entity_index, value));
         }
-        // Captures write rows in ascending entity order; the layout does not require it.
-        if !rows.is_sorted_by_key(|&(entity_index, _)| entity_index) {
-            rows.sort_unstable_by_key(|&(entity_index, _)| entity_index);
-        }
+        // A capture writes a column table by table, so its rows usually come as a few ascending
+        // runs; the stable sort merges runs rather than sorting from scratch.
+        rows.sort_by_key(|&(entity_index, _)| entity_index);
         self.components.push(DecodedColumn {
             entry: entry_index,
             rows,
