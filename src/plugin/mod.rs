@@ -61,6 +61,8 @@ pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
+#[cfg(feature = "cloud")]
+pub(crate) use {status::ListingRefresh, store::StoreOpener};
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};

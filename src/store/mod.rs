@@ -35,14 +35,17 @@
 mod durable;
 mod error;
 mod fs;
+mod import;
 mod layout;
 mod listing;
 mod names;
 mod slot_store;
 
 pub use error::{GenerationFailure, StoreError};
+pub use import::{ImportOutcome, ImportReceipt, StoredSave};
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
+pub(crate) use layout::{parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};
