@@ -52,7 +52,9 @@ fn one_megabyte_save() -> SaveBundle {
     };
     let file_len = |bundle: &SaveBundle| {
         let meta = SaveMeta::new(SlotId::Manual(0));
-        format::encode(&meta, bundle, &EncodeOptions::default()).unwrap().len() as usize
+        format::encode(&meta, bundle, &EncodeOptions::default())
+            .unwrap()
+            .len() as usize
     };
     let probe = 1_000;
     let per_entity = file_len(&bundle_of(probe)) / probe as usize;
@@ -86,11 +88,18 @@ fn setup() -> Bench {
     let mut dirs = Vec::new();
     let uploader = device(&endpoint, "desktop", &mut dirs);
     let downloader = device(&endpoint, "laptop", &mut dirs);
-    let remote = Remote::open(&url(&endpoint), "bench-game", "bare", &RequestPolicy::default())
-        .unwrap();
+    let remote = Remote::open(
+        &url(&endpoint),
+        "bench-game",
+        "bare",
+        &RequestPolicy::default(),
+    )
+    .unwrap();
     let bundle = one_megabyte_save();
     let meta = SaveMeta::new(SlotId::Manual(0));
-    let file = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap().to_vec();
+    let file = format::encode(&meta, &bundle, &EncodeOptions::default())
+        .unwrap()
+        .to_vec();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -114,7 +123,10 @@ fn save_on(core: &mut SyncCore, bundle: &SaveBundle) -> uuid::Uuid {
 }
 
 fn bare_path(remote: &Remote) -> RemotePath {
-    remote.folder().clone().join(format!("{}.bin", uuid::Uuid::new_v4().simple()))
+    remote
+        .folder()
+        .clone()
+        .join(format!("{}.bin", uuid::Uuid::new_v4().simple()))
 }
 
 fn upload(c: &mut Criterion, bench: &mut Bench) {
@@ -206,7 +218,11 @@ fn download(c: &mut Criterion, bench: &mut Bench) {
     group.bench_function("bare_list_and_get", |b| {
         b.iter(|| {
             runtime.block_on(async {
-                remote.store().list_with_delimiter(Some(remote.folder())).await.unwrap();
+                remote
+                    .store()
+                    .list_with_delimiter(Some(remote.folder()))
+                    .await
+                    .unwrap();
                 let got = remote.store().get(&path).await.unwrap();
                 got.bytes().await.unwrap()
             })
@@ -219,7 +235,10 @@ fn download(c: &mut Criterion, bench: &mut Bench) {
 /// uncompressed payload is also written to `<target>/cloud-bench-payload.bin`).
 fn bytes_per_save(bench: &mut Bench) {
     let save_id = save_on(&mut bench.uploader, &bench.bundle);
-    bench.uploader.note_save(SlotId::Manual(0), save_id).unwrap();
+    bench
+        .uploader
+        .note_save(SlotId::Manual(0), save_id)
+        .unwrap();
     let round = bench.runtime.block_on(bench.uploader.upload_due());
     let sent = round.uploaded.first().map_or(0, |u| u.bytes);
     let stored = SaveMeta::new(SlotId::Manual(0));
@@ -227,7 +246,9 @@ fn bytes_per_save(bench: &mut Bench) {
         compression: format::Compression::None,
         ..EncodeOptions::default()
     };
-    let uncompressed = format::encode(&stored, &bench.bundle, &raw).unwrap().to_vec();
+    let uncompressed = format::encode(&stored, &bench.bundle, &raw)
+        .unwrap()
+        .to_vec();
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| "target".into());
@@ -236,7 +257,10 @@ fn bytes_per_save(bench: &mut Bench) {
     println!("cloud bytes per save (real-game world, {blob} bytes of world blob):");
     println!("  uploaded (the .ksav file, LZ4): {sent} bytes");
     println!("  same save uncompressed: {} bytes", uncompressed.len());
-    println!("  at 1 Mbps: {:.2} s per upload", sent as f64 * 8.0 / 1_000_000.0);
+    println!(
+        "  at 1 Mbps: {:.2} s per upload",
+        sent as f64 * 8.0 / 1_000_000.0
+    );
 }
 
 fn cloud(c: &mut Criterion) {

@@ -138,7 +138,10 @@ impl SyncOptions {
         #[cfg(not(feature = "cloud"))]
         {
             let _ = (url, app);
-            Err("--cloud needs the `cloud` feature: cargo run --features cloud --example demo".into())
+            Err(
+                "--cloud needs the `cloud` feature: cargo run --features cloud --example demo"
+                    .into(),
+            )
         }
     }
 }

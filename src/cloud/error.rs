@@ -68,7 +68,9 @@ pub enum Rejection {
     #[error("it is not a readable save: {0}")]
     Format(#[source] FormatError),
     /// The file is from a newer format version; a newer build of the game can read it.
-    #[error("it is a save in format version {found}, newer than the version {supported} this build reads")]
+    #[error(
+        "it is a save in format version {found}, newer than the version {supported} this build reads"
+    )]
     NewerFormat {
         /// The version in the file.
         found: u16,

@@ -5,12 +5,12 @@ use super::sync::{Connection, SlotSync, SyncCore, SyncRound};
 use super::worker::{SyncCommand, SyncReport, SyncWorker};
 use crate::SlotId;
 use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
-use crate::plugin::{
-    KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh, RefreshSlots,
-    SaveCompleted, StoreOpener,
-};
 #[cfg(doc)]
 use crate::plugin::KeepsakePlugin;
+use crate::plugin::{
+    KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh, RefreshSlots, SaveCompleted,
+    StoreOpener,
+};
 use bevy::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -169,7 +169,10 @@ impl Plugin for CloudPlugin {
             .add_message::<CloudSaveRefused>()
             .add_message::<CloudUploaded>()
             .add_systems(Startup, start_sync)
-            .add_systems(PostUpdate, show_in_menu.run_if(resource_changed::<CloudStatus>))
+            .add_systems(
+                PostUpdate,
+                show_in_menu.run_if(resource_changed::<CloudStatus>),
+            )
             .add_systems(
                 PreUpdate,
                 (forward_commands, receive_reports)
@@ -188,8 +191,12 @@ fn start_sync(world: &mut World) {
     match start_worker(world, &setup) {
         Ok((worker, device_id, device_name)) => {
             let mut settings = world.resource_mut::<KeepsakeSettings>();
-            settings.save_extras.insert(DEVICE_ID_KEY.to_owned(), device_id);
-            settings.save_extras.insert(DEVICE_NAME_KEY.to_owned(), device_name);
+            settings
+                .save_extras
+                .insert(DEVICE_ID_KEY.to_owned(), device_id);
+            settings
+                .save_extras
+                .insert(DEVICE_NAME_KEY.to_owned(), device_name);
             world.insert_resource(CloudWorker(worker));
         }
         Err(reason) => {
@@ -199,11 +206,11 @@ fn start_sync(world: &mut World) {
     }
 }
 
-fn start_worker(
-    world: &World,
-    setup: &CloudSetup,
-) -> Result<(SyncWorker, String, String), String> {
-    let store = world.resource::<KeepsakeStore>().get().map_err(|e| e.to_string())?;
+fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String, String), String> {
+    let store = world
+        .resource::<KeepsakeStore>()
+        .get()
+        .map_err(|e| e.to_string())?;
     let profile = store.config().profile.as_str();
     let plugin = &setup.plugin;
     let remote = Remote::open(&plugin.url, &setup.game_id, profile, &plugin.policy)
@@ -285,7 +292,10 @@ fn apply_round(world: &mut World, round: SyncRound) {
         report(world, event);
     }
     for refused in &round.refused {
-        warn!("keepsake: cloud save {} refused: {}", refused.name, refused.reason);
+        warn!(
+            "keepsake: cloud save {} refused: {}",
+            refused.name, refused.reason
+        );
         let event = CloudSaveRefused {
             name: refused.name.clone(),
             reason: refused.reason.clone(),

@@ -179,7 +179,11 @@ impl Remote {
                 return Ok(Remote::new(Arc::new(local), "", game_id, profile));
             }
             "memory" => Arc::new(object_store::memory::InMemory::new()),
-            other => return Err(bad(format!("unknown scheme {other:?} (s3, gs, file, memory)"))),
+            other => {
+                return Err(bad(format!(
+                    "unknown scheme {other:?} (s3, gs, file, memory)"
+                )));
+            }
         };
         Ok(Remote::new(store, &prefix, game_id, profile))
     }
@@ -198,7 +202,6 @@ impl Remote {
     pub fn path_of(&self, name: &RemoteName) -> RemotePath {
         self.folder.clone().join(name.to_string())
     }
-
 }
 
 fn bucket_url(url: &Url) -> String {
@@ -275,7 +278,10 @@ mod tests {
         };
         let name = RemoteName::for_save(&meta, "3f9a1c0de2b4");
         let text = name.to_string();
-        assert!(text.starts_with("manual-03.1732250000123.3f9a1c0de2b4."), "{text}");
+        assert!(
+            text.starts_with("manual-03.1732250000123.3f9a1c0de2b4."),
+            "{text}"
+        );
         assert_eq!(RemoteName::parse(&text), Some(name));
         for bad in [
             "manual-03.g000001.ksav",

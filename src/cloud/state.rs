@@ -87,7 +87,10 @@ impl SyncState {
             .and_then(|text| ron::from_str::<SyncState>(text).map_err(|error| error.to_string()))
             .and_then(|state| match is_device_id(&state.device_id) {
                 true => Ok(state),
-                false => Err(format!("device id {:?} is not 12 hex digits", state.device_id)),
+                false => Err(format!(
+                    "device id {:?} is not 12 hex digits",
+                    state.device_id
+                )),
             });
         match parsed {
             Ok(state) => Ok((state, None)),

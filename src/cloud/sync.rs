@@ -154,7 +154,12 @@ impl SyncCore {
 
     /// When the next queued upload is due, if any is queued.
     pub fn next_upload_due(&self) -> Option<Timestamp> {
-        let due = self.state.pending.values().map(|p| p.next_attempt_ms).min()?;
+        let due = self
+            .state
+            .pending
+            .values()
+            .map(|p| p.next_attempt_ms)
+            .min()?;
         Some(Timestamp::from_unix_millis(due))
     }
 
@@ -301,7 +306,12 @@ impl SyncCore {
             location: location.to_string(),
             source,
         };
-        let result = self.remote.store.get(&location).await.map_err(remote_error)?;
+        let result = self
+            .remote
+            .store
+            .get(&location)
+            .await
+            .map_err(remote_error)?;
         let bytes = result.bytes().await.map_err(remote_error)?;
         if let Err(rejection) =
             verify_remote_save(name, &bytes, &config.layout, &config.encode.limits)
@@ -310,9 +320,9 @@ impl SyncCore {
         }
         match self.store.import(location.as_ref(), &bytes) {
             Ok(outcome) => Ok(Ok(outcome)),
-            Err(error) if error.is_newer_format() => Ok(Err(Rejection::SlotHoldsNewerFormat(
-                name.slot,
-            ))),
+            Err(error) if error.is_newer_format() => {
+                Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
+            }
             Err(error) => Err(error.into()),
         }
     }
@@ -381,9 +391,15 @@ impl SyncCore {
             match self.upload(save).await {
                 Ok(bytes) => {
                     self.state.pending.remove(&id);
-                    self.state.in_cloud.insert(id, Timestamp::now().unix_millis());
+                    self.state
+                        .in_cloud
+                        .insert(id, Timestamp::now().unix_millis());
                     let (slot, save_id) = (save.slot, id);
-                    round.uploaded.push(Uploaded { slot, save_id, bytes });
+                    round.uploaded.push(Uploaded {
+                        slot,
+                        save_id,
+                        bytes,
+                    });
                     // Not written down at once: should the game quit first, the next start
                     // uploads the save again, the storage answers that the (create-only)
                     // object exists, and that counts as done. The next state write records it.
@@ -404,7 +420,9 @@ impl SyncCore {
     /// Uploads one save's file unchanged, create-only. An existing object of that name is the
     /// same save (its name holds the save id): an earlier attempt whose answer was lost.
     async fn upload(&mut self, save: &StoredSave) -> Result<u64, CloudError> {
-        let bytes = self.store.read_generation_bytes(save.slot, save.generation)?;
+        let bytes = self
+            .store
+            .read_generation_bytes(save.slot, save.generation)?;
         let len = bytes.len() as u64;
         let name = RemoteName::for_save(&save.meta, self.device_id());
         let location = self.remote.path_of(&name);
@@ -413,7 +431,12 @@ impl SyncCore {
             ..PutOptions::default()
         };
         let payload = PutPayload::from(bytes);
-        match self.remote.store.put_opts(&location, payload, options).await {
+        match self
+            .remote
+            .store
+            .put_opts(&location, payload, options)
+            .await
+        {
             Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
                 self.connection = Connection::Online;
                 Ok(len)

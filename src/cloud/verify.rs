@@ -45,7 +45,11 @@ pub fn verify_remote_save(
         return mismatch("slot", name.slot.to_string(), meta.slot.to_string());
     }
     if meta.save_id != name.save_id {
-        return mismatch("save id", name.save_id.to_string(), meta.save_id.to_string());
+        return mismatch(
+            "save id",
+            name.save_id.to_string(),
+            meta.save_id.to_string(),
+        );
     }
     if meta.created_at.unix_millis() != name.created_ms {
         let stored = meta.created_at.unix_millis().to_string();

@@ -151,7 +151,9 @@ fn run(
 /// When the earliest queued upload is due, on the runtime's clock.
 fn upload_due(core: &SyncCore) -> Option<Instant> {
     let due = core.next_upload_due()?;
-    let wait = due.unix_millis().saturating_sub(Timestamp::now().unix_millis());
+    let wait = due
+        .unix_millis()
+        .saturating_sub(Timestamp::now().unix_millis());
     Some(Instant::now() + Duration::from_millis(wait.max(0) as u64))
 }
 

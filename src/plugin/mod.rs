@@ -61,9 +61,9 @@ pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
+pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 #[cfg(feature = "cloud")]
 pub(crate) use {status::ListingRefresh, store::StoreOpener};
-pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;

@@ -244,7 +244,11 @@ impl MenuModel {
 
     /// The same model with each row's cloud state from `badges` (slots it lacks get none).
     pub(crate) fn with_sync(mut self, badges: &SlotSyncBadges) -> Self {
-        for row in self.sections.iter_mut().flat_map(|section| &mut section.rows) {
+        for row in self
+            .sections
+            .iter_mut()
+            .flat_map(|section| &mut section.rows)
+        {
             row.sync = badges.0.get(&row.slot).cloned();
         }
         self

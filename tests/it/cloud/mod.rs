@@ -8,7 +8,7 @@ mod proxy;
 
 use crate::common::{crc_fixup, fixtures, real_world};
 use bevy_keepsake::SlotId;
-use bevy_keepsake::cloud::object_store::{ObjectStoreExt, PutPayload};
+use bevy_keepsake::cloud::object_store::{self, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use bevy_keepsake::cloud::{
     Connection, Remote, RemoteName, RequestPolicy, SlotSync, SyncCore, SyncRound,
 };
@@ -76,7 +76,12 @@ impl Device {
         Device::in_folder(dir, endpoint, name, policy)
     }
 
-    fn in_folder(dir: tempfile::TempDir, endpoint: &str, name: &str, policy: RequestPolicy) -> Device {
+    fn in_folder(
+        dir: tempfile::TempDir,
+        endpoint: &str,
+        name: &str,
+        policy: RequestPolicy,
+    ) -> Device {
         let config = StoreConfig::new(dir.path()).with_backups(32);
         let store = Arc::new(SlotStore::open(config).unwrap());
         let remote = Remote::open(&url(endpoint), GAME, "default", &policy).unwrap();
@@ -182,11 +187,19 @@ fn two_devices_saving_the_same_and_different_slots_end_with_every_save_on_both()
 
     let all: BTreeSet<Uuid> = from_desktop.iter().chain(&from_laptop).copied().collect();
     assert_eq!(all.len(), 16);
-    assert_eq!(desktop.ids(), laptop.ids(), "both devices hold the same saves");
+    assert_eq!(
+        desktop.ids(),
+        laptop.ids(),
+        "both devices hold the same saves"
+    );
     let held: BTreeSet<Uuid> = desktop.ids().into_values().flatten().collect();
     assert_eq!(held, all, "no save was lost");
     assert_eq!(desktop.ids()[&SlotId::Manual(0)].len(), 8);
-    assert_eq!(remote_names(&desktop, &endpoint).len(), 16, "one object per save");
+    assert_eq!(
+        remote_names(&desktop, &endpoint).len(),
+        16,
+        "one object per save"
+    );
 
     for slot in [SlotId::Manual(0), SlotId::Manual(1), SlotId::Manual(2)] {
         let (on_desktop, on_laptop) = (desktop.head(slot), laptop.head(slot));
@@ -200,10 +213,17 @@ fn two_devices_saving_the_same_and_different_slots_end_with_every_save_on_both()
             .map(|s| s.meta.created_at)
             .max()
             .unwrap();
-        assert_eq!(on_desktop.created_at, newest, "{slot}: the newest save heads it");
+        assert_eq!(
+            on_desktop.created_at, newest,
+            "{slot}: the newest save heads it"
+        );
     }
     let head = desktop.head(SlotId::Manual(2));
-    assert_eq!(head.device_name(), Some("laptop"), "the device is named in SaveMeta");
+    assert_eq!(
+        head.device_name(),
+        Some("laptop"),
+        "the device is named in SaveMeta"
+    );
     assert_eq!(head.device_id(), Some(laptop.core.device_id()));
 }
 
@@ -229,12 +249,24 @@ fn crossing_saves_of_one_slot_keep_both_and_the_older_can_be_chosen() {
     };
     assert_eq!(conflict.hidden_device, "desktop");
     assert_eq!(conflict.hidden_save, older);
-    assert_eq!(desktop.head(slot).save_id, newer, "the newest heads the slot");
-    assert_eq!(desktop.ids()[&slot], BTreeSet::from([older, newer]), "both kept");
+    assert_eq!(
+        desktop.head(slot).save_id,
+        newer,
+        "the newest heads the slot"
+    );
+    assert_eq!(
+        desktop.ids()[&slot],
+        BTreeSet::from([older, newer]),
+        "both kept"
+    );
 
     let generation = desktop.core.use_hidden_save(slot).unwrap();
     assert!(generation.is_some());
-    assert_eq!(desktop.head(slot).save_id, older, "the player chose the other save");
+    assert_eq!(
+        desktop.head(slot).save_id,
+        older,
+        "the player chose the other save"
+    );
     assert_eq!(desktop.ids()[&slot], BTreeSet::from([older, newer]));
     assert_eq!(desktop.core.slot_states().unwrap()[&slot], SlotSync::Synced);
 }
@@ -258,10 +290,17 @@ fn a_server_stopped_mid_upload_leaves_the_save_queued_until_it_is_back() {
         proxy.release();
         upload.join().unwrap()
     });
-    assert!(matches!(round.connection, Connection::Offline { .. }), "{round:?}");
+    assert!(
+        matches!(round.connection, Connection::Offline { .. }),
+        "{round:?}"
+    );
     assert_eq!(round.pending, 1);
     assert_eq!(round.slots[&slot], SlotSync::Offline);
-    assert_eq!(device.head(slot).save_id, saved, "the local save is untouched");
+    assert_eq!(
+        device.head(slot).save_id,
+        saved,
+        "the local save is untouched"
+    );
 
     let moto = Moto::start_on(port);
     moto.create_bucket(BUCKET);
@@ -289,15 +328,31 @@ fn server_errors_and_slow_answers_are_retried_and_never_touch_local_saves() {
     proxy.set(Fault::ServerError);
     let saved = device.save(slot);
     let round = device.upload();
-    assert!(matches!(round.connection, Connection::Offline { .. }), "{round:?}");
-    assert!(round.error.as_deref().unwrap_or_default().contains("upload"), "{round:?}");
-    assert_eq!((round.pending, round.slots[&slot].clone()), (1, SlotSync::Offline));
+    assert!(
+        matches!(round.connection, Connection::Offline { .. }),
+        "{round:?}"
+    );
+    assert!(
+        round
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("upload"),
+        "{round:?}"
+    );
+    assert_eq!(
+        (round.pending, round.slots[&slot].clone()),
+        (1, SlotSync::Offline)
+    );
     let due = device.core.next_upload_due().unwrap();
     assert!(due > Timestamp::now(), "a failed upload backs off");
 
     proxy.set(Fault::Delay(Duration::from_secs(4)));
     let round = device.sync();
-    assert!(matches!(round.connection, Connection::Offline { .. }), "a slow server times out");
+    assert!(
+        matches!(round.connection, Connection::Offline { .. }),
+        "a slow server times out"
+    );
     assert_eq!(device.head(slot).save_id, saved);
 
     proxy.set(Fault::Delay(Duration::from_millis(300)));
@@ -376,9 +431,28 @@ fn damaged_forged_and_newer_remote_files_never_replace_or_hide_a_local_save() {
     device.runtime.block_on(async {
         for (name, bytes) in &files {
             let payload = PutPayload::from(bytes.clone());
-            remote.store().put(&remote.path_of(name), payload).await.unwrap();
+            remote
+                .store()
+                .put(&remote.path_of(name), payload)
+                .await
+                .unwrap();
         }
     });
+
+    // Uploads are create-only: the server refuses to replace an object (If-None-Match: *).
+    let (name, bytes) = &files[0];
+    let replaced = device.runtime.block_on(remote.store().put_opts(
+        &remote.path_of(name),
+        PutPayload::from(bytes.clone()),
+        PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        },
+    ));
+    assert!(
+        matches!(replaced, Err(object_store::Error::AlreadyExists { .. })),
+        "{replaced:?}"
+    );
 
     let round = device.sync();
     assert_eq!(round.error, None);
@@ -386,9 +460,16 @@ fn damaged_forged_and_newer_remote_files_never_replace_or_hide_a_local_save() {
     assert_eq!(round.refused.len(), refused_count, "{:#?}", round.refused);
     assert_eq!(device.store.generations(slot).unwrap(), vec![1]);
     assert_eq!(device.head(slot).save_id, local);
-    assert_eq!(device.store.saves().unwrap().len(), 1, "no other slot gained a save");
+    assert_eq!(
+        device.store.saves().unwrap().len(),
+        1,
+        "no other slot gained a save"
+    );
     let again = device.sync();
-    assert!(again.refused.is_empty() && again.arrived.is_empty(), "{again:?}");
+    assert!(
+        again.refused.is_empty() && again.arrived.is_empty(),
+        "{again:?}"
+    );
 }
 
 /// Polls `done` until it holds (the work happens on other threads), failing after 30 s.

@@ -54,7 +54,11 @@ impl Moto {
     fn wait_ready(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 panic!(
                     "moto_server exited with {status} before answering on port {}; is moto installed? {INSTALL}",
                     self.port
@@ -123,7 +127,11 @@ pub fn http(port: u16, request_line: &str, body: &[u8]) -> (u16, Vec<u8>) {
         "{request_line}\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body)).is_err() {
+    if stream
+        .write_all(head.as_bytes())
+        .and_then(|()| stream.write_all(body))
+        .is_err()
+    {
         return (0, Vec::new());
     }
     let mut response = Vec::new();

@@ -68,9 +68,18 @@ fn a_game_quitting_with_uploads_pending_uploads_them_on_its_next_start() {
     update_until(&mut app, "the save to be offline", |app| {
         app.world().resource::<CloudStatus>().slot(slot) == Some(&SlotSync::Offline)
     });
-    let store = app.world().resource::<KeepsakeStore>().get().unwrap().clone();
+    let store = app
+        .world()
+        .resource::<KeepsakeStore>()
+        .get()
+        .unwrap()
+        .clone();
     let saved = store.load(slot).unwrap().meta;
-    assert_eq!(saved.device_name(), Some("handheld"), "SaveMeta names the device");
+    assert_eq!(
+        saved.device_name(),
+        Some("handheld"),
+        "SaveMeta names the device"
+    );
     drop(app); // the player quits: nothing waits for the network
     let queue = std::fs::read_to_string(root.path().join("default").join(STATE_FILE)).unwrap();
     assert!(

@@ -132,7 +132,10 @@ fn serve(mut client: TcpStream, upstream_port: u16, shared: &Shared) {
         let _ = client.shutdown(Shutdown::Both);
         return;
     };
-    if upstream.write_all(&with_connection_close(&request)).is_err() {
+    if upstream
+        .write_all(&with_connection_close(&request))
+        .is_err()
+    {
         let _ = client.shutdown(Shutdown::Both);
         return;
     }
