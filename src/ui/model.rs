@@ -83,9 +83,9 @@ impl SyncBadge {
     /// The badge's text.
     pub fn label(&self) -> &'static str {
         match self {
-            SyncBadge::Synced => "Synced",
+            SyncBadge::Synced => "In the cloud",
             SyncBadge::Uploading => "Uploading\u{2026}",
-            SyncBadge::Offline => "Offline \u{2013} will upload later",
+            SyncBadge::Offline => "Offline \u{2013} uploads later",
             SyncBadge::Conflict { .. } => "Conflict \u{2013} both saves kept",
         }
     }

@@ -210,9 +210,9 @@ fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) {
     };
     let text = match sync {
         SyncBadge::Conflict { hidden_device } => {
-            format!("\u{2601} Conflict \u{2013} {hidden_device}'s save kept as a backup")
+            format!("Conflict \u{2013} the save from {hidden_device} is kept as a backup")
         }
-        other => format!("\u{2601} {}", other.label()),
+        other => other.label().to_owned(),
     };
     ui.label(RichText::new(text).small().color(color));
 }
