@@ -270,7 +270,7 @@ impl SyncCore {
                     self.state.in_cloud.insert(name.save_id, uploaded);
                     if let ImportOutcome::Placed(receipt) = outcome {
                         self.note_conflict(&receipt, uploaded);
-                        round.arrived.push(receipt);
+                        round.arrived.push(*receipt);
                     }
                 }
                 Err(Rejection::NewerFormat { .. } | Rejection::SlotHoldsNewerFormat(_)) => {

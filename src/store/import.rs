@@ -42,7 +42,7 @@ pub enum ImportOutcome {
         generation: u64,
     },
     /// The file is now a generation of its slot.
-    Placed(ImportReceipt),
+    Placed(Box<ImportReceipt>),
 }
 
 /// Where an imported save was placed.
@@ -112,13 +112,13 @@ impl SlotStore {
         let below_head = self.generations(slot)?.split_off(1);
         // Pruning failures leave an extra old file, as after a save; the import is complete.
         let _ = self.prune(slot, &below_head);
-        Ok(ImportOutcome::Placed(ImportReceipt {
+        Ok(ImportOutcome::Placed(Box::new(ImportReceipt {
             slot,
             generation,
             meta,
             heads_slot,
             previous_head,
-        }))
+        })))
     }
 
     /// Makes `generation` head its slot (for a player choosing the save made on another

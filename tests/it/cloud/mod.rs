@@ -340,6 +340,7 @@ fn server_errors_and_slow_answers_are_retried_and_never_touch_local_saves() {
             .contains("upload"),
         "{round:?}"
     );
+    assert!(proxy.requests() > 0, "the request went through the proxy");
     assert_eq!(
         (round.pending, round.slots[&slot].clone()),
         (1, SlotSync::Offline)
