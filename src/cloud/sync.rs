@@ -8,7 +8,7 @@ use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
 use crate::store::{ImportOutcome, ImportReceipt, SlotStore, StoredSave};
 use object_store::{ObjectMeta, ObjectStoreExt, PutMode, PutOptions, PutPayload};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -94,6 +94,8 @@ pub struct SyncCore {
     /// (the game may have been updated by then).
     newer_format: HashSet<String>,
     connection: Connection,
+    /// The state changed since the state file was last written.
+    dirty: bool,
 }
 
 impl SyncCore {
@@ -112,6 +114,7 @@ impl SyncCore {
             state,
             newer_format: HashSet::new(),
             connection: Connection::NotYetTried,
+            dirty: false,
         };
         Ok((core, damaged))
     }
@@ -136,8 +139,13 @@ impl SyncCore {
         meta.with_device(self.device_id(), self.device_name.clone())
     }
 
-    /// Records a new durable save as an upload to make (durably, before any network work), and
-    /// clears the slot's conflict: the player has moved on from it.
+    /// Records a new durable save as an upload to make, and clears the slot's conflict: the
+    /// player has moved on from it.
+    ///
+    /// Nothing is written yet: the save file is itself the durable record of the upload to make
+    /// (every round queues the local saves the cloud is not known to have, so a game that quits
+    /// first uploads it on its next start). The queue file is written when an upload fails, with
+    /// its backoff, and at the end of each round that changed something.
     pub fn note_save(&mut self, slot: SlotId, save_id: Uuid) -> Result<(), CloudError> {
         if self.state.in_cloud.contains_key(&save_id) {
             return Ok(());
@@ -149,7 +157,17 @@ impl SyncCore {
         };
         self.state.pending.insert(save_id, pending);
         self.state.conflicts.remove(&slot);
-        self.state.save(&self.store)
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Writes the state file if it changed since it was last written.
+    fn persist(&mut self) -> Result<(), CloudError> {
+        if self.dirty {
+            self.state.save(&self.store)?;
+            self.dirty = false;
+        }
+        Ok(())
     }
 
     /// When the next queued upload is due, if any is queued.
@@ -220,7 +238,7 @@ impl SyncCore {
         self.download_missing(&listing, &local_ids, round).await?;
         local = self.store.saves()?;
         self.queue_unsynced(&local);
-        self.state.save(&self.store)?;
+        self.persist()?;
         self.upload_pending(round, true).await
     }
 
@@ -282,7 +300,7 @@ impl SyncCore {
                     round.refused.push(Refused { name: text, reason });
                 }
             }
-            self.state.save(&self.store)?;
+            self.dirty = true;
         }
         Ok(())
     }
@@ -380,7 +398,12 @@ impl SyncCore {
         if due.is_empty() {
             return Ok(());
         }
-        let local = self.store.saves()?;
+        // Only the slots with uploads due are read.
+        let slots: BTreeSet<SlotId> = due.iter().map(|id| self.state.pending[id].slot).collect();
+        let mut local = Vec::new();
+        for slot in slots {
+            local.extend(self.store.saves_in(slot)?);
+        }
         let by_id: HashMap<Uuid, &StoredSave> = local.iter().map(|s| (s.meta.save_id, s)).collect();
         for id in due {
             let Some(save) = by_id.get(&id) else {
@@ -409,7 +432,8 @@ impl SyncCore {
                     for pending in self.state.pending.values_mut() {
                         pending.failed(now);
                     }
-                    self.state.save(&self.store)?;
+                    self.dirty = true;
+                    self.persist()?;
                     return Err(error);
                 }
             }
@@ -450,6 +474,7 @@ impl SyncCore {
     }
 
     fn finish(&mut self, mut round: SyncRound, result: Result<(), CloudError>) -> SyncRound {
+        let result = result.and(self.persist());
         if let Err(error) = result {
             if let CloudError::Remote { .. } = error {
                 self.connection = Connection::Offline {

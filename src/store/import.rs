@@ -146,6 +146,12 @@ impl SlotStore {
         Ok(saves)
     }
 
+    /// The readable generations of one slot with their metadata, newest first.
+    pub fn saves_in(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
+        self.check_slot(slot)?;
+        self.generation_metas(slot)
+    }
+
     /// The whole file of one generation, for copying it elsewhere unchanged.
     pub fn read_generation_bytes(
         &self,
