@@ -319,9 +319,10 @@ fn apply_round(world: &mut World, round: SyncRound) {
 }
 
 /// Copies each slot's state into the save menu's badges (when the menu is built in).
-fn show_in_menu(status: Res<CloudStatus>, mut commands: Commands) {
+fn show_in_menu(status: Res<CloudStatus>, commands: Commands) {
     #[cfg(feature = "save_menu")]
     {
+        let mut commands = commands;
         use crate::ui::{SlotSyncBadges, SyncBadge};
         let badge = |sync: &SlotSync| match sync {
             SlotSync::Synced => SyncBadge::Synced,

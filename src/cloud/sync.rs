@@ -96,6 +96,9 @@ pub struct SyncCore {
     connection: Connection,
     /// The state changed since the state file was last written.
     dirty: bool,
+    /// The slots holding saves at the last look (rounds report their state without reading
+    /// every slot's files again).
+    slots_with_saves: BTreeSet<SlotId>,
 }
 
 impl SyncCore {
@@ -115,6 +118,7 @@ impl SyncCore {
             newer_format: HashSet::new(),
             connection: Connection::NotYetTried,
             dirty: false,
+            slots_with_saves: BTreeSet::new(),
         };
         Ok((core, damaged))
     }
@@ -156,8 +160,9 @@ impl SyncCore {
             next_attempt_ms: 0,
         };
         self.state.pending.insert(save_id, pending);
-        self.state.conflicts.remove(&slot);
-        self.dirty = true;
+        self.slots_with_saves.insert(slot);
+        // A pending entry need not be written (see above); a cleared conflict should be.
+        self.dirty |= self.state.conflicts.remove(&slot).is_some();
         Ok(())
     }
 
@@ -221,7 +226,7 @@ impl SyncCore {
     /// The cloud state of every slot holding saves.
     pub fn slot_states(&self) -> Result<BTreeMap<SlotId, SlotSync>, CloudError> {
         let saves = self.store.saves()?;
-        Ok(self.slot_states_of(&saves))
+        Ok(self.states_of(saves.iter().map(|s| s.slot)))
     }
 
     async fn sync_inner(&mut self, round: &mut SyncRound) -> Result<(), CloudError> {
@@ -237,6 +242,7 @@ impl SyncCore {
         }
         self.download_missing(&listing, &local_ids, round).await?;
         local = self.store.saves()?;
+        self.slots_with_saves = local.iter().map(|s| s.slot).collect();
         self.queue_unsynced(&local);
         self.persist()?;
         self.upload_pending(round, true).await
@@ -485,25 +491,23 @@ impl SyncCore {
         }
         round.connection = self.connection.clone();
         round.pending = self.state.pending.len();
-        round.slots = self.slot_states().unwrap_or_default();
+        round.slots = self.states_of(self.slots_with_saves.iter().copied());
         round
     }
 
-    fn slot_states_of(&self, saves: &[StoredSave]) -> BTreeMap<SlotId, SlotSync> {
+    fn states_of(&self, slots: impl Iterator<Item = SlotId>) -> BTreeMap<SlotId, SlotSync> {
         let pending_slots: HashSet<SlotId> = self.state.pending.values().map(|p| p.slot).collect();
-        let mut slots = BTreeMap::new();
-        for save in saves {
-            let state = if let Some(conflict) = self.state.conflicts.get(&save.slot) {
+        let state_of = |slot: SlotId| {
+            if let Some(conflict) = self.state.conflicts.get(&slot) {
                 SlotSync::Conflict(conflict.clone())
-            } else if !pending_slots.contains(&save.slot) {
+            } else if !pending_slots.contains(&slot) {
                 SlotSync::Synced
             } else if let Connection::Offline { .. } = self.connection {
                 SlotSync::Offline
             } else {
                 SlotSync::Uploading
-            };
-            slots.insert(save.slot, state);
-        }
-        slots
+            }
+        };
+        slots.map(|slot| (slot, state_of(slot))).collect()
     }
 }
