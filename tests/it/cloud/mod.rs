@@ -364,6 +364,36 @@ fn server_errors_and_slow_answers_are_retried_and_never_touch_local_saves() {
     assert_eq!(device.store.generations(slot).unwrap(), vec![1]);
 }
 
+#[test]
+fn a_save_whose_upload_was_never_attempted_is_uploaded_by_the_next_start() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let endpoint = moto.endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_owned();
+    let mut device = Device::in_folder(dir, &endpoint, "desktop", quick_policy());
+    assert_eq!(device.sync().error, None);
+    let saved = device.save(SlotId::Auto(2));
+    // The game is killed before the sync thread did anything with the save.
+    let Device {
+        _dir: dir,
+        store,
+        core,
+        runtime,
+    } = device;
+    drop((core, runtime, store));
+
+    let mut restarted = Device::in_folder(dir, &endpoint, "desktop", quick_policy());
+    assert_eq!(restarted.store.dir(), root.join("default"));
+    let round = restarted.sync();
+    assert_eq!((round.error, round.pending), (None, 0));
+    assert_eq!(round.uploaded.len(), 1);
+    assert_eq!(round.uploaded[0].save_id, saved);
+    let mut laptop = Device::new(&endpoint, "laptop");
+    laptop.sync();
+    assert_eq!(laptop.head(SlotId::Auto(2)).save_id, saved);
+}
+
 /// A save file as another device would upload it, with its remote name.
 fn foreign_file(slot: SlotId, bundle: &SaveBundle, minutes_ahead: i64) -> (RemoteName, Vec<u8>) {
     let meta = SaveMeta {
