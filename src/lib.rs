@@ -17,6 +17,9 @@
 //! Most games need only the [`prelude`].
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cloud")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
+pub mod cloud;
 pub mod format;
 pub mod plugin;
 mod slot;

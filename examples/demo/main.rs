@@ -11,9 +11,17 @@
 //! - `dump.rs` prints a save's world as RON through the game's types, without opening a window:
 //!   `--dump <file>`.
 //!
+//! - Cloud saves (feature `cloud`): `--cloud <url>` syncs the saves with S3-compatible storage
+//!   and shows each slot's sync state in the menu; `--device <name>` names this device in its
+//!   saves and `--save-root <dir>` keeps its saves apart, so two demos on one machine play the
+//!   part of two devices.
+//!
 //! ```text
 //! cargo run --release --example demo
 //! cargo run --example demo -- --dump ~/.local/share/keepsake-arena/saves/default/quick-00.g000001.ksav
+//! cargo run --release --features cloud --example demo -- \
+//!     --cloud 's3://saves/arena?endpoint=http://127.0.0.1:5000&region=us-east-1&access_key_id=x&secret_access_key=x' \
+//!     --device laptop --save-root /tmp/arena-laptop
 //! ```
 
 mod dump;
@@ -32,10 +40,19 @@ fn main() -> AppExit {
     {
         return dump::run(file.as_ref());
     }
+    let usage = "usage: demo [--smoke [--shots <dir>]] [--cloud <url> [--device <name>]] \
+                 [--save-root <dir>] | demo --dump <file>";
+    let (sync, args) = match SyncOptions::from_args(args) {
+        Ok(split) => split,
+        Err(message) => {
+            eprintln!("{message}\n{usage}");
+            return AppExit::error();
+        }
+    };
     let smoke = match smoke::SmokeOptions::from_args(args.into_iter()) {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("{message}\nusage: demo [--smoke [--shots <dir>]] | demo --dump <file>");
+            eprintln!("{message}\n{usage}");
             return AppExit::error();
         }
     };
@@ -50,6 +67,9 @@ fn main() -> AppExit {
             .save_root(&options.save_root)
             .autosave_every(Duration::ZERO);
     }
+    if let Some(root) = &sync.save_root {
+        keepsake = keepsake.save_root(root);
+    }
 
     let mut app = App::new();
     app.add_plugins(DefaultPlugins.set(WindowPlugin {
@@ -63,10 +83,65 @@ fn main() -> AppExit {
     .add_plugins(keepsake)
     .add_plugins(SaveMenuPlugins)
     .add_plugins(game::ArenaPlugin);
+    if let Err(message) = sync.add_cloud(&mut app) {
+        eprintln!("{message}");
+        return AppExit::error();
+    }
     let Some(options) = smoke else {
         return app.run();
     };
     app.add_plugins(smoke::SmokePlugin(options.clone()));
     let exit = app.run();
     smoke::verify_exit_save(&options, exit)
+}
+
+/// The cloud and save-folder flags, taken out before the smoke check reads the rest.
+#[derive(Default)]
+struct SyncOptions {
+    cloud: Option<String>,
+    device: Option<String>,
+    save_root: Option<std::path::PathBuf>,
+}
+
+impl SyncOptions {
+    fn from_args(args: Vec<String>) -> Result<(Self, Vec<String>), String> {
+        let mut options = SyncOptions::default();
+        let mut rest = Vec::new();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
+            match arg.as_str() {
+                "--cloud" => options.cloud = Some(value("--cloud")?),
+                "--device" => options.device = Some(value("--device")?),
+                "--save-root" => options.save_root = Some(value("--save-root")?.into()),
+                _ => rest.push(arg),
+            }
+        }
+        Ok((options, rest))
+    }
+
+    /// Adds cloud sync when `--cloud` was given (the example needs the `cloud` feature then).
+    fn add_cloud(&self, app: &mut App) -> Result<(), String> {
+        let Some(url) = &self.cloud else {
+            return Ok(());
+        };
+        #[cfg(feature = "cloud")]
+        {
+            let mut cloud = bevy_keepsake::cloud::CloudPlugin::new(url.clone())
+                .sync_every(Some(Duration::from_secs(30)));
+            if let Some(device) = &self.device {
+                cloud = cloud.device_name(device.clone());
+            }
+            app.add_plugins(cloud);
+            Ok(())
+        }
+        #[cfg(not(feature = "cloud"))]
+        {
+            let _ = (url, app);
+            Err(
+                "--cloud needs the `cloud` feature: cargo run --features cloud --example demo"
+                    .into(),
+            )
+        }
+    }
 }

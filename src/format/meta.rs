@@ -47,6 +47,15 @@ impl From<SystemTime> for Timestamp {
     }
 }
 
+/// The [`SaveMeta::extras`] key holding the name of the device that made the save (e.g.
+/// `steamdeck`), shown by menus for saves that came from another device. A well-known key
+/// rather than a field, so the format (and every golden file) stays at version 1.
+pub const DEVICE_NAME_KEY: &str = "keepsake.device";
+
+/// The [`SaveMeta::extras`] key holding the random id of the installation that made the save;
+/// cloud sync uses it to tell its own saves from other devices' ones.
+pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
+
 /// Everything a save menu needs to show about a save, stored uncompressed after the header so a
 /// listing reads only this.
 ///
@@ -102,6 +111,24 @@ impl SaveMeta {
     #[must_use]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = title.into();
+        self
+    }
+
+    /// The name of the device that made the save, when it recorded one ([`DEVICE_NAME_KEY`]).
+    pub fn device_name(&self) -> Option<&str> {
+        self.extras.get(DEVICE_NAME_KEY).map(String::as_str)
+    }
+
+    /// The id of the installation that made the save, when it recorded one ([`DEVICE_ID_KEY`]).
+    pub fn device_id(&self) -> Option<&str> {
+        self.extras.get(DEVICE_ID_KEY).map(String::as_str)
+    }
+
+    /// Records the device that makes the save.
+    #[must_use]
+    pub fn with_device(mut self, id: impl Into<String>, name: impl Into<String>) -> Self {
+        self.extras.insert(DEVICE_ID_KEY.to_owned(), id.into());
+        self.extras.insert(DEVICE_NAME_KEY.to_owned(), name.into());
         self
     }
 }

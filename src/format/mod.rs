@@ -83,4 +83,4 @@ pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, 
 pub use error::{FormatError, Section};
 pub use header::{Compression, FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use limits::{LZ4_MAX_RATIO, Limits};
-pub use meta::{SaveMeta, Timestamp};
+pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};

@@ -33,7 +33,7 @@ use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -385,6 +385,7 @@ struct CapturedSave {
     game_tick: u64,
     title: String,
     game_version: String,
+    extras: BTreeMap<String, String>,
 }
 
 impl CapturedSave {
@@ -396,6 +397,7 @@ impl CapturedSave {
             game_tick: self.game_tick,
             title: self.title.clone(),
             game_version: self.game_version.clone(),
+            extras: self.extras.clone(),
             thumbnail,
             ..SaveMeta::new(slot)
         }
@@ -465,6 +467,7 @@ fn capture(
         game_tick,
         title: world.resource::<SaveTitle>().0.clone(),
         game_version: world.resource::<KeepsakeSettings>().game_version.clone(),
+        extras: world.resource::<KeepsakeSettings>().save_extras.clone(),
     })
 }
 

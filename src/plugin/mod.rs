@@ -62,6 +62,8 @@ pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTi
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
+#[cfg(feature = "cloud")]
+pub(crate) use {status::ListingRefresh, store::StoreOpener};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;

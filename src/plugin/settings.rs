@@ -2,6 +2,7 @@
 
 use super::job::SaveTarget;
 use bevy::prelude::*;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Runtime settings of the plugin; change them at any time.
@@ -34,6 +35,9 @@ pub struct KeepsakeSettings {
     /// Whether an autosave is made when the primary window loses focus (alt-tab, a laptop lid, a
     /// handheld's suspend button). Default no.
     pub autosave_on_focus_loss: bool,
+    /// Key/value pairs written into every save's [`SaveMeta::extras`](crate::format::SaveMeta)
+    /// (cloud sync records the device here; games can add their own).
+    pub save_extras: BTreeMap<String, String>,
 }
 
 /// Whether, and where, the app saves when it is about to exit.
@@ -70,6 +74,7 @@ impl Default for KeepsakeSettings {
             game_version: String::new(),
             save_on_exit: SaveOnExit::Off,
             autosave_on_focus_loss: false,
+            save_extras: BTreeMap::new(),
         }
     }
 }

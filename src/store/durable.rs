@@ -4,10 +4,9 @@
 use super::error::StoreError;
 use super::fs::FileSystem;
 use super::layout::temp_file_name;
-use crate::format::EncodedSave;
 use std::path::{Path, PathBuf};
 
-/// Writes `encoded` to `dir/final_name` so that, whatever fails or crashes, the file either does
+/// Writes `parts` (back to back) to `dir/final_name` so that, whatever fails or crashes, the file either does
 /// not exist or is complete and durable.
 ///
 /// On any error the temporary file is removed and no existing file is touched. An fsync error is
@@ -19,7 +18,7 @@ pub(crate) fn write_durably(
     fs: &dyn FileSystem,
     dir: &Path,
     final_name: &str,
-    encoded: &EncodedSave,
+    parts: &[&[u8]],
 ) -> Result<PathBuf, StoreError> {
     let final_path = dir.join(final_name);
     let temp_path = dir.join(temp_file_name(final_name));
@@ -27,9 +26,8 @@ pub(crate) fn write_durably(
     let mut file = fs
         .create_new(&temp_path)
         .map_err(StoreError::io("create the temporary file", &temp_path))?;
-    let written = encoded
-        .parts()
-        .into_iter()
+    let written = parts
+        .iter()
         .try_for_each(|part| file.write_all(part))
         .map_err(StoreError::io("write the temporary file", &temp_path))
         .and_then(|()| {

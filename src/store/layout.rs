@@ -111,6 +111,14 @@ pub(crate) fn parse_generation_file(name: &str) -> Option<(SlotId, u64)> {
         return None;
     }
     let generation = generation.parse().ok()?;
+    let slot = parse_slot_stem(stem)?;
+    // Only the canonical spelling counts, so one file maps to one name.
+    (generation_file_name(slot, generation) == name).then_some((slot, generation))
+}
+
+/// Parses a slot's file-name stem (`manual-03`) back into the slot; `None` for anything else,
+/// non-canonical spellings included.
+pub(crate) fn parse_slot_stem(stem: &str) -> Option<SlotId> {
     let (kind, index) = stem.split_once('-')?;
     if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -122,8 +130,7 @@ pub(crate) fn parse_generation_file(name: &str) -> Option<(SlotId, u64)> {
         "quick" if index == 0 => SlotId::Quick,
         _ => return None,
     };
-    // Only the canonical spelling counts, so one file maps to one name.
-    (generation_file_name(slot, generation) == name).then_some((slot, generation))
+    (slot_stem(slot) == stem).then_some(slot)
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@
 mod durable;
 mod error;
 mod fs;
+mod import;
 mod layout;
 mod listing;
 mod names;
@@ -42,7 +43,9 @@ mod slot_store;
 
 pub use error::{GenerationFailure, StoreError};
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+pub use import::{ImportOutcome, ImportReceipt, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
+pub(crate) use layout::{parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};

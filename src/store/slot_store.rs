@@ -173,8 +173,8 @@ impl LoadedSave {
 #[derive(Clone, Debug)]
 pub struct SlotStore {
     config: StoreConfig,
-    dir: PathBuf,
-    fs: Arc<dyn FileSystem>,
+    pub(super) dir: PathBuf,
+    pub(super) fs: Arc<dyn FileSystem>,
 }
 
 impl SlotStore {
@@ -229,7 +229,7 @@ impl SlotStore {
         let generations = self.generations(slot)?;
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
-        let path = write_durably(self.fs.as_ref(), &self.dir, &name, &encoded)?;
+        let path = write_durably(self.fs.as_ref(), &self.dir, &name, &encoded.parts())?;
         let (pruned, prune_error) = self.prune(slot, &generations);
         Ok(SaveReceipt {
             slot,
@@ -393,7 +393,7 @@ impl SlotStore {
         self.dir.join(generation_file_name(slot, generation))
     }
 
-    fn check_slot(&self, slot: SlotId) -> Result<(), StoreError> {
+    pub(super) fn check_slot(&self, slot: SlotId) -> Result<(), StoreError> {
         let layout = self.config.layout;
         if layout.contains(slot) {
             Ok(())
@@ -406,7 +406,7 @@ impl SlotStore {
         }
     }
 
-    fn lock(&self, slot: SlotId) -> Result<Box<dyn LockGuard>, StoreError> {
+    pub(super) fn lock(&self, slot: SlotId) -> Result<Box<dyn LockGuard>, StoreError> {
         let path = self.dir.join(lock_file_name(slot));
         self.fs
             .lock(&path)
@@ -414,7 +414,7 @@ impl SlotStore {
     }
 
     /// Every slot's generations found in the folder, newest first.
-    fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
+    pub(super) fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
         let names = self
             .fs
             .list_dir(&self.dir)
@@ -447,7 +447,7 @@ impl SlotStore {
             .collect())
     }
 
-    fn slot_status(&self, slot: SlotId, generations: &[u64]) -> SlotStatus {
+    pub(super) fn slot_status(&self, slot: SlotId, generations: &[u64]) -> SlotStatus {
         let Some(&newest) = generations.first() else {
             return SlotStatus::Empty;
         };
@@ -471,7 +471,7 @@ impl SlotStore {
         }
     }
 
-    fn read_summary(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+    pub(super) fn read_summary(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
         let mut file = self
             .fs
             .open_read(path)
@@ -485,7 +485,7 @@ impl SlotStore {
     }
 
     /// Reads a whole file (after checking its size against the limits) and decodes it.
-    fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
+    pub(super) fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
         let mut file = self
             .fs
             .open_read(path)
@@ -536,7 +536,7 @@ impl SlotStore {
     /// of that name, no permission; see [`is_unreadable_entry`]). A newest file whose read fails
     /// for another reason (an I/O error that may pass) does: the store cannot tell what it would
     /// be burying.
-    fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
+    pub(super) fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
         let path = self.path_of(slot, newest);
         let mut file = match self.fs.open_read(&path) {
             Ok(file) => file,
@@ -568,7 +568,7 @@ impl SlotStore {
 
     /// Removes the generations of `slot` beyond the configured backups, oldest first, once the
     /// new save (not in `generations`) is durable. Returns how many went, and the first failure.
-    fn prune(&self, slot: SlotId, generations: &[u64]) -> (usize, Option<StoreError>) {
+    pub(super) fn prune(&self, slot: SlotId, generations: &[u64]) -> (usize, Option<StoreError>) {
         let keep = 1 + usize::from(self.config.backups);
         let stale = generations.iter().skip(keep - 1).rev();
         let (mut pruned, mut prune_error) = (0, None);

@@ -2,7 +2,7 @@
 //! there when the listing or the jobs change; drawing runs in bevy_egui's pass and only returns
 //! clicks, which the systems here turn into requests.
 
-use super::model::{MenuModel, ThumbnailKey};
+use super::model::{MenuModel, SlotSyncBadges, ThumbnailKey};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::view::{self, MenuClick, MenuFrame};
@@ -165,6 +165,7 @@ fn refresh_model(
     time: Res<Time<Real>>,
     mut view: ResMut<MenuView>,
     mut relist: MessageWriter<RefreshSlots>,
+    sync: Option<Res<SlotSyncBadges>>,
 ) {
     let opened = menu.is_open() && !view.was_open;
     view.was_open = menu.is_open();
@@ -178,11 +179,16 @@ fn refresh_model(
         .built_at
         .is_none_or(|at| time.elapsed() - at >= Duration::from_secs(1))
         || view.slots_refreshes != slots.refreshes()
-        || view.status != *status;
+        || view.status != *status
+        || sync.as_ref().is_some_and(|sync| sync.is_changed());
     if !stale {
         return;
     }
-    view.model = MenuModel::build(&slots, &status, Timestamp::now(), &chrono::Local);
+    let model = MenuModel::build(&slots, &status, Timestamp::now(), &chrono::Local);
+    view.model = match &sync {
+        Some(sync) => model.with_sync(sync),
+        None => model,
+    };
     view.built_at = Some(time.elapsed());
     view.slots_refreshes = slots.refreshes();
     view.status = status.clone();

@@ -46,6 +46,7 @@ mod toasts;
 mod view;
 
 pub use menu::{SaveMenuPlugin, SaveMenuSettings};
+pub use model::{SlotSyncBadges, SyncBadge};
 pub use state::SaveMenu;
 pub use text::format_playtime;
 pub use thumbnails::SaveThumbnailsPlugin;

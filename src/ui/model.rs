@@ -7,7 +7,9 @@ use crate::format::Timestamp;
 use crate::plugin::{KeepsakeStatus, SaveSlots, SlotAction};
 use crate::slot::{SlotId, SlotKind};
 use crate::store::{SavedSlot, SlotEntry, SlotStatus};
+use bevy::prelude::Resource;
 use chrono::TimeZone;
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 /// The menu's three sections, in the order they are shown.
@@ -59,6 +61,39 @@ impl Badge {
         }
     }
 }
+
+/// A slot's cloud state, shown beside its name when cloud saves are on (the `cloud` feature's
+/// plugin fills [`SlotSyncBadges`]; without it no row has one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncBadge {
+    /// Every save of the slot is in the cloud.
+    Synced,
+    /// A save is being uploaded.
+    Uploading,
+    /// A save waits for the storage to answer again.
+    Offline,
+    /// Two devices saved the slot; the newest heads it and the other save is kept below.
+    Conflict {
+        /// The device that made the save kept below.
+        hidden_device: String,
+    },
+}
+
+impl SyncBadge {
+    /// The badge's text.
+    pub fn label(&self) -> &'static str {
+        match self {
+            SyncBadge::Synced => "In the cloud",
+            SyncBadge::Uploading => "Uploading\u{2026}",
+            SyncBadge::Offline => "Offline \u{2013} uploads later",
+            SyncBadge::Conflict { .. } => "Conflict \u{2013} both saves kept",
+        }
+    }
+}
+
+/// Each slot's cloud state for the save menu. Empty (no badges) unless a cloud plugin keeps it.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SlotSyncBadges(pub BTreeMap<SlotId, SyncBadge>);
 
 /// Which actions a row's buttons allow right now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,6 +162,8 @@ pub(crate) struct SlotRow {
     pub(crate) save: Option<ShownSave>,
     /// Empty, damaged or restored from backup.
     pub(crate) badge: Option<Badge>,
+    /// Its cloud state, when cloud saves are on.
+    pub(crate) sync: Option<SyncBadge>,
     /// A save, load or delete of this slot is running or waiting.
     pub(crate) busy: bool,
     /// The enabled buttons.
@@ -205,6 +242,18 @@ impl MenuModel {
         }
     }
 
+    /// The same model with each row's cloud state from `badges` (slots it lacks get none).
+    pub(crate) fn with_sync(mut self, badges: &SlotSyncBadges) -> Self {
+        for row in self
+            .sections
+            .iter_mut()
+            .flat_map(|section| &mut section.rows)
+        {
+            row.sync = badges.0.get(&row.slot).cloned();
+        }
+        self
+    }
+
     /// All rows, in display order (the order keyboard navigation walks).
     pub(crate) fn rows(&self) -> impl Iterator<Item = &SlotRow> {
         self.sections.iter().flat_map(|section| &section.rows)
@@ -271,6 +320,7 @@ where
         name: entry.slot.to_string(),
         save,
         badge,
+        sync: None,
         busy,
         actions,
     }

@@ -748,3 +748,36 @@ fn thumbnail_keys_change_with_every_save() {
     assert_ne!(a, b);
     assert_ne!(a.save_id, b.save_id);
 }
+
+#[test]
+fn cloud_sync_states_reach_their_rows_and_only_theirs() {
+    use super::model::{SlotSyncBadges, SyncBadge};
+    let conflict = SyncBadge::Conflict {
+        hidden_device: "laptop".to_owned(),
+    };
+    let badges = SlotSyncBadges(
+        [
+            (SlotId::Quick, SyncBadge::Synced),
+            (SlotId::Manual(0), conflict.clone()),
+        ]
+        .into(),
+    );
+    let plain = model();
+    assert!(
+        plain.rows().all(|row| row.sync.is_none()),
+        "no cloud, no badges"
+    );
+    let synced = plain.with_sync(&badges);
+    assert_eq!(
+        synced.row_of(SlotId::Quick).unwrap().sync,
+        Some(SyncBadge::Synced)
+    );
+    assert_eq!(
+        synced.row_of(SlotId::Manual(0)).unwrap().sync,
+        Some(conflict)
+    );
+    let others = synced
+        .rows()
+        .filter(|row| !matches!(row.slot, SlotId::Quick | SlotId::Manual(0)));
+    assert!(others.map(|row| &row.sync).all(Option::is_none));
+}

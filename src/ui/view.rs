@@ -2,7 +2,7 @@
 //! the menu state and the toasts; clicks are returned for the systems to apply through
 //! [`SaveMenu`], like the keyboard.
 
-use super::model::{Badge, MenuModel, SlotRow};
+use super::model::{Badge, MenuModel, SlotRow, SyncBadge};
 use super::state::{Confirmation, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::toasts::{ToastKind, Toasts};
@@ -201,6 +201,22 @@ fn draw_thumbnail(ui: &mut egui::Ui, row: &SlotRow, texture: Option<&egui::Textu
     );
 }
 
+/// The slot's cloud state; a conflict names the device whose save is kept below.
+fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) {
+    let color = match sync {
+        SyncBadge::Synced => GOOD,
+        SyncBadge::Uploading => ui.visuals().hyperlink_color,
+        SyncBadge::Offline | SyncBadge::Conflict { .. } => WARNING,
+    };
+    let text = match sync {
+        SyncBadge::Conflict { hidden_device } => {
+            format!("Conflict \u{2013} the save from {hidden_device} is kept as a backup")
+        }
+        other => other.label().to_owned(),
+    };
+    ui.label(RichText::new(text).small().color(color));
+}
+
 fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
     ui.spacing_mut().item_spacing.y = 4.0;
     ui.horizontal(|ui| {
@@ -215,6 +231,9 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
             if let Badge::Damaged { reason } | Badge::RestoredFromBackup { reason } = badge {
                 label.on_hover_text(reason);
             }
+        }
+        if let Some(sync) = &row.sync {
+            draw_sync_badge(ui, sync);
         }
     });
     match &row.save {
@@ -372,6 +391,7 @@ mod tests {
             name: "Manual 3".to_owned(),
             save: None,
             badge: None,
+            sync: None,
             busy: false,
             actions: RowActions::from_fn(|_| true),
         };

@@ -8,6 +8,8 @@
 static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
 
 mod assets;
+#[cfg(feature = "cloud")]
+mod cloud;
 mod common;
 mod corruption_corpus;
 mod crash_sigkill;

@@ -1,0 +1,58 @@
+//! Cloud saves (feature `cloud`): every durable save is uploaded to S3-compatible object storage
+//! (or Google Cloud Storage, a folder, memory) and other devices' saves are downloaded, verified
+//! and kept beside the local ones. Built on the `object_store` crate, on a thread of its own.
+//!
+//! # Rules
+//!
+//! - The local store stays the source of truth: a save is durable on disk before anything is
+//!   sent, play never waits on the network, and everything works offline.
+//! - Uploads send the generation file unchanged, create-only, under a name unique to the save
+//!   (see [`remote`]); a device never overwrites another's file.
+//! - Downloads happen at start, on [`RefreshSlots`](crate::plugin::RefreshSlots) and every
+//!   [`CloudPlugin::sync_every`]. Each file is verified in full ([`verify_remote_save`]) and
+//!   placed through the store's durable write ([`SlotStore::import`]); a damaged, forged or
+//!   newer-format file is refused and never replaces or hides a local save.
+//! - Conflicts keep both saves: the newest by creation time heads the slot, the other stays the
+//!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]).
+//! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
+//!   with backoff, at the latest on the next start.
+//!
+//! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
+//! [`CloudPlugin`] connects them to [`KeepsakePlugin`](crate::plugin::KeepsakePlugin).
+//!
+//! [`SlotStore::import`]: crate::store::SlotStore::import
+//! [`SaveMeta::device_name`]: crate::format::SaveMeta::device_name
+
+mod error;
+mod plugin;
+pub mod remote;
+mod state;
+mod sync;
+mod verify;
+mod worker;
+
+/// The storage layer, re-exported for games and tests that build their own [`Remote`].
+pub use object_store;
+
+pub use error::{CloudError, Rejection};
+pub use plugin::{
+    CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
+};
+pub use remote::{Remote, RemoteName, RequestPolicy};
+pub use state::{Conflict, STATE_FILE};
+pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};
+pub use verify::verify_remote_save;
+pub use worker::{SyncCommand, SyncReport, SyncWorker};
+
+/// This machine's name as the operating system reports it (`HOSTNAME`, `COMPUTERNAME` or
+/// `/etc/hostname`), or `"this device"`: the default device name stored with saves.
+pub fn default_device_name() -> String {
+    let from_env = ["HOSTNAME", "COMPUTERNAME"]
+        .into_iter()
+        .find_map(|key| std::env::var(key).ok());
+    from_env
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "this device".to_owned())
+}

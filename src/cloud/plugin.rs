@@ -1,0 +1,349 @@
+//! [`CloudPlugin`]: connects the sync thread to [`KeepsakePlugin`]'s saves, listing and menu.
+
+use super::remote::{Remote, RequestPolicy};
+use super::sync::{Connection, SlotSync, SyncCore, SyncRound};
+use super::worker::{SyncCommand, SyncReport, SyncWorker};
+use crate::SlotId;
+use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
+#[cfg(doc)]
+use crate::plugin::KeepsakePlugin;
+use crate::plugin::{
+    KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh, RefreshSlots, SaveCompleted,
+    StoreOpener,
+};
+use bevy::prelude::*;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Cloud saves for a game using [`KeepsakePlugin`] (add it after that plugin).
+///
+/// ```no_run
+/// use bevy::prelude::*;
+/// use bevy_keepsake::{cloud::CloudPlugin, prelude::*};
+///
+/// App::new()
+///     .add_plugins(MinimalPlugins)
+///     .add_plugins(KeepsakePlugin::new("my-game"))
+///     .add_plugins(CloudPlugin::new("s3://my-bucket/saves?region=eu-west-1"))
+///     .run();
+/// ```
+///
+/// Saves go to `<prefix>/<game id>/<profile>/` (see [`remote`](super::remote)). The sync
+/// thread syncs at start, on [`RefreshSlots`] and every [`sync_every`](Self::sync_every), and
+/// uploads each save as soon as it is durable. [`CloudStatus`] tells menus the state of each
+/// slot; [`CloudSaveArrived`], [`CloudSaveRefused`] and [`CloudUploaded`] report the work.
+#[derive(Clone, Debug)]
+pub struct CloudPlugin {
+    url: String,
+    device_name: Option<String>,
+    sync_every: Option<Duration>,
+    policy: RequestPolicy,
+}
+
+impl CloudPlugin {
+    /// Syncs with the storage at `url` (see [`Remote::open`] for the forms it takes).
+    pub fn new(url: impl Into<String>) -> Self {
+        CloudPlugin {
+            url: url.into(),
+            device_name: None,
+            sync_every: Some(Duration::from_secs(300)),
+            policy: RequestPolicy::default(),
+        }
+    }
+
+    /// The device name stored with this device's saves (default: the machine's host name).
+    #[must_use]
+    pub fn device_name(mut self, name: impl Into<String>) -> Self {
+        self.device_name = Some(name.into());
+        self
+    }
+
+    /// How often the cloud folder is listed for other devices' saves (`None`: only at start
+    /// and on [`RefreshSlots`]). Default 5 minutes.
+    #[must_use]
+    pub fn sync_every(mut self, interval: Option<Duration>) -> Self {
+        self.sync_every = interval;
+        self
+    }
+
+    /// Timeouts and retries of storage requests.
+    #[must_use]
+    pub fn requests(mut self, policy: RequestPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+/// Asks for the save that the slot's conflict keeps below the head to head the slot instead
+/// (the player chose the other device's save, or their own). The other save stays, one
+/// generation below.
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UseHiddenSave {
+    /// The slot in conflict.
+    pub slot: SlotId,
+}
+
+/// A save made on another device arrived and is now a local generation.
+#[derive(Event, Message, Clone, Debug, PartialEq, Eq)]
+pub struct CloudSaveArrived {
+    /// Its slot.
+    pub slot: SlotId,
+    /// Its generation.
+    pub generation: u64,
+    /// Whether it heads the slot (it is the most recent save of the slot).
+    pub heads_slot: bool,
+    /// The device that made it, as its metadata says.
+    pub device_name: Option<String>,
+}
+
+/// A file in the cloud folder was refused (damaged, forged, renamed); no local save changed.
+#[derive(Event, Message, Clone, Debug, PartialEq, Eq)]
+pub struct CloudSaveRefused {
+    /// The file's name in the cloud folder.
+    pub name: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A save of this device reached the cloud.
+#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloudUploaded {
+    /// Its slot.
+    pub slot: SlotId,
+    /// Its save id.
+    pub save_id: Uuid,
+    /// Bytes sent.
+    pub bytes: u64,
+}
+
+/// The cloud state for menus: the connection, and each slot's sync state.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CloudStatus {
+    /// Why cloud sync is not running, when it is not (local saving is unaffected).
+    pub stopped: Option<String>,
+    /// Whether the storage answered last time.
+    pub connection: Connection,
+    /// Each slot holding saves, with its sync state.
+    pub slots: BTreeMap<SlotId, SlotSync>,
+    /// Uploads waiting.
+    pub pending: usize,
+    /// The last round's error, if it stopped early.
+    pub last_error: Option<String>,
+    /// Completed rounds (changes whenever the state may have).
+    pub rounds: u64,
+}
+
+impl CloudStatus {
+    /// The sync state of `slot`, when it holds saves and cloud sync runs.
+    pub fn slot(&self, slot: SlotId) -> Option<&SlotSync> {
+        self.slots.get(&slot)
+    }
+}
+
+/// The game id the remote folder is named after, kept from build time (the store opener is
+/// gone once the store is open).
+#[derive(Resource, Clone)]
+struct CloudSetup {
+    plugin: CloudPlugin,
+    game_id: String,
+}
+
+/// The running sync thread.
+#[derive(Resource)]
+struct CloudWorker(SyncWorker);
+
+impl Plugin for CloudPlugin {
+    fn build(&self, app: &mut App) {
+        let Some(opener) = app.world().get_resource::<StoreOpener>() else {
+            panic!("CloudPlugin needs KeepsakePlugin: add KeepsakePlugin first");
+        };
+        let setup = CloudSetup {
+            plugin: self.clone(),
+            game_id: opener.game_id.clone(),
+        };
+        app.insert_resource(setup)
+            .init_resource::<CloudStatus>()
+            .add_message::<UseHiddenSave>()
+            .add_message::<CloudSaveArrived>()
+            .add_message::<CloudSaveRefused>()
+            .add_message::<CloudUploaded>()
+            .add_systems(Startup, start_sync)
+            .add_systems(
+                PostUpdate,
+                show_in_menu.run_if(resource_changed::<CloudStatus>),
+            )
+            .add_systems(
+                PreUpdate,
+                (forward_commands, receive_reports)
+                    .chain()
+                    .after(KeepsakeSystems::Jobs),
+            );
+    }
+}
+
+/// Opens the remote and the sync state and starts the thread (at `Startup`, once the store is
+/// open). Failures leave local saving as it is and are shown in [`CloudStatus::stopped`].
+fn start_sync(world: &mut World) {
+    let Some(setup) = world.remove_resource::<CloudSetup>() else {
+        return;
+    };
+    match start_worker(world, &setup) {
+        Ok((worker, device_id, device_name)) => {
+            let mut settings = world.resource_mut::<KeepsakeSettings>();
+            settings
+                .save_extras
+                .insert(DEVICE_ID_KEY.to_owned(), device_id);
+            settings
+                .save_extras
+                .insert(DEVICE_NAME_KEY.to_owned(), device_name);
+            world.insert_resource(CloudWorker(worker));
+        }
+        Err(reason) => {
+            error!("keepsake: cloud sync is off: {reason}");
+            world.resource_mut::<CloudStatus>().stopped = Some(reason);
+        }
+    }
+}
+
+fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String, String), String> {
+    let store = world
+        .resource::<KeepsakeStore>()
+        .get()
+        .map_err(|e| e.to_string())?;
+    let profile = store.config().profile.as_str();
+    let plugin = &setup.plugin;
+    let remote = Remote::open(&plugin.url, &setup.game_id, profile, &plugin.policy)
+        .map_err(|error| error.to_string())?;
+    let name = plugin
+        .device_name
+        .clone()
+        .unwrap_or_else(super::default_device_name);
+    let (core, damaged) =
+        SyncCore::open(store.clone(), remote, name.clone()).map_err(|e| e.to_string())?;
+    if let Some(damaged) = damaged {
+        warn!("keepsake: {damaged}; started a new sync state");
+    }
+    let device_id = core.device_id().to_owned();
+    let worker = SyncWorker::spawn(core, plugin.sync_every).map_err(|e| e.to_string())?;
+    Ok((worker, device_id, name))
+}
+
+/// Sends the sync thread each new durable save, refresh request and conflict choice.
+fn forward_commands(
+    worker: Option<Res<CloudWorker>>,
+    mut saves: MessageReader<SaveCompleted>,
+    mut refreshes: MessageReader<RefreshSlots>,
+    mut choices: MessageReader<UseHiddenSave>,
+) {
+    let Some(worker) = worker else {
+        return;
+    };
+    for saved in saves.read() {
+        worker.0.send(SyncCommand::SaveMade {
+            slot: saved.slot,
+            save_id: saved.meta.save_id,
+        });
+    }
+    if refreshes.read().count() > 0 {
+        worker.0.send(SyncCommand::SyncNow);
+    }
+    for choice in choices.read() {
+        worker.0.send(SyncCommand::UseHiddenSave(choice.slot));
+    }
+}
+
+/// Applies the sync thread's reports: the status, the events, and a new listing when saves
+/// arrived or changed places.
+fn receive_reports(world: &mut World) {
+    let reports: Vec<SyncReport> = match world.get_resource::<CloudWorker>() {
+        Some(worker) => std::iter::from_fn(|| worker.0.try_report()).collect(),
+        None => return,
+    };
+    for report in reports {
+        match report {
+            SyncReport::Round(round) => apply_round(world, round),
+            SyncReport::HiddenSaveUsed { slot, result } => {
+                if let Err(error) = result {
+                    warn!("keepsake: could not switch {slot} to its other save: {error}");
+                }
+                world.resource_mut::<ListingRefresh>().request();
+                world.resource_mut::<CloudStatus>().slots.remove(&slot);
+            }
+            SyncReport::Stopped(reason) => {
+                error!("keepsake: cloud sync stopped: {reason}");
+                world.resource_mut::<CloudStatus>().stopped = Some(reason);
+            }
+        }
+    }
+}
+
+fn apply_round(world: &mut World, round: SyncRound) {
+    if !round.arrived.is_empty() {
+        world.resource_mut::<ListingRefresh>().request();
+    }
+    for receipt in &round.arrived {
+        let event = CloudSaveArrived {
+            slot: receipt.slot,
+            generation: receipt.generation,
+            heads_slot: receipt.heads_slot,
+            device_name: receipt.meta.device_name().map(str::to_owned),
+        };
+        report(world, event);
+    }
+    for refused in &round.refused {
+        warn!(
+            "keepsake: cloud save {} refused: {}",
+            refused.name, refused.reason
+        );
+        let event = CloudSaveRefused {
+            name: refused.name.clone(),
+            reason: refused.reason.clone(),
+        };
+        report(world, event);
+    }
+    for uploaded in &round.uploaded {
+        let event = CloudUploaded {
+            slot: uploaded.slot,
+            save_id: uploaded.save_id,
+            bytes: uploaded.bytes,
+        };
+        report(world, event);
+    }
+    let mut status = world.resource_mut::<CloudStatus>();
+    status.connection = round.connection;
+    status.slots = round.slots;
+    status.pending = round.pending;
+    status.last_error = round.error;
+    status.rounds += 1;
+}
+
+/// Copies each slot's state into the save menu's badges (when the menu is built in).
+fn show_in_menu(status: Res<CloudStatus>, commands: Commands) {
+    #[cfg(feature = "save_menu")]
+    {
+        let mut commands = commands;
+        use crate::ui::{SlotSyncBadges, SyncBadge};
+        let badge = |sync: &SlotSync| match sync {
+            SlotSync::Synced => SyncBadge::Synced,
+            SlotSync::Uploading => SyncBadge::Uploading,
+            SlotSync::Offline => SyncBadge::Offline,
+            SlotSync::Conflict(conflict) => SyncBadge::Conflict {
+                hidden_device: conflict.hidden_device.clone(),
+            },
+        };
+        let badges = status.slots.iter().map(|(slot, sync)| (*slot, badge(sync)));
+        commands.insert_resource(SlotSyncBadges(badges.collect()));
+    }
+    #[cfg(not(feature = "save_menu"))]
+    let _ = (status, commands);
+}
+
+/// Fires a result as an observer event and as a message.
+fn report<E>(world: &mut World, event: E)
+where
+    E: Message + Clone + for<'a> Event<Trigger<'a>: Default>,
+{
+    world.write_message(event.clone());
+    world.trigger(event);
+}

@@ -1,0 +1,317 @@
+//! Where saves go in the cloud: the storage URL, and the names of uploaded files.
+//!
+//! # Layout
+//!
+//! Every file of a profile sits in one folder, `<prefix>/<game id>/<profile>/`, named
+//!
+//! `<slot>.<created ms>.<device id>.<save id>.ksav`, e.g.
+//! `manual-03.1732250000123.3f9a1c0de2b4.6f1c…e2.ksav`
+//!
+//! - `<slot>` is the store's slot stem (`manual-03`, `auto-00`, `quick-00`);
+//! - `<created ms>` is the save's creation time ([`SaveMeta::created_at`]), so a device can
+//!   order the saves it has not downloaded yet;
+//! - `<device id>` is the random id of the installation that made the save;
+//! - `<save id>` is the save's random v4 id ([`SaveMeta::save_id`]), unique to that save.
+//!
+//! Names never collide across devices (the save id alone is unique), uploads are create-only
+//! (`PutMode::Create`), so no device ever overwrites another's file, and a file is never
+//! changed after upload. A downloaded file's name must agree with its metadata (slot, save id,
+//! creation time), so a renamed file is refused.
+//!
+//! [`SaveMeta::created_at`]: crate::format::SaveMeta::created_at
+//! [`SaveMeta::save_id`]: crate::format::SaveMeta::save_id
+
+use super::error::CloudError;
+use crate::SlotId;
+use crate::format::SaveMeta;
+use crate::store::{SAVE_EXTENSION, parse_slot_stem, slot_stem};
+use object_store::ObjectStore;
+use object_store::path::Path as RemotePath;
+use object_store::{BackoffConfig, ClientOptions, RetryConfig};
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+use uuid::Uuid;
+
+/// The name of one uploaded save (see the [module docs](self)).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RemoteName {
+    /// The slot it belongs to.
+    pub slot: SlotId,
+    /// Its creation time, milliseconds since the Unix epoch.
+    pub created_ms: i64,
+    /// The installation that made it.
+    pub device_id: String,
+    /// Its save id.
+    pub save_id: Uuid,
+}
+
+impl RemoteName {
+    /// The name for a save with `meta`, made on `device_id` unless the metadata names another
+    /// device.
+    pub fn for_save(meta: &SaveMeta, device_id: &str) -> Self {
+        let device_id = meta
+            .device_id()
+            .filter(|id| is_device_id(id))
+            .unwrap_or(device_id);
+        RemoteName {
+            slot: meta.slot,
+            created_ms: meta.created_at.unix_millis(),
+            device_id: device_id.to_owned(),
+            save_id: meta.save_id,
+        }
+    }
+
+    /// Parses a file name; `None` for anything cloud sync does not write.
+    pub fn parse(name: &str) -> Option<Self> {
+        let rest = name.strip_suffix(SAVE_EXTENSION)?.strip_suffix('.')?;
+        let mut parts = rest.split('.');
+        let (slot, created, device, save) =
+            (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || !is_device_id(device) {
+            return None;
+        }
+        let parsed = RemoteName {
+            slot: parse_slot_stem(slot)?,
+            created_ms: created.parse().ok()?,
+            device_id: device.to_owned(),
+            save_id: Uuid::try_parse(save).ok()?,
+        };
+        // One spelling per save, so a file cannot be downloaded twice under two names.
+        (parsed.to_string() == name).then_some(parsed)
+    }
+}
+
+impl std::fmt::Display for RemoteName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}.{}.{}.{}.{SAVE_EXTENSION}",
+            slot_stem(self.slot),
+            self.created_ms,
+            self.device_id,
+            self.save_id.simple()
+        )
+    }
+}
+
+/// A device id: 12 lowercase hex digits, random per installation and profile.
+pub(crate) fn new_device_id() -> String {
+    Uuid::new_v4().simple().to_string()[..12].to_owned()
+}
+
+pub(crate) fn is_device_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// How requests to the storage service behave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestPolicy {
+    /// The longest one request may take, transfer included (default 30 s).
+    pub timeout: Duration,
+    /// The longest connecting may take (default 5 s).
+    pub connect_timeout: Duration,
+    /// How often the storage client retries a failed request before the sync gives up until
+    /// its next round (default 2; the sync's own backoff takes it from there).
+    pub retries: usize,
+}
+
+impl Default for RequestPolicy {
+    fn default() -> Self {
+        RequestPolicy {
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(5),
+            retries: 2,
+        }
+    }
+}
+
+/// An open connection to the storage and the folder of one profile in it.
+#[derive(Clone, Debug)]
+pub struct Remote {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) folder: RemotePath,
+}
+
+impl Remote {
+    /// A profile folder `<prefix>/<game_id>/<profile>` in `store`.
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, game_id: &str, profile: &str) -> Self {
+        let folder = RemotePath::from(prefix).join(game_id).join(profile);
+        Remote { store, folder }
+    }
+
+    /// Opens the storage named by `url`:
+    ///
+    /// | URL | storage |
+    /// |-----|---------|
+    /// | `s3://bucket/prefix` | Amazon S3; credentials and region from the usual `AWS_*` variables |
+    /// | `s3://bucket/prefix?endpoint=http://127.0.0.1:9000` | an S3-compatible server (MinIO, Ceph, R2, moto, GCS interoperability) |
+    /// | `gs://bucket/prefix` | Google Cloud Storage; credentials from `GOOGLE_SERVICE_ACCOUNT` etc. |
+    /// | `file:///path/to/folder` | a local or network folder |
+    /// | `memory:///` | in memory (tests) |
+    ///
+    /// Query parameters are `object_store` configuration keys (`endpoint`, `region`,
+    /// `access_key_id`, `secret_access_key`, `skip_signature`, …); an `http://` endpoint is
+    /// allowed without TLS.
+    pub fn open(
+        url: &str,
+        game_id: &str,
+        profile: &str,
+        policy: &RequestPolicy,
+    ) -> Result<Self, CloudError> {
+        let bad = |reason: String| CloudError::BadUrl {
+            url: url.to_owned(),
+            reason,
+        };
+        let parsed = Url::parse(url).map_err(|error| bad(error.to_string()))?;
+        let prefix = parsed.path().trim_matches('/').to_owned();
+        let options: Vec<(String, String)> = parsed.query_pairs().into_owned().collect();
+        let store: Arc<dyn ObjectStore> = match parsed.scheme() {
+            "s3" => Arc::new(open_s3(&parsed, &options, policy).map_err(bad)?),
+            "gs" => Arc::new(open_gcs(&parsed, &options, policy).map_err(bad)?),
+            "file" => {
+                let folder = parsed
+                    .to_file_path()
+                    .map_err(|()| bad("not a local path".to_owned()))?;
+                std::fs::create_dir_all(&folder).map_err(|error| bad(error.to_string()))?;
+                let local = object_store::local::LocalFileSystem::new_with_prefix(folder)
+                    .map_err(|error| bad(error.to_string()))?;
+                return Ok(Remote::new(Arc::new(local), "", game_id, profile));
+            }
+            "memory" => Arc::new(object_store::memory::InMemory::new()),
+            other => {
+                return Err(bad(format!(
+                    "unknown scheme {other:?} (s3, gs, file, memory)"
+                )));
+            }
+        };
+        Ok(Remote::new(store, &prefix, game_id, profile))
+    }
+
+    /// The storage client.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The profile's folder in the storage.
+    pub fn folder(&self) -> &RemotePath {
+        &self.folder
+    }
+
+    /// The full path of a file in the profile folder.
+    pub fn path_of(&self, name: &RemoteName) -> RemotePath {
+        self.folder.clone().join(name.to_string())
+    }
+}
+
+fn bucket_url(url: &Url) -> String {
+    format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default())
+}
+
+fn client_options(policy: &RequestPolicy, allow_http: bool) -> ClientOptions {
+    ClientOptions::new()
+        .with_timeout(policy.timeout)
+        .with_connect_timeout(policy.connect_timeout)
+        .with_allow_http(allow_http)
+}
+
+fn retry_config(policy: &RequestPolicy) -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(2),
+            base: 2.0,
+        },
+        max_retries: policy.retries,
+        retry_timeout: policy.timeout,
+    }
+}
+
+fn open_s3(
+    url: &Url,
+    options: &[(String, String)],
+    policy: &RequestPolicy,
+) -> Result<object_store::aws::AmazonS3, String> {
+    use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    let mut builder = AmazonS3Builder::from_env().with_url(bucket_url(url));
+    let mut allow_http = false;
+    for (key, value) in options {
+        let key: AmazonS3ConfigKey = key.parse().map_err(|error| format!("{error}"))?;
+        allow_http |= matches!(key, AmazonS3ConfigKey::Endpoint) && value.starts_with("http://");
+        builder = builder.with_config(key, value);
+    }
+    builder
+        .with_client_options(client_options(policy, allow_http))
+        .with_retry(retry_config(policy))
+        .build()
+        .map_err(|error| error.to_string())
+}
+
+fn open_gcs(
+    url: &Url,
+    options: &[(String, String)],
+    policy: &RequestPolicy,
+) -> Result<object_store::gcp::GoogleCloudStorage, String> {
+    use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+    let mut builder = GoogleCloudStorageBuilder::from_env().with_url(bucket_url(url));
+    for (key, value) in options {
+        let key: GoogleConfigKey = key.parse().map_err(|error| format!("{error}"))?;
+        builder = builder.with_config(key, value);
+    }
+    builder
+        .with_client_options(client_options(policy, false))
+        .with_retry(retry_config(policy))
+        .build()
+        .map_err(|error| error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Timestamp;
+
+    #[test]
+    fn names_round_trip_and_stay_canonical() {
+        let meta = SaveMeta {
+            created_at: Timestamp::from_unix_millis(1_732_250_000_123),
+            ..SaveMeta::new(SlotId::Manual(3))
+        };
+        let name = RemoteName::for_save(&meta, "3f9a1c0de2b4");
+        let text = name.to_string();
+        assert!(
+            text.starts_with("manual-03.1732250000123.3f9a1c0de2b4."),
+            "{text}"
+        );
+        assert_eq!(RemoteName::parse(&text), Some(name));
+        for bad in [
+            "manual-03.g000001.ksav",
+            "manual-3.1.3f9a1c0de2b4.6f1c0e2a6f1c0e2a6f1c0e2a6f1c0e2a.ksav",
+            "manual-03.1.3F9A1C0DE2B4.6f1c0e2a6f1c0e2a6f1c0e2a6f1c0e2a.ksav",
+            "manual-03.01.3f9a1c0de2b4.6f1c0e2a6f1c0e2a6f1c0e2a6f1c0e2a.ksav",
+            "manual-03.1.3f9a1c0de2b4.6f1c0e2a6f1c0e2a6f1c0e2a6f1c0e2a.ksav.tmp",
+        ] {
+            assert_eq!(RemoteName::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls_name_their_storage() {
+        let policy = RequestPolicy::default();
+        let remote = Remote::open(
+            "s3://saves/games?endpoint=http://127.0.0.1:9&region=us-east-1&access_key_id=a&secret_access_key=b",
+            "my-game",
+            "alice",
+            &policy,
+        )
+        .unwrap();
+        assert_eq!(remote.folder.as_ref(), "games/my-game/alice");
+        assert!(matches!(
+            Remote::open("ftp://x/y", "g", "p", &policy),
+            Err(CloudError::BadUrl { .. })
+        ));
+        assert!(matches!(
+            Remote::open("s3://b/p?no_such_key=1", "g", "p", &policy),
+            Err(CloudError::BadUrl { .. })
+        ));
+    }
+}

@@ -1,0 +1,117 @@
+//! The profile's durable sync state: this installation's device id, which saves are known to be
+//! in the cloud, the uploads still to make (the retry queue), refused remote files and
+//! unresolved conflicts. One small RON file in the profile folder, replaced durably (temporary
+//! file, fsync, rename) through the store after every change.
+
+use super::error::CloudError;
+use super::remote::{is_device_id, new_device_id};
+use crate::SlotId;
+use crate::format::Timestamp;
+use crate::store::SlotStore;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The state file's name in the profile folder. Device-specific: file-level sync tools (Steam
+/// Auto-Cloud) must not copy it between machines.
+pub const STATE_FILE: &str = "cloud-sync.ron";
+
+/// The longest wait between two attempts at one upload.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// An upload not yet confirmed by the storage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PendingUpload {
+    /// The slot the save was made in (it can move to another generation, never another slot).
+    pub(crate) slot: SlotId,
+    /// Failed attempts so far.
+    pub(crate) attempts: u32,
+    /// The earliest time of the next attempt (Unix ms).
+    pub(crate) next_attempt_ms: i64,
+}
+
+impl PendingUpload {
+    /// Schedules the next attempt after a failure: 1 s, 2 s, 4 s, … up to [`MAX_BACKOFF`].
+    pub(crate) fn failed(&mut self, now: Timestamp) {
+        self.attempts = self.attempts.saturating_add(1);
+        let backoff = Duration::from_secs(1u64 << self.attempts.min(16)).min(MAX_BACKOFF);
+        self.next_attempt_ms = now.unix_millis() + backoff.as_millis() as i64;
+    }
+}
+
+/// Two devices saved one slot without seeing each other's save; both are kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// The name of the device that made the save which does not head the slot (the older
+    /// one), as that save records it.
+    pub hidden_device: String,
+    /// The id of that save.
+    pub hidden_save: Uuid,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SyncState {
+    pub(crate) device_id: String,
+    /// Save id → when it was known to be in the cloud (Unix ms): uploaded from here, or the
+    /// object's upload time for saves found there.
+    pub(crate) in_cloud: BTreeMap<Uuid, i64>,
+    pub(crate) pending: BTreeMap<Uuid, PendingUpload>,
+    /// Remote file name → why it was refused (it is not downloaded again).
+    pub(crate) refused: BTreeMap<String, String>,
+    pub(crate) conflicts: BTreeMap<SlotId, Conflict>,
+}
+
+impl SyncState {
+    fn new() -> Self {
+        SyncState {
+            device_id: new_device_id(),
+            in_cloud: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            conflicts: BTreeMap::new(),
+        }
+    }
+
+    /// Reads the profile's state, or starts a new one (with a new device id) when there is
+    /// none. A damaged file is replaced by a new state, and the error returned beside it: the
+    /// next sync re-learns what is in the cloud (create-only uploads make that safe).
+    pub(crate) fn load(store: &SlotStore) -> Result<(Self, Option<CloudError>), CloudError> {
+        let Some(bytes) = store.read_profile_file(STATE_FILE)? else {
+            let state = SyncState::new();
+            state.save(store)?;
+            return Ok((state, None));
+        };
+        let parsed = std::str::from_utf8(&bytes)
+            .map_err(|error| error.to_string())
+            .and_then(|text| ron::from_str::<SyncState>(text).map_err(|error| error.to_string()))
+            .and_then(|state| match is_device_id(&state.device_id) {
+                true => Ok(state),
+                false => Err(format!(
+                    "device id {:?} is not 12 hex digits",
+                    state.device_id
+                )),
+            });
+        match parsed {
+            Ok(state) => Ok((state, None)),
+            Err(reason) => {
+                let state = SyncState::new();
+                state.save(store)?;
+                let path = store.dir().join(STATE_FILE);
+                Ok((state, Some(CloudError::State { path, reason })))
+            }
+        }
+    }
+
+    /// Replaces the state file durably.
+    pub(crate) fn save(&self, store: &SlotStore) -> Result<(), CloudError> {
+        let text = ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default()).map_err(
+            |error| CloudError::State {
+                path: store.dir().join(STATE_FILE),
+                reason: error.to_string(),
+            },
+        )?;
+        store.write_profile_file(STATE_FILE, text.as_bytes())?;
+        Ok(())
+    }
+}

@@ -1,0 +1,513 @@
+//! [`SyncCore`]: one profile's uploads, downloads and conflicts, engine-free and async.
+
+use super::error::{CloudError, Rejection};
+use super::remote::{Remote, RemoteName};
+use super::state::{Conflict, PendingUpload, SyncState};
+use super::verify::verify_remote_save;
+use crate::SlotId;
+use crate::format::{SaveMeta, Timestamp};
+use crate::store::{ImportOutcome, ImportReceipt, SlotStore, StoredSave};
+use object_store::{ObjectMeta, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// Whether the storage answered the last request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Connection {
+    /// Nothing was asked yet.
+    #[default]
+    NotYetTried,
+    /// The last request succeeded.
+    Online,
+    /// The last request failed; work is retried later.
+    Offline {
+        /// Why, as the storage client reported it.
+        reason: String,
+    },
+}
+
+/// The cloud state of one slot holding saves, for menus.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotSync {
+    /// Every save of the slot is in the cloud.
+    Synced,
+    /// A save of the slot is waiting to be uploaded, and the storage answers.
+    Uploading,
+    /// A save of the slot is waiting to be uploaded, and the storage does not answer.
+    Offline,
+    /// Two devices saved the slot without seeing each other's save: the newest heads the slot,
+    /// the other is the generation below it.
+    Conflict(Conflict),
+}
+
+/// A save of this device that reached the cloud.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Uploaded {
+    /// Its slot.
+    pub slot: SlotId,
+    /// Its save id.
+    pub save_id: Uuid,
+    /// Bytes sent.
+    pub bytes: u64,
+}
+
+/// A remote file that was not placed among the local saves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Its name in the profile's cloud folder.
+    pub name: String,
+    /// Why ([`Rejection`] as text).
+    pub reason: String,
+}
+
+/// What one round of work did, and the state afterwards.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncRound {
+    /// Whether the storage answered.
+    pub connection: Connection,
+    /// Saves uploaded in this round.
+    pub uploaded: Vec<Uploaded>,
+    /// Saves from other devices placed as local generations in this round.
+    pub arrived: Vec<ImportReceipt>,
+    /// Remote files refused in this round.
+    pub refused: Vec<Refused>,
+    /// Every slot holding saves, with its cloud state.
+    pub slots: BTreeMap<SlotId, SlotSync>,
+    /// Uploads still waiting.
+    pub pending: usize,
+    /// Why the round stopped early, if it did (the connection says whether it was the network).
+    pub error: Option<String>,
+}
+
+/// One profile's cloud sync: the local [`SlotStore`], the profile's folder in the storage, and
+/// the durable sync state (see [`STATE_FILE`](super::STATE_FILE)).
+///
+/// Driven by one task at a time (`&mut self`); the plugin runs it on its own thread, tests and
+/// tools can drive it directly on any async runtime.
+pub struct SyncCore {
+    store: Arc<SlotStore>,
+    remote: Remote,
+    device_name: String,
+    state: SyncState,
+    /// Files from a newer format version: skipped this session, looked at again next start
+    /// (the game may have been updated by then).
+    newer_format: HashSet<String>,
+    connection: Connection,
+    /// The state changed since the state file was last written.
+    dirty: bool,
+    /// The slots holding saves at the last look (rounds report their state without reading
+    /// every slot's files again).
+    slots_with_saves: BTreeSet<SlotId>,
+}
+
+impl SyncCore {
+    /// Opens the sync state of `store`'s profile (creating it, with a new device id, on first
+    /// use). The second value reports a damaged state file that was replaced by a fresh one.
+    pub fn open(
+        store: Arc<SlotStore>,
+        remote: Remote,
+        device_name: impl Into<String>,
+    ) -> Result<(Self, Option<CloudError>), CloudError> {
+        let (state, damaged) = SyncState::load(&store)?;
+        let core = SyncCore {
+            store,
+            remote,
+            device_name: device_name.into(),
+            state,
+            newer_format: HashSet::new(),
+            connection: Connection::NotYetTried,
+            dirty: false,
+            slots_with_saves: BTreeSet::new(),
+        };
+        Ok((core, damaged))
+    }
+
+    /// This installation's random device id (12 hex digits), stored with its saves.
+    pub fn device_id(&self) -> &str {
+        &self.state.device_id
+    }
+
+    /// The device name stored with this device's saves.
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// The local store.
+    pub fn store(&self) -> &Arc<SlotStore> {
+        &self.store
+    }
+
+    /// Metadata for a new save on this device (the device recorded in its extras).
+    pub fn stamp(&self, meta: SaveMeta) -> SaveMeta {
+        meta.with_device(self.device_id(), self.device_name.clone())
+    }
+
+    /// Records a new durable save as an upload to make, and clears the slot's conflict: the
+    /// player has moved on from it.
+    ///
+    /// Nothing is written yet: the save file is itself the durable record of the upload to make
+    /// (every round queues the local saves the cloud is not known to have, so a game that quits
+    /// first uploads it on its next start). The queue file is written when an upload fails, with
+    /// its backoff, and at the end of each round that changed something.
+    pub fn note_save(&mut self, slot: SlotId, save_id: Uuid) -> Result<(), CloudError> {
+        if self.state.in_cloud.contains_key(&save_id) {
+            return Ok(());
+        }
+        let pending = PendingUpload {
+            slot,
+            attempts: 0,
+            next_attempt_ms: 0,
+        };
+        self.state.pending.insert(save_id, pending);
+        self.slots_with_saves.insert(slot);
+        // A pending entry need not be written (see above); a cleared conflict should be.
+        self.dirty |= self.state.conflicts.remove(&slot).is_some();
+        Ok(())
+    }
+
+    /// Writes the state file if it changed since it was last written.
+    fn persist(&mut self) -> Result<(), CloudError> {
+        if self.dirty {
+            self.state.save(&self.store)?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// When the next queued upload is due, if any is queued.
+    pub fn next_upload_due(&self) -> Option<Timestamp> {
+        let due = self
+            .state
+            .pending
+            .values()
+            .map(|p| p.next_attempt_ms)
+            .min()?;
+        Some(Timestamp::from_unix_millis(due))
+    }
+
+    /// Uploads the queued saves that are due.
+    pub async fn upload_due(&mut self) -> SyncRound {
+        let mut round = SyncRound::default();
+        let result = self.upload_pending(&mut round, false).await;
+        self.finish(round, result)
+    }
+
+    /// A full round: lists the profile's cloud folder, downloads, verifies and places the saves
+    /// this device does not have, queues local saves the cloud does not have, and uploads every
+    /// queued save (due or not: a round is the moment to retry).
+    pub async fn sync(&mut self) -> SyncRound {
+        let mut round = SyncRound::default();
+        let result = self.sync_inner(&mut round).await;
+        self.finish(round, result)
+    }
+
+    /// Makes the save hidden by the slot's conflict head the slot (the player chose it), and
+    /// clears the conflict. The other save stays, one generation below.
+    pub fn use_hidden_save(&mut self, slot: SlotId) -> Result<Option<u64>, CloudError> {
+        let Some(conflict) = self.state.conflicts.get(&slot).cloned() else {
+            return Ok(None);
+        };
+        let saves = self.store.saves()?;
+        let Some(hidden) = saves
+            .iter()
+            .find(|s| s.slot == slot && s.meta.save_id == conflict.hidden_save)
+        else {
+            self.state.conflicts.remove(&slot);
+            self.state.save(&self.store)?;
+            return Ok(None);
+        };
+        let generation = self.store.promote(slot, hidden.generation)?;
+        self.state.conflicts.remove(&slot);
+        self.state.save(&self.store)?;
+        Ok(Some(generation))
+    }
+
+    /// The cloud state of every slot holding saves.
+    pub fn slot_states(&self) -> Result<BTreeMap<SlotId, SlotSync>, CloudError> {
+        let saves = self.store.saves()?;
+        Ok(self.states_of(saves.iter().map(|s| s.slot)))
+    }
+
+    async fn sync_inner(&mut self, round: &mut SyncRound) -> Result<(), CloudError> {
+        let listing = self.list_remote().await?;
+        let mut local = self.store.saves()?;
+        let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
+        for (name, object) in &listing {
+            if local_ids.contains(&name.save_id) {
+                let uploaded = object.last_modified.timestamp_millis();
+                self.state.in_cloud.entry(name.save_id).or_insert(uploaded);
+                self.state.pending.remove(&name.save_id);
+            }
+        }
+        self.download_missing(&listing, &local_ids, round).await?;
+        local = self.store.saves()?;
+        self.slots_with_saves = local.iter().map(|s| s.slot).collect();
+        self.queue_unsynced(&local);
+        self.persist()?;
+        self.upload_pending(round, true).await
+    }
+
+    /// Lists the profile folder: files with a name cloud sync writes, oldest first.
+    async fn list_remote(&mut self) -> Result<Vec<(RemoteName, ObjectMeta)>, CloudError> {
+        let listing = self
+            .remote
+            .store
+            .list_with_delimiter(Some(&self.remote.folder))
+            .await
+            .map_err(|source| CloudError::Remote {
+                action: "list",
+                location: self.remote.folder.to_string(),
+                source,
+            })?;
+        self.connection = Connection::Online;
+        let mut files: Vec<_> = listing
+            .objects
+            .into_iter()
+            .filter_map(|object| {
+                let name = RemoteName::parse(object.location.filename()?)?;
+                Some((name, object))
+            })
+            .collect();
+        files.sort_by_key(|(name, _)| (name.created_ms, name.save_id));
+        Ok(files)
+    }
+
+    async fn download_missing(
+        &mut self,
+        listing: &[(RemoteName, ObjectMeta)],
+        local_ids: &HashSet<Uuid>,
+        round: &mut SyncRound,
+    ) -> Result<(), CloudError> {
+        for (name, object) in listing {
+            let text = name.to_string();
+            let known = local_ids.contains(&name.save_id)
+                || self.state.in_cloud.contains_key(&name.save_id)
+                || self.state.refused.contains_key(&text)
+                || self.newer_format.contains(&text);
+            if known {
+                continue;
+            }
+            match self.download(name, object).await? {
+                Ok(outcome) => {
+                    let uploaded = object.last_modified.timestamp_millis();
+                    self.state.in_cloud.insert(name.save_id, uploaded);
+                    if let ImportOutcome::Placed(receipt) = outcome {
+                        self.note_conflict(&receipt, uploaded);
+                        round.arrived.push(*receipt);
+                    }
+                }
+                Err(Rejection::NewerFormat { .. } | Rejection::SlotHoldsNewerFormat(_)) => {
+                    self.newer_format.insert(text);
+                }
+                Err(rejection) => {
+                    let reason = rejection.to_string();
+                    self.state.refused.insert(text.clone(), reason.clone());
+                    round.refused.push(Refused { name: text, reason });
+                }
+            }
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// Fetches, verifies and places one remote save. The outer error is the network's or the
+    /// local store's (retried later); the inner one refuses the file for good.
+    async fn download(
+        &mut self,
+        name: &RemoteName,
+        object: &ObjectMeta,
+    ) -> Result<Result<ImportOutcome, Rejection>, CloudError> {
+        let config = self.store.config();
+        let limit = config.encode.limits.max_file_len();
+        if object.size > limit {
+            let len = object.size;
+            return Ok(Err(Rejection::TooLarge { len, limit }));
+        }
+        let location = self.remote.path_of(name);
+        let remote_error = |source| CloudError::Remote {
+            action: "download",
+            location: location.to_string(),
+            source,
+        };
+        let result = self
+            .remote
+            .store
+            .get(&location)
+            .await
+            .map_err(remote_error)?;
+        let bytes = result.bytes().await.map_err(remote_error)?;
+        if let Err(rejection) =
+            verify_remote_save(name, &bytes, &config.layout, &config.encode.limits)
+        {
+            return Ok(Err(rejection));
+        }
+        match self.store.import(location.as_ref(), &bytes) {
+            Ok(outcome) => Ok(Ok(outcome)),
+            Err(error) if error.is_newer_format() => {
+                Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Records a conflict when a placed save and the slot's previous head were made on two
+    /// devices that could not have seen each other's save: the older one reached the cloud
+    /// only after the newer one was made (or has not reached it yet).
+    fn note_conflict(&mut self, receipt: &ImportReceipt, arrived_uploaded_ms: i64) {
+        let Some(previous) = &receipt.previous_head else {
+            return;
+        };
+        if previous.device_id() == receipt.meta.device_id() && previous.device_id().is_some() {
+            return;
+        }
+        let (older, newer, older_reached_cloud) = if receipt.heads_slot {
+            let reached = self.state.in_cloud.get(&previous.save_id).copied();
+            (previous, &receipt.meta, reached)
+        } else {
+            (&receipt.meta, previous, Some(arrived_uploaded_ms))
+        };
+        let crossed = older_reached_cloud.is_none_or(|ms| ms > newer.created_at.unix_millis());
+        if crossed {
+            let conflict = Conflict {
+                hidden_device: older.device_name().unwrap_or("another device").to_owned(),
+                hidden_save: older.save_id,
+            };
+            self.state.conflicts.insert(receipt.slot, conflict);
+        }
+    }
+
+    /// Queues every local save the cloud is not known to have.
+    fn queue_unsynced(&mut self, local: &[StoredSave]) {
+        for save in local {
+            let id = save.meta.save_id;
+            if !self.state.in_cloud.contains_key(&id) {
+                self.state.pending.entry(id).or_insert(PendingUpload {
+                    slot: save.slot,
+                    attempts: 0,
+                    next_attempt_ms: 0,
+                });
+            }
+        }
+    }
+
+    /// Uploads queued saves (only those due unless `all`), stopping at the first network error.
+    async fn upload_pending(&mut self, round: &mut SyncRound, all: bool) -> Result<(), CloudError> {
+        let now = Timestamp::now().unix_millis();
+        let due: Vec<Uuid> = self
+            .state
+            .pending
+            .iter()
+            .filter(|(_, p)| all || p.next_attempt_ms <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        // Only the slots with uploads due are read.
+        let slots: BTreeSet<SlotId> = due.iter().map(|id| self.state.pending[id].slot).collect();
+        let mut local = Vec::new();
+        for slot in slots {
+            local.extend(self.store.saves_in(slot)?);
+        }
+        let by_id: HashMap<Uuid, &StoredSave> = local.iter().map(|s| (s.meta.save_id, s)).collect();
+        for id in due {
+            let Some(save) = by_id.get(&id) else {
+                // Pruned (or deleted) before it could be uploaded: nothing is left to send.
+                self.state.pending.remove(&id);
+                continue;
+            };
+            match self.upload(save).await {
+                Ok(bytes) => {
+                    self.state.pending.remove(&id);
+                    self.state
+                        .in_cloud
+                        .insert(id, Timestamp::now().unix_millis());
+                    let (slot, save_id) = (save.slot, id);
+                    round.uploaded.push(Uploaded {
+                        slot,
+                        save_id,
+                        bytes,
+                    });
+                    // Not written down at once: should the game quit first, the next start
+                    // uploads the save again, the storage answers that the (create-only)
+                    // object exists, and that counts as done. The next state write records it.
+                }
+                Err(error) => {
+                    let now = Timestamp::now();
+                    for pending in self.state.pending.values_mut() {
+                        pending.failed(now);
+                    }
+                    self.dirty = true;
+                    self.persist()?;
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads one save's file unchanged, create-only. An existing object of that name is the
+    /// same save (its name holds the save id): an earlier attempt whose answer was lost.
+    async fn upload(&mut self, save: &StoredSave) -> Result<u64, CloudError> {
+        let bytes = self
+            .store
+            .read_generation_bytes(save.slot, save.generation)?;
+        let len = bytes.len() as u64;
+        let name = RemoteName::for_save(&save.meta, self.device_id());
+        let location = self.remote.path_of(&name);
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let payload = PutPayload::from(bytes);
+        match self
+            .remote
+            .store
+            .put_opts(&location, payload, options)
+            .await
+        {
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
+                self.connection = Connection::Online;
+                Ok(len)
+            }
+            Err(source) => Err(CloudError::Remote {
+                action: "upload",
+                location: location.to_string(),
+                source,
+            }),
+        }
+    }
+
+    fn finish(&mut self, mut round: SyncRound, result: Result<(), CloudError>) -> SyncRound {
+        let result = result.and(self.persist());
+        if let Err(error) = result {
+            if let CloudError::Remote { .. } = error {
+                self.connection = Connection::Offline {
+                    reason: error.to_string(),
+                };
+            }
+            round.error = Some(error.to_string());
+        }
+        round.connection = self.connection.clone();
+        round.pending = self.state.pending.len();
+        round.slots = self.states_of(self.slots_with_saves.iter().copied());
+        round
+    }
+
+    fn states_of(&self, slots: impl Iterator<Item = SlotId>) -> BTreeMap<SlotId, SlotSync> {
+        let pending_slots: HashSet<SlotId> = self.state.pending.values().map(|p| p.slot).collect();
+        let state_of = |slot: SlotId| {
+            if let Some(conflict) = self.state.conflicts.get(&slot) {
+                SlotSync::Conflict(conflict.clone())
+            } else if !pending_slots.contains(&slot) {
+                SlotSync::Synced
+            } else if let Connection::Offline { .. } = self.connection {
+                SlotSync::Offline
+            } else {
+                SlotSync::Uploading
+            }
+        };
+        slots.map(|slot| (slot, state_of(slot))).collect()
+    }
+}

@@ -1,0 +1,290 @@
+//! Saves that arrive as finished files (another device's save, through cloud sync), the choice
+//! of which generation heads a slot, and small side files kept in the profile folder.
+//!
+//! An imported file is decoded in full before anything is written, then placed as a new
+//! generation through the same durable write as a save ([`write_durably`]): it never replaces
+//! an existing file. When two devices saved the same slot, the slot is then re-stacked so that
+//! the save made last (by [`SaveMeta::created_at`]) heads it; the other stays one generation
+//! below, loadable and listed by [`SlotStore::saves`].
+//!
+//! Re-stacking copies the newest save on top as a new generation (the same bytes, so the same
+//! save id) and only then removes its old file: a crash in between leaves a duplicate, never a
+//! missing save, and the next import re-stacks again.
+
+use super::durable::write_durably;
+use super::error::StoreError;
+use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
+use super::slot_store::SlotStore;
+use crate::format::{self, FormatError, SaveMeta};
+use crate::slot::SlotId;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// One readable generation of a slot, as [`SlotStore::saves`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSave {
+    /// The slot.
+    pub slot: SlotId,
+    /// The generation number.
+    pub generation: u64,
+    /// Its metadata (without the thumbnail).
+    pub meta: SaveMeta,
+}
+
+/// What [`SlotStore::import`] did with a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportOutcome {
+    /// The slot already holds a generation with this save id; nothing was written.
+    AlreadyPresent {
+        /// The slot.
+        slot: SlotId,
+        /// The generation holding it.
+        generation: u64,
+    },
+    /// The file is now a generation of its slot.
+    Placed(Box<ImportReceipt>),
+}
+
+/// Where an imported save was placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportReceipt {
+    /// The slot, from the file's metadata.
+    pub slot: SlotId,
+    /// The generation now holding the imported save.
+    pub generation: u64,
+    /// The imported save's metadata.
+    pub meta: SaveMeta,
+    /// Whether the imported save heads the slot (it was made after every save the slot held).
+    pub heads_slot: bool,
+    /// The save that headed the slot before, if there was one.
+    pub previous_head: Option<SaveMeta>,
+}
+
+impl SlotStore {
+    /// Places a complete save file made elsewhere as a new generation of the slot named in its
+    /// metadata, then lets the most recently created save head the slot.
+    ///
+    /// `bytes` is decoded in full first (header, checksums, decompression, metadata and
+    /// payload); `origin` names the file in errors. Refused, writing nothing: a file that does
+    /// not decode, a slot outside the layout, a file from a newer format version (the error says
+    /// so), and a slot whose newest save is from a newer format version. Older generations
+    /// beyond [`StoreConfig::backups`](super::StoreConfig::backups) are removed afterwards, as
+    /// after a save.
+    pub fn import(&self, origin: &str, bytes: &[u8]) -> Result<ImportOutcome, StoreError> {
+        let decoded = format::decode(bytes, &self.config().encode.limits).map_err(|source| {
+            StoreError::Format {
+                path: PathBuf::from(origin),
+                source,
+            }
+        })?;
+        let meta = decoded.meta;
+        let slot = meta.slot;
+        self.check_slot(slot)?;
+
+        let _lock = self.lock(slot)?;
+        let existing = self.generation_metas(slot)?;
+        if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id) {
+            return Ok(ImportOutcome::AlreadyPresent {
+                slot,
+                generation: present.generation,
+            });
+        }
+        let generations = self.generations(slot)?;
+        let generation = match generations.first() {
+            Some(&newest) => {
+                self.refuse_newer_format(slot, newest)?;
+                self.above(slot, newest)?
+            }
+            None => 1,
+        };
+        write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &generation_file_name(slot, generation),
+            &[bytes],
+        )?;
+        let previous_head = existing.first().map(|s| s.meta.clone());
+        let newest_existing = existing.iter().max_by_key(|s| s.meta.created_at);
+        let heads_slot = newest_existing.is_none_or(|s| s.meta.created_at <= meta.created_at);
+        if let (false, Some(newest)) = (heads_slot, newest_existing) {
+            self.move_to_top(slot, newest.generation, generation)?;
+        }
+        let below_head = self.generations(slot)?.split_off(1);
+        // Pruning failures leave an extra old file, as after a save; the import is complete.
+        let _ = self.prune(slot, &below_head);
+        Ok(ImportOutcome::Placed(Box::new(ImportReceipt {
+            slot,
+            generation,
+            meta,
+            heads_slot,
+            previous_head,
+        })))
+    }
+
+    /// Makes `generation` head its slot (for a player choosing the save made on another
+    /// device): its bytes are written on top as a new generation and its old file removed, so
+    /// the previous head stays, one generation below. Returns the new generation number.
+    pub fn promote(&self, slot: SlotId, generation: u64) -> Result<u64, StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock(slot)?;
+        let newest = match self.generations(slot)?.first() {
+            Some(&newest) if newest == generation => return Ok(newest),
+            Some(&newest) => newest,
+            None => return Err(StoreError::EmptySlot(slot)),
+        };
+        self.refuse_newer_format(slot, newest)?;
+        self.move_to_top(slot, generation, newest)
+    }
+
+    /// Every readable generation of every slot with its metadata, newest generation first
+    /// within a slot. Damaged generations are left out.
+    pub fn saves(&self) -> Result<Vec<StoredSave>, StoreError> {
+        let mut saves = Vec::new();
+        for slot in self.config().layout.slots() {
+            saves.extend(self.generation_metas(slot)?);
+        }
+        Ok(saves)
+    }
+
+    /// The readable generations of one slot with their metadata, newest first.
+    pub fn saves_in(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
+        self.check_slot(slot)?;
+        self.generation_metas(slot)
+    }
+
+    /// The whole file of one generation, for copying it elsewhere unchanged.
+    pub fn read_generation_bytes(
+        &self,
+        slot: SlotId,
+        generation: u64,
+    ) -> Result<Vec<u8>, StoreError> {
+        self.check_slot(slot)?;
+        let path = self.path_of(slot, generation);
+        let mut file = self
+            .fs
+            .open_read(&path)
+            .map_err(StoreError::io("open", &path))?;
+        let len = file
+            .byte_len()
+            .map_err(StoreError::io("read the size of", &path))?;
+        let limit = self.config().encode.limits.max_file_len();
+        if len > limit {
+            return Err(StoreError::FileTooLarge { path, len, limit });
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes)
+            .map_err(StoreError::io("read", &path))?;
+        Ok(bytes)
+    }
+
+    /// Replaces the profile folder's side file `name` durably (temporary file, fsync, rename,
+    /// folder fsync). For small state such as the cloud sync queue; `name` must not look like
+    /// a save, lock or temporary file.
+    pub fn write_profile_file(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        check_side_file_name(name)?;
+        write_durably(self.fs.as_ref(), &self.dir, name, &[bytes]).map(|_| ())
+    }
+
+    /// Reads the profile folder's side file `name`; `None` when it does not exist.
+    pub fn read_profile_file(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        check_side_file_name(name)?;
+        let path = self.dir.join(name);
+        let mut file = match self.fs.open_read(&path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(StoreError::io("open", &path)(error)),
+        };
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(StoreError::io("read", &path))?;
+        Ok(Some(bytes))
+    }
+
+    /// The readable generations of `slot` with their metadata, newest first.
+    fn generation_metas(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
+        Ok(self
+            .generations(slot)?
+            .into_iter()
+            .filter_map(|generation| {
+                let summary = self.read_summary(&self.path_of(slot, generation)).ok()?;
+                Some(StoredSave {
+                    slot,
+                    generation,
+                    meta: summary.meta,
+                })
+            })
+            .collect())
+    }
+
+    /// The generation number above `newest`.
+    fn above(&self, slot: SlotId, newest: u64) -> Result<u64, StoreError> {
+        newest
+            .checked_add(1)
+            .ok_or_else(|| StoreError::GenerationsExhausted {
+                slot,
+                path: self.path_of(slot, newest),
+            })
+    }
+
+    /// Copies `generation` above `newest` durably, then removes the old copy.
+    fn move_to_top(&self, slot: SlotId, generation: u64, newest: u64) -> Result<u64, StoreError> {
+        let bytes = self.read_generation_bytes(slot, generation)?;
+        format::decode(&bytes, &self.config().encode.limits).map_err(|source| {
+            StoreError::Format {
+                path: self.path_of(slot, generation),
+                source,
+            }
+        })?;
+        let top = self.above(slot, newest)?;
+        write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &generation_file_name(slot, top),
+            &[bytes.as_slice()],
+        )?;
+        let old = self.path_of(slot, generation);
+        self.fs
+            .remove_file(&old)
+            .map_err(StoreError::io("remove the copied generation", &old))?;
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))?;
+        Ok(top)
+    }
+}
+
+impl StoreError {
+    /// Whether the error is about a save from a newer format version (in a file, or heading a
+    /// slot): nothing is wrong with the file, this build is too old for it.
+    pub fn is_newer_format(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Format {
+                source: FormatError::NewerVersion { .. },
+                ..
+            } | StoreError::NewerFormat { .. }
+        )
+    }
+}
+
+fn check_side_file_name(name: &str) -> Result<(), StoreError> {
+    let reason = if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        Some("it must be a plain file name")
+    } else if parse_generation_file(name).is_some()
+        || is_temp_file(name)
+        || name.ends_with(".lock")
+        || name.ends_with(".tmp")
+    {
+        Some("it looks like a save, lock or temporary file")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(StoreError::InvalidName {
+            what: "profile file",
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
