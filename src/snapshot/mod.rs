@@ -116,6 +116,7 @@ mod dynamic_bundle;
 mod entity_mapping;
 mod error;
 mod filter;
+mod incremental;
 mod inspect;
 mod plan_read;
 mod reflect_plan;
@@ -134,5 +135,8 @@ pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets, decod
 pub use dump::{dump, dump_with_assets};
 pub use error::SnapshotError;
 pub use filter::{SaveFilter, Saveable};
+pub use incremental::{
+    CHUNK_ROWS, CaptureCache, CaptureStats, PendingSnapshot, capture_incremental,
+};
 pub use inspect::{BlobTable, StoredColumn, StoredRow, inspect};
 pub use registry::SaveRegistry;
