@@ -8,14 +8,18 @@
 //! - `smoke.rs` is the scripted check CI runs: `--smoke [--shots <dir>]` plays, quicksaves,
 //!   changes the world, quickloads and compares, then exercises the menu and takes screenshots.
 //!
+//! - `crowd.rs` adds `--crowd N`: N saveable critters wandering unseen, to feel a big world's
+//!   save (the HUD shows the last save's main-thread time); `--smoke` runs with 20 000.
 //! - `dump.rs` prints a save's world as RON through the game's types, without opening a window:
 //!   `--dump <file>`.
 //!
 //! ```text
 //! cargo run --release --example demo
+//! cargo run --release --example demo -- --crowd 100000
 //! cargo run --example demo -- --dump ~/.local/share/keepsake-arena/saves/default/quick-00.g000001.ksav
 //! ```
 
+mod crowd;
 mod dump;
 mod game;
 mod smoke;
@@ -32,13 +36,20 @@ fn main() -> AppExit {
     {
         return dump::run(file.as_ref());
     }
-    let smoke = match smoke::SmokeOptions::from_args(args.into_iter()) {
-        Ok(options) => options,
+    let usage = "usage: demo [--crowd <n>] [--smoke [--shots <dir>]] | demo --dump <file>";
+    let parsed = crowd::take_crowd_arg(args)
+        .and_then(|(crowd, rest)| Ok((crowd, smoke::SmokeOptions::from_args(rest.into_iter())?)));
+    let (crowd, smoke) = match parsed {
+        Ok(parsed) => parsed,
         Err(message) => {
-            eprintln!("{message}\nusage: demo [--smoke [--shots <dir>]] | demo --dump <file>");
+            eprintln!("{message}\n{usage}");
             return AppExit::error();
         }
     };
+    let crowd = crowd.unwrap_or(match smoke {
+        Some(_) => crowd::SMOKE_CROWD,
+        None => 0,
+    });
 
     let mut keepsake = KeepsakePlugin::new("keepsake-arena")
         .autosave_every(Duration::from_secs(30))
@@ -62,7 +73,8 @@ fn main() -> AppExit {
     }))
     .add_plugins(keepsake)
     .add_plugins(SaveMenuPlugins)
-    .add_plugins(game::ArenaPlugin);
+    .add_plugins(game::ArenaPlugin)
+    .add_plugins(crowd::CrowdPlugin(crowd));
     let Some(options) = smoke else {
         return app.run();
     };

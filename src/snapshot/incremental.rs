@@ -585,17 +585,17 @@ impl<'a> ColumnRefresh<'a> {
                     // SAFETY: the shared borrow of the world keeps anything from writing to the
                     // ticks while they are read.
                     let tick = |row: usize| unsafe { *ticks[row].get() };
-                    let changed: Vec<usize> = range
-                        .clone()
-                        .filter(|&row| self.changes.is_changed(since, tick(row)))
-                        .map(|row| row - range.start)
-                        .collect();
-                    match changed.is_empty() {
-                        true => {
-                            self.stats.chunks_reused += 1;
-                            Arc::clone(old)
-                        }
-                        false => Arc::new(self.patch(old, range.start, &changed, encode)?),
+                    let changed = |row: &usize| self.changes.is_changed(since, tick(*row));
+                    if range.clone().any(|row| changed(&row)) {
+                        let rows: Vec<usize> = range
+                            .clone()
+                            .filter(changed)
+                            .map(|row| row - range.start)
+                            .collect();
+                        Arc::new(self.patch(old, range.start, &rows, encode)?)
+                    } else {
+                        self.stats.chunks_reused += 1;
+                        Arc::clone(old)
                     }
                 }
                 _ => {
@@ -689,8 +689,15 @@ impl<'a> ColumnRefresh<'a> {
                     old_range == range && rows.entities[old_range] == entities[range]
                 })
                 .collect();
-            rows.entities.clear();
-            rows.entities.extend_from_slice(entities);
+            // Record the table as it is now, copying only the chunks that differ.
+            rows.entities.truncate(entities.len());
+            let kept = rows.entities.len();
+            rows.entities.extend_from_slice(&entities[kept..]);
+            for (range, same) in chunk_ranges(entities.len()).zip(&rows.same) {
+                if !same {
+                    rows.entities[range.clone()].copy_from_slice(&entities[range]);
+                }
+            }
             rows.checked = self.generation;
         }
         rows.same.clone()
