@@ -150,6 +150,12 @@ pub fn register_saved_types(app: &mut App) {
 struct LastSave(Option<(std::time::Duration, usize)>);
 
 fn remember_save(saved: On<SaveCompleted>, mut last: ResMut<LastSave>) {
+    info!(
+        "saved {} entities to {}: {:.2} ms on the main thread",
+        saved.entities,
+        saved.slot,
+        saved.capture_time.as_secs_f64() * 1e3
+    );
     last.0 = Some((saved.capture_time, saved.entities));
 }
 

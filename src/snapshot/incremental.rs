@@ -455,11 +455,15 @@ struct Changes {
 }
 
 impl Changes {
-    /// Ticks newer than `since`, as [`Tick::is_newer_than`] tells (the window is kept below
-    /// Bevy's maximum change age, so no clamping is needed).
+    /// Whether `tick` is newer than `since`, as [`Tick::is_newer_than`] tells (the window is
+    /// kept below Bevy's maximum change age, so no clamping is needed).
     fn is_changed(&self, since: Tick, tick: Tick) -> bool {
-        let window = self.this_run.get().wrapping_sub(since.get());
-        self.this_run.get().wrapping_sub(tick.get()) < window
+        self.this_run.get().wrapping_sub(tick.get()) < self.window(since)
+    }
+
+    /// Ticks at most this many ticks old changed after `since`.
+    fn window(&self, since: Tick) -> u32 {
+        self.this_run.get().wrapping_sub(since.get())
     }
 }
 
@@ -582,15 +586,21 @@ impl<'a> ColumnRefresh<'a> {
             let old = cached.get(k).filter(|_| same[k]);
             let chunk = match (old, self.changes.since) {
                 (Some(old), Some(since)) => {
+                    let (this_run, window) =
+                        (self.changes.this_run.get(), self.changes.window(since));
                     // SAFETY: the shared borrow of the world keeps anything from writing to the
                     // ticks while they are read.
-                    let tick = |row: usize| unsafe { *ticks[row].get() };
-                    let changed = |row: &usize| self.changes.is_changed(since, tick(*row));
-                    if range.clone().any(|row| changed(&row)) {
-                        let rows: Vec<usize> = range
-                            .clone()
-                            .filter(changed)
-                            .map(|row| row - range.start)
+                    let newer = |cell: &UnsafeCell<Tick>| {
+                        this_run.wrapping_sub(unsafe { (*cell.get()).get() }) < window
+                    };
+                    let chunk_ticks = &ticks[range.clone()];
+                    // Without a branch per row, so the scan of an unchanged chunk vectorises.
+                    if chunk_ticks
+                        .iter()
+                        .fold(false, |any, cell| any | newer(cell))
+                    {
+                        let rows: Vec<usize> = (0..chunk_ticks.len())
+                            .filter(|&row| newer(&chunk_ticks[row]))
                             .collect();
                         Arc::new(self.patch(old, range.start, &rows, encode)?)
                     } else {
