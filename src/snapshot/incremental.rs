@@ -76,8 +76,12 @@ const MAX_TICK_WINDOW: u32 = 1 << 30;
 /// let hero = world.spawn((Saveable, Health(7.0))).id();
 /// world.spawn_batch((0..3000).map(|_| (Saveable, Health(1.0))));
 ///
+/// // Frames go by between the spawns, the saves and the edits (in one tick, a capture cannot
+/// // tell an edit made before it from one made after, and counts it as changed).
+/// world.increment_change_tick();
 /// let mut cache = CaptureCache::default();
 /// cache.capture(world)?.finish();
+/// world.increment_change_tick();
 /// world.get_mut::<Health>(hero).unwrap().0 = 3.0;
 /// let snapshot = cache.capture(world)?.finish();
 ///
@@ -471,6 +475,10 @@ impl Changes {
 pub(crate) type EncodeRow<'e> =
     dyn FnMut(&ValueWriter<'_>, usize, &mut Vec<u8>) -> Result<(), CaptureProblem> + 'e;
 
+/// Encodes the resource's value into `out`.
+pub(crate) type EncodeResource<'e> =
+    dyn FnMut(&ValueWriter<'_>, &mut Vec<u8>) -> Result<(), CaptureProblem> + 'e;
+
 /// One registered type's column during a capture: the typed walk
 /// ([`RefreshFn`](super::typed_capture::RefreshFn)) hands it tables, and it decides chunk by
 /// chunk what to reuse and what to encode.
@@ -588,10 +596,11 @@ impl<'a> ColumnRefresh<'a> {
                 (Some(old), Some(since)) => {
                     let (this_run, window) =
                         (self.changes.this_run.get(), self.changes.window(since));
-                    // SAFETY: the shared borrow of the world keeps anything from writing to the
-                    // ticks while they are read.
                     let newer = |cell: &UnsafeCell<Tick>| {
-                        this_run.wrapping_sub(unsafe { (*cell.get()).get() }) < window
+                        // SAFETY: the shared borrow of the world keeps anything from writing to
+                        // the ticks while they are read.
+                        let tick = unsafe { *cell.get() };
+                        this_run.wrapping_sub(tick.get()) < window
                     };
                     let chunk_ticks = &ticks[range.clone()];
                     // Without a branch per row, so the scan of an unchanged chunk vectorises.
@@ -718,7 +727,7 @@ impl<'a> ColumnRefresh<'a> {
         &mut self,
         entity: Entity,
         changed: Tick,
-        encode: &mut dyn FnMut(&ValueWriter<'_>, &mut Vec<u8>) -> Result<(), CaptureProblem>,
+        encode: &mut EncodeResource<'_>,
     ) -> Result<(), SnapshotError> {
         let cached = self.cache.resource.take();
         let unchanged = match (&cached, self.changes.since) {

@@ -117,9 +117,9 @@ fn edit(world: &mut World, rng: &mut Rng, next_id: &mut u32) {
         }
         // Marked changed without a new value.
         _ => {
-            world
-                .get_mut::<Stats>(entity)
-                .map(|mut stats| stats.set_changed());
+            if let Some(mut stats) = world.get_mut::<Stats>(entity) {
+                stats.set_changed();
+            }
         }
     }
 }
