@@ -26,8 +26,9 @@
 //!
 //! The blob is byte for byte the one a full capture of the same world writes (tests edit a world
 //! at random for hundreds of steps and compare). Changes made without change detection
-//! (`bypass_change_detection`, interior mutability) are not seen: call [`CaptureCache::clear`]
-//! after them. The cache starts over by itself when the world, the registry or its filter
+//! (`bypass_change_detection`, interior mutability) are not seen, nor are type registrations
+//! that change how a type is written (`ReflectSerialize` registered later): call
+//! [`CaptureCache::clear`] after them. The cache starts over by itself when the world, the registry or its filter
 //! changes, after a failed capture, and when the last capture is too many ticks ago for change
 //! ticks to tell.
 
