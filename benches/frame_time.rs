@@ -10,9 +10,13 @@
 //!   a game's simulation would. That is the frame the targets are about: p99 with autosave
 //!   ≤ 1.15× without.
 //!
-//! Besides the capture time each save reports (`SaveCompleted::capture_time`), every scenario
-//! measures a full capture of its world (`snapshot::capture`) on its own, so an incremental
-//! capture can later be compared with a full one in the same run.
+//! Besides the capture time each save reports (`SaveCompleted::capture_time`: the main thread's
+//! part of the plugin's incremental capture), every scenario measures, outside any frame and on
+//! the same world, a full capture (`snapshot::capture`), and the main thread's part of an
+//! incremental capture (`CaptureCache::capture`) after 1 % of the entities changed since the
+//! last one: a run of neighbouring entities (as the game frame changes them), and 1 % scattered
+//! at random over the world (every chunk then has a changed row), with the pool's part
+//! (`PendingSnapshot::finish`) beside it.
 //!
 //! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1` for a short run).
 
@@ -33,6 +37,8 @@ const FRAME_BUDGET: Duration = Duration::from_micros(16_667);
 const GAME_WORK: Duration = Duration::from_millis(4);
 /// Full captures timed on their own per scenario.
 const FULL_CAPTURES: usize = 20;
+/// Incremental captures timed on their own per scenario and kind of change.
+const INCREMENTAL_CAPTURES: usize = 40;
 
 /// What each frame of a scenario does besides the plugin's work.
 #[derive(Clone, Copy, Debug)]
@@ -176,9 +182,18 @@ struct Run {
 fn run(scenario: Scenario, frames: usize, autosave: bool) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app(dir.path(), scenario);
-    for _ in 0..30 {
-        app.update(); // warm up
+    for frame in 0..30 {
+        // Warm up; one save among them, as the first save of a session encodes the whole
+        // world (the capture cache starts empty) and is not what the measured saves are about.
+        if autosave && frame == 0 {
+            app.world_mut().write_message(SaveRequest::autosave());
+        }
+        app.update();
     }
+    while !app.world().resource::<KeepsakeStatus>().is_idle() {
+        app.update();
+    }
+    app.world_mut().resource_mut::<Captures>().0.clear();
     let mut times = Vec::with_capacity(frames);
     for frame in 0..frames {
         if autosave && frame % SAVE_EVERY_FRAMES == 0 {
@@ -215,6 +230,60 @@ fn full_captures(scenario: Scenario) -> Vec<Duration> {
         .collect();
     times.sort();
     times
+}
+
+/// Which 1 % of the entities an incremental capture finds changed.
+#[derive(Clone, Copy, Debug)]
+enum Spread {
+    /// Neighbouring entities in spawn order, a different run each time.
+    Together,
+    /// Entities picked at random over the whole world.
+    Scattered,
+}
+
+/// Sorted times of the main thread's part of incremental captures (and of the pool's part)
+/// after `spread` changes to 1 % of the scenario's world, taken outside any frame.
+fn incremental_captures(scenario: Scenario, spread: Spread) -> (Vec<Duration>, Vec<Duration>) {
+    let mut app = game_world::app();
+    game_world::populate(app.world_mut(), scenario.entities);
+    let world = app.world_mut();
+    let entities: Vec<Entity> = world
+        .query_filtered::<Entity, With<game_world::Health>>()
+        .iter(world)
+        .collect();
+    let touched = (entities.len() / 100).max(1);
+    let mut cache = snapshot::CaptureCache::default();
+    world.increment_change_tick();
+    black_box(cache.capture(world).unwrap().finish());
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let (mut main, mut pool) = (Vec::new(), Vec::new());
+    for run in 0..INCREMENTAL_CAPTURES {
+        world.increment_change_tick();
+        for offset in 0..touched {
+            let index = match spread {
+                Spread::Together => (run * touched + offset) % entities.len(),
+                Spread::Scattered => {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed % entities.len() as u64) as usize
+                }
+            };
+            if let Some(mut health) = world.get_mut::<game_world::Health>(entities[index]) {
+                health.current = (health.current + 1.0) % health.max;
+            }
+        }
+        world.increment_change_tick();
+        let start = Instant::now();
+        let pending = cache.capture(world).unwrap();
+        main.push(start.elapsed());
+        let start = Instant::now();
+        black_box(pending.finish());
+        pool.push(start.elapsed());
+    }
+    main.sort();
+    pool.sort();
+    (main, pool)
 }
 
 fn ms(duration: Duration) -> f64 {
@@ -267,6 +336,23 @@ fn report(scenario: Scenario, frames: usize) {
         frame_share(full_p50),
         frame_share(full_p99)
     );
+    for (spread, label) in [
+        (Spread::Together, "together"),
+        (Spread::Scattered, "scattered"),
+    ] {
+        let (main, pool) = incremental_captures(scenario, spread);
+        let (main_p50, main_p99) = p50_p99(&main);
+        let (pool_p50, pool_p99) = p50_p99(&pool);
+        println!(
+            "  incremental capture, 1% changed {label} ({} runs): p50 {:.3} ms, p99 {:.3} ms on \
+             the main thread; join on the pool p50 {:.3} ms, p99 {:.3} ms",
+            main.len(),
+            ms(main_p50),
+            ms(main_p99),
+            ms(pool_p50),
+            ms(pool_p99)
+        );
+    }
 }
 
 fn main() {

@@ -142,6 +142,21 @@ pub fn register_saved_types(app: &mut App) {
         .register_saveable::<Inventory>()
         .register_saveable::<Level>()
         .register_saveable::<ArenaRng>();
+    super::crowd::register_saved_types(app);
+}
+
+/// The last save: what it cost the main thread, for the HUD.
+#[derive(Resource, Default)]
+struct LastSave(Option<(std::time::Duration, usize)>);
+
+fn remember_save(saved: On<SaveCompleted>, mut last: ResMut<LastSave>) {
+    info!(
+        "saved {} entities to {}: {:.2} ms on the main thread",
+        saved.entities,
+        saved.slot,
+        saved.capture_time.as_secs_f64() * 1e3
+    );
+    last.0 = Some((saved.capture_time, saved.entities));
 }
 
 impl Plugin for ArenaPlugin {
@@ -151,6 +166,8 @@ impl Plugin for ArenaPlugin {
             .init_resource::<Inventory>()
             .init_resource::<Level>()
             .init_resource::<ArenaRng>()
+            .init_resource::<LastSave>()
+            .add_observer(remember_save)
             .insert_resource(ClearColor(Color::srgb(0.07, 0.08, 0.11)))
             // Sprites for what is spawned without one (a load brings the saved sprite).
             .add_observer(dress_player)
@@ -445,6 +462,7 @@ fn hud(
     inventory: Res<Inventory>,
     playtime: Res<Playtime>,
     settings: Res<KeepsakeSettings>,
+    last_save: Res<LastSave>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let text = |text: String| {
@@ -465,6 +483,14 @@ fn hud(
                 bevy_keepsake::ui::format_playtime(playtime.0)
             );
             ui.add(egui::Label::new(text(line)).extend());
+            // The main thread's part of the last save (the rest runs on the task pool).
+            if let Some((time, entities)) = last_save.0 {
+                let line = format!(
+                    "Last save: {:.2} ms on the main thread, {entities} entities",
+                    time.as_secs_f64() * 1e3
+                );
+                ui.add(egui::Label::new(text(line).size(13.0)).extend());
+            }
         });
     let autosave = match settings.autosave_every.as_secs() {
         0 => "autosave off".to_owned(),

@@ -94,7 +94,9 @@ pub struct SaveCompleted {
     pub meta: SaveMeta,
     /// How many entities were saved.
     pub entities: usize,
-    /// Time the main thread spent capturing the world.
+    /// Time the main thread spent capturing the world: re-encoding what changed since the last
+    /// save and reading the entity table (joining the blob and hashing it run on the pool). The
+    /// first save of a session encodes everything.
     pub capture_time: std::time::Duration,
     /// Handles to assets made at run time (no path) that were saved as the default handle,
     /// under [`RuntimeAssetHandles::Skip`] or `Silent`.

@@ -1,8 +1,10 @@
 //! Background jobs: one per slot at a time, run on `AsyncComputeTaskPool`, polled every frame.
 //!
 //! The main thread only captures the world (for a save) and applies a decoded snapshot (for a
-//! load). Encoding, compression, checksums, the durable write, reading, verifying and decoding
-//! all run on the pool.
+//! load). A save's capture is incremental ([`CaptureCache`], kept in a resource between saves):
+//! the main thread re-encodes only the values that changed since the last save and reads the
+//! entity table; joining the cached chunks into the blob, hashing it, encoding, compression,
+//! checksums, the durable write, reading, verifying and decoding all run on the pool.
 //!
 //! # Busy slots
 //!
@@ -25,7 +27,8 @@ use super::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitSta
 use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
 use crate::slot::SlotId;
 use crate::snapshot::{
-    self, DecodedSnapshot, LeftOutHandle, LoadMode, RuntimeAssetHandles, SaveRegistry,
+    self, CaptureCache, DecodedSnapshot, LeftOutHandle, LoadMode, PendingSnapshot,
+    RuntimeAssetHandles, SaveRegistry,
 };
 use crate::store::{GenerationFailure, SaveReceipt, SlotStore};
 use bevy::asset::AssetServer;
@@ -34,8 +37,13 @@ use bevy::prelude::*;
 use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+/// The encoded rows of the last save, so the next one re-encodes only what changed. In a mutex
+/// so a capture can borrow it next to the world it reads.
+#[derive(Resource, Default)]
+pub(crate) struct SaveCaptureCache(Mutex<CaptureCache>);
 
 /// The plugin's queue of jobs, waiting and running.
 #[derive(Resource, Default)]
@@ -379,7 +387,9 @@ struct CapturedSave {
     target: SaveTarget,
     reason: SaveReason,
     capture: CaptureStats,
-    bundle: SaveBundle,
+    /// The captured world, joined into the blob on the pool; taken by the one write of the
+    /// save (the save is shared with the thumbnail wait until then).
+    snapshot: Mutex<Option<PendingSnapshot>>,
     created_at: Timestamp,
     playtime: Duration,
     game_tick: u64,
@@ -443,25 +453,27 @@ fn capture(
     reason: SaveReason,
 ) -> Result<CapturedSave, KeepsakeError> {
     let started = Instant::now();
-    let captured = snapshot::capture(world)?;
-    let handles_left_out = warn_left_out_handles(world, &captured.handles_left_out);
+    world.init_resource::<SaveCaptureCache>();
+    let pending = world
+        .resource::<SaveCaptureCache>()
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .capture(world)?;
+    let time = started.elapsed();
+    let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());
     let game_tick = world
         .get_resource::<FrameCount>()
         .map_or(0, |frames| u64::from(frames.0));
-    let bundle = SaveBundle::new(WorldState {
-        tick: game_tick,
-        ecs_blob: captured.blob,
-        state_hash: captured.state_hash,
-    });
     Ok(CapturedSave {
         target,
         reason,
         capture: CaptureStats {
-            entities: captured.entities,
-            time: started.elapsed(),
+            entities: pending.entities(),
+            time,
             handles_left_out,
         },
-        bundle,
+        snapshot: Mutex::new(Some(pending)),
         created_at: Timestamp::now(),
         playtime: world.resource::<Playtime>().0,
         game_tick,
@@ -535,11 +547,25 @@ fn write(
     save: &CapturedSave,
     thumbnail: Option<Vec<u8>>,
 ) -> Result<SaveReceipt, crate::store::StoreError> {
+    let pending = save
+        .snapshot
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let Some(pending) = pending else {
+        unreachable!("a captured save is written once");
+    };
+    let snapshot = pending.finish();
+    let bundle = SaveBundle::new(WorldState {
+        tick: save.game_tick,
+        ecs_blob: snapshot.blob,
+        state_hash: snapshot.state_hash,
+    });
     let slot = match save.target {
         SaveTarget::Slot(slot) => slot,
         SaveTarget::AutosaveRing => store.next_autosave_slot()?,
     };
-    store.save(slot, save.meta(slot, thumbnail), &save.bundle)
+    store.save(slot, save.meta(slot, thumbnail), &bundle)
 }
 
 /// Reads, verifies and decodes on the pool; the world is only touched when the job finishes.

@@ -26,6 +26,9 @@
 //!    read in `PreUpdate` just before, whatever the schedule, so each press counts once.)
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
+//!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache) kept between saves
+//!    re-encodes only what changed since the last one, and the blob is joined and hashed on the
+//!    task pool; [`SaveCompleted::capture_time`] is what stayed on the main thread; it then
 //!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
 //!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
 //!    [`KeepsakeStatus`] is brought up to date.

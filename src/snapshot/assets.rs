@@ -278,6 +278,16 @@ pub(crate) struct CaptureProblem {
 }
 
 impl CaptureProblem {
+    /// The capture error for a value of `type_path`.
+    pub(crate) fn into_error(self, type_path: &str) -> super::SnapshotError {
+        super::SnapshotError::Capture {
+            type_path: type_path.to_owned(),
+            field: self.field,
+            reason: self.reason,
+            fix: self.fix,
+        }
+    }
+
     /// A failure the walk could not pin on one field (a type's own `Serialize` failed).
     pub(crate) fn whole(type_path: &str, reason: String) -> Self {
         CaptureProblem {

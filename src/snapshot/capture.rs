@@ -4,10 +4,11 @@ use super::assets::{CaptureAssets, CaptureProblem, LeftOutHandle, RuntimeAssetHa
 use super::blob::{BLOB_VERSION, BlobWriter, ColumnKind, state_hash};
 use super::error::SnapshotError;
 use super::registry::SaveRegistry;
-use super::type_ops::TypeOps;
+use super::type_ops::{SaveableEntry, TypeOps};
 use super::value::{ValueWriter, append_postcard};
 use bevy::ecs::archetype::ArchetypeId;
-use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
 use serde::Serialize;
@@ -39,7 +40,7 @@ pub(crate) struct DenseIndex<'a> {
 }
 
 impl<'a> DenseIndex<'a> {
-    fn new(entities: &'a [Entity]) -> Self {
+    pub(crate) fn new(entities: &'a [Entity]) -> Self {
         let len = entities
             .iter()
             .map(|entity| entity.index_u32() as usize + 1)
@@ -55,7 +56,7 @@ impl<'a> DenseIndex<'a> {
         }
     }
 
-    fn get(&self, entity: Entity) -> Option<u32> {
+    pub(crate) fn get(&self, entity: Entity) -> Option<u32> {
         let dense = *self.by_entity_index.get(entity.index_u32() as usize)?;
         (self.entities.get(dense as usize) == Some(&entity)).then_some(dense)
     }
@@ -107,8 +108,7 @@ impl ColumnSink<'_> {
 }
 
 impl RowWriter<'_> {
-    /// Writes the row header, then the value in place behind a one-byte length that is widened
-    /// afterwards in the rare case the value is 128 bytes or longer.
+    /// Writes the row header, then the value behind its length.
     fn push_with(
         &mut self,
         entity_index: Option<u32>,
@@ -118,29 +118,36 @@ impl RowWriter<'_> {
             write_delta(self.blob, self.previous_index.into(), index.into());
             self.previous_index = index;
         }
-        let length_at = self.blob.len();
-        self.blob.push(0);
-        write(self.blob).map_err(|problem| SnapshotError::Capture {
-            type_path: self.type_path.to_owned(),
-            field: problem.field,
-            reason: problem.reason,
-            fix: problem.fix,
-        })?;
-        let len = self.blob.len() - length_at - 1;
-        if len < 0x80 {
-            self.blob[length_at] = len as u8;
-        } else {
-            let mut prefix = BlobWriter::default();
-            prefix.varint(len as u64);
-            self.blob
-                .splice(length_at..length_at + 1, prefix.bytes.iter().copied());
-        }
+        push_prefixed(self.blob, write).map_err(|problem| problem.into_error(self.type_path))?;
         self.row_count += 1;
         Ok(())
     }
 }
 
-fn write_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
+/// Appends a value written by `write` behind its varint length: in place behind a one-byte
+/// length that is widened afterwards in the rare case the value is 128 bytes or longer.
+pub(crate) fn push_prefixed(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), CaptureProblem>,
+) -> Result<(), CaptureProblem> {
+    let length_at = out.len();
+    out.push(0);
+    if let Err(problem) = write(out) {
+        out.truncate(length_at);
+        return Err(problem);
+    }
+    let len = out.len() - length_at - 1;
+    if len < 0x80 {
+        out[length_at] = len as u8;
+    } else {
+        let mut prefix = BlobWriter::default();
+        prefix.varint(len as u64);
+        out.splice(length_at..length_at + 1, prefix.bytes.iter().copied());
+    }
+    Ok(())
+}
+
+pub(crate) fn write_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
     let mut writer = BlobWriter {
         bytes: std::mem::take(out),
     };
@@ -208,38 +215,19 @@ fn capture_with(
         .map(|filter| filter.matching_entities(world))
         .unwrap_or_default();
     log_unregistered(world, registry, &archetypes);
-    let entities = hierarchy_order(world, matched);
+    let entities = Hierarchy::collect(world, &archetypes).order(matched);
     let index = DenseIndex::new(&entities);
     let policy = world.get_resource::<RuntimeAssetHandles>().copied();
     let assets = CaptureAssets::new(policy.unwrap_or_default());
 
-    let mut blob = BlobWriter {
-        bytes: Vec::with_capacity(registry.size_hint()),
-    };
-    blob.byte(BLOB_VERSION);
-    blob.varint(entities.len() as u64);
-    let mut previous = 0;
-    for entity in &entities {
-        blob.delta(previous, entity.to_bits());
-        previous = entity.to_bits();
-    }
-
+    let mut blob = entity_table(&entities, registry.size_hint());
     let (mut components, mut resources, mut columns) = (0, 0, 0u32);
-    let mut blob = blob.bytes;
     let column_count_at = blob.len();
     blob.extend_from_slice(&[0; 4]);
     for entry in registry.entries() {
         let column_start = blob.len();
         let kind = entry.kind;
-        let mut header = BlobWriter {
-            bytes: std::mem::take(&mut blob),
-        };
-        header.bytes_with_len(entry.ops.type_path.as_bytes());
-        header.varint(entry.version.into());
-        header.byte(kind as u8);
-        blob = header.bytes;
-        let count_at = blob.len();
-        blob.extend_from_slice(&[0; 4]);
+        let count_at = column_header(&mut blob, &ColumnId::of(entry));
 
         let mut sink = ColumnSink {
             index: &index,
@@ -278,28 +266,119 @@ fn capture_with(
     })
 }
 
-/// Orders saved entities so that every parent comes before its children and siblings keep
-/// their order, which lets a load rebuild each `Children` list exactly.
-fn hierarchy_order(world: &World, matched: Vec<Entity>) -> Vec<Entity> {
-    let saved: EntityHashSet = matched.iter().copied().collect();
-    let mut ordered = Vec::with_capacity(matched.len());
-    let mut stack = Vec::new();
-    for &root in &matched {
-        let has_saved_parent = world
-            .get::<ChildOf>(root)
-            .is_some_and(|child_of| saved.contains(&child_of.parent()));
-        if has_saved_parent {
-            continue;
-        }
-        stack.push(root);
-        while let Some(entity) = stack.pop() {
-            ordered.push(entity);
-            if let Some(children) = world.get::<Children>(entity) {
-                stack.extend(children.iter().rev().filter(|child| saved.contains(child)));
-            }
+/// The start of a blob: the layout version and the entity table, with room reserved for
+/// `capacity` bytes in all.
+pub(crate) fn entity_table(entities: &[Entity], capacity: usize) -> Vec<u8> {
+    let mut blob = BlobWriter {
+        bytes: Vec::with_capacity(capacity),
+    };
+    blob.byte(BLOB_VERSION);
+    blob.varint(entities.len() as u64);
+    let mut previous = 0;
+    for entity in entities {
+        blob.delta(previous, entity.to_bits());
+        previous = entity.to_bits();
+    }
+    blob.bytes
+}
+
+/// Writes a column's header with a zero row count, and returns where the count is to be
+/// filled in.
+pub(crate) fn column_header(blob: &mut Vec<u8>, column: &ColumnId) -> usize {
+    let mut header = BlobWriter {
+        bytes: std::mem::take(blob),
+    };
+    header.bytes_with_len(column.type_path.as_bytes());
+    header.varint(column.version.into());
+    header.byte(column.kind as u8);
+    *blob = header.bytes;
+    let count_at = blob.len();
+    blob.extend_from_slice(&[0; 4]);
+    count_at
+}
+
+/// What a column's header says about its type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ColumnId {
+    pub(crate) type_path: &'static str,
+    pub(crate) version: u32,
+    pub(crate) kind: ColumnKind,
+}
+
+impl ColumnId {
+    pub(crate) fn of(entry: &SaveableEntry) -> Self {
+        ColumnId {
+            type_path: entry.ops.type_path,
+            version: entry.version,
+            kind: entry.kind,
         }
     }
-    ordered
+}
+
+/// The parent and children of the saved entities that have any, read out of the world so the
+/// order can be worked out without it (on the task pool, for an incremental capture).
+#[derive(Default)]
+pub(crate) struct Hierarchy {
+    parents: EntityHashMap<Entity>,
+    children: EntityHashMap<Vec<Entity>>,
+}
+
+impl Hierarchy {
+    /// Reads `ChildOf` and `Children` of the entities of the saved archetypes that have them.
+    pub(crate) fn collect(world: &World, archetypes: &[ArchetypeId]) -> Self {
+        let mut hierarchy = Hierarchy::default();
+        let ids = (
+            world.component_id::<ChildOf>(),
+            world.component_id::<Children>(),
+        );
+        for archetype in archetypes
+            .iter()
+            .filter_map(|&id| world.archetypes().get(id))
+        {
+            let has = |id: Option<ComponentId>| id.is_some_and(|id| archetype.contains(id));
+            let (parents, children) = (has(ids.0), has(ids.1));
+            if !parents && !children {
+                continue;
+            }
+            for entity in archetype.entities().iter().map(|entity| entity.id()) {
+                if let Some(child_of) = world.get::<ChildOf>(entity).filter(|_| parents) {
+                    hierarchy.parents.insert(entity, child_of.parent());
+                }
+                if let Some(list) = world.get::<Children>(entity).filter(|_| children) {
+                    hierarchy.children.insert(entity, list.to_vec());
+                }
+            }
+        }
+        hierarchy
+    }
+
+    /// Orders saved entities so that every parent comes before its children and siblings keep
+    /// their order, which lets a load rebuild each `Children` list exactly.
+    pub(crate) fn order(&self, matched: Vec<Entity>) -> Vec<Entity> {
+        if self.parents.is_empty() && self.children.is_empty() {
+            return matched;
+        }
+        let saved: EntityHashSet = matched.iter().copied().collect();
+        let mut ordered = Vec::with_capacity(matched.len());
+        let mut stack = Vec::new();
+        for &root in &matched {
+            let has_saved_parent = self
+                .parents
+                .get(&root)
+                .is_some_and(|parent| saved.contains(parent));
+            if has_saved_parent {
+                continue;
+            }
+            stack.push(root);
+            while let Some(entity) = stack.pop() {
+                ordered.push(entity);
+                if let Some(children) = self.children.get(&entity) {
+                    stack.extend(children.iter().rev().filter(|child| saved.contains(*child)));
+                }
+            }
+        }
+        ordered
+    }
 }
 
 /// Logs, once per capture, the component types on saved entities that are not registered.

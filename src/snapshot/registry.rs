@@ -8,7 +8,11 @@ use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Hands out registry revisions, unique in the process, so a [`CaptureCache`](super::CaptureCache)
+/// can tell that the registry it encoded with has changed.
+static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 
 /// The saveable types of an app and the filter choosing saved entities.
 ///
@@ -25,6 +29,8 @@ struct RegistryInner {
     entries: Vec<SaveableEntry>,
     by_path: HashMap<String, usize>,
     filter: SaveFilter,
+    /// Changes with every change to the entries or the filter.
+    revision: u64,
 }
 
 impl SaveRegistry {
@@ -62,7 +68,19 @@ impl SaveRegistry {
 
     /// Replaces the filter choosing saved entities.
     pub fn set_filter(&mut self, filter: SaveFilter) {
-        Arc::make_mut(&mut self.inner).filter = filter;
+        self.change().filter = filter;
+    }
+
+    /// Identifies the registry's contents: different after any change to them.
+    pub(crate) fn revision(&self) -> u64 {
+        self.inner.revision
+    }
+
+    /// The inner data for a change, with a new revision.
+    fn change(&mut self) -> &mut RegistryInner {
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.revision = NEXT_REVISION.fetch_add(1, Ordering::Relaxed);
+        inner
     }
 
     pub(crate) fn entries(&self) -> &[SaveableEntry] {
@@ -86,12 +104,13 @@ impl SaveRegistry {
     /// (keeping its schema version, migrations and renames).
     pub(super) fn add(&mut self, entry: SaveableEntry) {
         if let Some(index) = self.index_of(entry.ops.type_id) {
-            let existing = &mut Arc::make_mut(&mut self.inner).entries[index];
+            let existing = &mut self.change().entries[index];
             existing.ops = entry.ops;
             existing.capture = entry.capture;
+            existing.refresh = entry.refresh;
             return;
         }
-        let inner = Arc::make_mut(&mut self.inner);
+        let inner = self.change();
         inner
             .by_path
             .insert(entry.ops.type_path.to_owned(), inner.entries.len());
@@ -104,9 +123,7 @@ impl SaveRegistry {
         let Some(index) = self.index_of(type_id) else {
             return false;
         };
-        Arc::make_mut(&mut self.inner)
-            .by_path
-            .insert(old_path.to_owned(), index);
+        self.change().by_path.insert(old_path.to_owned(), index);
         true
     }
 
@@ -121,7 +138,7 @@ impl SaveRegistry {
         let Some(index) = self.index_of(type_id) else {
             return false;
         };
-        let entry = &mut Arc::make_mut(&mut self.inner).entries[index];
+        let entry = &mut self.change().entries[index];
         entry.legacy.push(decoder(entry.version));
         entry.version += 1;
         true

@@ -4,7 +4,7 @@
 //! monomorphised once at registration.
 
 use super::blob::ColumnKind;
-use super::typed_capture::{CaptureFn, ValueEncoding, capture_fn};
+use super::typed_capture::{CaptureFn, RefreshFn, ValueEncoding, capture_fn, refresh_fn};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
@@ -81,6 +81,8 @@ pub(crate) struct SaveableEntry {
     pub(crate) version: u32,
     pub(crate) legacy: Vec<LegacyDecoder>,
     pub(crate) capture: CaptureFn,
+    /// The incremental capture of the type's column (see [`CaptureCache`](super::CaptureCache)).
+    pub(crate) refresh: RefreshFn,
     pub(crate) map_entities: fn(&mut dyn Reflect, &mut dyn EntityMapper),
     pub(crate) component_id: fn(&mut World) -> ComponentId,
     pub(crate) insert: fn(&mut EntityWorldMut, Box<dyn Reflect>),
@@ -103,6 +105,7 @@ impl SaveableEntry {
             version: 1,
             legacy: Vec::new(),
             capture: capture_fn::<T, E>(kind),
+            refresh: refresh_fn::<T, E>(kind),
             map_entities: |value, mut mapper| {
                 if let Some(value) = value.downcast_mut::<T>() {
                     T::map_entities(value, &mut mapper);

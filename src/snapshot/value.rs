@@ -72,6 +72,17 @@ impl<'a> ValueWriter<'a> {
         writer
     }
 
+    /// The registered type's path.
+    pub(crate) fn type_path(&self) -> &'static str {
+        self.type_path
+    }
+
+    /// Whether writing a value records asset handles left out of it (so a cached encoding of
+    /// the value would lose that report).
+    pub(crate) fn records_handles(&self) -> bool {
+        matches!(self.path, WritePath::Generic { handles: true })
+    }
+
     /// Whether values are written by the reflection plan.
     pub(crate) fn uses_plan(&self) -> bool {
         matches!(self.path, WritePath::Plan(_))

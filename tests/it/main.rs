@@ -23,6 +23,7 @@ mod plugin_thumbnails;
 mod snapshot_evolution;
 mod snapshot_game_world;
 mod snapshot_hostile;
+mod snapshot_incremental;
 mod snapshot_real_world;
 mod snapshot_roundtrip;
 mod store_faults;

@@ -1,0 +1,281 @@
+//! Incremental capture (`CaptureCache`) against the full capture: after random edits of a
+//! game-shaped world, step after step, the two blobs must be the same bytes; and a small edit
+//! must re-encode only the chunk it touched.
+
+use crate::common::fixtures::Rng;
+use crate::common::real_world::{self, AiState, GameClock, Owner, Stats, Target, UnitId, Weather};
+use bevy::prelude::*;
+use bevy_keepsake::snapshot::{
+    self, CHUNK_ROWS, CaptureCache, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
+};
+
+/// A saveable sparse-set component: its column is walked by archetype, not by table.
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component)]
+#[component(storage = "SparseSet")]
+struct Buff(u8);
+
+/// A sparse-set marker the filter excludes: entities of one table are then saved or not
+/// depending on it.
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component)]
+#[component(storage = "SparseSet")]
+struct Hidden;
+
+fn world_with(entities: u32) -> App {
+    let mut app = real_world::app();
+    app.register_saveable::<Buff>();
+    real_world::populate(app.world_mut(), entities);
+    app
+}
+
+/// A random saved (or once saved) entity of the world.
+fn pick(world: &mut World, rng: &mut Rng) -> Option<Entity> {
+    let entities: Vec<Entity> = world
+        .query_filtered::<Entity, With<UnitId>>()
+        .iter(world)
+        .collect();
+    (!entities.is_empty()).then(|| entities[rng.below(entities.len() as u64) as usize])
+}
+
+/// One random edit of the kinds a game makes between two saves.
+fn edit(world: &mut World, rng: &mut Rng, next_id: &mut u32) {
+    let Some(entity) = pick(world, rng) else {
+        return;
+    };
+    let other = pick(world, rng).unwrap_or(entity);
+    let roll = rng.below(16);
+    match roll {
+        0 | 1 => {
+            if let Some(mut stats) = world.get_mut::<Stats>(entity) {
+                stats.hp = (rng.below(1000) as f32) / 10.0;
+            }
+        }
+        2 => {
+            if let Some(mut transform) = world.get_mut::<Transform>(entity) {
+                transform.translation.x += 1.0;
+            }
+        }
+        3 => match world.get::<Buff>(entity) {
+            Some(_) => drop(world.entity_mut(entity).remove::<Buff>()),
+            None => drop(world.entity_mut(entity).insert(Buff(rng.below(9) as u8))),
+        },
+        4 => match world.get::<Target>(entity) {
+            Some(_) => drop(world.entity_mut(entity).remove::<Target>()),
+            None => drop(world.entity_mut(entity).insert(Target {
+                entity: Some(other),
+                priority: rng.below(5) as i32,
+            })),
+        },
+        5 => world.entity_mut(entity).despawn(),
+        6 => {
+            *next_id += 1;
+            let mut spawned = world.spawn((
+                Saveable,
+                UnitId(*next_id),
+                Stats {
+                    hp: 5.0,
+                    max_hp: 10.0,
+                    level: 1,
+                    xp: *next_id,
+                    armor: -1,
+                    alive: true,
+                },
+                Name::new(format!("recruit {next_id}")),
+            ));
+            if rng.below(2) == 0 {
+                spawned.insert(ChildOf(entity));
+            }
+        }
+        7 if entity != other && !is_ancestor(world, entity, other) => {
+            world.entity_mut(entity).insert(ChildOf(other));
+        }
+        8 => drop(world.entity_mut(entity).remove::<ChildOf>()),
+        9 => {
+            world.entity_mut(entity).insert(Owner(other));
+            if let Some(mut ai) = world.get_mut::<AiState>(entity) {
+                *ai = AiState::Chase {
+                    target: other,
+                    since: 1.0,
+                };
+            }
+        }
+        10 => world.resource_mut::<GameClock>().tick += 1,
+        11 => *world.resource_mut::<Weather>() = Weather::Rain { intensity: 0.5 },
+        12 => match world.get::<Hidden>(entity) {
+            Some(_) => drop(world.entity_mut(entity).remove::<Hidden>()),
+            None => drop(world.entity_mut(entity).insert(Hidden)),
+        },
+        13 => match world.get::<Saveable>(entity) {
+            Some(_) => drop(world.entity_mut(entity).remove::<Saveable>()),
+            None => drop(world.entity_mut(entity).insert(Saveable)),
+        },
+        14 => {
+            if let Some(mut name) = world.get_mut::<Name>(entity) {
+                name.set(format!("renamed {}", rng.below(100)));
+            }
+        }
+        // Marked changed without a new value.
+        _ => {
+            if let Some(mut stats) = world.get_mut::<Stats>(entity) {
+                stats.set_changed();
+            }
+        }
+    }
+}
+
+/// Whether `ancestor` is `entity` or one of its ancestors (a `ChildOf` to it would make a
+/// cycle).
+fn is_ancestor(world: &World, ancestor: Entity, entity: Entity) -> bool {
+    let mut current = Some(entity);
+    while let Some(at) = current {
+        if at == ancestor {
+            return true;
+        }
+        current = world.get::<ChildOf>(at).map(ChildOf::parent);
+    }
+    false
+}
+
+/// Prints where two blobs differ, column by column.
+fn explain(incremental: &[u8], full: &[u8]) {
+    let (a, b) = (
+        snapshot::inspect(incremental).unwrap(),
+        snapshot::inspect(full).unwrap(),
+    );
+    if a.entity_ids != b.entity_ids {
+        eprintln!("entity tables differ");
+    }
+    for (x, y) in a.columns.iter().zip(&b.columns) {
+        if x != y {
+            let rows = |c: &snapshot::StoredColumn| {
+                c.rows.iter().map(|r| r.entity_index).collect::<Vec<_>>()
+            };
+            let (rx, ry) = (rows(x), rows(y));
+            let first = rx.iter().zip(&ry).position(|(p, q)| p != q);
+            eprintln!(
+                "column {} differs: {} vs {} rows, first at {first:?}: {:?} vs {:?}",
+                x.type_path,
+                rx.len(),
+                ry.len(),
+                first.map(|f| &rx[f..(f + 5).min(rx.len())]),
+                first.map(|f| &ry[f..(f + 5).min(ry.len())])
+            );
+        }
+    }
+}
+
+#[test]
+fn incremental_capture_equals_full_capture_after_random_edits() {
+    let mut app = world_with(3000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut rng = Rng::new(15);
+    let mut cache = CaptureCache::default();
+    let mut next_id = 1_000_000;
+    let (mut patched, mut reused) = (0, 0);
+    for step in 0..200 {
+        for _ in 0..1 + rng.below(12) {
+            edit(world, &mut rng, &mut next_id);
+        }
+        if step == 100 {
+            // A new filter: the cache must start over.
+            world
+                .resource_mut::<SaveRegistry>()
+                .set_filter(SaveFilter::default().without::<Hidden>());
+        }
+        let incremental = cache.capture(world).unwrap().finish();
+        let full = snapshot::capture(world).unwrap();
+        if incremental != full {
+            explain(&incremental.blob, &full.blob);
+        }
+        assert!(
+            incremental == full,
+            "step {step}: the incremental capture ({} bytes) differs from the full one ({} \
+             bytes) ({:?})",
+            incremental.blob.len(),
+            full.blob.len(),
+            cache.stats()
+        );
+        assert_eq!(
+            cache.stats().started_over,
+            step == 0 || step == 100,
+            "{step}"
+        );
+        patched += cache.stats().chunks_patched;
+        reused += cache.stats().chunks_reused;
+        // Most steps are a frame later; some edit the world again within the same tick.
+        if rng.below(4) != 0 {
+            world.increment_change_tick();
+        }
+    }
+    assert!(
+        patched > 0 && reused > 0,
+        "the cache never reused ({reused}) or patched ({patched}) a chunk"
+    );
+}
+
+#[test]
+fn a_small_edit_re_encodes_only_its_rows() {
+    let mut app = world_with(6000);
+    let world = app.world_mut();
+    // A frame later than the spawns, as in a game (edits in the tick of a capture count as
+    // changed at the next one).
+    world.increment_change_tick();
+    let mut cache = CaptureCache::default();
+    let first = cache.capture(world).unwrap().finish();
+    let stats = cache.stats();
+    assert!(stats.started_over);
+    assert_eq!(stats.rows_encoded, first.components + first.resources);
+    world.increment_change_tick();
+
+    let _unchanged = cache.capture(world).unwrap().finish();
+    let stats = cache.stats();
+    assert_eq!(
+        (
+            stats.rows_encoded,
+            stats.chunks_patched,
+            stats.chunks_rebuilt
+        ),
+        (0, 0, 0),
+        "nothing changed: {stats:?}"
+    );
+    assert!(stats.chunks_reused > 17, "{stats:?}");
+    world.increment_change_tick();
+
+    let mut query = world.query::<&mut Stats>();
+    let touched = CHUNK_ROWS + 3;
+    for (n, mut stats) in query.iter_mut(world).enumerate() {
+        if n == 0 || n == touched {
+            stats.xp += 1;
+        }
+    }
+    world.resource_mut::<GameClock>().tick += 1;
+    let after = cache.capture(world).unwrap().finish();
+    assert!(after.blob == snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert_eq!(
+        (
+            stats.rows_encoded,
+            stats.chunks_patched,
+            stats.chunks_rebuilt
+        ),
+        (3, 2, 1),
+        "two values in two chunks and one resource changed: {stats:?}"
+    );
+
+    world.increment_change_tick();
+    let entity = world
+        .query_filtered::<Entity, With<Stats>>()
+        .iter(world)
+        .next()
+        .unwrap();
+    world.despawn(entity);
+    let after_despawn = cache.capture(world).unwrap().finish();
+    assert!(after_despawn.blob == snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert!(
+        stats.chunks_rebuilt >= 1 && stats.chunks_reused > stats.chunks_rebuilt,
+        "a despawn rebuilds the chunks whose rows moved, not every chunk: {stats:?}"
+    );
+}
