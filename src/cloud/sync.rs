@@ -318,8 +318,7 @@ impl SyncCore {
         name: &RemoteName,
         object: &ObjectMeta,
     ) -> Result<Result<ImportOutcome, Rejection>, CloudError> {
-        let config = self.store.config();
-        let limit = config.encode.limits.max_file_len();
+        let limit = self.store.config().encode.limits.max_file_len();
         if object.size > limit {
             let len = object.size;
             return Ok(Err(Rejection::TooLarge { len, limit }));
@@ -337,12 +336,11 @@ impl SyncCore {
             .await
             .map_err(remote_error)?;
         let bytes = result.bytes().await.map_err(remote_error)?;
-        if let Err(rejection) =
-            verify_remote_save(name, &bytes, &config.layout, &config.encode.limits)
-        {
-            return Ok(Err(rejection));
-        }
-        match self.store.import(location.as_ref(), &bytes) {
+        let verified = match verify_remote_save(name, &bytes, &self.store) {
+            Ok(verified) => verified,
+            Err(rejection) => return Ok(Err(rejection)),
+        };
+        match self.store.import(verified.into_import()) {
             Ok(outcome) => Ok(Ok(outcome)),
             Err(error) if error.is_newer_format() => {
                 Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
