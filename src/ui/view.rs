@@ -32,6 +32,9 @@ pub(crate) enum MenuClick {
     Row(usize),
     /// A button of a row.
     Button(usize, SlotAction),
+    /// A conflicting row's "Use the save from <device>" button: the save kept below heads the
+    /// slot instead.
+    UseHiddenSave(usize),
     /// The open question's confirm (`true`) or cancel (`false`) button, or the backdrop around
     /// it (cancel).
     Answer(bool),
@@ -89,6 +92,8 @@ fn draw_sections(ui: &mut egui::Ui, frame: &MenuFrame) -> Option<MenuClick> {
             }
             if let Some(action) = response.pressed {
                 clicked = Some(MenuClick::Button(index, action));
+            } else if response.use_hidden_save {
+                clicked = Some(MenuClick::UseHiddenSave(index));
             } else if response.row.clicked() {
                 clicked = Some(MenuClick::Row(index));
             }
@@ -114,6 +119,7 @@ fn draw_footer(ui: &mut egui::Ui, model: &MenuModel) {
 struct RowResponse {
     row: egui::Response,
     pressed: Option<SlotAction>,
+    use_hidden_save: bool,
 }
 
 fn draw_row(
@@ -130,6 +136,7 @@ fn draw_row(
         egui::Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color)
     };
     let mut pressed = None;
+    let mut use_hidden_save = false;
     // The row senses clicks *below* its buttons (registered first), so a click on a button
     // presses the button and a click elsewhere on the row selects the row.
     let row_ui = egui::UiBuilder::new().sense(egui::Sense::click());
@@ -150,7 +157,7 @@ fn draw_row(
                     ui.allocate_ui_with_layout(
                         Vec2::new(text_width, THUMBNAIL.y),
                         egui::Layout::top_down(Align::Min),
-                        |ui| draw_row_text(ui, row),
+                        |ui| use_hidden_save = draw_row_text(ui, row),
                     );
                     ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
                         for action in SlotAction::ALL.into_iter().rev() {
@@ -171,6 +178,7 @@ fn draw_row(
     RowResponse {
         row: scope.response,
         pressed,
+        use_hidden_save,
     }
 }
 
@@ -201,24 +209,29 @@ fn draw_thumbnail(ui: &mut egui::Ui, row: &SlotRow, texture: Option<&egui::Textu
     );
 }
 
-/// The slot's cloud state; a conflict names the device whose save is kept below.
-fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) {
+/// The slot's cloud state. A conflict says both saves are kept and offers a button naming the
+/// device whose save is kept below; returns whether it was clicked.
+fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) -> bool {
     let color = match sync {
         SyncBadge::Synced => GOOD,
         SyncBadge::Uploading => ui.visuals().hyperlink_color,
         SyncBadge::Offline | SyncBadge::Conflict { .. } => WARNING,
     };
-    let text = match sync {
-        SyncBadge::Conflict { hidden_device } => {
-            format!("Conflict \u{2013} the save from {hidden_device} is kept as a backup")
-        }
-        other => other.label().to_owned(),
-    };
-    ui.label(RichText::new(text).small().color(color));
+    ui.label(RichText::new(sync.label()).small().color(color));
+    match sync {
+        // The choice is sent as the `cloud` feature's message; without it there is no one to ask.
+        SyncBadge::Conflict { hidden_device } if cfg!(feature = "cloud") => ui
+            .small_button(format!("Use the save from {hidden_device}"))
+            .on_hover_text("That save heads the slot instead; this one is kept as a backup")
+            .clicked(),
+        _ => false,
+    }
 }
 
-fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
+/// The row's name, badges, title and times; returns whether the conflict button was clicked.
+fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) -> bool {
     ui.spacing_mut().item_spacing.y = 4.0;
+    let mut use_hidden_save = false;
     ui.horizontal(|ui| {
         ui.label(RichText::new(&row.name).strong().size(15.0));
         if let Some(badge) = &row.badge {
@@ -233,7 +246,7 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
             }
         }
         if let Some(sync) = &row.sync {
-            draw_sync_badge(ui, sync);
+            use_hidden_save = draw_sync_badge(ui, sync);
         }
     });
     match &row.save {
@@ -267,6 +280,7 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
             ui.label(RichText::new(hint).weak());
         }
     }
+    use_hidden_save
 }
 
 /// Shows the question; `Some(true)` when confirmed, `Some(false)` when cancelled.
