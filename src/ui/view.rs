@@ -363,13 +363,13 @@ mod tests {
     use crate::ui::model::RowActions;
     use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 
-    /// Runs one egui frame of a single row, with `events`; returns the row's rectangle, the
-    /// button pressed and whether the row itself was clicked.
-    fn frame(
-        ctx: &egui::Context,
-        row: &SlotRow,
-        events: Vec<Event>,
-    ) -> (Rect, Option<SlotAction>, bool) {
+    /// What one frame of a row reported: the button pressed, whether the row itself was
+    /// clicked, and whether the conflict button was.
+    type Clicks = (Option<SlotAction>, bool, bool);
+
+    /// Runs one egui frame of a single row, with `events`; returns the row's rectangle and
+    /// its clicks.
+    fn frame(ctx: &egui::Context, row: &SlotRow, events: Vec<Event>) -> (Rect, Clicks) {
         let input = RawInput {
             events,
             screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
@@ -378,13 +378,18 @@ mod tests {
         let mut out = None;
         let mut output = ctx.run_ui(input, |ui| {
             let response = draw_row(ui, row, false, None, None);
-            out = Some((response.row.rect, response.pressed, response.row.clicked()));
+            let clicks = (
+                response.pressed,
+                response.row.clicked(),
+                response.use_hidden_save,
+            );
+            out = Some((response.row.rect, clicks));
         });
         output.textures_delta.clear(); // nothing renders them here
         out.unwrap()
     }
 
-    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> (Option<SlotAction>, bool) {
+    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> Clicks {
         frame(ctx, row, vec![Event::PointerMoved(at)]);
         let press = |pressed| Event::PointerButton {
             pos: at,
@@ -393,8 +398,7 @@ mod tests {
             modifiers: egui::Modifiers::NONE,
         };
         frame(ctx, row, vec![press(true)]);
-        let (_, pressed, clicked) = frame(ctx, row, vec![press(false)]);
-        (pressed, clicked)
+        frame(ctx, row, vec![press(false)]).1
     }
 
     #[test]
@@ -412,14 +416,66 @@ mod tests {
         let (rect, ..) = frame(&ctx, &row, Vec::new());
         // The buttons are right-aligned inside the row's 8-point margin: Delete is last.
         let delete = Pos2::new(rect.right() - 9.0 - BUTTON.x / 2.0, rect.center().y);
-        assert_eq!(click(&ctx, &row, delete), (Some(SlotAction::Delete), false));
+        assert_eq!(
+            click(&ctx, &row, delete),
+            (Some(SlotAction::Delete), false, false)
+        );
         let name = Pos2::new(rect.left() + THUMBNAIL.x + 30.0, rect.top() + 18.0);
-        assert_eq!(click(&ctx, &row, name), (None, true), "on the slot's name");
+        assert_eq!(
+            click(&ctx, &row, name),
+            (None, true, false),
+            "on the slot's name"
+        );
         let thumbnail = Pos2::new(rect.left() + 20.0, rect.center().y);
         assert_eq!(
             click(&ctx, &row, thumbnail),
-            (None, true),
+            (None, true, false),
             "on the thumbnail"
+        );
+    }
+
+    #[cfg(feature = "cloud")]
+    #[test]
+    fn a_conflicting_row_has_a_button_that_uses_the_save_kept_below() {
+        let ctx = egui::Context::default();
+        let mut row = SlotRow {
+            slot: SlotId::Manual(0),
+            name: "Manual 1".to_owned(),
+            save: None,
+            badge: None,
+            sync: Some(SyncBadge::Synced),
+            busy: false,
+            actions: RowActions::from_fn(|_| true),
+        };
+        // Clicks along the line of the name and badges, left to right.
+        let (rect, _) = frame(&ctx, &row, Vec::new());
+        let line = |row: &SlotRow| -> Vec<Clicks> {
+            let left = rect.left() + THUMBNAIL.x + 20.0;
+            let right = rect.right() - 3.0 * BUTTON.x - 40.0;
+            (0..)
+                .map(|step| left + 4.0 * step as f32)
+                .take_while(|&x| x < right)
+                .map(|x| click(&ctx, row, Pos2::new(x, rect.top() + 18.0)))
+                .collect()
+        };
+        let synced = line(&row);
+        assert!(
+            synced.iter().all(|&clicks| clicks == (None, true, false)),
+            "without a conflict the line only selects the row: {synced:?}"
+        );
+        row.sync = Some(SyncBadge::Conflict {
+            hidden_device: "laptop".to_owned(),
+        });
+        let conflict = line(&row);
+        assert!(
+            conflict.contains(&(None, false, true)),
+            "somewhere on the line is the button: {conflict:?}"
+        );
+        assert!(
+            conflict
+                .iter()
+                .all(|&clicks| clicks == (None, false, true) || clicks == (None, true, false)),
+            "the button only uses the hidden save; elsewhere a click selects the row"
         );
     }
 }
