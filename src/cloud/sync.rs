@@ -406,7 +406,13 @@ impl SyncCore {
         let slots: BTreeSet<SlotId> = due.iter().map(|id| self.state.pending[id].slot).collect();
         let mut local = Vec::new();
         for slot in slots {
-            local.extend(self.store.saves_in(slot)?);
+            let saves = self.store.saves_in(slot)?;
+            if saves.is_empty() {
+                // Deleted, or left with damaged files only: no save whose cloud state to show
+                // (rounds that list the remote folder recount the slots anyway).
+                self.slots_with_saves.remove(&slot);
+            }
+            local.extend(saves);
         }
         let by_id: HashMap<Uuid, &StoredSave> = local.iter().map(|s| (s.meta.save_id, s)).collect();
         for id in due {
