@@ -41,7 +41,7 @@ pub use plugin::{
 pub use remote::{Remote, RemoteName, RequestPolicy};
 pub use state::{Conflict, STATE_FILE};
 pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};
-pub use verify::verify_remote_save;
+pub use verify::{VerifiedSave, verify_remote_save};
 pub use worker::{SyncCommand, SyncReport, SyncWorker};
 
 /// This machine's name as the operating system reports it (`HOSTNAME`, `COMPUTERNAME` or

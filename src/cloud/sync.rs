@@ -318,8 +318,7 @@ impl SyncCore {
         name: &RemoteName,
         object: &ObjectMeta,
     ) -> Result<Result<ImportOutcome, Rejection>, CloudError> {
-        let config = self.store.config();
-        let limit = config.encode.limits.max_file_len();
+        let limit = self.store.config().encode.limits.max_file_len();
         if object.size > limit {
             let len = object.size;
             return Ok(Err(Rejection::TooLarge { len, limit }));
@@ -337,12 +336,11 @@ impl SyncCore {
             .await
             .map_err(remote_error)?;
         let bytes = result.bytes().await.map_err(remote_error)?;
-        if let Err(rejection) =
-            verify_remote_save(name, &bytes, &config.layout, &config.encode.limits)
-        {
-            return Ok(Err(rejection));
-        }
-        match self.store.import(location.as_ref(), &bytes) {
+        let verified = match verify_remote_save(name, &bytes, &self.store) {
+            Ok(verified) => verified,
+            Err(rejection) => return Ok(Err(rejection)),
+        };
+        match self.store.import(verified.into_import()) {
             Ok(outcome) => Ok(Ok(outcome)),
             Err(error) if error.is_newer_format() => {
                 Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
@@ -408,7 +406,13 @@ impl SyncCore {
         let slots: BTreeSet<SlotId> = due.iter().map(|id| self.state.pending[id].slot).collect();
         let mut local = Vec::new();
         for slot in slots {
-            local.extend(self.store.saves_in(slot)?);
+            let saves = self.store.saves_in(slot)?;
+            if saves.is_empty() {
+                // Deleted, or left with damaged files only: no save whose cloud state to show
+                // (rounds that list the remote folder recount the slots anyway).
+                self.slots_with_saves.remove(&slot);
+            }
+            local.extend(saves);
         }
         let by_id: HashMap<Uuid, &StoredSave> = local.iter().map(|s| (s.meta.save_id, s)).collect();
         for id in due {

@@ -1,9 +1,11 @@
 //! Saves that arrive as finished files (another device's save, through cloud sync), the choice
 //! of which generation heads a slot, and small side files kept in the profile folder.
 //!
-//! An imported file is decoded in full before anything is written, then placed as a new
-//! generation through the same durable write as a save ([`write_durably`]): it never replaces
-//! an existing file. When two devices saved the same slot, the slot is then re-stacked so that
+//! An imported file is decoded in full before anything is written ([`SlotStore::decode_import`]
+//! makes the [`ImportFile`] that [`SlotStore::import`] takes, so a caller that checks more, such
+//! as cloud sync, works on the same decoded file and nothing is decoded twice), then placed as a
+//! new generation through the same durable write as a save ([`write_durably`]): it never
+//! replaces an existing file. When two devices saved the same slot, the slot is then re-stacked so that
 //! the save made last (by [`SaveMeta::created_at`]) heads it; the other stays one generation
 //! below, loadable and listed by [`SlotStore::saves`].
 //!
@@ -15,10 +17,9 @@ use super::durable::write_durably;
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::SlotStore;
-use crate::format::{self, FormatError, SaveMeta};
+use crate::format::{self, DecodedSave, FormatError, SaveMeta};
 use crate::slot::SlotId;
 use std::io::Read;
-use std::path::PathBuf;
 
 /// One readable generation of a slot, as [`SlotStore::saves`] reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +30,28 @@ pub struct StoredSave {
     pub generation: u64,
     /// Its metadata (without the thumbnail).
     pub meta: SaveMeta,
+}
+
+/// A complete save file made elsewhere, decoded and verified in full (header, checksums,
+/// decompression, metadata and payload) under the store's limits. Only [`SlotStore::decode_import`] makes one, so
+/// [`SlotStore::import`] cannot be handed a file that was not decoded.
+#[derive(Debug)]
+pub struct ImportFile<'a> {
+    bytes: &'a [u8],
+    decoded: DecodedSave,
+}
+
+impl ImportFile<'_> {
+    /// The decoded file, for checks beyond the format's own (such as the world blob's
+    /// structure).
+    pub fn decoded(&self) -> &DecodedSave {
+        &self.decoded
+    }
+
+    /// The file's metadata.
+    pub fn meta(&self) -> &SaveMeta {
+        &self.decoded.meta
+    }
 }
 
 /// What [`SlotStore::import`] did with a file.
@@ -61,26 +84,25 @@ pub struct ImportReceipt {
 }
 
 impl SlotStore {
-    /// Places a complete save file made elsewhere as a new generation of the slot named in its
+    /// Decodes a complete save file made elsewhere, in full and under the store's limits, for
+    /// [`import`](Self::import). A file from a newer format version is refused with
+    /// [`FormatError::NewerVersion`].
+    pub fn decode_import<'a>(&self, bytes: &'a [u8]) -> Result<ImportFile<'a>, FormatError> {
+        let decoded = format::decode(bytes, &self.config().encode.limits)?;
+        Ok(ImportFile { bytes, decoded })
+    }
+
+    /// Places a decoded save file made elsewhere as a new generation of the slot named in its
     /// metadata, then lets the most recently created save head the slot.
     ///
-    /// `bytes` is decoded in full first (header, checksums, decompression, metadata and
-    /// payload); `origin` names the file in errors. Refused, writing nothing: a file that does
-    /// not decode, a slot outside the layout, a file from a newer format version (the error says
-    /// so), and a slot whose newest save is from a newer format version. Older generations
-    /// beyond [`StoreConfig::backups`](super::StoreConfig::backups) are removed afterwards, as
-    /// after a save.
-    pub fn import(&self, origin: &str, bytes: &[u8]) -> Result<ImportOutcome, StoreError> {
-        let decoded = format::decode(bytes, &self.config().encode.limits).map_err(|source| {
-            StoreError::Format {
-                path: PathBuf::from(origin),
-                source,
-            }
-        })?;
+    /// Refused, writing nothing: a slot outside the layout, and a slot whose newest save is
+    /// from a newer format version (the error says so). Older generations beyond [`StoreConfig::backups`](super::StoreConfig::backups) are
+    /// removed afterwards, as after a save.
+    pub fn import(&self, file: ImportFile<'_>) -> Result<ImportOutcome, StoreError> {
+        let ImportFile { bytes, decoded } = file;
         let meta = decoded.meta;
         let slot = meta.slot;
         self.check_slot(slot)?;
-
         let _lock = self.lock(slot)?;
         let existing = self.generation_metas(slot)?;
         if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id) {

@@ -2,13 +2,14 @@
 //! there when the listing or the jobs change; drawing runs in bevy_egui's pass and only returns
 //! clicks, which the systems here turn into requests.
 
-use super::model::{MenuModel, SlotSyncBadges, ThumbnailKey};
+use super::model::{MenuModel, SlotSyncBadges, SyncBadge, ThumbnailKey};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::view::{self, MenuClick, MenuFrame};
 use super::{SaveMenuSystems, ScreenshotCurtain};
 use crate::format::Timestamp;
 use crate::plugin::{KeepsakeCommandsExt, KeepsakeStatus, KeepsakeStore, RefreshSlots, SaveSlots};
+use crate::slot::SlotId;
 use bevy::diagnostic::FrameCount;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
@@ -131,7 +132,7 @@ fn menu_keys(
         if menu.is_open() && keys.just_pressed(key) {
             view.scroll_to_selection = true;
             let command = menu.handle(input, &view.model);
-            send(&mut commands, command);
+            send(&mut commands, command.map(MenuRequest::Slot));
         }
     }
 }
@@ -242,21 +243,52 @@ fn show_menu(
     Ok(())
 }
 
+/// What the menu asks of the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MenuRequest {
+    /// Save, load or delete, as the plugin's request.
+    Slot(MenuCommand),
+    /// The save that a cloud conflict keeps below heads `slot` instead (cloud's
+    /// `UseHiddenSave`). Nothing is lost, so nothing is asked first.
+    UseHiddenSave(SlotId),
+}
+
 /// What a click means, through the same rules as the keyboard.
-fn apply_click(menu: &mut SaveMenu, model: &MenuModel, click: MenuClick) -> Option<MenuCommand> {
-    match click {
+pub(crate) fn apply_click(
+    menu: &mut SaveMenu,
+    model: &MenuModel,
+    click: MenuClick,
+) -> Option<MenuRequest> {
+    let command = match click {
         MenuClick::Row(index) => {
             menu.select_row(index, model);
             None
         }
         MenuClick::Button(index, action) => menu.press(index, action, model),
         MenuClick::Answer(confirm) => menu.answer(confirm, model),
-    }
+        MenuClick::UseHiddenSave(index) => {
+            // Only a row still in conflict: the badge may have changed since it was drawn.
+            let row = model.row(index)?;
+            let in_conflict = matches!(row.sync, Some(SyncBadge::Conflict { .. }));
+            return in_conflict.then_some(MenuRequest::UseHiddenSave(row.slot));
+        }
+    };
+    command.map(MenuRequest::Slot)
 }
 
-/// Sends the menu's command as the plugin's request.
-fn send(commands: &mut Commands, command: Option<MenuCommand>) {
-    if let Some(MenuCommand { action, slot }) = command {
-        commands.request(action, slot);
+/// Sends what the menu asks: a request to the plugin, or a message to cloud sync.
+pub(crate) fn send(commands: &mut Commands, request: Option<MenuRequest>) {
+    match request {
+        Some(MenuRequest::Slot(MenuCommand { action, slot })) => {
+            commands.request(action, slot);
+        }
+        #[cfg(feature = "cloud")]
+        Some(MenuRequest::UseHiddenSave(slot)) => {
+            commands.write_message(crate::cloud::UseHiddenSave { slot });
+        }
+        // The view draws the conflict button only with the `cloud` feature.
+        #[cfg(not(feature = "cloud"))]
+        Some(MenuRequest::UseHiddenSave(_)) => {}
+        None => {}
     }
 }

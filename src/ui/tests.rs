@@ -781,3 +781,57 @@ fn cloud_sync_states_reach_their_rows_and_only_theirs() {
         .filter(|row| !matches!(row.slot, SlotId::Quick | SlotId::Manual(0)));
     assert!(others.map(|row| &row.sync).all(Option::is_none));
 }
+
+#[cfg(feature = "cloud")]
+#[test]
+fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
+    use super::menu::{MenuRequest, apply_click, send};
+    use super::model::{SlotSyncBadges, SyncBadge};
+    use super::view::MenuClick;
+    use crate::cloud::UseHiddenSave;
+    use bevy::ecs::system::RunSystemOnce;
+    use bevy::prelude::{App, Commands, Messages};
+
+    let conflict = SyncBadge::Conflict {
+        hidden_device: "laptop".to_owned(),
+    };
+    let badges = SlotSyncBadges(
+        [
+            (SlotId::Quick, SyncBadge::Synced),
+            (SlotId::Manual(0), conflict),
+        ]
+        .into(),
+    );
+    let model = model().with_sync(&badges);
+    let mut menu = open_menu();
+    let synced = index_of(&model, SlotId::Quick);
+    assert_eq!(
+        apply_click(&mut menu, &model, MenuClick::UseHiddenSave(synced)),
+        None,
+        "a row not in conflict has nothing to choose"
+    );
+    let in_conflict = index_of(&model, SlotId::Manual(0));
+    let request = apply_click(&mut menu, &model, MenuClick::UseHiddenSave(in_conflict));
+    assert_eq!(request, Some(MenuRequest::UseHiddenSave(SlotId::Manual(0))));
+    assert!(
+        menu.is_open() && menu.question().is_none(),
+        "nothing is lost, so nothing is asked"
+    );
+
+    let mut app = App::new();
+    app.add_message::<UseHiddenSave>();
+    app.world_mut()
+        .run_system_once(move |mut commands: Commands| send(&mut commands, request))
+        .unwrap();
+    let sent: Vec<UseHiddenSave> = app
+        .world_mut()
+        .resource_mut::<Messages<UseHiddenSave>>()
+        .drain()
+        .collect();
+    assert_eq!(
+        sent,
+        [UseHiddenSave {
+            slot: SlotId::Manual(0)
+        }]
+    );
+}

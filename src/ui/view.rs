@@ -32,6 +32,9 @@ pub(crate) enum MenuClick {
     Row(usize),
     /// A button of a row.
     Button(usize, SlotAction),
+    /// A conflicting row's "Use the save from <device>" button: the save kept below heads the
+    /// slot instead.
+    UseHiddenSave(usize),
     /// The open question's confirm (`true`) or cancel (`false`) button, or the backdrop around
     /// it (cancel).
     Answer(bool),
@@ -89,6 +92,8 @@ fn draw_sections(ui: &mut egui::Ui, frame: &MenuFrame) -> Option<MenuClick> {
             }
             if let Some(action) = response.pressed {
                 clicked = Some(MenuClick::Button(index, action));
+            } else if response.use_hidden_save {
+                clicked = Some(MenuClick::UseHiddenSave(index));
             } else if response.row.clicked() {
                 clicked = Some(MenuClick::Row(index));
             }
@@ -114,6 +119,7 @@ fn draw_footer(ui: &mut egui::Ui, model: &MenuModel) {
 struct RowResponse {
     row: egui::Response,
     pressed: Option<SlotAction>,
+    use_hidden_save: bool,
 }
 
 fn draw_row(
@@ -130,6 +136,7 @@ fn draw_row(
         egui::Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color)
     };
     let mut pressed = None;
+    let mut use_hidden_save = false;
     // The row senses clicks *below* its buttons (registered first), so a click on a button
     // presses the button and a click elsewhere on the row selects the row.
     let row_ui = egui::UiBuilder::new().sense(egui::Sense::click());
@@ -150,7 +157,7 @@ fn draw_row(
                     ui.allocate_ui_with_layout(
                         Vec2::new(text_width, THUMBNAIL.y),
                         egui::Layout::top_down(Align::Min),
-                        |ui| draw_row_text(ui, row),
+                        |ui| use_hidden_save = draw_row_text(ui, row),
                     );
                     ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
                         for action in SlotAction::ALL.into_iter().rev() {
@@ -171,6 +178,7 @@ fn draw_row(
     RowResponse {
         row: scope.response,
         pressed,
+        use_hidden_save,
     }
 }
 
@@ -201,24 +209,29 @@ fn draw_thumbnail(ui: &mut egui::Ui, row: &SlotRow, texture: Option<&egui::Textu
     );
 }
 
-/// The slot's cloud state; a conflict names the device whose save is kept below.
-fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) {
+/// The slot's cloud state. A conflict says both saves are kept and offers a button naming the
+/// device whose save is kept below; returns whether it was clicked.
+fn draw_sync_badge(ui: &mut egui::Ui, sync: &SyncBadge) -> bool {
     let color = match sync {
         SyncBadge::Synced => GOOD,
         SyncBadge::Uploading => ui.visuals().hyperlink_color,
         SyncBadge::Offline | SyncBadge::Conflict { .. } => WARNING,
     };
-    let text = match sync {
-        SyncBadge::Conflict { hidden_device } => {
-            format!("Conflict \u{2013} the save from {hidden_device} is kept as a backup")
-        }
-        other => other.label().to_owned(),
-    };
-    ui.label(RichText::new(text).small().color(color));
+    ui.label(RichText::new(sync.label()).small().color(color));
+    match sync {
+        // The choice is sent as the `cloud` feature's message; without it there is no one to ask.
+        SyncBadge::Conflict { hidden_device } if cfg!(feature = "cloud") => ui
+            .small_button(format!("Use the save from {hidden_device}"))
+            .on_hover_text("That save heads the slot instead; this one is kept as a backup")
+            .clicked(),
+        _ => false,
+    }
 }
 
-fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
+/// The row's name, badges, title and times; returns whether the conflict button was clicked.
+fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) -> bool {
     ui.spacing_mut().item_spacing.y = 4.0;
+    let mut use_hidden_save = false;
     ui.horizontal(|ui| {
         ui.label(RichText::new(&row.name).strong().size(15.0));
         if let Some(badge) = &row.badge {
@@ -233,7 +246,7 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
             }
         }
         if let Some(sync) = &row.sync {
-            draw_sync_badge(ui, sync);
+            use_hidden_save = draw_sync_badge(ui, sync);
         }
     });
     match &row.save {
@@ -267,6 +280,7 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) {
             ui.label(RichText::new(hint).weak());
         }
     }
+    use_hidden_save
 }
 
 /// Shows the question; `Some(true)` when confirmed, `Some(false)` when cancelled.
@@ -349,13 +363,13 @@ mod tests {
     use crate::ui::model::RowActions;
     use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 
-    /// Runs one egui frame of a single row, with `events`; returns the row's rectangle, the
-    /// button pressed and whether the row itself was clicked.
-    fn frame(
-        ctx: &egui::Context,
-        row: &SlotRow,
-        events: Vec<Event>,
-    ) -> (Rect, Option<SlotAction>, bool) {
+    /// What one frame of a row reported: the button pressed, whether the row itself was
+    /// clicked, and whether the conflict button was.
+    type Clicks = (Option<SlotAction>, bool, bool);
+
+    /// Runs one egui frame of a single row, with `events`; returns the row's rectangle and
+    /// its clicks.
+    fn frame(ctx: &egui::Context, row: &SlotRow, events: Vec<Event>) -> (Rect, Clicks) {
         let input = RawInput {
             events,
             screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
@@ -364,13 +378,18 @@ mod tests {
         let mut out = None;
         let mut output = ctx.run_ui(input, |ui| {
             let response = draw_row(ui, row, false, None, None);
-            out = Some((response.row.rect, response.pressed, response.row.clicked()));
+            let clicks = (
+                response.pressed,
+                response.row.clicked(),
+                response.use_hidden_save,
+            );
+            out = Some((response.row.rect, clicks));
         });
         output.textures_delta.clear(); // nothing renders them here
         out.unwrap()
     }
 
-    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> (Option<SlotAction>, bool) {
+    fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> Clicks {
         frame(ctx, row, vec![Event::PointerMoved(at)]);
         let press = |pressed| Event::PointerButton {
             pos: at,
@@ -379,8 +398,7 @@ mod tests {
             modifiers: egui::Modifiers::NONE,
         };
         frame(ctx, row, vec![press(true)]);
-        let (_, pressed, clicked) = frame(ctx, row, vec![press(false)]);
-        (pressed, clicked)
+        frame(ctx, row, vec![press(false)]).1
     }
 
     #[test]
@@ -398,14 +416,66 @@ mod tests {
         let (rect, ..) = frame(&ctx, &row, Vec::new());
         // The buttons are right-aligned inside the row's 8-point margin: Delete is last.
         let delete = Pos2::new(rect.right() - 9.0 - BUTTON.x / 2.0, rect.center().y);
-        assert_eq!(click(&ctx, &row, delete), (Some(SlotAction::Delete), false));
+        assert_eq!(
+            click(&ctx, &row, delete),
+            (Some(SlotAction::Delete), false, false)
+        );
         let name = Pos2::new(rect.left() + THUMBNAIL.x + 30.0, rect.top() + 18.0);
-        assert_eq!(click(&ctx, &row, name), (None, true), "on the slot's name");
+        assert_eq!(
+            click(&ctx, &row, name),
+            (None, true, false),
+            "on the slot's name"
+        );
         let thumbnail = Pos2::new(rect.left() + 20.0, rect.center().y);
         assert_eq!(
             click(&ctx, &row, thumbnail),
-            (None, true),
+            (None, true, false),
             "on the thumbnail"
+        );
+    }
+
+    #[cfg(feature = "cloud")]
+    #[test]
+    fn a_conflicting_row_has_a_button_that_uses_the_save_kept_below() {
+        let ctx = egui::Context::default();
+        let mut row = SlotRow {
+            slot: SlotId::Manual(0),
+            name: "Manual 1".to_owned(),
+            save: None,
+            badge: None,
+            sync: Some(SyncBadge::Synced),
+            busy: false,
+            actions: RowActions::from_fn(|_| true),
+        };
+        // Clicks along the line of the name and badges, left to right.
+        let (rect, _) = frame(&ctx, &row, Vec::new());
+        let line = |row: &SlotRow| -> Vec<Clicks> {
+            let left = rect.left() + THUMBNAIL.x + 20.0;
+            let right = rect.right() - 3.0 * BUTTON.x - 40.0;
+            (0..)
+                .map(|step| left + 4.0 * step as f32)
+                .take_while(|&x| x < right)
+                .map(|x| click(&ctx, row, Pos2::new(x, rect.top() + 18.0)))
+                .collect()
+        };
+        let synced = line(&row);
+        assert!(
+            synced.iter().all(|&clicks| clicks == (None, true, false)),
+            "without a conflict the line only selects the row: {synced:?}"
+        );
+        row.sync = Some(SyncBadge::Conflict {
+            hidden_device: "laptop".to_owned(),
+        });
+        let conflict = line(&row);
+        assert!(
+            conflict.contains(&(None, false, true)),
+            "somewhere on the line is the button: {conflict:?}"
+        );
+        assert!(
+            conflict
+                .iter()
+                .all(|&clicks| clicks == (None, false, true) || clicks == (None, true, false)),
+            "the button only uses the hidden save; elsewhere a click selects the row"
         );
     }
 }

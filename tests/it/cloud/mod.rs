@@ -314,6 +314,44 @@ fn a_server_stopped_mid_upload_leaves_the_save_queued_until_it_is_back() {
 }
 
 #[test]
+fn a_slot_whose_save_was_damaged_before_its_upload_shows_no_cloud_state() {
+    // Nothing listens on this port: every request fails, as offline.
+    let endpoint = format!("http://127.0.0.1:{}", moto::free_port());
+    let mut device = Device::new(&endpoint, "handheld");
+    device.save(SlotId::Quick);
+    let damaged = SlotId::Manual(0);
+    device.save(damaged);
+    device.save(SlotId::Manual(1));
+    let file = std::fs::read_dir(device.store.dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with("manual-00.") && name.ends_with(".ksav")
+        })
+        .unwrap();
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    std::fs::write(&file, vec![0u8; len]).unwrap();
+    assert!(device.store.saves_in(damaged).unwrap().is_empty());
+
+    let round = device.upload();
+    assert!(
+        matches!(round.connection, Connection::Offline { .. }),
+        "{round:?}"
+    );
+    assert_eq!(round.slots.get(&SlotId::Quick), Some(&SlotSync::Offline));
+    assert_eq!(
+        round.slots.get(&SlotId::Manual(1)),
+        Some(&SlotSync::Offline)
+    );
+    assert_eq!(
+        round.slots.get(&damaged),
+        None,
+        "no readable save, so no claim about the cloud"
+    );
+}
+
+#[test]
 fn server_errors_and_slow_answers_are_retried_and_never_touch_local_saves() {
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
