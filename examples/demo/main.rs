@@ -54,6 +54,13 @@ fn main() -> AppExit {
             smoke::SmokeOptions::from_args(rest.into_iter())?,
         ))
     });
+    let parsed = parsed.and_then(|(sync, crowd, smoke)| match (&sync.save_root, &smoke) {
+        // The check saves into a fresh folder of its own and removes it when it passes.
+        (Some(_), Some(_)) => {
+            Err("--smoke saves into a fresh folder of its own: drop --save-root".into())
+        }
+        _ => Ok((sync, crowd, smoke)),
+    });
     let (sync, crowd, smoke) = match parsed {
         Ok(parsed) => parsed,
         Err(message) => {

@@ -9,6 +9,7 @@ use super::value::{ValueWriter, append_postcard};
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::platform::sync::RwLockReadGuard;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
 use serde::Serialize;
@@ -197,10 +198,10 @@ pub fn planned_type_paths(world: &World) -> Vec<&'static str> {
         .collect()
 }
 
-fn capture_with(
+/// What every capture reads first: the saved types and the app's type registry (read-locked).
+pub(super) fn registries(
     world: &World,
-    writer: for<'a> fn(&'a TypeRegistry, &TypeOps, &'a CaptureAssets) -> ValueWriter<'a>,
-) -> Result<Snapshot, SnapshotError> {
+) -> Result<(&SaveRegistry, RwLockReadGuard<'_, TypeRegistry>), SnapshotError> {
     let registry = world
         .get_resource::<SaveRegistry>()
         .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?;
@@ -208,6 +209,14 @@ fn capture_with(
         .get_resource::<AppTypeRegistry>()
         .ok_or(SnapshotError::NotSetUp("AppTypeRegistry"))?
         .read();
+    Ok((registry, types))
+}
+
+fn capture_with(
+    world: &World,
+    writer: for<'a> fn(&'a TypeRegistry, &TypeOps, &'a CaptureAssets) -> ValueWriter<'a>,
+) -> Result<Snapshot, SnapshotError> {
+    let (registry, types) = registries(world)?;
 
     let (matched, archetypes) = registry
         .filter()

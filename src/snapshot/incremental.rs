@@ -36,7 +36,7 @@ use super::assets::{CaptureAssets, CaptureProblem, LeftOutHandle, RuntimeAssetHa
 use super::blob::{ColumnKind, state_hash};
 use super::capture::{
     ColumnId, DenseIndex, Hierarchy, Snapshot, column_header, entity_table, push_prefixed,
-    write_delta,
+    registries, write_delta,
 };
 use super::error::SnapshotError;
 use super::registry::SaveRegistry;
@@ -308,13 +308,7 @@ impl CaptureCache {
     /// changed since the last capture. [`PendingSnapshot::finish`] writes the blob, which is the
     /// one [`capture`](super::capture) would write.
     pub fn capture(&mut self, world: &World) -> Result<PendingSnapshot, SnapshotError> {
-        let registry = world
-            .get_resource::<SaveRegistry>()
-            .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?;
-        let types = world
-            .get_resource::<AppTypeRegistry>()
-            .ok_or(SnapshotError::NotSetUp("AppTypeRegistry"))?
-            .read();
+        let (registry, types) = registries(world)?;
         let this_run = world.read_change_tick();
         self.start(world, registry, this_run);
         let result = self.refresh(world, registry, &types, this_run);

@@ -268,9 +268,7 @@ impl SlotStore {
         self.fs
             .remove_file(&old)
             .map_err(StoreError::io("remove the copied generation", &old))?;
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))?;
+        self.sync_folder()?;
         Ok(top)
     }
 }

@@ -366,10 +366,15 @@ impl SlotStore {
                 .remove_file(&path)
                 .map_err(StoreError::io("delete", &path))?;
         }
+        self.sync_folder()?;
+        Ok(generations.len())
+    }
+
+    /// Flushes the save folder (fsync), so removals and renames in it survive a power loss.
+    pub(super) fn sync_folder(&self) -> Result<(), StoreError> {
         self.fs
             .sync_dir(&self.dir)
-            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))?;
-        Ok(generations.len())
+            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))
     }
 
     /// Copies the save in `from` (its newest loadable generation) into `to` as a new save with
