@@ -8,6 +8,7 @@
 static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
 
 mod assets;
+mod bevy_fixtures;
 #[cfg(feature = "cloud")]
 mod cloud;
 mod common;
