@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Runs the benchmarks and writes BENCHMARKS.md from criterion's output.
 
-Usage: python3 scripts/bench_report.py [--quick] [--no-run]
+Usage: python3 scripts/bench_report.py [--quick] [--no-run] [--before OLD.md --label TEXT]
 
   --quick   KEEPSAKE_BENCH_QUICK=1 and short criterion runs (a smoke run, not for publishing)
   --no-run  only rebuild the report from the last run's logs and criterion data
+  --before  an earlier BENCHMARKS.md (for example `git show REV:BENCHMARKS.md > old.md`): the
+            report ends with every figure that moved by more than NOISE against it, both shown;
+            --label names the earlier run in that section's title
 
 Criterion's estimates are read from <target>/criterion/**/new/estimates.json (mean); the
 harness-less benches (frame_time, memory) and the size lines are read from the logs kept in
@@ -68,6 +71,18 @@ REFERENCE = {
 }
 
 
+def older_rust_flags():
+    """`--ignore-rust-version` when this rustc is older than the crate's declared rust-version
+    (Bevy 0.20 declares 1.97.1 and builds on 1.95; see `.ci/run`), else nothing."""
+    declared = re.search(r'^rust-version = "([^"]+)"', (ROOT / "Cargo.toml").read_text(), re.M)
+    have = re.search(r"rustc (\d+(?:\.\d+)*)", subprocess.run(
+        ["rustc", "--version"], capture_output=True, text=True, check=True).stdout)
+    version = lambda text: tuple(int(part) for part in text.split("."))
+    if declared and have and version(have.group(1)) < version(declared.group(1)):
+        return ["--ignore-rust-version"]
+    return []
+
+
 def run_benches(quick):
     LOGS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
@@ -80,7 +95,7 @@ def run_benches(quick):
         print(f"== cargo bench --bench {bench}", flush=True)
         with open(LOGS / f"{bench}.log", "w") as log:
             subprocess.run(
-                ["cargo", "bench", "--bench", bench, *harness_args],
+                ["cargo", "bench", *older_rust_flags(), "--bench", bench, *harness_args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=True,
             )
 
@@ -523,11 +538,74 @@ def report(quick):
     print(f"wrote {ROOT / 'BENCHMARKS.md'}")
 
 
+# What this report takes for noise between two runs made on different days on a shared VM (not
+# measured from repeated runs): a smaller move is not reported as a move.
+NOISE = 0.10
+
+UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9, "B": 1}
+
+
+def parse_figure(cell):
+    """A table cell's time in ns or size in bytes, or None for any other cell."""
+    match = re.fullmatch(r"\*{0,2}([\d,]+(?:\.\d+)?) (ns|µs|ms|s|B)\*{0,2}", cell.strip())
+    if not match:
+        return None
+    return float(match.group(1).replace(",", "")) * UNITS[match.group(2)], match.group(2) == "B"
+
+
+def figures(markdown):
+    """(section, row label, column) -> (cell text, value, is_size) for every time or size cell."""
+    found, section, header = {}, "", None
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            section, header = line.lstrip("# ").strip(), None
+            continue
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not set("".join(cells)) <= set("-: "):
+            for column, cell in zip(header[1:], cells[1:]):
+                figure = parse_figure(cell)
+                if figure:
+                    found[(section, cells[0], column)] = (cell, *figure)
+    return found
+
+
+def moved_section(before_text, after_text, label):
+    before, after = figures(before_text), figures(after_text)
+    rows = []
+    for key, (new_cell, new, is_size) in after.items():
+        if key not in before:
+            continue
+        old_cell, old, _ = before[key]
+        change = new / old - 1 if old else 0.0
+        if abs(change) > NOISE:
+            section, row, column = key
+            rows.append([section, row, column, old_cell, new_cell, f"{change:+.0%}"])
+    lines = [f"## Moved since {label} (more than {NOISE:.0%})\n",
+             f"Every time or size above that differs from the earlier report by more than "
+             f"{NOISE:.0%} (taken as the noise between runs on different days); "
+             f"{len(before)} figures were compared, the rest moved less.\n"]
+    if rows:
+        lines.append(table(["section", "row", "column", label, "now", "change"], rows))
+    else:
+        lines.append("No figure moved by more than that.")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     quick = "--quick" in sys.argv
     if "--no-run" not in sys.argv:
         run_benches(quick)
     report(quick)
+    if "--before" in sys.argv:
+        before = Path(sys.argv[sys.argv.index("--before") + 1]).read_text()
+        label = sys.argv[sys.argv.index("--label") + 1] if "--label" in sys.argv else "before"
+        path = ROOT / "BENCHMARKS.md"
+        path.write_text(path.read_text() + "\n" + moved_section(before, path.read_text(), label))
 
 
 if __name__ == "__main__":

@@ -253,12 +253,12 @@ fn spawn_enemy(commands: &mut Commands, rng: &mut ArenaRng, speed: f32, target: 
     ));
 }
 
-fn dress_player(add: On<Add, Player>, mut commands: Commands) {
+fn dress_player(add: On<Add<Player>>, mut commands: Commands) {
     let sprite = Sprite::from_color(Color::srgb(0.35, 0.75, 1.0), Vec2::splat(PLAYER_SIZE));
     commands.entity(add.entity).insert_if_new(sprite);
 }
 
-fn dress_lantern(add: On<Add, Lantern>, lanterns: Query<&Lantern>, mut commands: Commands) {
+fn dress_lantern(add: On<Add<Lantern>>, lanterns: Query<&Lantern>, mut commands: Commands) {
     let glow = lanterns.get(add.entity).map_or(1.0, |lantern| lantern.glow);
     let sprite = Sprite::from_color(Color::srgb(1.0, 0.9, 0.45), lantern_size(glow));
     commands.entity(add.entity).insert_if_new(sprite);
@@ -277,7 +277,7 @@ fn light_lanterns(mut lanterns: Query<(&Lantern, &mut Sprite), Changed<Lantern>>
 
 /// Only for coins from saves made before the game saved sprites: new coins come with theirs.
 fn dress_coin(
-    add: On<Add, Coin>,
+    add: On<Add<Coin>>,
     coins: Query<&Coin>,
     assets: Res<AssetServer>,
     mut commands: Commands,
@@ -299,7 +299,7 @@ fn coin_sprite(assets: &AssetServer, value: u32) -> Sprite {
     }
 }
 
-fn dress_enemy(add: On<Add, Enemy>, mut commands: Commands) {
+fn dress_enemy(add: On<Add<Enemy>>, mut commands: Commands) {
     let sprite = Sprite::from_color(Color::srgb(0.95, 0.3, 0.3), Vec2::splat(ENEMY_SIZE));
     commands.entity(add.entity).insert_if_new(sprite);
 }

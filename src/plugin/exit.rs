@@ -1,8 +1,12 @@
 //! The last frame before the app exits, and autosaving when the window loses focus.
 //!
 //! On `AppExit` (which closing the primary window sends too), the plugin finishes its work in
-//! that same frame, in `Last` after Bevy's window exit systems, before the runner acts on the
-//! exit: it reads the requests sent this frame (so "save and quit" saves), adds the exit save if
+//! that same frame, in `Last`, in Bevy's [`OnAppExitSystems`](bevy::app::OnAppExitSystems) set:
+//! after the window exit systems ([`ExitSystems`](bevy::window::ExitSystems)), before winit
+//! takes the windows down and before the runner acts on the exit. A game puts its last-moment
+//! changes before the exit save with `.after(ExitSystems).before(OnAppExitSystems)`.
+//!
+//! It reads the requests sent this frame (so "save and quit" saves), adds the exit save if
 //! [`KeepsakeSettings::save_on_exit`] is on, and runs every job until it is done or the wait is
 //! over (`max_wait` of [`SaveOnExit::On`], or [`PENDING_WORK_WAIT`] without an exit save). Writes
 //! are atomic, so giving up leaves the earlier saves intact.

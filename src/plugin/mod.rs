@@ -34,8 +34,9 @@
 //!    [`KeepsakeStatus`] is brought up to date.
 //!
 //! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
-//! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, after Bevy's
-//! window exit systems (see the `exit` module).
+//! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, in Bevy's
+//! [`OnAppExitSystems`](bevy::app::OnAppExitSystems) set, after the window exit systems (see the
+//! `exit` module).
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -71,6 +72,7 @@ pub(crate) use {status::ListingRefresh, store::StoreOpener};
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
+use bevy::app::OnAppExitSystems;
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::input::InputSystems;
 use bevy::prelude::*;
@@ -264,7 +266,12 @@ impl Plugin for KeepsakePlugin {
             .add_message::<WindowFocused>()
             .add_systems(PreStartup, store::open_store)
             .init_resource::<requests::RequestCursors>()
-            .add_systems(Last, exit::finish_before_exit.after(ExitSystems))
+            .add_systems(
+                Last,
+                exit::finish_before_exit
+                    .in_set(OnAppExitSystems)
+                    .after(ExitSystems),
+            )
             .add_systems(
                 PreUpdate,
                 requests::hotkeys

@@ -702,6 +702,28 @@ fn save_on_exit_is_on_disk_when_app_run_returns() {
     assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), Some(vec![42]));
 }
 
+/// A game's last-moment change, ordered before Bevy's `OnAppExitSystems` set, is in the exit
+/// save: the plugin's exit work runs in that set.
+#[test]
+fn a_change_ordered_before_on_app_exit_systems_is_in_the_exit_save() {
+    use bevy::app::OnAppExitSystems;
+    use bevy::window::ExitSystems;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = exiting_app(
+        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
+        |_, frame| frame == 3,
+    );
+    app.add_systems(
+        Last,
+        (|mut healths: Query<&mut Health>| healths.iter_mut().for_each(|mut h| h.0 = 7))
+            .run_if(on_message::<AppExit>)
+            .after(ExitSystems)
+            .before(OnAppExitSystems),
+    );
+    app.run();
+    assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), Some(vec![7]));
+}
+
 #[test]
 fn without_save_on_exit_nothing_is_written_on_exit() {
     let dir = tempfile::tempdir().unwrap();
