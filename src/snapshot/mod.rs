@@ -25,6 +25,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Architecture
+//!
+//! One folder per role; each imports only the folders above it in this table, so a change to
+//! one role lands in one folder:
+//!
+//! | folder | role | imports |
+//! |--------|------|---------|
+//! | `blob` | the `ecs_blob` byte layout: varints, the writer, the one cursor every reader uses, [`inspect`] | nothing of Bevy |
+//! | `value` | one value ↔ bytes: serde, reflection plans, Bevy's reflection serializer, asset handles | `blob` |
+//! | `register` | what a game saves: [`SaveRegistry`], [`SaveableAppExt`], the filter, each type's operations | `blob`, `value` |
+//! | `capture` | world → blob: [`CaptureCache`] (a full [`capture`] is a capture through a fresh cache) | `blob`, `value`, `register` |
+//! | `load` | blob → world: [`decode`], [`apply`], [`dump`], entity mapping | `blob`, `value`, `register` |
+//!
 //! # Speed
 //!
 //! Capture reads each registered type as one typed column (a query per type, no per-entity type
@@ -54,100 +67,43 @@
 //! 30 ms; malloc and free remain the largest items (the clone itself, enums that change
 //! variant and maps, which are still built as dynamic values), and serde decodes the same
 //! types in 10 ms.
-//!
-//! # Incremental capture
-//!
-//! [`CaptureCache`] keeps each registered type's encoded rows between captures, in chunks of
-//! [`CHUNK_ROWS`] table rows, and re-encodes only the rows whose change ticks are newer than the
-//! last capture (and the chunks whose entities moved: spawns, despawns, inserts and removals);
-//! [`PendingSnapshot::finish`] then joins the chunks and hashes the blob without the world, so
-//! the plugin runs it on the task pool. The blob is the one [`capture`] writes, byte for byte (a
-//! test edits a world at random for 200 steps and compares). A full capture's rows follow its
-//! queries' table order, which comes from Bevy's component index; the cache walks tables in that
-//! same order. See `incremental` for what invalidates a chunk.
-//!
-//! # Asset handles
+//!//! # Asset handles
 //!
 //! `Handle<T>` and `UntypedHandle` anywhere in a reflected value are written by asset path (or
 //! constant UUID), in the bytes of Bevy's `HandleSerializeProcessor`, and loaded back through the
 //! `AssetServer` by [`decode_with_assets`] after the path is checked. Only types whose reflected
 //! layout can hold a handle look for one. See [`assets`].
-//!
-//! # Reading without the game's types
+//!//! # Reading without the game's types
 //!
 //! [`inspect`] lists a blob's columns and rows (engine-free; the `keepsake` command line uses
 //! it); [`dump`] / [`dump_with_assets`] print the values as RON through the registered types.
+//!//! # Layout and evolution
 //!
-//! # `ecs_blob` layout (version 1)
-//!
-//! Integers are LEB128 varints (the encoding postcard uses); values are postcard. A *delta* is
-//! the difference to the previous item of its list (the first item's to 0), wrapping, as a
-//! zigzag varint, so runs of neighbouring ids take one byte each.
-//!
-//! | field | encoding |
-//! |-------|----------|
-//! | layout version | `u8`, currently `1` |
-//! | entity count `N` | varint |
-//! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
-//! | column count `C` | `u32` little-endian |
-//! | `C` columns | see below; the blob ends after the last one |
-//!
-//! A column holds every value of one type:
-//!
-//! | field | encoding |
-//! |-------|----------|
-//! | type path | varint length + UTF-8, e.g. `my_game::Health` |
-//! | schema version | varint; bumped by each `register_saveable_migration` |
-//! | kind | `u8`: `0` component, `1` resource |
-//! | row count `R` | `u32` little-endian (`1` for a resource) |
-//! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
-//!
-//! Entity references inside values are the saving world's ids; a load maps them through the
-//! entity table to the entities it spawns. The whole blob is hashed with XXH3-64 into
-//! `WorldState::state_hash`, which [`decode`] verifies first.
-//!
-//! [`inspect`] reads this table without the game's types (as the `keepsake` command line does);
-//! [`dump`] writes every value as RON text through the registered types.
-//!
-//! # Evolution
+//! The `ecs_blob` byte layout is specified in the `blob` module (`src/snapshot/blob/mod.rs`). Types evolve as follows:
 //!
 //! - A stored type that is no longer registered is skipped with a warning.
 //! - A renamed or moved type: `app.register_saveable_rename::<T>("old::path::T")`.
 //! - A changed type: `app.register_saveable_migration::<TV1, T>()`, with
 //!   `impl From<TV1> for T`.
 
-mod app_ext;
-mod apply;
-pub mod assets;
 mod blob;
 mod capture;
-mod decode;
-mod dump;
-mod dynamic_bundle;
-mod entity_mapping;
 mod error;
-mod filter;
-mod incremental;
-mod inspect;
-mod plan_read;
-mod reflect_plan;
-mod registry;
-mod type_ops;
-mod typed_capture;
+mod load;
+mod register;
 mod value;
 
-pub use app_ext::SaveableAppExt;
-pub(crate) use app_ext::ensure_registry;
-pub use apply::{ApplyReport, LoadMode, apply};
-pub use assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};
-pub use blob::{BLOB_VERSION, ColumnKind, state_hash};
-pub use capture::{Snapshot, capture, capture_without_plans, planned_type_paths};
-pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets, decode_without_plans};
-pub use dump::{dump, dump_with_assets};
-pub use error::SnapshotError;
-pub use filter::{SaveFilter, Saveable};
-pub use incremental::{
-    CHUNK_ROWS, CaptureCache, CaptureStats, PendingSnapshot, capture_incremental,
+pub use blob::{BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredRow, inspect, state_hash};
+pub use capture::{
+    CHUNK_ROWS, CaptureCache, CaptureStats, PendingSnapshot, Snapshot, capture,
+    capture_incremental, capture_without_plans, planned_type_paths,
 };
-pub use inspect::{BlobTable, StoredColumn, StoredRow, inspect};
-pub use registry::SaveRegistry;
+pub use error::SnapshotError;
+pub use load::{
+    ApplyReport, DecodedSnapshot, LoadMode, SkippedType, apply, decode, decode_with_assets,
+    decode_without_plans, dump, dump_with_assets,
+};
+pub(crate) use register::ensure_registry;
+pub use register::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};
+pub use value::assets;
+pub use value::assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};

@@ -1,7 +1,7 @@
 //! Remapping the `Entity` fields of loaded values from the saving world's ids to the entities
 //! a load spawned: the id map itself, and how each registered type's fields are reached.
 
-use super::type_ops::SaveableEntry;
+use crate::snapshot::register::SaveableEntry;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;

@@ -15,12 +15,12 @@
 //! saving world's ids (`Entity::to_bits`); entity indices are positions in the snapshot's entity
 //! table.
 
-use super::assets::{CaptureAssets, HandleLoader, RuntimeAssetHandles};
-use super::decode::ColumnDecoder;
-use super::error::SnapshotError;
-use super::inspect::inspect;
-use super::registry::SaveRegistry;
-use super::value::ValueReader;
+use super::column::{ColumnDecoder, WITH_PLANS};
+use super::decode::value_error;
+use crate::snapshot::blob::BlobCursor;
+use crate::snapshot::error::SnapshotError;
+use crate::snapshot::register::SaveRegistry;
+use crate::snapshot::value::assets::{CaptureAssets, HandleLoader, RuntimeAssetHandles};
 use bevy::asset::AssetServer;
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{Reflect, TypeRegistry};
@@ -28,7 +28,7 @@ use std::fmt::Write;
 
 /// Decodes every value of a blob with the registered types and writes them as RON text.
 ///
-/// The blob's structure is checked as by [`inspect`](super::inspect()); a value that does not
+/// The blob's structure is checked as by [`inspect`](crate::snapshot::inspect()); a value that does not
 /// decode is an error naming its type and entity index. Types the registry does not know are
 /// listed under `unregistered` with their number of values.
 ///
@@ -66,50 +66,37 @@ pub fn dump_with_assets(
     types: &TypeRegistry,
     assets: Option<&AssetServer>,
 ) -> Result<String, SnapshotError> {
-    let table = inspect(blob)?;
-    let mut resources = Vec::new();
-    let mut entities: Vec<Vec<(&str, String)>> = vec![Vec::new(); table.entity_count()];
-    let mut unregistered = Vec::new();
+    let (mut cursor, ids) = BlobCursor::open(blob)?;
+    let mut document = Document {
+        resources: Vec::new(),
+        entities: vec![Vec::new(); ids.len()],
+        unregistered: Vec::new(),
+    };
     let loader = HandleLoader::new(assets);
-    for column in &table.columns {
-        let Some((_, entry)) = registry.lookup(column.type_path) else {
-            unregistered.push((column.type_path, column.rows.len()));
+    while let Some(header) = cursor.next_column()? {
+        let Some((_, entry)) = registry.lookup(header.type_path) else {
+            document.unregistered.push((header.type_path, header.rows));
             continue;
         };
-        if column.kind != entry.kind {
-            return Err(SnapshotError::Value {
-                type_path: column.type_path.to_owned(),
-                entity_index: None,
-                reason: format!(
-                    "stored as a {} but registered as a {}",
-                    column.kind.name(),
-                    entry.kind.name()
-                ),
-            });
-        }
-        let decoder = ColumnDecoder::new(
-            entry,
-            column.type_path,
-            column.schema_version,
-            types,
-            &loader,
-            |types, ops, loader| ValueReader::new(types, ops, loader),
-        )?;
-        for row in &column.rows {
-            let fail = |reason: String| SnapshotError::Value {
-                type_path: column.type_path.to_owned(),
-                entity_index: row.entity_index,
-                reason,
-            };
+        let decoder = ColumnDecoder::new(entry, &header, types, &loader, WITH_PLANS)?;
+        while let Some(row) = cursor.next_row()? {
+            let fail = |reason| value_error(header.type_path, row.entity_index, reason);
             let value = decoder.read(row.value).map_err(fail)?;
             let text = to_ron(value.as_ref(), types).map_err(fail)?;
             match row.entity_index {
-                Some(index) => entities[index as usize].push((entry.ops.type_path, text)),
-                None => resources.push((entry.ops.type_path, text)),
+                Some(index) => document.entities[index as usize].push((entry.ops.type_path, text)),
+                None => document.resources.push((entry.ops.type_path, text)),
             }
         }
     }
-    Ok(write_document(&resources, &entities, &unregistered))
+    Ok(document.write())
+}
+
+/// The values of a dump, by owner, and the stored types not registered.
+struct Document<'a> {
+    resources: Vec<(&'static str, String)>,
+    entities: Vec<Vec<(&'static str, String)>>,
+    unregistered: Vec<(&'a str, usize)>,
 }
 
 /// One value as pretty RON (4-space indents, as Bevy scenes).
@@ -123,29 +110,28 @@ fn to_ron(value: &dyn Reflect, types: &TypeRegistry) -> Result<String, String> {
     ron::ser::to_string_pretty(&serializer, config).map_err(|error| error.to_string())
 }
 
-fn write_document(
-    resources: &[(&str, String)],
-    entities: &[Vec<(&str, String)>],
-    unregistered: &[(&str, usize)],
-) -> String {
-    let mut out = String::from("(\n    resources: {\n");
-    write_values(&mut out, resources, 2);
-    out.push_str("    },\n    entities: {\n");
-    for (index, values) in entities.iter().enumerate() {
-        let _ = writeln!(out, "        {index}: {{");
-        write_values(&mut out, values, 3);
-        out.push_str("        },\n");
+impl Document<'_> {
+    /// The document as RON text (see the module docs).
+    fn write(&self) -> String {
+        let mut out = String::from("(\n    resources: {\n");
+        write_values(&mut out, &self.resources, 2);
+        out.push_str("    },\n    entities: {\n");
+        for (index, values) in self.entities.iter().enumerate() {
+            let _ = writeln!(out, "        {index}: {{");
+            write_values(&mut out, values, 3);
+            out.push_str("        },\n");
+        }
+        out.push_str("    },\n    unregistered: {\n");
+        for (type_path, count) in &self.unregistered {
+            let _ = writeln!(out, "        {}: {count},", quoted(type_path));
+        }
+        out.push_str("    },\n)\n");
+        out
     }
-    out.push_str("    },\n    unregistered: {\n");
-    for (type_path, count) in unregistered {
-        let _ = writeln!(out, "        {}: {count},", quoted(type_path));
-    }
-    out.push_str("    },\n)\n");
-    out
 }
 
 /// `"path": value,` lines at `depth` indents, the value's own lines indented to match.
-fn write_values(out: &mut String, values: &[(&str, String)], depth: usize) {
+fn write_values(out: &mut String, values: &[(&'static str, String)], depth: usize) {
     let indent = "    ".repeat(depth);
     for (type_path, text) in values {
         let text = text.replace('\n', &format!("\n{indent}"));

@@ -4,12 +4,11 @@
 //! `set_save_filter` chooses the saved entities. The first use creates the registry with the
 //! types every game saves.
 
-use super::blob::ColumnKind;
+use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
 use super::registry::SaveRegistry;
-use super::type_ops::{DecodeFn, LegacyDecoder, SaveableEntry};
-use super::typed_capture::{ValueEncoding, ViaReflect, ViaSerde};
-use super::value::decode_with_serde;
+use crate::snapshot::blob::ColumnKind;
+use crate::snapshot::value::{ValueEncoding, ViaReflect, ViaSerde};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::resource::IS_RESOURCE;
 use bevy::prelude::*;
@@ -112,7 +111,7 @@ impl SaveableAppExt for App {
         T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
     {
         ensure_registry(self);
-        register::<T, ViaReflect>(self, None);
+        register::<T, ViaReflect>(self);
         self
     }
 
@@ -127,7 +126,7 @@ impl SaveableAppExt for App {
             + DeserializeOwned,
     {
         ensure_registry(self);
-        register::<T, ViaSerde>(self, Some(decode_with_serde::<T>));
+        register::<T, ViaSerde>(self);
         self
     }
 
@@ -184,11 +183,11 @@ pub(crate) fn ensure_registry(app: &mut App) {
     }
     app.init_resource::<SaveRegistry>();
     app.init_resource::<AppTypeRegistry>();
-    register::<Saveable, ViaSerde>(app, Some(decode_with_serde::<Saveable>));
-    register::<ChildOf, ViaSerde>(app, Some(decode_with_serde::<ChildOf>));
+    register::<Saveable, ViaSerde>(app);
+    register::<ChildOf, ViaSerde>(app);
 }
 
-fn register<T, E>(app: &mut App, decode_serde: Option<DecodeFn>)
+fn register<T, E>(app: &mut App)
 where
     T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
     E: ValueEncoding<T>,
@@ -199,7 +198,7 @@ where
     let kind = stored_kind(world, id);
     world
         .resource_mut::<SaveRegistry>()
-        .add(SaveableEntry::new::<T, E>(kind, decode_serde));
+        .add(SaveableEntry::new::<T, E>(kind));
 }
 
 /// Resources are components that require `IsResource`; they are saved once, not per entity.

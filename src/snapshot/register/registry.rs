@@ -1,16 +1,16 @@
 //! The [`SaveRegistry`]: every registered saveable type (its `SaveableEntry`), looked up by
 //! type or by stored type path (including old paths of renamed types), and the filter choosing
-//! saved entities. Filled by the [`SaveableAppExt`](super::SaveableAppExt) methods.
+//! saved entities. Filled by the [`SaveableAppExt`](crate::snapshot::SaveableAppExt) methods.
 
+use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
-use super::type_ops::{LegacyDecoder, SaveableEntry};
 use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Hands out registry revisions, unique in the process, so a [`CaptureCache`](super::CaptureCache)
+/// Hands out registry revisions, unique in the process, so a [`CaptureCache`](crate::snapshot::CaptureCache)
 /// can tell that the registry it encoded with has changed.
 static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 
@@ -20,8 +20,6 @@ static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 #[derive(Resource, Clone, Default)]
 pub struct SaveRegistry {
     inner: Arc<RegistryInner>,
-    /// The size of the last blob captured, to allocate the next one at once.
-    last_blob_size: Arc<AtomicUsize>,
 }
 
 #[derive(Clone, Default)]
@@ -50,15 +48,6 @@ impl SaveRegistry {
             .entries
             .iter()
             .any(|entry| entry.ops.type_id == TypeId::of::<T>())
-    }
-
-    pub(crate) fn size_hint(&self) -> usize {
-        let last = self.last_blob_size.load(Ordering::Relaxed);
-        last + last / 8
-    }
-
-    pub(crate) fn record_size(&self, size: usize) {
-        self.last_blob_size.store(size, Ordering::Relaxed);
     }
 
     /// The filter choosing saved entities.
@@ -106,7 +95,6 @@ impl SaveRegistry {
         if let Some(index) = self.index_of(entry.ops.type_id) {
             let existing = &mut self.change().entries[index];
             existing.ops = entry.ops;
-            existing.capture = entry.capture;
             existing.refresh = entry.refresh;
             return;
         }

@@ -1,50 +1,18 @@
-//! Type-erased operations on registered types: what capture, decode and apply need to do with a
-//! type they only know by its registry entry (build its concrete value from a reflected one,
-//! decode it with serde, convert it from an older layout, map its entities, insert it),
-//! monomorphised once at registration.
+//! A registered type's entry: what capture, decode and apply need to do with a type they only
+//! know by its registry entry (walk its column, build and decode its values, convert them from
+//! an older layout, map their entities, insert them), monomorphised once at registration, the
+//! way `ReflectComponent` is a table of function pointers built once.
 
-use super::blob::ColumnKind;
-use super::typed_capture::{CaptureFn, RefreshFn, ValueEncoding, capture_fn, refresh_fn};
+use super::walk::{RefreshFn, refresh_fn};
+use crate::snapshot::blob::ColumnKind;
+use crate::snapshot::value::{TypeOps, ValueEncoding};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
-use bevy::reflect::{FromReflect, PartialReflect, TypePath};
-use std::any::TypeId;
-
-/// Turns a dynamic value (from the reflection deserializer) into the concrete type, if its
-/// fields fit.
-pub(crate) type FromPartialFn = fn(Box<dyn PartialReflect>) -> Option<Box<dyn Reflect>>;
-
-/// Decodes a value with its type's own serde implementation.
-pub(crate) type DecodeFn = fn(&[u8]) -> Result<Box<dyn Reflect>, String>;
+use bevy::reflect::{FromReflect, TypePath};
 
 /// Converts a value of a legacy type into the current type.
 pub(crate) type ConvertFn = fn(Box<dyn Reflect>) -> Option<Box<dyn Reflect>>;
-
-/// Operations on one concrete type, monomorphised at registration.
-#[derive(Clone, Copy)]
-pub(crate) struct TypeOps {
-    pub(crate) type_id: TypeId,
-    pub(crate) type_path: &'static str,
-    pub(crate) from_partial: FromPartialFn,
-    /// Set for types registered with `register_saveable_serde`: decode without reflection.
-    pub(crate) decode_serde: Option<DecodeFn>,
-}
-
-impl TypeOps {
-    pub(crate) fn of<T: Reflect + FromReflect + TypePath>() -> Self {
-        TypeOps {
-            type_id: TypeId::of::<T>(),
-            type_path: T::type_path(),
-            from_partial: |partial| {
-                T::take_from_reflect(partial)
-                    .ok()
-                    .map(|value| Box::new(value) as Box<dyn Reflect>)
-            },
-            decode_serde: None,
-        }
-    }
-}
 
 /// Decodes an older schema version of a type and converts it into the current one.
 #[derive(Clone, Copy)]
@@ -80,8 +48,7 @@ pub(crate) struct SaveableEntry {
     pub(crate) kind: ColumnKind,
     pub(crate) version: u32,
     pub(crate) legacy: Vec<LegacyDecoder>,
-    pub(crate) capture: CaptureFn,
-    /// The incremental capture of the type's column (see [`CaptureCache`](super::CaptureCache)).
+    /// The capture of the type's column (see [`CaptureCache`](crate::snapshot::CaptureCache)).
     pub(crate) refresh: RefreshFn,
     pub(crate) map_entities: fn(&mut dyn Reflect, &mut dyn EntityMapper),
     pub(crate) component_id: fn(&mut World) -> ComponentId,
@@ -90,21 +57,21 @@ pub(crate) struct SaveableEntry {
 }
 
 impl SaveableEntry {
-    /// The entry for `T` stored as `kind`, its values encoded with `E`, at schema version 1.
-    pub(crate) fn new<T, E>(kind: ColumnKind, decode_serde: Option<DecodeFn>) -> Self
+    /// The entry for `T` stored as `kind`, its values encoded (and decoded) with `E`, at schema
+    /// version 1.
+    pub(crate) fn new<T, E>(kind: ColumnKind) -> Self
     where
         T: Component + Reflect + FromReflect + TypePath,
         E: ValueEncoding<T>,
     {
         SaveableEntry {
             ops: TypeOps {
-                decode_serde,
+                decode_serde: E::DECODE,
                 ..TypeOps::of::<T>()
             },
             kind,
             version: 1,
             legacy: Vec::new(),
-            capture: capture_fn::<T, E>(kind),
             refresh: refresh_fn::<T, E>(kind),
             map_entities: |value, mut mapper| {
                 if let Some(value) = value.downcast_mut::<T>() {

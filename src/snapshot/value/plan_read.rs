@@ -20,11 +20,12 @@
 //! than 0 or 1, invalid UTF-8, a variant index the enum does not have, an invalid entity id, a
 //! length longer than the bytes left.
 
-use super::reflect_plan::{Leaf, Plan, VariantShape};
+use super::plan::{Leaf, Plan, VariantPlan, VariantShape};
+use crate::snapshot::blob::wire::{self, VarintError};
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::array::DynamicArray;
-use bevy::reflect::enums::{DynamicEnum, DynamicVariant};
+use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum};
 use bevy::reflect::list::{DynamicList, List};
 use bevy::reflect::map::{DynamicMap, Map};
 use bevy::reflect::set::{DynamicSet, Set};
@@ -68,18 +69,19 @@ impl<'a> Input<'a> {
 
     /// A varint of at most `max_bytes` bytes whose value is at most `max`.
     fn varint(&mut self, max_bytes: usize, max: u128, what: &str) -> Result<u128, String> {
-        let mut value = 0u128;
-        for index in 0..max_bytes {
-            let byte = self.array::<1>()?[0];
-            value |= u128::from(byte & 0x7f) << (7 * index);
-            if byte & 0x80 == 0 {
+        match wire::read_varint(self.bytes, max_bytes) {
+            Ok((value, len)) => {
+                self.bytes = &self.bytes[len..];
                 if value > max {
                     return Err(format!("{value} is out of range for a {what}"));
                 }
-                return Ok(value);
+                Ok(value)
             }
+            Err(VarintError::Truncated) => {
+                Err("the value ends early: 1 bytes needed, 0 left".to_owned())
+            }
+            Err(VarintError::TooLong) => Err(format!("the varint of a {what} is too long")),
         }
-        Err(format!("the varint of a {what} is too long"))
     }
 
     fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128, String> {
@@ -92,8 +94,29 @@ impl<'a> Input<'a> {
     }
 
     fn signed(&mut self, bits: u32, what: &str) -> Result<i128, String> {
-        let zigzag = self.unsigned(bits, what)?;
-        Ok((zigzag >> 1) as i128 ^ -((zigzag & 1) as i128))
+        Ok(wire::unzigzag_i128(self.unsigned(bits, what)?))
+    }
+
+    fn bool(&mut self) -> Result<bool, String> {
+        match self.array::<1>()?[0] {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(format!("{other} is not a bool")),
+        }
+    }
+
+    fn char(&mut self) -> Result<char, String> {
+        let text = self.str()?;
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(format!("{text:?} is not one char")),
+        }
+    }
+
+    fn entity(&mut self) -> Result<Entity, String> {
+        let bits = self.unsigned(64, "entity id")? as u64;
+        Entity::try_from_bits(bits).ok_or_else(|| format!("{bits:#x} is not a valid entity id"))
     }
 
     /// A length (of a sequence, map or text) no larger than the bytes left, each item taking at
@@ -199,158 +222,236 @@ fn min_size(plan: &Plan) -> usize {
 impl Plan {
     /// Reads one value of the planned type as the dynamic value `FromReflect` turns into it.
     pub(crate) fn read(&self, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
-        Ok(match self {
-            Plan::Leaf(leaf) => read_leaf(*leaf, input)?,
-            Plan::Struct(info, fields) => {
-                let mut value = DynamicStruct::default();
-                value.set_represented_type(Some(*info));
-                for (name, plan) in fields.iter() {
-                    value.insert_boxed(*name, plan.read(input)?);
-                }
-                Box::new(value)
-            }
+        match self {
+            Plan::Leaf(leaf) => read_leaf(*leaf, input, NewValue),
+            Plan::Struct(info, fields) => read_struct(info, fields, input),
             Plan::TupleStruct(info, fields) => {
                 let mut value = DynamicTupleStruct::default();
                 value.set_represented_type(Some(*info));
                 for plan in fields.iter() {
                     value.insert_boxed(plan.read(input)?);
                 }
-                Box::new(value)
+                Ok(Box::new(value))
             }
             Plan::Tuple(info, fields) => {
-                let mut value = DynamicTuple::default();
+                let mut value = read_tuple(fields, input)?;
                 value.set_represented_type(Some(*info));
-                for plan in fields.iter() {
-                    value.insert_boxed(plan.read(input)?);
-                }
-                Box::new(value)
+                Ok(Box::new(value))
             }
-            Plan::List(info, item) => {
-                let len = input.length(min_size(item))?;
-                let mut value = DynamicList::default();
-                value.set_represented_type(Some(*info));
-                for _ in 0..len {
-                    value.push_box(item.read(input)?);
-                }
-                Box::new(value)
-            }
+            Plan::List(info, item) => read_list(info, item, input),
             Plan::Array(info, item, len) => {
                 let items = (0..*len)
                     .map(|_| item.read(input))
                     .collect::<Result<Box<[_]>, _>>()?;
                 let mut value = DynamicArray::new(items);
                 value.set_represented_type(Some(*info));
-                Box::new(value)
+                Ok(Box::new(value))
             }
-            Plan::Set(info, item) => {
-                let len = input.length(min_size(item))?;
-                let mut value = DynamicSet::default();
-                value.set_represented_type(Some(*info));
-                for _ in 0..len {
-                    value.insert_boxed(item.read(input)?);
-                }
-                Box::new(value)
-            }
-            Plan::Map(info, entry) => {
-                let (key, item) = &**entry;
-                let len = input.length(min_size(key) + min_size(item))?;
-                let mut value = DynamicMap::default();
-                value.set_represented_type(Some(*info));
-                for _ in 0..len {
-                    let key = key.read(input)?;
-                    value.insert_boxed(key, item.read(input)?);
-                }
-                Box::new(value)
-            }
-            Plan::Enum(info, variants) => {
-                let index = input.unsigned(32, "variant index")? as usize;
-                let variant = variants.get(index).ok_or_else(|| {
-                    format!(
-                        "variant index {index} is out of range for {} ({} variants)",
-                        info.type_path(),
-                        variants.len()
-                    )
-                })?;
-                let fields = match &variant.shape {
-                    VariantShape::Unit => DynamicVariant::Unit,
-                    VariantShape::Tuple(fields) => {
-                        let mut tuple = DynamicTuple::default();
-                        for plan in fields.iter() {
-                            tuple.insert_boxed(plan.read(input)?);
-                        }
-                        DynamicVariant::Tuple(tuple)
-                    }
-                    VariantShape::Struct(fields) => {
-                        let mut fields_value = DynamicStruct::default();
-                        for (name, plan) in fields.iter() {
-                            fields_value.insert_boxed(*name, plan.read(input)?);
-                        }
-                        DynamicVariant::Struct(fields_value)
-                    }
-                };
-                let mut value = DynamicEnum::new_with_index(index, variant.name, fields);
-                value.set_represented_type(Some(*info));
-                Box::new(value)
-            }
-        })
+            Plan::Set(info, item) => read_set(info, item, input),
+            Plan::Map(info, entry) => read_map(info, entry, input),
+            Plan::Enum(info, variants) => read_enum(info, variants, input),
+        }
     }
 }
 
-fn read_leaf(leaf: Leaf, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
-    Ok(match leaf {
-        Leaf::Bool => match input.array::<1>()?[0] {
-            0 => Box::new(false),
-            1 => Box::new(true),
-            other => return Err(format!("{other} is not a bool")),
-        },
-        Leaf::U8 => Box::new(input.array::<1>()?[0]),
-        Leaf::I8 => Box::new(input.array::<1>()?[0] as i8),
-        Leaf::U16 => Box::new(input.unsigned(16, "u16")? as u16),
-        Leaf::U32 => Box::new(input.unsigned(32, "u32")? as u32),
-        Leaf::U64 => Box::new(input.unsigned(64, "u64")? as u64),
-        Leaf::U128 => Box::new(input.unsigned(128, "u128")?),
-        Leaf::Usize => Box::new(
+fn read_struct(
+    info: &'static TypeInfo,
+    fields: &[(&'static str, Plan)],
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
+    let mut value = read_struct_fields(fields, input)?;
+    value.set_represented_type(Some(info));
+    Ok(Box::new(value))
+}
+
+fn read_struct_fields(
+    fields: &[(&'static str, Plan)],
+    input: &mut Input<'_>,
+) -> Result<DynamicStruct, String> {
+    let mut value = DynamicStruct::default();
+    for (name, plan) in fields.iter() {
+        value.insert_boxed(*name, plan.read(input)?);
+    }
+    Ok(value)
+}
+
+fn read_tuple(fields: &[Plan], input: &mut Input<'_>) -> Result<DynamicTuple, String> {
+    let mut value = DynamicTuple::default();
+    for plan in fields.iter() {
+        value.insert_boxed(plan.read(input)?);
+    }
+    Ok(value)
+}
+
+fn read_list(
+    info: &'static TypeInfo,
+    item: &Plan,
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
+    let len = input.length(min_size(item))?;
+    let mut value = DynamicList::default();
+    value.set_represented_type(Some(info));
+    for _ in 0..len {
+        value.push_box(item.read(input)?);
+    }
+    Ok(Box::new(value))
+}
+
+fn read_set(
+    info: &'static TypeInfo,
+    item: &Plan,
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
+    let len = input.length(min_size(item))?;
+    let mut value = DynamicSet::default();
+    value.set_represented_type(Some(info));
+    for _ in 0..len {
+        value.insert_boxed(item.read(input)?);
+    }
+    Ok(Box::new(value))
+}
+
+fn read_map(
+    info: &'static TypeInfo,
+    entry: &(Plan, Plan),
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
+    let mut value = DynamicMap::default();
+    value.set_represented_type(Some(info));
+    read_map_entries(entry, input, &mut |key, item| {
+        value.insert_boxed(key, item);
+    })?;
+    Ok(Box::new(value))
+}
+
+/// Reads a map's length and entries, handing each to `insert`.
+fn read_map_entries(
+    (key, item): &(Plan, Plan),
+    input: &mut Input<'_>,
+    insert: &mut dyn FnMut(Box<dyn PartialReflect>, Box<dyn PartialReflect>),
+) -> Result<(), String> {
+    let len = input.length(min_size(key) + min_size(item))?;
+    for _ in 0..len {
+        let key = key.read(input)?;
+        insert(key, item.read(input)?);
+    }
+    Ok(())
+}
+
+fn read_enum(
+    info: &'static TypeInfo,
+    variants: &[VariantPlan],
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
+    let index = input.unsigned(32, "variant index")? as usize;
+    let variant = variants.get(index).ok_or_else(|| {
+        format!(
+            "variant index {index} is out of range for {} ({} variants)",
+            info.type_path(),
+            variants.len()
+        )
+    })?;
+    let fields = match &variant.shape {
+        VariantShape::Unit => DynamicVariant::Unit,
+        VariantShape::Tuple(fields) => DynamicVariant::Tuple(read_tuple(fields, input)?),
+        VariantShape::Struct(fields) => DynamicVariant::Struct(read_struct_fields(fields, input)?),
+    };
+    let mut value = DynamicEnum::new_with_index(index, variant.name, fields);
+    value.set_represented_type(Some(info));
+    Ok(Box::new(value))
+}
+
+/// Where a decoded leaf goes: a new boxed value ([`NewValue`]) or over an existing one
+/// ([`Over`]). [`read_leaf`] decodes each leaf once for both.
+trait LeafSink {
+    type Out;
+    fn put<T: PartialReflect>(self, value: T) -> Result<Self::Out, String>;
+    fn put_str(self, text: &str) -> Result<Self::Out, String>;
+}
+
+/// A leaf read as a new value (what dynamic values are built from).
+struct NewValue;
+
+impl LeafSink for NewValue {
+    type Out = Box<dyn PartialReflect>;
+
+    fn put<T: PartialReflect>(self, value: T) -> Result<Self::Out, String> {
+        Ok(Box::new(value))
+    }
+
+    fn put_str(self, text: &str) -> Result<Self::Out, String> {
+        Ok(Box::new(text.to_owned()))
+    }
+}
+
+/// A leaf read over a value of its type (a `String` reuses its buffer).
+struct Over<'t>(&'t mut dyn PartialReflect);
+
+impl LeafSink for Over<'_> {
+    type Out = ();
+
+    fn put<T: PartialReflect>(self, value: T) -> Result<(), String> {
+        match self.0.try_downcast_mut::<T>() {
+            Some(slot) => *slot = value,
+            None => self
+                .0
+                .try_apply(&value)
+                .map_err(|error| error.to_string())?,
+        }
+        Ok(())
+    }
+
+    fn put_str(self, text: &str) -> Result<(), String> {
+        match self.0.try_downcast_mut::<String>() {
+            Some(string) => {
+                string.clear();
+                string.push_str(text);
+                Ok(())
+            }
+            None => self.put(text.to_owned()),
+        }
+    }
+}
+
+/// Decodes a leaf as postcard writes it, into `sink`.
+fn read_leaf<S: LeafSink>(leaf: Leaf, input: &mut Input<'_>, sink: S) -> Result<S::Out, String> {
+    match leaf {
+        Leaf::Bool => sink.put(input.bool()?),
+        Leaf::U8 => sink.put(input.array::<1>()?[0]),
+        Leaf::I8 => sink.put(input.array::<1>()?[0] as i8),
+        Leaf::U16 => sink.put(input.unsigned(16, "u16")? as u16),
+        Leaf::U32 => sink.put(input.unsigned(32, "u32")? as u32),
+        Leaf::U64 => sink.put(input.unsigned(64, "u64")? as u64),
+        Leaf::U128 => sink.put(input.unsigned(128, "u128")?),
+        Leaf::Usize => sink.put(
             usize::try_from(input.unsigned(64, "usize")?)
                 .map_err(|_| "a usize out of range".to_owned())?,
         ),
-        Leaf::I16 => Box::new(input.signed(16, "i16")? as i16),
-        Leaf::I32 => Box::new(input.signed(32, "i32")? as i32),
-        Leaf::I64 => Box::new(input.signed(64, "i64")? as i64),
-        Leaf::I128 => Box::new(input.signed(128, "i128")?),
-        Leaf::Isize => Box::new(
+        Leaf::I16 => sink.put(input.signed(16, "i16")? as i16),
+        Leaf::I32 => sink.put(input.signed(32, "i32")? as i32),
+        Leaf::I64 => sink.put(input.signed(64, "i64")? as i64),
+        Leaf::I128 => sink.put(input.signed(128, "i128")?),
+        Leaf::Isize => sink.put(
             isize::try_from(input.signed(64, "isize")?)
                 .map_err(|_| "an isize out of range".to_owned())?,
         ),
-        Leaf::F32 => Box::new(input.f32()?),
-        Leaf::F64 => Box::new(f64::from_le_bytes(input.array()?)),
-        Leaf::Char => {
-            let text = input.str()?;
-            let mut chars = text.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => Box::new(c),
-                _ => return Err(format!("{text:?} is not one char")),
-            }
-        }
-        Leaf::String => Box::new(input.str()?.to_owned()),
-        Leaf::Entity => {
-            let bits = input.unsigned(64, "entity id")? as u64;
-            Box::new(
-                Entity::try_from_bits(bits)
-                    .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?,
-            )
-        }
-        Leaf::Vec2 => Box::new(Vec2::from_array(input.f32s()?)),
-        Leaf::Vec3 => Box::new(Vec3::from_array(input.f32s()?)),
-        Leaf::Vec3A => Box::new(Vec3A::from_array(input.f32s()?)),
-        Leaf::Vec4 => Box::new(Vec4::from_array(input.f32s()?)),
-        Leaf::Quat => Box::new(Quat::from_array(input.f32s()?)),
-        Leaf::IVec2 => Box::new(IVec2::from_array(input.i32s()?)),
-        Leaf::IVec3 => Box::new(IVec3::from_array(input.i32s()?)),
-        Leaf::IVec4 => Box::new(IVec4::from_array(input.i32s()?)),
-        Leaf::UVec2 => Box::new(UVec2::from_array(input.u32s()?)),
-        Leaf::UVec3 => Box::new(UVec3::from_array(input.u32s()?)),
-        Leaf::UVec4 => Box::new(UVec4::from_array(input.u32s()?)),
-    })
+        Leaf::F32 => sink.put(input.f32()?),
+        Leaf::F64 => sink.put(f64::from_le_bytes(input.array()?)),
+        Leaf::Char => sink.put(input.char()?),
+        Leaf::String => sink.put_str(input.str()?),
+        Leaf::Entity => sink.put(input.entity()?),
+        Leaf::Vec2 => sink.put(Vec2::from_array(input.f32s()?)),
+        Leaf::Vec3 => sink.put(Vec3::from_array(input.f32s()?)),
+        Leaf::Vec3A => sink.put(Vec3A::from_array(input.f32s()?)),
+        Leaf::Vec4 => sink.put(Vec4::from_array(input.f32s()?)),
+        Leaf::Quat => sink.put(Quat::from_array(input.f32s()?)),
+        Leaf::IVec2 => sink.put(IVec2::from_array(input.i32s()?)),
+        Leaf::IVec3 => sink.put(IVec3::from_array(input.i32s()?)),
+        Leaf::IVec4 => sink.put(IVec4::from_array(input.i32s()?)),
+        Leaf::UVec2 => sink.put(UVec2::from_array(input.u32s()?)),
+        Leaf::UVec3 => sink.put(UVec3::from_array(input.u32s()?)),
+        Leaf::UVec4 => sink.put(UVec4::from_array(input.u32s()?)),
+    }
 }
 
 impl Plan {
@@ -368,7 +469,7 @@ impl Plan {
     ) -> Result<(), String> {
         use bevy::reflect::ReflectMut;
         match (self, target.reflect_mut()) {
-            (Plan::Leaf(leaf), _) => read_leaf_into(*leaf, target, input),
+            (Plan::Leaf(leaf), _) => read_leaf(*leaf, input, Over(target)),
             (Plan::Struct(_, fields), ReflectMut::Struct(s)) => {
                 for (index, (_, plan)) in fields.iter().enumerate() {
                     plan.read_into(field_mut(s.field_at_mut(index))?, input, prototypes)?;
@@ -394,17 +495,7 @@ impl Plan {
                 Ok(())
             }
             (Plan::List(_, item), ReflectMut::List(list)) => {
-                let len = input.length(min_size(item))?;
-                while list.len() > len {
-                    list.pop();
-                }
-                for index in 0..len {
-                    match list.get_mut(index) {
-                        Some(existing) => item.read_into(existing, input, prototypes)?,
-                        None => item.push_onto(list, input, prototypes)?,
-                    }
-                }
-                Ok(())
+                item.read_list_into(list, input, prototypes)
             }
             (Plan::Enum(info, variants), ReflectMut::Enum(e)) => {
                 let mut peek = Input { bytes: input.bytes };
@@ -413,30 +504,13 @@ impl Plan {
                     return self.replace_variant(info.type_id(), index, target, input, prototypes);
                 }
                 *input = peek;
-                let fields = match &variants[index].shape {
-                    VariantShape::Unit => 0,
-                    VariantShape::Tuple(fields) => fields.len(),
-                    VariantShape::Struct(fields) => fields.len(),
-                };
-                for field_index in 0..fields {
-                    let plan = match &variants[index].shape {
-                        VariantShape::Unit => unreachable!("a unit variant has no fields"),
-                        VariantShape::Tuple(fields) => &fields[field_index],
-                        VariantShape::Struct(fields) => &fields[field_index].1,
-                    };
-                    plan.read_into(field_mut(e.field_at_mut(field_index))?, input, prototypes)?;
-                }
-                Ok(())
+                read_variant_into(&variants[index].shape, e, input, prototypes)
             }
             (Plan::Map(_, entry), ReflectMut::Map(map)) => {
-                let (key, item) = &**entry;
-                let len = input.length(min_size(key) + min_size(item))?;
                 map.retain(&mut |_, _| false);
-                for _ in 0..len {
-                    let key = key.read(input)?;
-                    map.insert_boxed(key, item.read(input)?);
-                }
-                Ok(())
+                read_map_entries(entry, input, &mut |key, item| {
+                    map.insert_boxed(key, item);
+                })
             }
             (Plan::Set(_, item), ReflectMut::Set(set)) => {
                 let len = input.length(min_size(item))?;
@@ -456,6 +530,47 @@ impl Plan {
             }
         }
     }
+}
+
+impl Plan {
+    /// Refills `list` with a stored list of this plan's items, reading over the items it has.
+    fn read_list_into(
+        &self,
+        list: &mut dyn List,
+        input: &mut Input<'_>,
+        prototypes: &mut Prototypes,
+    ) -> Result<(), String> {
+        let len = input.length(min_size(self))?;
+        while list.len() > len {
+            list.pop();
+        }
+        for index in 0..len {
+            match list.get_mut(index) {
+                Some(existing) => self.read_into(existing, input, prototypes)?,
+                None => self.push_onto(list, input, prototypes)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the fields of an enum's stored variant over `target`, which holds that variant.
+fn read_variant_into(
+    shape: &VariantShape,
+    target: &mut dyn Enum,
+    input: &mut Input<'_>,
+    prototypes: &mut Prototypes,
+) -> Result<(), String> {
+    let (tuple, named): (&[Plan], &[(&'static str, Plan)]) = match shape {
+        VariantShape::Unit => (&[], &[]),
+        VariantShape::Tuple(fields) => (&fields[..], &[]),
+        VariantShape::Struct(fields) => (&[], &fields[..]),
+    };
+    let plans = tuple.iter().chain(named.iter().map(|(_, plan)| plan));
+    for (index, plan) in plans.enumerate() {
+        plan.read_into(field_mut(target.field_at_mut(index))?, input, prototypes)?;
+    }
+    Ok(())
 }
 
 impl Plan {
@@ -529,76 +644,4 @@ fn clear_collection(target: &mut dyn PartialReflect) {
 
 fn field_mut(field: Option<&mut dyn PartialReflect>) -> Result<&mut dyn PartialReflect, String> {
     field.ok_or_else(|| "a field the plan expects is missing".to_owned())
-}
-
-fn leaf_mut<T: 'static>(target: &mut dyn PartialReflect) -> Result<&mut T, String> {
-    if target.try_downcast_ref::<T>().is_none() {
-        return Err(format!(
-            "expected a {} but found a {}",
-            std::any::type_name::<T>(),
-            target.reflect_type_path()
-        ));
-    }
-    Ok(target
-        .try_downcast_mut::<T>()
-        .expect("the type was checked above"))
-}
-
-/// Reads a leaf over `target` (a `String` reuses its buffer).
-fn read_leaf_into(
-    leaf: Leaf,
-    target: &mut dyn PartialReflect,
-    input: &mut Input<'_>,
-) -> Result<(), String> {
-    macro_rules! set {
-        ($ty:ty, $value:expr) => {{
-            let value = $value;
-            *leaf_mut::<$ty>(target)? = value;
-        }};
-    }
-    match leaf {
-        Leaf::String => {
-            let text = input.str()?;
-            let string = leaf_mut::<String>(target)?;
-            string.clear();
-            string.push_str(text);
-        }
-        Leaf::Bool => set!(
-            bool,
-            match input.array::<1>()?[0] {
-                0 => false,
-                1 => true,
-                other => return Err(format!("{other} is not a bool")),
-            }
-        ),
-        Leaf::U8 => set!(u8, input.array::<1>()?[0]),
-        Leaf::I8 => set!(i8, input.array::<1>()?[0] as i8),
-        Leaf::U16 => set!(u16, input.unsigned(16, "u16")? as u16),
-        Leaf::U32 => set!(u32, input.unsigned(32, "u32")? as u32),
-        Leaf::U64 => set!(u64, input.unsigned(64, "u64")? as u64),
-        Leaf::I16 => set!(i16, input.signed(16, "i16")? as i16),
-        Leaf::I32 => set!(i32, input.signed(32, "i32")? as i32),
-        Leaf::I64 => set!(i64, input.signed(64, "i64")? as i64),
-        Leaf::F32 => set!(f32, input.f32()?),
-        Leaf::F64 => set!(f64, f64::from_le_bytes(input.array()?)),
-        Leaf::Vec2 => set!(Vec2, Vec2::from_array(input.f32s()?)),
-        Leaf::Vec3 => set!(Vec3, Vec3::from_array(input.f32s()?)),
-        Leaf::Vec4 => set!(Vec4, Vec4::from_array(input.f32s()?)),
-        Leaf::Quat => set!(Quat, Quat::from_array(input.f32s()?)),
-        Leaf::Entity => {
-            let bits = input.unsigned(64, "entity id")? as u64;
-            set!(
-                Entity,
-                Entity::try_from_bits(bits)
-                    .ok_or_else(|| format!("{bits:#x} is not a valid entity id"))?
-            )
-        }
-        _ => {
-            let value = read_leaf(leaf, input)?;
-            target
-                .try_apply(value.as_ref())
-                .map_err(|error| error.to_string())?;
-        }
-    }
-    Ok(())
 }

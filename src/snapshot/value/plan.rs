@@ -1,6 +1,6 @@
 //! The reflection fast path: a per-type *plan* built from `TypeInfo` (field order, the kind of
 //! every leaf), walked to write a reflected value's postcard bytes directly and to read them
-//! back ([`read`](super::plan_read)).
+//! back ([`read`](crate::snapshot::value::plan_read)).
 //!
 //! Bevy's reflection serializer, for every field of every value, looks the field's type up in
 //! the type registry (a hash lookup), asks the processor, then either goes through the type's
@@ -17,6 +17,7 @@
 //! handles, whose serialization a processor may override), a struct with
 //! `#[reflect(skip_serializing)]` fields, or nesting deeper than [`MAX_DEPTH`] (recursive types).
 
+use crate::snapshot::blob::wire;
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::enums::VariantInfo;
@@ -366,27 +367,12 @@ fn write_leaf(leaf: Leaf, value: &dyn PartialReflect, out: &mut Vec<u8>) -> Resu
     Ok(())
 }
 
-fn write_varint(out: &mut Vec<u8>, mut value: u128) {
-    if let Ok(small) = u64::try_from(value) {
-        return write_varint_u64(out, small);
-    }
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-fn write_varint_u64(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
+fn write_varint(out: &mut Vec<u8>, value: u128) {
+    wire::put_varint_u128(out, value);
 }
 
 fn write_signed(out: &mut Vec<u8>, value: i128) {
-    write_varint(out, ((value << 1) ^ (value >> 127)) as u128);
+    wire::put_varint_u128(out, wire::zigzag_i128(value));
 }
 
 fn write_str(out: &mut Vec<u8>, text: &str) {

@@ -279,8 +279,8 @@ pub(crate) struct CaptureProblem {
 
 impl CaptureProblem {
     /// The capture error for a value of `type_path`.
-    pub(crate) fn into_error(self, type_path: &str) -> super::SnapshotError {
-        super::SnapshotError::Capture {
+    pub(crate) fn into_error(self, type_path: &str) -> crate::snapshot::SnapshotError {
+        crate::snapshot::SnapshotError::Capture {
             type_path: type_path.to_owned(),
             field: self.field,
             reason: self.reason,

@@ -7,8 +7,8 @@
 use super::decode::{DecodedColumn, DecodedSnapshot, SkippedType};
 use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{EntityFieldMappers, SavedEntityMapper};
-use super::filter::SaveFilter;
-use super::type_ops::SaveableEntry;
+use crate::snapshot::register::SaveFilter;
+use crate::snapshot::register::SaveableEntry;
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::relationship::RelationshipAccessor;

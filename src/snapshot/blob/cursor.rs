@@ -1,0 +1,258 @@
+//! The one reader of the blob layout. [`inspect`](super::inspect()), `decode` and `dump` all
+//! read a blob through a [`BlobCursor`], which checks the structure a load relies on as it
+//! goes: the layout version, the entity table (valid ids, none twice), each column's header
+//! (a kind the layout defines, one value for a resource, no type twice), each row's entity
+//! index (inside the entity table, one value per entity and column), and no bytes after the
+//! last column. A bad byte therefore gets the same error whoever reads it.
+
+use super::layout::{BLOB_VERSION, ColumnKind};
+use super::reader::BlobReader;
+use crate::snapshot::error::SnapshotError;
+use std::collections::HashSet;
+
+/// One stored value: its owner and its postcard bytes, borrowed from the blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredRow<'a> {
+    /// The row's owner as an index into the snapshot's entity table; `None` for a resource.
+    pub entity_index: Option<u32>,
+    /// The value's postcard bytes (only the registered type can read them).
+    pub value: &'a [u8],
+}
+
+/// The fields in front of a column's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ColumnHeader<'a> {
+    /// Where the column starts in the blob.
+    pub(crate) start: usize,
+    pub(crate) type_path: &'a str,
+    /// The schema version the values were written at.
+    pub(crate) schema_version: u32,
+    pub(crate) kind: ColumnKind,
+    pub(crate) rows: usize,
+}
+
+/// The column whose rows are being read.
+struct ColumnRows<'a> {
+    header: ColumnHeader<'a>,
+    left: usize,
+    previous_index: u64,
+}
+
+/// Reads a blob front to back: [`BlobCursor::open`], then [`BlobCursor::next_column`] and, for
+/// each column, [`BlobCursor::next_row`] as far as the reader wants (rows it leaves unread are
+/// still checked when the next column is asked for).
+pub(crate) struct BlobCursor<'a> {
+    reader: BlobReader<'a>,
+    layout_version: u8,
+    entity_count: u32,
+    columns_left: usize,
+    column_number: u32,
+    column: Option<ColumnRows<'a>>,
+    type_paths: HashSet<&'a str>,
+    /// For each entity, the last column that stored a value for it (to catch duplicates).
+    last_column_of: Vec<u32>,
+}
+
+impl<'a> BlobCursor<'a> {
+    /// Reads the layout version and the entity table: the cursor, and the saving world's
+    /// entity ids (`Entity::to_bits`) in entity-index order.
+    pub(crate) fn open(blob: &'a [u8]) -> Result<(Self, Vec<u64>), SnapshotError> {
+        let mut reader = BlobReader::new(blob);
+        let layout_version = read_layout_version(&mut reader)?;
+        let entity_ids = read_entity_ids(&mut reader)?;
+        let columns_left = reader.u32_count("column count")?;
+        let cursor = BlobCursor {
+            reader,
+            layout_version,
+            entity_count: entity_ids.len() as u32,
+            columns_left,
+            column_number: 0,
+            column: None,
+            type_paths: HashSet::with_capacity(columns_left),
+            last_column_of: vec![u32::MAX; entity_ids.len()],
+        };
+        Ok((cursor, entity_ids))
+    }
+
+    pub(crate) fn layout_version(&self) -> u8 {
+        self.layout_version
+    }
+
+    /// The byte offset of the next field.
+    pub(crate) fn offset(&self) -> usize {
+        self.reader.offset()
+    }
+
+    /// The next column's header, after checking the rest of the current column; `None` after
+    /// the last column, once the blob is checked to end there.
+    pub(crate) fn next_column(&mut self) -> Result<Option<ColumnHeader<'a>>, SnapshotError> {
+        while self.next_row()?.is_some() {}
+        if self.columns_left == 0 {
+            return self.expect_end().map(|()| None);
+        }
+        self.columns_left -= 1;
+        self.column_number += 1;
+        let header = self.read_column_header()?;
+        self.column = Some(ColumnRows {
+            header,
+            left: header.rows,
+            previous_index: 0,
+        });
+        Ok(Some(header))
+    }
+
+    /// The current column's next row; `None` after its last.
+    pub(crate) fn next_row(&mut self) -> Result<Option<StoredRow<'a>>, SnapshotError> {
+        let Some(column) = self.column.as_mut().filter(|column| column.left > 0) else {
+            return Ok(None);
+        };
+        column.left -= 1;
+        let (header, previous) = (column.header, column.previous_index);
+        let row = match header.kind {
+            ColumnKind::Resource => StoredRow {
+                entity_index: None,
+                value: self.reader.bytes_with_len("resource value")?,
+            },
+            ColumnKind::Component => {
+                let stored = self.reader.delta(previous, "entity index")?;
+                let entity_index = self.claim_entity(stored, header.type_path)?;
+                if let Some(column) = self.column.as_mut() {
+                    column.previous_index = stored;
+                }
+                StoredRow {
+                    entity_index: Some(entity_index),
+                    value: self.reader.bytes_with_len("component value")?,
+                }
+            }
+        };
+        Ok(Some(row))
+    }
+
+    fn read_column_header(&mut self) -> Result<ColumnHeader<'a>, SnapshotError> {
+        let start = self.reader.offset();
+        let type_path = self.reader.str_with_len("type path")?;
+        let schema_version = self.reader.varint_u32("type version")?;
+        let kind_offset = self.reader.offset();
+        let byte = self.reader.byte("column kind")?;
+        let kind = ColumnKind::from_byte(byte).ok_or_else(|| {
+            malformed(
+                kind_offset,
+                format!("{type_path} has column kind {byte}; only 0 and 1 exist"),
+            )
+        })?;
+        let row_count_offset = self.reader.offset();
+        let rows = self.reader.u32_count("row count")?;
+        if kind == ColumnKind::Resource && rows != 1 {
+            return Err(malformed(
+                row_count_offset,
+                format!("{rows} values stored for the resource {type_path}"),
+            ));
+        }
+        if !self.type_paths.insert(type_path) {
+            return Err(SnapshotError::Duplicate {
+                type_path: type_path.to_owned(),
+                entity_index: None,
+            });
+        }
+        Ok(ColumnHeader {
+            start,
+            type_path,
+            schema_version,
+            kind,
+            rows,
+        })
+    }
+
+    /// Checks a row's entity index: inside the entity table, and not given a value by this
+    /// column already.
+    fn claim_entity(&mut self, stored: u64, type_path: &str) -> Result<u32, SnapshotError> {
+        let entity_index = u32::try_from(stored).unwrap_or(u32::MAX);
+        if stored >= u64::from(self.entity_count) {
+            return Err(SnapshotError::EntityIndexOutOfRange {
+                type_path: type_path.to_owned(),
+                entity_index,
+                entity_count: self.entity_count,
+            });
+        }
+        let last_column = &mut self.last_column_of[entity_index as usize];
+        if *last_column == self.column_number {
+            return Err(SnapshotError::Duplicate {
+                type_path: type_path.to_owned(),
+                entity_index: Some(entity_index),
+            });
+        }
+        *last_column = self.column_number;
+        Ok(entity_index)
+    }
+
+    /// Refuses bytes after the last column.
+    fn expect_end(&self) -> Result<(), SnapshotError> {
+        if self.reader.is_empty() {
+            return Ok(());
+        }
+        Err(malformed(
+            self.reader.offset(),
+            format!(
+                "{} unexpected bytes after the last column",
+                self.reader.remaining()
+            ),
+        ))
+    }
+}
+
+/// Reads the layout version, refusing versions newer than this build and the impossible `0`.
+fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError> {
+    let version = reader.byte("layout version")?;
+    if version > BLOB_VERSION {
+        return Err(SnapshotError::NewerLayout {
+            found: version,
+            supported: BLOB_VERSION,
+        });
+    }
+    if version == 0 {
+        return Err(malformed(0, "layout version 0 does not exist"));
+    }
+    Ok(version)
+}
+
+/// The entity table: ids as deltas, each a valid Bevy entity id and listed once.
+fn read_entity_ids(reader: &mut BlobReader<'_>) -> Result<Vec<u64>, SnapshotError> {
+    let count = reader.count("entity count")?;
+    if count > u32::MAX as usize {
+        return Err(malformed(reader.offset(), "more than 2^32 entities"));
+    }
+    let mut ids = Vec::with_capacity(count);
+    let mut unique = HashSet::with_capacity(count);
+    let mut bits = 0;
+    for _ in 0..count {
+        let offset = reader.offset();
+        bits = reader.delta(bits, "entity id")?;
+        if !is_entity_id(bits) {
+            return Err(malformed(
+                offset,
+                format!("{bits:#x} is not a valid entity id"),
+            ));
+        }
+        if !unique.insert(bits) {
+            return Err(malformed(
+                offset,
+                format!("entity id {bits:#x} is listed twice"),
+            ));
+        }
+        ids.push(bits);
+    }
+    Ok(ids)
+}
+
+/// Bevy's rule (`Entity::try_from_bits`): the low 32 bits hold the index as a `NonMaxU32`
+/// stores it (the index XOR `u32::MAX`), which is never zero.
+pub(crate) fn is_entity_id(bits: u64) -> bool {
+    bits as u32 != 0
+}
+
+fn malformed(offset: usize, reason: impl Into<String>) -> SnapshotError {
+    SnapshotError::Malformed {
+        offset,
+        reason: reason.into(),
+    }
+}

@@ -1,0 +1,216 @@
+//! Reading an `ecs_blob`'s table without the game's types: entity count, and per column the
+//! type path, schema version, kind, rows and bytes, with each row's raw value bytes.
+//!
+//! This file is engine-free (no Bevy import), so tools such as the `keepsake` command line can
+//! describe any save. It checks the structure a load relies on (layout version, lengths, entity
+//! indices in range, no value stored twice for one entity, no type stored twice, no trailing
+//! bytes) but not the values themselves, which need the registered types: see
+//! [`decode`](crate::snapshot::load::decode) and [`dump`](crate::snapshot::load::dump) for that.
+//!
+//! Rows borrow their value bytes from the blob, so a table costs a few words per row on top of
+//! the blob, and every count is checked against the bytes left before anything is allocated.
+
+use super::cursor::{BlobCursor, StoredRow};
+use super::layout::ColumnKind;
+use crate::snapshot::error::SnapshotError;
+
+/// One column of the blob: every stored value of one type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredColumn<'a> {
+    /// The stored type path, e.g. `my_game::Health`.
+    pub type_path: &'a str,
+    /// The type's schema version when it was saved.
+    pub schema_version: u32,
+    /// Component or resource.
+    pub kind: ColumnKind,
+    /// Bytes the column takes in the blob, its own header included.
+    pub bytes: usize,
+    /// The values, in stored order (components by ascending entity index as written).
+    pub rows: Vec<StoredRow<'a>>,
+}
+
+/// The structure of an `ecs_blob`, read without the game's types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobTable<'a> {
+    /// The blob's layout version.
+    pub layout_version: u8,
+    /// The saving world's entity ids (`Entity::to_bits`), in entity-index order.
+    pub entity_ids: Vec<u64>,
+    /// The columns, in stored order.
+    pub columns: Vec<StoredColumn<'a>>,
+}
+
+impl BlobTable<'_> {
+    /// How many entities the snapshot holds.
+    pub fn entity_count(&self) -> usize {
+        self.entity_ids.len()
+    }
+}
+
+/// Reads and checks the table of an `ecs_blob` (see the layout in the [`blob` module](super)).
+///
+/// Errors name the byte offset, and the type path and entity index where there is one. Memory
+/// use is bounded by a small multiple of the blob's size, whatever its lengths claim.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{self, Saveable, SaveableAppExt, ColumnKind};
+///
+/// #[derive(Component, Reflect, Default)]
+/// struct Health(f32);
+///
+/// let mut app = App::new();
+/// app.register_saveable::<Health>();
+/// app.world_mut().spawn((Saveable, Health(7.0)));
+/// let captured = snapshot::capture(app.world_mut())?;
+///
+/// let table = snapshot::inspect(&captured.blob)?;
+/// assert_eq!(table.entity_count(), 1);
+/// let health = table.columns.iter().find(|c| c.type_path.ends_with("::Health")).unwrap();
+/// assert_eq!((health.kind, health.rows.len()), (ColumnKind::Component, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
+    let (mut cursor, entity_ids) = BlobCursor::open(blob)?;
+    let mut columns = Vec::new();
+    while let Some(header) = cursor.next_column()? {
+        let mut rows = Vec::with_capacity(header.rows);
+        while let Some(row) = cursor.next_row()? {
+            rows.push(row);
+        }
+        columns.push(StoredColumn {
+            type_path: header.type_path,
+            schema_version: header.schema_version,
+            kind: header.kind,
+            bytes: cursor.offset() - header.start,
+            rows,
+        });
+    }
+    Ok(BlobTable {
+        layout_version: cursor.layout_version(),
+        entity_ids,
+        columns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::blob::BLOB_VERSION;
+    use crate::snapshot::blob::wire::{put_delta, put_varint};
+
+    /// The old hand-writer's vocabulary over a plain buffer.
+    #[derive(Default)]
+    struct W {
+        bytes: Vec<u8>,
+    }
+
+    impl W {
+        fn byte(&mut self, value: u8) {
+            self.bytes.push(value);
+        }
+        fn varint(&mut self, value: u64) {
+            put_varint(&mut self.bytes, value);
+        }
+        fn delta(&mut self, previous: u64, value: u64) {
+            put_delta(&mut self.bytes, previous, value);
+        }
+        fn bytes_with_len(&mut self, bytes: &[u8]) {
+            self.varint(bytes.len() as u64);
+            self.bytes.extend_from_slice(bytes);
+        }
+    }
+
+    /// A blob by hand: two entities, one component column, one resource column.
+    fn sample() -> Vec<u8> {
+        let mut w = W::default();
+        w.byte(BLOB_VERSION);
+        w.varint(2);
+        w.delta(0, 10);
+        w.delta(10, 11);
+        w.bytes.extend_from_slice(&2u32.to_le_bytes());
+        w.bytes_with_len(b"game::Health");
+        w.varint(3);
+        w.byte(0);
+        w.bytes.extend_from_slice(&2u32.to_le_bytes());
+        w.delta(0, 0);
+        w.bytes_with_len(&[1, 2]);
+        w.delta(0, 1);
+        w.bytes_with_len(&[3]);
+        w.bytes_with_len(b"game::Score");
+        w.varint(1);
+        w.byte(1);
+        w.bytes.extend_from_slice(&1u32.to_le_bytes());
+        w.bytes_with_len(&[9, 9, 9]);
+        w.bytes
+    }
+
+    #[test]
+    fn reads_every_column_and_row() {
+        let blob = sample();
+        let table = inspect(&blob).unwrap();
+        assert_eq!(table.entity_ids, vec![10, 11]);
+        assert_eq!(table.columns.len(), 2);
+        let health = &table.columns[0];
+        assert_eq!(
+            (health.type_path, health.schema_version, health.kind),
+            ("game::Health", 3, ColumnKind::Component)
+        );
+        assert_eq!(
+            health.rows,
+            vec![
+                StoredRow {
+                    entity_index: Some(0),
+                    value: &[1, 2]
+                },
+                StoredRow {
+                    entity_index: Some(1),
+                    value: &[3]
+                }
+            ]
+        );
+        let score = &table.columns[1];
+        assert_eq!(score.kind, ColumnKind::Resource);
+        assert_eq!(score.rows[0].value, &[9, 9, 9]);
+        let column_bytes: usize = table.columns.iter().map(|c| c.bytes).sum();
+        // layout byte, entity count and two one-byte deltas, the u32 column count.
+        assert_eq!(column_bytes, blob.len() - (1 + 1 + 2 + 4));
+    }
+
+    #[test]
+    fn every_truncation_and_trailing_byte_is_an_error() {
+        let blob = sample();
+        for len in 0..blob.len() {
+            assert!(inspect(&blob[..len]).is_err(), "prefix of {len} bytes");
+        }
+        let mut longer = blob.clone();
+        longer.push(0);
+        assert!(matches!(
+            inspect(&longer),
+            Err(SnapshotError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn out_of_range_indices_and_duplicates_are_refused() {
+        let mut blob = sample();
+        // The second Health row's delta (1 → zigzag 2) pointing at entity 2 of 2.
+        let at = blob.windows(3).position(|w| w == [2, 1, 3]).unwrap();
+        blob[at] = 4;
+        assert!(matches!(
+            inspect(&blob),
+            Err(SnapshotError::EntityIndexOutOfRange {
+                entity_index: 2,
+                ..
+            })
+        ));
+        blob[at] = 0; // delta 0: entity 0 again
+        assert!(matches!(
+            inspect(&blob),
+            Err(SnapshotError::Duplicate {
+                entity_index: Some(0),
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,50 @@
+//! The `ecs_blob` byte layout, engine-free (no Bevy import): the one table below, the integer
+//! encodings (`wire`), a writer, and the one cursor every reader of a blob goes through
+//! ([`inspect`], `decode`, `dump`), so a bad byte gets one message everywhere.
+//!
+//! Readers check every length against the bytes that remain before using it, so a hostile blob
+//! cannot make them allocate more than its own size.
+//!
+//! # Layout (version 1)
+//!
+//! Integers are LEB128 varints (the encoding postcard uses); values are postcard. A *delta* is
+//! the difference to the previous item of its list (the first item's to 0), wrapping, as a
+//! zigzag varint, so runs of neighbouring ids take one byte each.
+//!
+//! | field | encoding |
+//! |-------|----------|
+//! | layout version | `u8`, currently `1` |
+//! | entity count `N` | varint |
+//! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
+//! | column count `C` | `u32` little-endian |
+//! | `C` columns | see below; the blob ends after the last one |
+//!
+//! A column holds every value of one type:
+//!
+//! | field | encoding |
+//! |-------|----------|
+//! | type path | varint length + UTF-8, e.g. `my_game::Health` |
+//! | schema version | varint; bumped by each `register_saveable_migration` |
+//! | kind | `u8`: `0` component, `1` resource |
+//! | row count `R` | `u32` little-endian (`1` for a resource) |
+//! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
+//!
+//! Entity references inside values are the saving world's ids; a load maps them through the
+//! entity table to the entities it spawns. The whole blob is hashed with XXH3-64 into
+//! `WorldState::state_hash`, which [`decode`](crate::snapshot::decode) verifies first.
+//!
+//! [`inspect()`] reads this table without the game's types (as the `keepsake` command line does);
+//! [`dump`](crate::snapshot::dump) writes every value as RON text through the registered types.
+
+mod cursor;
+mod inspect;
+mod layout;
+mod reader;
+pub(crate) mod wire;
+mod writer;
+
+pub use cursor::StoredRow;
+pub(crate) use cursor::{BlobCursor, ColumnHeader};
+pub use inspect::{BlobTable, StoredColumn, inspect};
+pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
+pub(crate) use writer::{BlobWriter, OpenColumn, push_prefixed};

@@ -1,0 +1,182 @@
+//! Reading the fields of a blob front to back with bounds checks; [`BlobCursor`](super::BlobCursor)
+//! reads the layout's structure with it.
+
+use super::wire::{VarintError, read_varint, undelta};
+use crate::snapshot::error::SnapshotError;
+
+/// Reads a blob's fields front to back; every length is checked against the bytes left.
+pub(crate) struct BlobReader<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> BlobReader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        BlobReader { bytes, offset: 0 }
+    }
+
+    pub(crate) fn offset(&self) -> usize {
+        self.offset
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len() - self.offset
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    pub(crate) fn byte(&mut self, what: &'static str) -> Result<u8, SnapshotError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    pub(crate) fn varint(&mut self, what: &'static str) -> Result<u64, SnapshotError> {
+        let start = self.offset;
+        let invalid = || SnapshotError::Malformed {
+            offset: start,
+            reason: format!("{what} is not a valid varint"),
+        };
+        match read_varint(&self.bytes[start..], 10) {
+            Ok((value, len)) => {
+                self.offset += len;
+                u64::try_from(value).map_err(|_| invalid())
+            }
+            Err(VarintError::Truncated) => Err(SnapshotError::Truncated {
+                what,
+                offset: self.bytes.len(),
+                needed: 1,
+            }),
+            Err(VarintError::TooLong) => Err(invalid()),
+        }
+    }
+
+    /// Reads a delta written after `previous` (see the layout).
+    pub(crate) fn delta(
+        &mut self,
+        previous: u64,
+        what: &'static str,
+    ) -> Result<u64, SnapshotError> {
+        Ok(undelta(previous, self.varint(what)?))
+    }
+
+    /// A varint that must fit in a `u32`.
+    pub(crate) fn varint_u32(&mut self, what: &'static str) -> Result<u32, SnapshotError> {
+        let offset = self.offset;
+        let value = self.varint(what)?;
+        u32::try_from(value).map_err(|_| SnapshotError::Malformed {
+            offset,
+            reason: format!("{what} {value} does not fit in 32 bits"),
+        })
+    }
+
+    /// A count of items that each take at least one byte, so it cannot exceed what remains.
+    pub(crate) fn count(&mut self, what: &'static str) -> Result<usize, SnapshotError> {
+        let offset = self.offset;
+        let count = self.varint(what)?;
+        self.check_count(offset, count, what)
+    }
+
+    /// A count stored as a little-endian `u32` (fixed width, so a writer can fill it in after
+    /// the items), which cannot exceed the bytes left since every item takes at least one.
+    pub(crate) fn u32_count(&mut self, what: &'static str) -> Result<usize, SnapshotError> {
+        let offset = self.offset;
+        let bytes = self.take(4, what)?;
+        let count = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        self.check_count(offset, count.into(), what)
+    }
+
+    fn check_count(
+        &self,
+        offset: usize,
+        count: u64,
+        what: &'static str,
+    ) -> Result<usize, SnapshotError> {
+        if count > self.remaining() as u64 {
+            return Err(SnapshotError::Malformed {
+                offset,
+                reason: format!(
+                    "{what} is {count}, more than the {} bytes left could hold",
+                    self.remaining()
+                ),
+            });
+        }
+        Ok(count as usize)
+    }
+
+    pub(crate) fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], SnapshotError> {
+        let len = self.varint(what)?;
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        self.take(len, what)
+    }
+
+    pub(crate) fn str_with_len(&mut self, what: &'static str) -> Result<&'a str, SnapshotError> {
+        let offset = self.offset;
+        let bytes = self.bytes_with_len(what)?;
+        std::str::from_utf8(bytes).map_err(|_| SnapshotError::Malformed {
+            offset,
+            reason: format!("{what} is not UTF-8"),
+        })
+    }
+
+    fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8], SnapshotError> {
+        if len > self.remaining() {
+            return Err(SnapshotError::Truncated {
+                what,
+                offset: self.offset,
+                needed: len - self.remaining(),
+            });
+        }
+        let slice = &self.bytes[self.offset..self.offset + len];
+        self.offset += len;
+        Ok(slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::blob::wire::{put_delta, put_varint};
+
+    #[test]
+    fn varints_deltas_and_counts_are_checked() {
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        let mut bytes = Vec::new();
+        for value in values {
+            put_varint(&mut bytes, value);
+        }
+        let mut reader = BlobReader::new(&bytes);
+        for value in values {
+            assert_eq!(reader.varint("test").unwrap(), value);
+        }
+        assert!(reader.is_empty());
+
+        let mut deltas = Vec::new();
+        let sequence = [5u64, 6, 7, 3, u64::MAX, 0, 1 << 40];
+        let mut previous = 0;
+        for value in sequence {
+            put_delta(&mut deltas, previous, value);
+            previous = value;
+        }
+        assert!(deltas.len() < 20, "{deltas:?}");
+        let mut reader = BlobReader::new(&deltas);
+        let mut previous = 0;
+        for value in sequence {
+            previous = reader.delta(previous, "delta").unwrap();
+            assert_eq!(previous, value);
+        }
+
+        let overlong = [0xFF; 11];
+        assert!(matches!(
+            BlobReader::new(&overlong).varint("x"),
+            Err(SnapshotError::Malformed { .. })
+        ));
+        assert!(matches!(
+            BlobReader::new(&[0x80]).varint("x"),
+            Err(SnapshotError::Truncated { .. })
+        ));
+        let mut too_many = Vec::new();
+        put_varint(&mut too_many, 1000);
+        assert!(BlobReader::new(&too_many).count("things").is_err());
+    }
+}

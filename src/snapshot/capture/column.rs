@@ -1,0 +1,427 @@
+//! One registered type's column during a capture: the sink its typed walk hands tables and
+//! values to, which decides chunk by chunk what to reuse, patch or encode.
+
+use super::chunk::{CHUNK_ROWS, Chunk, ColumnCache, TableRows, chunk_ranges};
+use crate::snapshot::blob::push_prefixed;
+use crate::snapshot::error::SnapshotError;
+use crate::snapshot::register::{ColumnSink, EncodeResource, EncodeRow};
+use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem};
+use crate::snapshot::value::{TypeOps, ValueWriter};
+use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::change_detection::Tick;
+use bevy::ecs::component::StorageType;
+use bevy::ecs::entity_disabling::DefaultQueryFilters;
+use bevy::ecs::storage::TableId;
+use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
+use std::cell::UnsafeCell;
+use std::sync::Arc;
+
+/// What a [`CaptureCache`] did in its last capture: how much it re-encoded and how much it
+/// reused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Values encoded (changed rows of patched chunks, every row of rebuilt chunks, changed
+    /// resources).
+    pub rows_encoded: usize,
+    /// Chunks taken over unchanged.
+    pub chunks_reused: usize,
+    /// Chunks whose changed rows were re-encoded and the others copied.
+    pub chunks_patched: usize,
+    /// Chunks encoded from scratch.
+    pub chunks_rebuilt: usize,
+    /// Whether the cache started over (first capture, or the world, registry or filter
+    /// changed).
+    pub started_over: bool,
+}
+
+/// Whether a table's entities are saved: all, none, or some (the filter names a sparse-set
+/// component, so entities of one table can differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TableSaved {
+    All,
+    None,
+    Some,
+}
+
+/// Which archetypes and tables hold saved entities.
+pub(super) struct SavedTables {
+    archetypes: Vec<bool>,
+    tables: Vec<TableSaved>,
+}
+
+impl SavedTables {
+    pub(super) fn new(world: &World, saved: &[ArchetypeId]) -> Self {
+        let mut archetypes = vec![false; world.archetypes().len()];
+        for id in saved {
+            archetypes[id.index()] = true;
+        }
+        let mut tables: Vec<Option<TableSaved>> = Vec::new();
+        for archetype in world.archetypes().iter().filter(|a| !a.is_empty()) {
+            let index = archetype.table_id().as_usize();
+            if tables.len() <= index {
+                tables.resize(index + 1, None);
+            }
+            let this = match archetypes[archetype.id().index()] {
+                true => TableSaved::All,
+                false => TableSaved::None,
+            };
+            tables[index] = Some(match tables[index] {
+                Some(before) if before != this => TableSaved::Some,
+                _ => this,
+            });
+        }
+        SavedTables {
+            archetypes,
+            tables: tables
+                .into_iter()
+                .map(|saved| saved.unwrap_or(TableSaved::None))
+                .collect(),
+        }
+    }
+
+    fn table(&self, table: TableId) -> TableSaved {
+        self.tables
+            .get(table.as_usize())
+            .copied()
+            .unwrap_or(TableSaved::None)
+    }
+
+    fn entity(&self, world: &World, entity: Entity) -> bool {
+        world
+            .entities()
+            .get_spawned(entity)
+            .is_ok_and(|location| self.archetypes[location.archetype_id.index()])
+    }
+}
+
+/// Which change ticks count as changed since the last capture.
+#[derive(Clone, Copy)]
+pub(super) struct Changes {
+    /// `None` when nothing cached can be trusted.
+    pub(super) since: Option<Tick>,
+    pub(super) this_run: Tick,
+}
+
+impl Changes {
+    /// Whether `tick` is newer than `since`, as [`Tick::is_newer_than`] tells (the window is
+    /// kept below Bevy's maximum change age, so no clamping is needed).
+    fn is_changed(&self, since: Tick, tick: Tick) -> bool {
+        self.this_run.get().wrapping_sub(tick.get()) < self.window(since)
+    }
+
+    /// Ticks at most this many ticks old changed after `since`.
+    fn window(&self, since: Tick) -> u32 {
+        self.this_run.get().wrapping_sub(since.get())
+    }
+}
+
+/// One registered type's column during a capture: the type's walk hands it tables (it is the
+/// walk's [`ColumnSink`]), and it decides chunk by chunk what to reuse and what to encode.
+pub(super) struct ColumnRefresh<'a> {
+    pub(super) world: &'a World,
+    pub(super) types: &'a TypeRegistry,
+    pub(super) assets: &'a CaptureAssets,
+    pub(super) saved: &'a SavedTables,
+    pub(super) changes: Changes,
+    pub(super) generation: u64,
+    pub(super) ops: &'a TypeOps,
+    pub(super) tables: &'a mut Vec<TableRows>,
+    pub(super) cache: &'a mut ColumnCache,
+    /// Built at the first value to encode (building a reflection plan costs more than checking
+    /// an unchanged column).
+    pub(super) writer: Option<ValueWriter<'a>>,
+    /// Whether the writer leaves the reflection plan out (see `CaptureCache::without_plans`).
+    pub(super) without_plans: bool,
+    pub(super) chunks: Vec<Arc<Chunk>>,
+    pub(super) stats: &'a mut CaptureStats,
+}
+
+impl<'a> ColumnRefresh<'a> {
+    /// The column's chunks, in blob order.
+    pub(super) fn into_chunks(self) -> Vec<Arc<Chunk>> {
+        self.chunks
+    }
+
+    fn writer(&mut self) -> &ValueWriter<'a> {
+        let (types, ops, assets) = (self.types, self.ops, self.assets);
+        let without_plans = self.without_plans;
+        self.writer.get_or_insert_with(|| match without_plans {
+            false => ValueWriter::new(types, ops, assets),
+            true => ValueWriter::generic(types, ops, assets),
+        })
+    }
+
+    fn cacheable(&mut self) -> bool {
+        if let Some(cacheable) = self.cache.cacheable {
+            return cacheable;
+        }
+        let cacheable = !self.writer().records_handles();
+        self.cache.cacheable = Some(cacheable);
+        cacheable
+    }
+
+    fn problem(&self, problem: CaptureProblem) -> SnapshotError {
+        problem.into_error(self.ops.type_path)
+    }
+
+    /// Encodes every saved row of a table without keeping its chunks (the table mixes saved
+    /// and unsaved entities, or the type's values cannot be cached).
+    fn uncached_table(
+        &mut self,
+        entities: &[Entity],
+        saved: TableSaved,
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<(), SnapshotError> {
+        for range in chunk_ranges(entities.len()) {
+            let keep = |entity: Entity| saved == TableSaved::All || self.is_saved(entity);
+            let rows: Vec<usize> = range.filter(|&row| keep(entities[row])).collect();
+            let chunk = self.encode_rows(entities, &rows, encode)?;
+            self.chunks.push(Arc::new(chunk));
+        }
+        Ok(())
+    }
+
+    /// Brings each chunk of a table of saved entities up to date: reused, patched or rebuilt.
+    /// Returns the chunks to keep for the next capture.
+    fn cached_table(
+        &mut self,
+        table: TableId,
+        entities: &[Entity],
+        ticks: &[UnsafeCell<Tick>],
+        cached: &[Arc<Chunk>],
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<Vec<Arc<Chunk>>, SnapshotError> {
+        let same = self.same_chunks(table, entities);
+        let mut kept = Vec::with_capacity(same.len());
+        for (k, range) in chunk_ranges(entities.len()).enumerate() {
+            let old = cached.get(k).filter(|_| same[k]);
+            let changed =
+                old.and_then(|old| Some((old, self.changed_rows(&ticks[range.clone()])?)));
+            let chunk = match changed {
+                Some((old, rows)) if rows.is_empty() => {
+                    self.stats.chunks_reused += 1;
+                    Arc::clone(old)
+                }
+                Some((old, rows)) => Arc::new(self.patch(old, range.start, &rows, encode)?),
+                _ => {
+                    let rows: Vec<usize> = range.collect();
+                    Arc::new(self.encode_rows(entities, &rows, encode)?)
+                }
+            };
+            kept.push(Arc::clone(&chunk));
+            self.chunks.push(chunk);
+        }
+        Ok(kept)
+    }
+
+    /// The rows of a chunk (relative to it) whose change ticks are newer than the last
+    /// capture; `None` when nothing cached can be trusted.
+    fn changed_rows(&self, ticks: &[UnsafeCell<Tick>]) -> Option<Vec<usize>> {
+        let since = self.changes.since?;
+        let (this_run, window) = (self.changes.this_run.get(), self.changes.window(since));
+        let newer = |cell: &UnsafeCell<Tick>| {
+            // SAFETY: the shared borrow of the world keeps anything from writing to the ticks
+            // while they are read.
+            let tick = unsafe { *cell.get() };
+            this_run.wrapping_sub(tick.get()) < window
+        };
+        // Without a branch per row, so the scan of an unchanged chunk vectorises.
+        if !ticks.iter().fold(false, |any, cell| any | newer(cell)) {
+            return Some(Vec::new());
+        }
+        Some((0..ticks.len()).filter(|&row| newer(&ticks[row])).collect())
+    }
+
+    /// Encodes the given table rows into a new chunk.
+    fn encode_rows(
+        &mut self,
+        entities: &[Entity],
+        rows: &[usize],
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<Chunk, SnapshotError> {
+        let mut chunk = Chunk::default();
+        for &row in rows {
+            let writer = self.writer();
+            chunk
+                .push(Some(entities[row]), |out| encode(writer, row, out))
+                .map_err(|problem| self.problem(problem))?;
+        }
+        self.stats.rows_encoded += rows.len();
+        self.stats.chunks_rebuilt += 1;
+        Ok(chunk)
+    }
+
+    /// A copy of `old` with the `changed` rows (relative to the chunk, ascending) re-encoded:
+    /// the rows between them are copied in runs.
+    fn patch(
+        &mut self,
+        old: &Chunk,
+        first_row: usize,
+        changed: &[usize],
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<Chunk, SnapshotError> {
+        let mut chunk = Chunk {
+            entities: old.entities.clone(),
+            ends: Vec::with_capacity(old.rows()),
+            values: Vec::with_capacity(old.values.len() + changed.len() * 8),
+        };
+        // Bytes of `old` not copied yet start here; rows after the last changed one end
+        // `shift` bytes later in the new chunk than in the old.
+        let (mut copied_to, mut shift) = (0usize, 0isize);
+        let mut next_changed = changed.iter().copied().peekable();
+        for row in 0..old.rows() {
+            if next_changed.next_if_eq(&row).is_none() {
+                chunk.ends.push((old.ends[row] as isize + shift) as u32);
+                continue;
+            }
+            chunk
+                .values
+                .extend_from_slice(&old.values[copied_to..old.start(row)]);
+            let writer = self.writer();
+            push_prefixed(&mut chunk.values, |out| {
+                encode(writer, first_row + row, out)
+            })
+            .map_err(|problem| self.problem(problem))?;
+            chunk.ends.push(chunk.values.len() as u32);
+            copied_to = old.ends[row] as usize;
+            shift = chunk.values.len() as isize - copied_to as isize;
+        }
+        chunk.values.extend_from_slice(&old.values[copied_to..]);
+        self.stats.rows_encoded += changed.len();
+        self.stats.chunks_patched += 1;
+        Ok(chunk)
+    }
+
+    /// Per chunk of `table`: whether its rows hold the same entities as at the last capture.
+    /// Worked out by the first column to look at the table in a capture, which also records
+    /// the table's entities for the next.
+    fn same_chunks(&mut self, table: TableId, entities: &[Entity]) -> Vec<bool> {
+        let index = table.as_usize();
+        if self.tables.len() <= index {
+            self.tables.resize_with(index + 1, TableRows::default);
+        }
+        let rows = &mut self.tables[index];
+        if rows.checked != self.generation {
+            // A chunk of the old table that ended elsewhere (the table grew or shrank) is not
+            // the same, even when its first rows are.
+            let old_end = rows.entities.len();
+            rows.same = chunk_ranges(entities.len())
+                .map(|range| {
+                    let old_range = range.start..(range.start + CHUNK_ROWS).min(old_end);
+                    old_range == range && rows.entities[old_range] == entities[range]
+                })
+                .collect();
+            // Record the table as it is now, copying only the chunks that differ.
+            rows.entities.truncate(entities.len());
+            let kept = rows.entities.len();
+            rows.entities.extend_from_slice(&entities[kept..]);
+            for (range, same) in chunk_ranges(entities.len()).zip(&rows.same) {
+                if !same {
+                    rows.entities[range.clone()].copy_from_slice(&entities[range]);
+                }
+            }
+            rows.checked = self.generation;
+        }
+        rows.same.clone()
+    }
+}
+
+impl ColumnSink for ColumnRefresh<'_> {
+    /// Whether a full capture's query of this type visits tables in id order: true unless a
+    /// disabling component is a sparse-set one (the query then walks archetypes).
+    fn dense_query(&self, world: &World) -> bool {
+        world
+            .get_resource::<DefaultQueryFilters>()
+            .is_none_or(|filters| {
+                filters.disabling_ids().all(|id| {
+                    world
+                        .components()
+                        .get_info(id)
+                        .is_some_and(|info| info.storage_type() == StorageType::Table)
+                })
+            })
+    }
+
+    /// Whether `entity` is saved.
+    fn is_saved(&self, entity: Entity) -> bool {
+        self.saved.entity(self.world, entity)
+    }
+
+    /// Encodes the given rows afresh (sparse-set components): chunks nothing is kept of.
+    fn fresh_rows(
+        &mut self,
+        entities: &[Entity],
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<(), SnapshotError> {
+        for range in chunk_ranges(entities.len()) {
+            let rows: Vec<usize> = range.collect();
+            let chunk = self.encode_rows(entities, &rows, encode)?;
+            self.chunks.push(Arc::new(chunk));
+        }
+        Ok(())
+    }
+
+    /// One table of the column: its entities, the column's change ticks and how to encode a
+    /// row.
+    fn table(
+        &mut self,
+        table: TableId,
+        entities: &[Entity],
+        ticks: &[UnsafeCell<Tick>],
+        encode: &mut EncodeRow<'_>,
+    ) -> Result<(), SnapshotError> {
+        let index = table.as_usize();
+        if self.cache.tables.len() <= index {
+            self.cache.tables.resize_with(index + 1, Vec::new);
+        }
+        let cached = std::mem::take(&mut self.cache.tables[index]);
+        match self.saved.table(table) {
+            TableSaved::None => Ok(()),
+            TableSaved::Some => self.uncached_table(entities, TableSaved::Some, encode),
+            TableSaved::All if !self.cacheable() => {
+                self.uncached_table(entities, TableSaved::All, encode)
+            }
+            TableSaved::All => {
+                let kept = self.cached_table(table, entities, ticks, &cached, encode)?;
+                self.cache.tables[index] = kept;
+                Ok(())
+            }
+        }
+    }
+
+    /// The resource's value: kept when it did not change since the last capture.
+    fn resource(
+        &mut self,
+        entity: Entity,
+        changed: Tick,
+        encode: &mut EncodeResource<'_>,
+    ) -> Result<(), SnapshotError> {
+        let cached = self.cache.resource.take();
+        let unchanged = match (&cached, self.changes.since) {
+            (Some((at, _)), Some(since)) => {
+                *at == entity && !self.changes.is_changed(since, changed)
+            }
+            _ => false,
+        };
+        let chunk = match (cached, unchanged && self.cacheable()) {
+            (Some((_, chunk)), true) => {
+                self.stats.chunks_reused += 1;
+                chunk
+            }
+            _ => {
+                let mut chunk = Chunk::default();
+                let writer = self.writer();
+                chunk
+                    .push(None, |out| encode(writer, out))
+                    .map_err(|problem| self.problem(problem))?;
+                self.stats.rows_encoded += 1;
+                self.stats.chunks_rebuilt += 1;
+                Arc::new(chunk)
+            }
+        };
+        self.cache.resource = Some((entity, Arc::clone(&chunk)));
+        self.chunks.push(chunk);
+        Ok(())
+    }
+}

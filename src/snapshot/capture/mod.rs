@@ -1,0 +1,60 @@
+//! World → `ecs_blob`, with one engine: a capture through a [`CaptureCache`], which keeps the
+//! encoded rows of the last capture in chunks so a capture re-encodes only what changed since.
+//! A full [`capture`] is a capture through a fresh cache (measured: see `BENCHMARKS.md`).
+//!
+//! | file | role |
+//! |------|------|
+//! | `cache.rs` | the cache between captures; the main thread's part of a capture |
+//! | `column.rs` | one type's column during a capture: reuse, patch or encode each chunk |
+//! | `chunk.rs` | a chunk of encoded rows |
+//! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
+//! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
+//! | `full.rs` | [`capture`] |
+//! | `world.rs` | what every capture reads from the world first |
+//!
+//! The typed walk of each type's values (`register::walk`) hands them to the column; this
+//! folder never names a concrete type.
+//!
+//! Most of a world does not change between two saves, so a [`CaptureCache`] keeps each registered type's
+//! column as chunks of up to [`CHUNK_ROWS`] table rows: the chunk's entities and their
+//! length-prefixed values, which are exactly the bytes the blob holds for those rows except the
+//! entity index deltas. A capture walks each type's tables in the order a query visits
+//! them and, per chunk:
+//!
+//! - reuses it when the table holds the same entities in those rows as at the last capture and
+//!   no value's change tick is newer than that capture;
+//! - *patches* it when only values changed: the changed rows are encoded, the others copied in
+//!   runs from the old chunk;
+//! - rebuilds it when the rows' entities changed (a spawn, despawn, insert or removal moves
+//!   entities between tables, and a despawn swaps the table's last row into the hole), when the
+//!   table mixes saved and unsaved entities, or when the type can hold asset handles (whose
+//!   left-out handles each capture reports).
+//!
+//! Resources are re-encoded when their change tick is newer. Entity references inside values
+//! are written as the saving world's ids, not as entity indices, so moving an entity in the
+//! entity table never invalidates a chunk. The entity table (the filter's entities, ordered by
+//! the hierarchy) is read on the main thread as ids, parents and children; putting it in order,
+//! giving each row its entity index and joining the chunks into the blob, then hashing it, is
+//! [`PendingSnapshot::finish`], which needs no world and runs on the task pool in the plugin.
+//!
+//! The blob is byte for byte the one a fresh cache writes for the same world (tests edit a world
+//! at random for hundreds of steps and compare). Changes made without change detection
+//! (`bypass_change_detection`, interior mutability) are not seen, nor are type registrations
+//! that change how a type is written (`ReflectSerialize` registered later): call
+//! [`CaptureCache::clear`] after them. The cache starts over by itself when the world, the registry or its filter
+//! changes, after a failed capture, and when the last capture is too many ticks ago for change
+//! ticks to tell.
+
+mod cache;
+mod chunk;
+mod column;
+mod full;
+mod hierarchy;
+mod pending;
+mod world;
+
+pub use cache::{CaptureCache, capture_incremental};
+pub use chunk::CHUNK_ROWS;
+pub use column::CaptureStats;
+pub use full::{capture, capture_without_plans, planned_type_paths};
+pub use pending::{PendingSnapshot, Snapshot};

@@ -1,0 +1,91 @@
+//! Reading one stored column's values as its registered type: the reader of the stored schema
+//! version (the current type, or a legacy type and its migration), after checking the column's
+//! kind against the registration. Decode and dump both open columns here.
+
+use crate::snapshot::blob::{ColumnHeader, ColumnKind};
+use crate::snapshot::error::SnapshotError;
+use crate::snapshot::register::{ConvertFn, SaveableEntry};
+use crate::snapshot::value::assets::HandleLoader;
+use crate::snapshot::value::{TypeOps, ValueReader};
+use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
+
+/// Builds the value reader of a type.
+pub(super) type ReaderFn =
+    for<'a> fn(&'a TypeRegistry, TypeOps, &'a HandleLoader<'a>) -> Option<ValueReader<'a>>;
+
+/// The reader with the reflection plans (what loads use).
+pub(super) const WITH_PLANS: ReaderFn = |types, ops, loader| ValueReader::new(types, ops, loader);
+
+/// Decodes one column's values: with the current type, or with a legacy type and a conversion.
+pub(super) struct ColumnDecoder<'a> {
+    reader: ValueReader<'a>,
+    convert: Option<ConvertFn>,
+    target: &'static str,
+}
+
+impl<'a> ColumnDecoder<'a> {
+    /// The decoder of `header`'s column as `entry`'s type; refuses a column whose kind is not
+    /// the registered one, and a schema version with no decoder.
+    pub(super) fn new(
+        entry: &SaveableEntry,
+        header: &ColumnHeader<'_>,
+        types: &'a TypeRegistry,
+        loader: &'a HandleLoader<'a>,
+        reader_fn: ReaderFn,
+    ) -> Result<Self, SnapshotError> {
+        let (type_path, version) = (header.type_path, header.schema_version);
+        check_kind(type_path, header.kind, entry.kind)?;
+        let (ops, convert): (TypeOps, _) = if version == entry.version {
+            (entry.ops, None)
+        } else if let Some(legacy) = entry.legacy.iter().find(|l| l.version == version) {
+            (legacy.ops, Some(legacy.convert))
+        } else {
+            return Err(SnapshotError::UnknownTypeVersion {
+                type_path: type_path.to_owned(),
+                found: version,
+                current: entry.version,
+            });
+        };
+        let reader = reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
+            type_path: type_path.to_owned(),
+            entity_index: None,
+            reason: format!("{} is missing from the type registry", ops.type_path),
+        })?;
+        Ok(ColumnDecoder {
+            reader,
+            convert,
+            target: entry.ops.type_path,
+        })
+    }
+
+    pub(super) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
+        let value = self.reader.read(bytes)?;
+        match self.convert {
+            None => Ok(value),
+            Some(convert) => {
+                convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
+            }
+        }
+    }
+}
+
+/// Refuses a column stored as a component for a type registered as a resource, or the reverse.
+fn check_kind(
+    type_path: &str,
+    stored: ColumnKind,
+    registered: ColumnKind,
+) -> Result<(), SnapshotError> {
+    if stored == registered {
+        return Ok(());
+    }
+    Err(SnapshotError::Value {
+        type_path: type_path.to_owned(),
+        entity_index: None,
+        reason: format!(
+            "stored as a {} but registered as a {}",
+            stored.name(),
+            registered.name()
+        ),
+    })
+}

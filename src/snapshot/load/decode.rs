@@ -1,0 +1,292 @@
+//! `ecs_blob` → validated values, without touching any world (so it can run off the main
+//! thread): the hash, then the blob through the cursor (which checks its structure), each
+//! column's rows decoded as the registered type.
+
+use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS};
+use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, state_hash};
+use crate::snapshot::error::SnapshotError;
+use crate::snapshot::register::SaveRegistry;
+use crate::snapshot::value::ValueReader;
+use crate::snapshot::value::assets::{HandleLoader, RefusedAssetPath};
+use bevy::asset::AssetServer;
+use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
+
+/// One stored component column, decoded: the registry entry it belongs to and its values by
+/// entity index, in ascending entity order.
+///
+/// Columns stay apart (rather than being regrouped by entity) because `apply` merges them
+/// entity by entity, reading each column front to back: regrouping moved every value once more
+/// through memory in a scattered order, which at 100k entities (a million values) was the
+/// decode step that grew faster than the world.
+pub(super) struct DecodedColumn {
+    pub(super) entry: usize,
+    pub(super) rows: Vec<(u32, Box<dyn Reflect>)>,
+}
+
+/// A stored column whose type this build does not register; its values were skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedType {
+    /// The stored type path.
+    pub type_path: String,
+    /// How many values were skipped.
+    pub values: usize,
+}
+
+/// A snapshot decoded and validated against the registry, ready to be applied.
+///
+/// Holds every value already converted to its registered type, so applying cannot fail.
+pub struct DecodedSnapshot {
+    pub(super) registry: SaveRegistry,
+    pub(super) saved_ids: Vec<Entity>,
+    /// The component columns, each sorted by entity index.
+    pub(super) components: Vec<DecodedColumn>,
+    pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
+    pub(super) skipped: Vec<SkippedType>,
+    pub(super) refused_asset_paths: Vec<RefusedAssetPath>,
+}
+
+impl DecodedSnapshot {
+    /// Saved asset paths that were refused (absolute, leaving the asset folder, an unknown
+    /// source, too long, or no `AssetServer`); their handles were left at the default.
+    pub fn refused_asset_paths(&self) -> &[RefusedAssetPath] {
+        &self.refused_asset_paths
+    }
+
+    /// How many entities the snapshot spawns.
+    pub fn entity_count(&self) -> usize {
+        self.saved_ids.len()
+    }
+
+    /// Stored types this build does not register (their values are skipped).
+    pub fn skipped_types(&self) -> &[SkippedType] {
+        &self.skipped
+    }
+}
+
+/// Decodes and validates a blob completely, without touching any world.
+///
+/// Checks the hash, the layout, every entity index and every value against the registered
+/// types (running migrations for older schema versions). Stored types that are no longer
+/// registered are skipped with a warning. Any other problem is an error naming the type and the
+/// entity index.
+///
+/// Saved asset handles come back as default handles (and their paths are listed as refused):
+/// use [`decode_with_assets`] to load them.
+pub fn decode(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with_assets(blob, expected_hash, registry, types, None)
+}
+
+/// [`decode`], loading saved asset handles through `assets` (paths are checked first; see
+/// [`assets`](crate::snapshot::value::assets)). Loading only starts the assets' loads: it is safe off the main
+/// thread.
+pub fn decode_with_assets(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+    assets: Option<&AssetServer>,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(blob, expected_hash, registry, types, assets, WITH_PLANS)
+}
+
+/// [`decode`] with every reflection-only type read by Bevy's reflection deserializer instead of
+/// its reflection plan (tests and benchmarks compare the two).
+#[doc(hidden)]
+pub fn decode_without_plans(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    decode_with(
+        blob,
+        expected_hash,
+        registry,
+        types,
+        None,
+        |types, ops, loader| ValueReader::generic(types, ops, loader),
+    )
+}
+
+/// Builds the value reader of a type.
+fn decode_with(
+    blob: &[u8],
+    expected_hash: u64,
+    registry: &SaveRegistry,
+    types: &TypeRegistry,
+    assets: Option<&AssetServer>,
+    reader_fn: ReaderFn,
+) -> Result<DecodedSnapshot, SnapshotError> {
+    verify_hash(blob, expected_hash)?;
+    let (mut cursor, ids) = BlobCursor::open(blob)?;
+    let saved_ids = entities_of(ids, &cursor)?;
+    let loader = HandleLoader::new(assets);
+    let mut columns = ColumnsDecoder::new(registry, types, &loader, reader_fn);
+    while let Some(header) = cursor.next_column()? {
+        columns.decode_column(&mut cursor, &header)?;
+    }
+    let decoded = columns.finish(saved_ids);
+    Ok(DecodedSnapshot {
+        refused_asset_paths: loader.into_refused(),
+        ..decoded
+    })
+}
+
+/// Refuses a blob whose hash is not the one stored beside it (checked before anything is read).
+fn verify_hash(blob: &[u8], expected_hash: u64) -> Result<(), SnapshotError> {
+    let computed = state_hash(blob);
+    if computed != expected_hash {
+        return Err(SnapshotError::HashMismatch {
+            stored: expected_hash,
+            computed,
+        });
+    }
+    Ok(())
+}
+
+/// The saving world's entities; the cursor has checked every id against Bevy's rule.
+fn entities_of(ids: Vec<u64>, cursor: &BlobCursor<'_>) -> Result<Vec<Entity>, SnapshotError> {
+    ids.into_iter()
+        .map(|bits| {
+            Entity::try_from_bits(bits).ok_or_else(|| SnapshotError::Malformed {
+                offset: cursor.offset(),
+                reason: format!("{bits:#x} is not a valid entity id"),
+            })
+        })
+        .collect()
+}
+
+/// Decodes the columns one after another, collecting their values and checking each against
+/// the registry and the columns before it.
+struct ColumnsDecoder<'r> {
+    registry: &'r SaveRegistry,
+    types: &'r TypeRegistry,
+    loader: &'r HandleLoader<'r>,
+    reader_fn: ReaderFn,
+    /// The registry entries that had a column so far (to refuse a second column of a type).
+    seen_entries: Vec<usize>,
+    components: Vec<DecodedColumn>,
+    resources: Vec<(usize, Box<dyn Reflect>)>,
+    skipped: Vec<SkippedType>,
+}
+
+impl<'r> ColumnsDecoder<'r> {
+    fn new(
+        registry: &'r SaveRegistry,
+        types: &'r TypeRegistry,
+        loader: &'r HandleLoader<'r>,
+        reader_fn: ReaderFn,
+    ) -> Self {
+        ColumnsDecoder {
+            registry,
+            types,
+            loader,
+            reader_fn,
+            seen_entries: Vec::new(),
+            components: Vec::new(),
+            resources: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Decodes the rows of one column as its registered type, or skips them if the type is not
+    /// registered (the cursor still checks them).
+    fn decode_column(
+        &mut self,
+        cursor: &mut BlobCursor<'_>,
+        header: &ColumnHeader<'_>,
+    ) -> Result<(), SnapshotError> {
+        let Some((entry_index, entry)) = self.registry.lookup(header.type_path) else {
+            self.skip_column(header);
+            return Ok(());
+        };
+        self.claim_entry(entry_index, header.type_path)?;
+        let decoder = ColumnDecoder::new(entry, header, self.types, self.loader, self.reader_fn)?;
+        let rows = read_rows(cursor, header, &decoder)?;
+        match header.kind {
+            ColumnKind::Resource => {
+                let values = rows.into_iter().map(|(_, value)| (entry_index, value));
+                self.resources.extend(values);
+            }
+            ColumnKind::Component => self.components.push(DecodedColumn {
+                entry: entry_index,
+                rows: rows
+                    .into_iter()
+                    .map(|(index, value)| (index.unwrap_or_default(), value))
+                    .collect(),
+            }),
+        }
+        Ok(())
+    }
+
+    /// Records a column whose type is not registered, with a warning.
+    fn skip_column(&mut self, header: &ColumnHeader<'_>) {
+        let (type_path, rows) = (header.type_path, header.rows);
+        warn!("keepsake: skipped {rows} stored value(s) of {type_path}, which is not registered");
+        self.skipped.push(SkippedType {
+            type_path: type_path.to_owned(),
+            values: rows,
+        });
+    }
+
+    /// Refuses a second column of one registered type (also through an old type path).
+    fn claim_entry(&mut self, entry_index: usize, type_path: &str) -> Result<(), SnapshotError> {
+        if self.seen_entries.contains(&entry_index) {
+            return Err(SnapshotError::Duplicate {
+                type_path: type_path.to_owned(),
+                entity_index: None,
+            });
+        }
+        self.seen_entries.push(entry_index);
+        Ok(())
+    }
+
+    /// The decoded snapshot.
+    fn finish(self, saved_ids: Vec<Entity>) -> DecodedSnapshot {
+        DecodedSnapshot {
+            registry: self.registry.clone(),
+            components: self.components,
+            saved_ids,
+            resources: self.resources,
+            skipped: self.skipped,
+            refused_asset_paths: Vec::new(),
+        }
+    }
+}
+
+/// Decodes a column's rows, components sorted by entity index.
+fn read_rows(
+    cursor: &mut BlobCursor<'_>,
+    header: &ColumnHeader<'_>,
+    decoder: &ColumnDecoder<'_>,
+) -> Result<Vec<(Option<u32>, Box<dyn Reflect>)>, SnapshotError> {
+    let mut rows = Vec::with_capacity(header.rows);
+    while let Some(row) = cursor.next_row()? {
+        let value = decoder
+            .read(row.value)
+            .map_err(|reason| value_error(header.type_path, row.entity_index, reason))?;
+        rows.push((row.entity_index, value));
+    }
+    // A capture writes a column table by table, so its rows usually come as a few ascending
+    // runs; the stable sort merges runs rather than sorting from scratch.
+    rows.sort_by_key(|&(entity_index, _)| entity_index);
+    Ok(rows)
+}
+
+pub(super) fn value_error(
+    type_path: &str,
+    entity_index: Option<u32>,
+    reason: String,
+) -> SnapshotError {
+    SnapshotError::Value {
+        type_path: type_path.to_owned(),
+        entity_index,
+        reason,
+    }
+}

@@ -1,0 +1,15 @@
+//! Blob → world: [`decode`] checks and decodes a blob against the registered types without
+//! touching any world (so it runs on the task pool), [`apply`] spawns the entities and inserts
+//! the values with entity references remapped and the hierarchy rebuilt, and [`dump`] shows a
+//! blob's values as RON. All three read the blob through the one cursor of `blob`.
+
+mod apply;
+mod column;
+mod decode;
+mod dump;
+mod dynamic_bundle;
+mod entity_mapping;
+
+pub use apply::{ApplyReport, LoadMode, apply};
+pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets, decode_without_plans};
+pub use dump::{dump, dump_with_assets};
