@@ -20,6 +20,7 @@ use super::events::{
     SaveStarted, report,
 };
 use super::job::{Job, JobTarget, SaveReason, SaveTarget};
+use super::pool::task_pool;
 use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveTitle};
 use super::status::ListingRefresh;
 use super::store::KeepsakeStore;
@@ -34,8 +35,8 @@ use crate::store::{GenerationFailure, SaveReceipt, SlotStore};
 use bevy::asset::AssetServer;
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
+use bevy::tasks::Task;
 use bevy::tasks::futures::check_ready;
-use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -119,11 +120,6 @@ impl JobQueue {
         }
         finished
     }
-}
-
-/// Bevy's async compute pool (created if the app has no `TaskPoolPlugin`, as in bare tests).
-pub(crate) fn task_pool() -> &'static TaskPool {
-    AsyncComputeTaskPool::get_or_init(TaskPool::new)
 }
 
 /// Reports finished jobs, then starts waiting jobs whose target is free.

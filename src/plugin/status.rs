@@ -2,7 +2,8 @@
 //! slots ([`SaveSlots`]), refreshed in the background.
 
 use super::job::{Job, JobTarget, SlotAction};
-use super::jobs::{JobQueue, task_pool};
+use super::jobs::JobQueue;
+use super::pool::task_pool;
 use super::store::KeepsakeStore;
 use crate::slot::SlotId;
 use crate::store::{SlotEntry, StoreError};

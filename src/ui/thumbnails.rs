@@ -7,7 +7,7 @@
 use super::backdrop::Backdrop;
 use super::state::SaveMenu;
 use super::{SaveMenuSystems, ScreenshotCurtain};
-use crate::plugin::jobs::task_pool;
+use crate::plugin::pool::task_pool;
 use crate::plugin::{LoadCompleted, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
