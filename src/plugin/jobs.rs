@@ -20,9 +20,10 @@ use super::events::{
     SaveStarted, report,
 };
 use super::job::{Job, JobTarget, SaveReason, SaveTarget};
+use super::listing::ListingRefresh;
 use super::pool::task_pool;
 use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveTitle};
-use super::status::ListingRefresh;
+use super::status::KeepsakeStatus;
 use super::store::KeepsakeStore;
 use super::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
@@ -593,4 +594,14 @@ fn start_load(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> JobWork
         }
     });
     JobWork::Running(task)
+}
+
+/// Copies the queue into [`KeepsakeStatus`] (only when it changed, so change detection means
+/// something to menus).
+pub(crate) fn publish_status(queue: Res<JobQueue>, mut status: ResMut<KeepsakeStatus>) {
+    let current = KeepsakeStatus {
+        running: queue.running_jobs().collect(),
+        waiting: queue.waiting_jobs().collect(),
+    };
+    status.set_if_neq(current);
 }

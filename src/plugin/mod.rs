@@ -47,6 +47,7 @@ mod events;
 mod exit;
 mod job;
 mod jobs;
+mod listing;
 pub(crate) mod pool;
 mod requests;
 mod settings;
@@ -68,7 +69,7 @@ pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 #[cfg(feature = "cloud")]
-pub(crate) use {status::ListingRefresh, store::StoreOpener};
+pub(crate) use {listing::ListingRefresh, store::StoreOpener};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
@@ -247,7 +248,7 @@ impl Plugin for KeepsakePlugin {
             .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
             .init_resource::<jobs::JobQueue>()
-            .init_resource::<status::ListingRefresh>()
+            .init_resource::<listing::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
             .init_resource::<SaveTitle>()
@@ -297,8 +298,8 @@ impl Plugin for KeepsakePlugin {
                         .in_set(KeepsakeSystems::Requests),
                     (
                         jobs::run_jobs,
-                        status::refresh_listing,
-                        status::publish_status,
+                        listing::refresh_listing,
+                        jobs::publish_status,
                     )
                         .chain()
                         .in_set(KeepsakeSystems::Jobs),
