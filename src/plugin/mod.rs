@@ -46,10 +46,10 @@ mod error;
 mod events;
 mod exit;
 mod job;
-mod jobs;
 mod listing;
 pub(crate) mod pool;
 mod requests;
+mod runner;
 mod settings;
 mod status;
 mod store;
@@ -247,7 +247,7 @@ impl Plugin for KeepsakePlugin {
         app.insert_resource(self.settings.clone())
             .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
-            .init_resource::<jobs::JobQueue>()
+            .init_resource::<runner::JobQueue>()
             .init_resource::<listing::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
@@ -297,9 +297,9 @@ impl Plugin for KeepsakePlugin {
                         .chain()
                         .in_set(KeepsakeSystems::Requests),
                     (
-                        jobs::run_jobs,
+                        runner::run_jobs,
                         listing::refresh_listing,
-                        jobs::publish_status,
+                        runner::publish_status,
                     )
                         .chain()
                         .in_set(KeepsakeSystems::Jobs),
