@@ -244,30 +244,37 @@ impl KeepsakePlugin {
 impl Plugin for KeepsakePlugin {
     fn build(&self, app: &mut App) {
         ensure_registry(app);
+        self.insert_resources(app);
+        add_messages(app);
+        self.add_systems(app);
+        register_reflected_types(app);
+    }
+}
+
+impl KeepsakePlugin {
+    /// The settings, the store opener and every resource the systems use, all created here so
+    /// no system creates one lazily (the capture cache starts empty: the first save encodes
+    /// everything).
+    fn insert_resources(&self, app: &mut App) {
         app.insert_resource(self.settings.clone())
             .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
             .init_resource::<runner::JobQueue>()
+            .init_resource::<runner::SaveCaptureCache>()
+            .init_resource::<runner::WarnedHandleFields>()
             .init_resource::<listing::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
             .init_resource::<SaveTitle>()
             .init_resource::<Playtime>()
             .init_resource::<AutosaveTimer>()
-            .add_message::<SaveRequest>()
-            .add_message::<LoadRequest>()
-            .add_message::<DeleteRequest>()
-            .add_message::<RefreshSlots>()
-            .add_message::<SaveStarted>()
-            .add_message::<SaveCompleted>()
-            .add_message::<SaveFailed>()
-            .add_message::<LoadCompleted>()
-            .add_message::<LoadFailed>()
-            .add_message::<DeleteCompleted>()
-            .add_message::<DeleteFailed>()
-            .add_message::<WindowFocused>()
-            .add_systems(PreStartup, store::open_store)
-            .init_resource::<requests::RequestCursors>()
+            .init_resource::<requests::RequestCursors>();
+    }
+
+    /// The store opens in `PreStartup`, the exit path runs in `Last`, the hotkeys in
+    /// `PreUpdate`, and the rest in the plugin's schedule, in [`KeepsakeSystems`] order.
+    fn add_systems(&self, app: &mut App) {
+        app.add_systems(PreStartup, store::open_store)
             .add_systems(
                 Last,
                 exit::finish_before_exit
@@ -305,8 +312,24 @@ impl Plugin for KeepsakePlugin {
                         .in_set(KeepsakeSystems::Jobs),
                 ),
             );
-        register_reflected_types(app);
     }
+}
+
+/// The requests the plugin reads and the results it reports (and the window focus messages it
+/// reads, added here for apps without a window plugin).
+fn add_messages(app: &mut App) {
+    app.add_message::<SaveRequest>()
+        .add_message::<LoadRequest>()
+        .add_message::<DeleteRequest>()
+        .add_message::<RefreshSlots>()
+        .add_message::<SaveStarted>()
+        .add_message::<SaveCompleted>()
+        .add_message::<SaveFailed>()
+        .add_message::<LoadCompleted>()
+        .add_message::<LoadFailed>()
+        .add_message::<DeleteCompleted>()
+        .add_message::<DeleteFailed>()
+        .add_message::<WindowFocused>();
 }
 
 /// Makes the plugin's resources, requests and results visible to inspectors and scripts.

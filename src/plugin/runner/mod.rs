@@ -34,6 +34,7 @@ mod queue;
 mod save;
 
 pub(crate) use queue::{JobQueue, publish_status};
+pub(crate) use save::{SaveCaptureCache, WarnedHandleFields};
 
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::job::Job;

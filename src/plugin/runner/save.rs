@@ -25,8 +25,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The encoded rows of the last save, so the next one re-encodes only what changed. In a mutex
-/// so a capture can borrow it next to the world it reads.
+/// The encoded rows of the last save, so the next one re-encodes only what changed. Created
+/// empty when the plugin is built (the first save encodes everything) and kept for the life of
+/// the app. In a mutex so a capture can borrow it next to the world it reads.
 #[derive(Resource, Default)]
 pub(crate) struct SaveCaptureCache(Mutex<CaptureCache>);
 
@@ -125,7 +126,6 @@ fn capture(
     reason: SaveReason,
 ) -> Result<CapturedSave, KeepsakeError> {
     let started = Instant::now();
-    world.init_resource::<SaveCaptureCache>();
     let pending = world
         .resource::<SaveCaptureCache>()
         .0
@@ -159,7 +159,7 @@ fn capture(
 /// the default handle, unless the policy is silent; returns how many there were.
 fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
     let silent = world.get_resource::<RuntimeAssetHandles>() == Some(&RuntimeAssetHandles::Silent);
-    let mut warned = world.get_resource_or_init::<WarnedHandleFields>();
+    let mut warned = world.resource_mut::<WarnedHandleFields>();
     for handle in left_out {
         if !silent && warned.0.insert(handle.field.clone()) {
             warn!(
@@ -173,9 +173,10 @@ fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
     left_out.iter().map(|handle| handle.count).sum()
 }
 
-/// The fields already warned about by [`warn_left_out_handles`].
+/// The fields already warned about by [`warn_left_out_handles`]; created when the plugin is
+/// built.
 #[derive(Resource, Default)]
-struct WarnedHandleFields(std::collections::HashSet<String>);
+pub(crate) struct WarnedHandleFields(std::collections::HashSet<String>);
 
 // ---------------------------------------------------------------------------------------------
 // Waiting for the thumbnail, then writing on the pool
