@@ -69,7 +69,7 @@ pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 #[cfg(feature = "cloud")]
-pub(crate) use {listing::ListingRefresh, store::StoreOpener};
+pub(crate) use {events::report, listing::ListingRefresh, store::StoreOpener};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
