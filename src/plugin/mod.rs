@@ -26,12 +26,13 @@
 //!    read in `PreUpdate` just before, whatever the schedule, so each press counts once.)
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
-//!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache) kept between saves
-//!    re-encodes only what changed since the last one, and the blob is joined and hashed on the
-//!    task pool; [`SaveCompleted::capture_time`] is what stayed on the main thread; it then
-//!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
-//!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
-//!    [`KeepsakeStatus`] is brought up to date.
+//!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache), a resource created with
+//!    the plugin and kept between saves, re-encodes only what changed since the last one, and
+//!    the blob is joined and hashed on the task pool; [`SaveCompleted::capture_time`] is what
+//!    stayed on the main thread; it then reports [`SaveStarted`] and, with a
+//!    [`ThumbnailCapture`] provider, waits a few frames for its thumbnail before writing), the
+//!    [`SaveSlots`] listing refreshes in the background and [`KeepsakeStatus`] is brought up to
+//!    date.
 //!
 //! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
 //! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, in Bevy's
@@ -40,6 +41,17 @@
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
+//!
+//! # Where each step lives
+//!
+//! In the order above: `requests` turns requests, hotkeys and the timer into [`Job`]s (`job` is
+//! the vocabulary every module speaks: [`Job`], [`JobTarget`], [`SaveTarget`], [`SaveReason`],
+//! [`SlotAction`]); the `runner` folder runs them: `runner::queue` decides which wait, run and
+//! start and publishes [`KeepsakeStatus`], `runner::save` captures, waits for the thumbnail
+//! (`thumbnail`), writes and reports, and `runner::load` and `runner::delete` do the same for
+//! theirs; `listing` refreshes [`SaveSlots`] in the background; `status` holds the two
+//! resources menus read. Every background part spawns on the task pool of `pool`; `store` opens
+//! the slot store in `PreStartup`; `exit` is the last frame's path, through the same runner.
 
 mod commands;
 mod error;
