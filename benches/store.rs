@@ -136,7 +136,7 @@ fn listing(c: &mut Criterion) {
     // 0, 10 and 100 saves in a layout with 100 manual slots.
     for saves in [0u16, 10, 100] {
         let dir = tempfile::tempdir().unwrap();
-        let config = StoreConfig::new(dir.path()).with_layout(SlotLayout {
+        let config = StoreConfig::new(dir.path()).layout(SlotLayout {
             manual: 100,
             auto: 5,
         });

@@ -94,8 +94,8 @@ pub fn open_profile(folder: &Path) -> Result<SlotStore, NotAProfile> {
         .list_dir(&normal)
         .map_err(|error| NotAProfile(format!("{}: {error}", normal.display())))?;
     let config = StoreConfig::new(root)
-        .with_profile(profile)
-        .with_layout(layout_for(&names));
+        .profile(profile)
+        .layout(layout_for(&names));
     SlotStore::open_with(config, Arc::new(ReadOnly)).map_err(|error| NotAProfile(error.to_string()))
 }
 

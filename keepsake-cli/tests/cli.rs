@@ -75,7 +75,7 @@ fn meta(slot: SlotId, title: &str, minute: i64, thumbnail: bool) -> SaveMeta {
 /// autosave 1 whose newest generation has a damaged header over an intact backup.
 fn profile() -> (tempfile::TempDir, SlotStore) {
     let root = tempfile::tempdir().unwrap();
-    let config = StoreConfig::new(root.path()).with_profile(ProfileName::new("alice").unwrap());
+    let config = StoreConfig::new(root.path()).profile(ProfileName::new("alice").unwrap());
     let store = SlotStore::open(config).unwrap();
     let manual = SlotId::Manual(0);
     store

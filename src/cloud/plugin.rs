@@ -9,7 +9,7 @@ use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
 use crate::plugin::KeepsakePlugin;
 use crate::plugin::{
     KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh, RefreshSlots, SaveCompleted,
-    StoreOpener,
+    StoreOpener, report,
 };
 use bevy::prelude::*;
 use std::collections::BTreeMap;
@@ -337,13 +337,4 @@ fn show_in_menu(status: Res<CloudStatus>, commands: Commands) {
     }
     #[cfg(not(feature = "save_menu"))]
     let _ = (status, commands);
-}
-
-/// Fires a result as an observer event and as a message.
-fn report<E>(world: &mut World, event: E)
-where
-    E: Message + Clone + for<'a> Event<Trigger<'a>: Default>,
-{
-    world.write_message(event.clone());
-    world.trigger(event);
 }

@@ -12,8 +12,8 @@
 //! are atomic, so giving up leaves the earlier saves intact.
 
 use super::job::{Job, SaveReason, SaveTarget};
-use super::jobs::{JobQueue, run_until_idle};
 use super::requests::collect_requests;
+use super::runner::{JobQueue, run_until_idle};
 use super::settings::{KeepsakeSettings, SaveOnExit};
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;

@@ -26,12 +26,13 @@
 //!    read in `PreUpdate` just before, whatever the schedule, so each press counts once.)
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
-//!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache) kept between saves
-//!    re-encodes only what changed since the last one, and the blob is joined and hashed on the
-//!    task pool; [`SaveCompleted::capture_time`] is what stayed on the main thread; it then
-//!    reports [`SaveStarted`] and, with a [`ThumbnailCapture`] provider, waits a few frames for
-//!    its thumbnail before writing), the [`SaveSlots`] listing refreshes in the background and
-//!    [`KeepsakeStatus`] is brought up to date.
+//!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache), a resource created with
+//!    the plugin and kept between saves, re-encodes only what changed since the last one, and
+//!    the blob is joined and hashed on the task pool; [`SaveCompleted::capture_time`] is what
+//!    stayed on the main thread; it then reports [`SaveStarted`] and, with a
+//!    [`ThumbnailCapture`] provider, waits a few frames for its thumbnail before writing), the
+//!    [`SaveSlots`] listing refreshes in the background and [`KeepsakeStatus`] is brought up to
+//!    date.
 //!
 //! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
 //! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, in Bevy's
@@ -40,14 +41,27 @@
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
+//!
+//! # Where each step lives
+//!
+//! In the order above: `requests` turns requests, hotkeys and the timer into [`Job`]s (`job` is
+//! the vocabulary every module speaks: [`Job`], [`JobTarget`], [`SaveTarget`], [`SaveReason`],
+//! [`SlotAction`]); the `runner` folder runs them: `runner::queue` decides which wait, run and
+//! start and publishes [`KeepsakeStatus`], `runner::save` captures, waits for the thumbnail
+//! (`thumbnail`), writes and reports, and `runner::load` and `runner::delete` do the same for
+//! theirs; `listing` refreshes [`SaveSlots`] in the background; `status` holds the two
+//! resources menus read. Every background part spawns on the task pool of `pool`; `store` opens
+//! the slot store in `PreStartup`; `exit` is the last frame's path, through the same runner.
 
 mod commands;
 mod error;
 mod events;
 mod exit;
 mod job;
-pub(crate) mod jobs;
+mod listing;
+pub(crate) mod pool;
 mod requests;
+mod runner;
 mod settings;
 mod status;
 mod store;
@@ -67,7 +81,7 @@ pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 #[cfg(feature = "cloud")]
-pub(crate) use {status::ListingRefresh, store::StoreOpener};
+pub(crate) use {events::report, listing::ListingRefresh, store::StoreOpener};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
@@ -242,30 +256,37 @@ impl KeepsakePlugin {
 impl Plugin for KeepsakePlugin {
     fn build(&self, app: &mut App) {
         ensure_registry(app);
+        self.insert_resources(app);
+        add_messages(app);
+        self.add_systems(app);
+        register_reflected_types(app);
+    }
+}
+
+impl KeepsakePlugin {
+    /// The settings, the store opener and every resource the systems use, all created here so
+    /// no system creates one lazily (the capture cache starts empty: the first save encodes
+    /// everything).
+    fn insert_resources(&self, app: &mut App) {
         app.insert_resource(self.settings.clone())
             .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
-            .init_resource::<jobs::JobQueue>()
-            .init_resource::<status::ListingRefresh>()
+            .init_resource::<runner::JobQueue>()
+            .init_resource::<runner::SaveCaptureCache>()
+            .init_resource::<runner::WarnedHandleFields>()
+            .init_resource::<listing::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
             .init_resource::<SaveTitle>()
             .init_resource::<Playtime>()
             .init_resource::<AutosaveTimer>()
-            .add_message::<SaveRequest>()
-            .add_message::<LoadRequest>()
-            .add_message::<DeleteRequest>()
-            .add_message::<RefreshSlots>()
-            .add_message::<SaveStarted>()
-            .add_message::<SaveCompleted>()
-            .add_message::<SaveFailed>()
-            .add_message::<LoadCompleted>()
-            .add_message::<LoadFailed>()
-            .add_message::<DeleteCompleted>()
-            .add_message::<DeleteFailed>()
-            .add_message::<WindowFocused>()
-            .add_systems(PreStartup, store::open_store)
-            .init_resource::<requests::RequestCursors>()
+            .init_resource::<requests::RequestCursors>();
+    }
+
+    /// The store opens in `PreStartup`, the exit path runs in `Last`, the hotkeys in
+    /// `PreUpdate`, and the rest in the plugin's schedule, in [`KeepsakeSystems`] order.
+    fn add_systems(&self, app: &mut App) {
+        app.add_systems(PreStartup, store::open_store)
             .add_systems(
                 Last,
                 exit::finish_before_exit
@@ -295,16 +316,32 @@ impl Plugin for KeepsakePlugin {
                         .chain()
                         .in_set(KeepsakeSystems::Requests),
                     (
-                        jobs::run_jobs,
-                        status::refresh_listing,
-                        status::publish_status,
+                        runner::run_jobs,
+                        listing::refresh_listing,
+                        runner::publish_status,
                     )
                         .chain()
                         .in_set(KeepsakeSystems::Jobs),
                 ),
             );
-        register_reflected_types(app);
     }
+}
+
+/// The requests the plugin reads and the results it reports (and the window focus messages it
+/// reads, added here for apps without a window plugin).
+fn add_messages(app: &mut App) {
+    app.add_message::<SaveRequest>()
+        .add_message::<LoadRequest>()
+        .add_message::<DeleteRequest>()
+        .add_message::<RefreshSlots>()
+        .add_message::<SaveStarted>()
+        .add_message::<SaveCompleted>()
+        .add_message::<SaveFailed>()
+        .add_message::<LoadCompleted>()
+        .add_message::<LoadFailed>()
+        .add_message::<DeleteCompleted>()
+        .add_message::<DeleteFailed>()
+        .add_message::<WindowFocused>();
 }
 
 /// Makes the plugin's resources, requests and results visible to inspectors and scripts.

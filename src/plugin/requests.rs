@@ -2,9 +2,9 @@
 
 use super::events::{DeleteRequest, LoadRequest, RefreshSlots, SaveRequest};
 use super::job::{Job, SaveTarget};
-use super::jobs::JobQueue;
+use super::listing::ListingRefresh;
+use super::runner::JobQueue;
 use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime};
-use super::status::ListingRefresh;
 use crate::slot::SlotId;
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;

@@ -1,14 +1,11 @@
-//! What menus read: the jobs under way ([`KeepsakeStatus`]) and the listing of the profile's
-//! slots ([`SaveSlots`]), refreshed in the background.
+//! What menus read: the jobs under way ([`KeepsakeStatus`], published by the job runner) and the
+//! listing of the profile's slots ([`SaveSlots`], refreshed in the background by the `listing`
+//! module). Plain data: it imports neither of them.
 
 use super::job::{Job, JobTarget, SlotAction};
-use super::jobs::{JobQueue, task_pool};
-use super::store::KeepsakeStore;
 use crate::slot::SlotId;
-use crate::store::{SlotEntry, StoreError};
+use crate::store::SlotEntry;
 use bevy::prelude::*;
-use bevy::tasks::Task;
-use bevy::tasks::futures::check_ready;
 
 /// Jobs running and waiting, for menus (spinners, disabled buttons) and for tests.
 #[derive(Resource, Clone, Debug, Default, PartialEq, Eq, Reflect)]
@@ -84,7 +81,8 @@ impl SaveSlots {
         self.refreshes
     }
 
-    fn update(&mut self, result: Result<Vec<SlotEntry>, String>) {
+    /// Takes a finished listing: its entries, or why it failed (keeping the previous entries).
+    pub(super) fn update(&mut self, result: Result<Vec<SlotEntry>, String>) {
         match result {
             Ok(entries) => {
                 self.entries = entries;
@@ -94,61 +92,4 @@ impl SaveSlots {
         }
         self.refreshes += 1;
     }
-}
-
-/// The background listing: at most one runs; a request while it runs lists again after it.
-#[derive(Resource)]
-pub(crate) struct ListingRefresh {
-    running: Option<Task<Result<Vec<SlotEntry>, StoreError>>>,
-    stale: bool,
-}
-
-impl Default for ListingRefresh {
-    /// Stale from the start, so the first frame lists the slots.
-    fn default() -> Self {
-        ListingRefresh {
-            running: None,
-            stale: true,
-        }
-    }
-}
-
-impl ListingRefresh {
-    /// Lists the slots again as soon as possible.
-    pub(crate) fn request(&mut self) {
-        self.stale = true;
-    }
-}
-
-/// Refreshes [`SaveSlots`] in the background when something may have changed it.
-pub(crate) fn refresh_listing(
-    mut refresh: ResMut<ListingRefresh>,
-    mut slots: ResMut<SaveSlots>,
-    store: Res<KeepsakeStore>,
-) {
-    if let Some(result) = refresh.running.as_mut().and_then(check_ready) {
-        refresh.running = None;
-        slots.update(result.map_err(|error| error.to_string()));
-    }
-    if refresh.running.is_some() || !refresh.stale {
-        return;
-    }
-    refresh.stale = false;
-    match store.get() {
-        Ok(store) => {
-            let store = store.clone();
-            refresh.running = Some(task_pool().spawn(async move { store.list() }));
-        }
-        Err(error) => slots.update(Err(error.to_string())),
-    }
-}
-
-/// Copies the queue into [`KeepsakeStatus`] (only when it changed, so change detection means
-/// something to menus).
-pub(crate) fn publish_status(queue: Res<JobQueue>, mut status: ResMut<KeepsakeStatus>) {
-    let current = KeepsakeStatus {
-        running: queue.running_jobs().collect(),
-        waiting: queue.waiting_jobs().collect(),
-    };
-    status.set_if_neq(current);
 }

@@ -21,7 +21,7 @@ use uuid::Uuid;
 /// ```
 /// use bevy_keepsake::store::{ProfileName, StoreConfig};
 ///
-/// let config = StoreConfig::new("/tmp/my-game-saves").with_profile(ProfileName::new("alice")?);
+/// let config = StoreConfig::new("/tmp/my-game-saves").profile(ProfileName::new("alice")?);
 /// assert_eq!(config.backups, 3);
 /// # Ok::<(), bevy_keepsake::store::StoreError>(())
 /// ```
@@ -62,21 +62,21 @@ impl StoreConfig {
 
     /// Sets the profile.
     #[must_use]
-    pub fn with_profile(mut self, profile: ProfileName) -> Self {
+    pub fn profile(mut self, profile: ProfileName) -> Self {
         self.profile = profile;
         self
     }
 
     /// Sets the slot counts.
     #[must_use]
-    pub fn with_layout(mut self, layout: SlotLayout) -> Self {
+    pub fn layout(mut self, layout: SlotLayout) -> Self {
         self.layout = layout;
         self
     }
 
     /// Sets how many older generations each slot keeps.
     #[must_use]
-    pub fn with_backups(mut self, backups: u16) -> Self {
+    pub fn backups(mut self, backups: u16) -> Self {
         self.backups = backups;
         self
     }

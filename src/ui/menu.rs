@@ -3,10 +3,10 @@
 //! clicks, which the systems here turn into requests.
 
 use super::model::{MenuModel, SlotSyncBadges, SyncBadge, ThumbnailKey};
+use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::view::{self, MenuClick, MenuFrame};
-use super::{SaveMenuSystems, ScreenshotCurtain};
 use crate::format::Timestamp;
 use crate::plugin::{KeepsakeCommandsExt, KeepsakeStatus, KeepsakeStore, RefreshSlots, SaveSlots};
 use crate::slot::SlotId;

@@ -38,19 +38,23 @@
 mod backdrop;
 mod menu;
 mod model;
+mod overlay;
 mod state;
 mod text;
 mod textures;
 mod thumbnails;
+mod toast_queue;
 mod toasts;
 mod view;
 
 pub use menu::{SaveMenuPlugin, SaveMenuSettings};
 pub use model::{SlotSyncBadges, SyncBadge};
+pub use overlay::SaveMenuSystems;
 pub use state::SaveMenu;
 pub use text::format_playtime;
 pub use thumbnails::SaveThumbnailsPlugin;
-pub use toasts::{SaveToastsPlugin, ShownToast, Toast, ToastKind, Toasts};
+pub use toast_queue::{ShownToast, Toast, ToastKind, Toasts};
+pub use toasts::SaveToastsPlugin;
 
 use bevy::app::PluginGroupBuilder;
 use bevy::prelude::*;
@@ -80,34 +84,6 @@ impl Plugin for EguiSetupPlugin {
         if !app.is_plugin_added::<EguiPlugin>() {
             app.add_plugins(EguiPlugin::default());
         }
-    }
-}
-
-/// The save menu's system sets.
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SaveMenuSystems {
-    /// Keyboard input, pausing, rebuilding the model, expiring toasts (in `Update`).
-    Input,
-    /// Drawing the menu and the toasts (in bevy_egui's `EguiPrimaryContextPass`).
-    Draw,
-}
-
-/// Frames on which the menu and the toasts stay hidden, because a picture of the game is taken
-/// of them.
-#[derive(Resource, Default)]
-pub(crate) struct ScreenshotCurtain {
-    hidden_through: Option<u32>,
-}
-
-impl ScreenshotCurtain {
-    /// Whether overlays stay hidden on `frame`.
-    pub(crate) fn hides(&self, frame: u32) -> bool {
-        self.hidden_through.is_some_and(|last| frame <= last)
-    }
-
-    /// Hides overlays up to and including `frame`.
-    pub(crate) fn hide_through(&mut self, frame: u32) {
-        self.hidden_through = Some(frame);
     }
 }
 

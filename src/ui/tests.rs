@@ -3,7 +3,7 @@
 use super::model::{Badge, MenuModel, RowActions, SectionKind, ThumbnailKey};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::thumbnails::{decode_thumbnail, encode_thumbnail};
-use super::toasts::{Toast, ToastKind, Toasts};
+use super::toast_queue::{Toast, ToastKind, Toasts};
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{
     Job, KeepsakeError, KeepsakeStatus, LoadCompleted, SaveCompleted, SaveFailed, SaveReason,

@@ -5,7 +5,7 @@
 use super::model::ThumbnailKey;
 use super::thumbnails::decode_thumbnail;
 use crate::plugin::KeepsakeStore;
-use crate::plugin::jobs::task_pool;
+use crate::plugin::pool::task_pool;
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use bevy::tasks::Task;

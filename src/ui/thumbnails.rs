@@ -5,9 +5,9 @@
 //! is not drawn on that frame).
 
 use super::backdrop::Backdrop;
+use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
 use super::state::SaveMenu;
-use super::{SaveMenuSystems, ScreenshotCurtain};
-use crate::plugin::jobs::task_pool;
+use crate::plugin::pool::task_pool;
 use crate::plugin::{LoadCompleted, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;

@@ -5,7 +5,7 @@
 use super::model::{Badge, MenuModel, SlotRow, SyncBadge};
 use super::state::{Confirmation, SaveMenu};
 use super::textures::ThumbnailTextures;
-use super::toasts::{ToastKind, Toasts};
+use super::toast_queue::{ToastKind, Toasts};
 use crate::plugin::SlotAction;
 use bevy_egui::egui::{self, Align, Align2, Color32, RichText, Vec2};
 

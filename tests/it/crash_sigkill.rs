@@ -35,7 +35,7 @@ fn crash_child_entry() {
         return; // an ordinary test run: nothing to do
     };
     let start: u64 = std::env::var(START_ENV).unwrap().parse().unwrap();
-    let store = SlotStore::open(StoreConfig::new(Path::new(&dir)).with_backups(2)).unwrap();
+    let store = SlotStore::open(StoreConfig::new(Path::new(&dir)).backups(2)).unwrap();
     for seq in start.. {
         store
             .save(SLOT, fixtures::meta(SLOT, seq), &bundle(seq))
@@ -92,7 +92,7 @@ fn kill_cycles(cycles: usize) {
             last_confirmed = Some(seq);
         }
 
-        let store = SlotStore::open(StoreConfig::new(dir.path()).with_backups(2)).unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path()).backups(2)).unwrap();
         let leftovers: Vec<_> = std::fs::read_dir(store.dir())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())

@@ -15,7 +15,7 @@ const SLOT: SlotId = SlotId::Manual(0);
 /// A profile with two generations in the slot under test (one of which the next save prunes,
 /// since the store keeps one backup) and a save in another slot.
 fn prepared_store(root: &Path) -> StoreConfig {
-    let config = StoreConfig::new(root).with_backups(1);
+    let config = StoreConfig::new(root).backups(1);
     let store = SlotStore::open(config.clone()).unwrap();
     for seq in 0..2 {
         store

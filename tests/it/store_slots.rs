@@ -578,14 +578,12 @@ fn thumbnails_are_read_on_their_own() {
 #[test]
 fn profiles_are_separate_folders_and_unsafe_names_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let alice = SlotStore::open(
-        StoreConfig::new(dir.path()).with_profile(ProfileName::new("alice").unwrap()),
-    )
-    .unwrap();
-    let bob = SlotStore::open(
-        StoreConfig::new(dir.path()).with_profile(ProfileName::new("bob").unwrap()),
-    )
-    .unwrap();
+    let alice =
+        SlotStore::open(StoreConfig::new(dir.path()).profile(ProfileName::new("alice").unwrap()))
+            .unwrap();
+    let bob =
+        SlotStore::open(StoreConfig::new(dir.path()).profile(ProfileName::new("bob").unwrap()))
+            .unwrap();
     save_generations(&alice, SlotId::Quick, 1);
     assert!(matches!(
         bob.load(SlotId::Quick),
@@ -619,10 +617,9 @@ fn profiles_are_separate_folders_and_unsafe_names_are_refused() {
 #[test]
 fn custom_layouts_change_the_slot_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SlotStore::open(
-        StoreConfig::new(dir.path()).with_layout(SlotLayout { manual: 2, auto: 3 }),
-    )
-    .unwrap();
+    let store =
+        SlotStore::open(StoreConfig::new(dir.path()).layout(SlotLayout { manual: 2, auto: 3 }))
+            .unwrap();
     assert_eq!(store.list().unwrap().len(), 6);
     assert!(
         store
@@ -671,7 +668,7 @@ fn the_root_being_a_file_is_a_clear_error() {
 #[test]
 fn concurrent_saves_to_one_slot_never_tear_or_share_a_generation() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SlotStore::open(StoreConfig::new(dir.path()).with_backups(100)).unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path()).backups(100)).unwrap();
     let slot = SlotId::Manual(7);
     let receipts: Vec<_> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..4u64)

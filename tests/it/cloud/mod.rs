@@ -82,7 +82,7 @@ impl Device {
         name: &str,
         policy: RequestPolicy,
     ) -> Device {
-        let config = StoreConfig::new(dir.path()).with_backups(32);
+        let config = StoreConfig::new(dir.path()).backups(32);
         let store = Arc::new(SlotStore::open(config).unwrap());
         let remote = Remote::open(&url(endpoint), GAME, "default", &policy).unwrap();
         let (core, damaged) = SyncCore::open(store.clone(), remote, name).unwrap();

@@ -1,0 +1,332 @@
+//! Saves: the world captured on the main thread, [`SaveStarted`], a wait of a few frames at
+//! most for a thumbnail, then the write on the task pool; [`SaveCompleted`] or [`SaveFailed`]
+//! once it is durable or failed.
+//!
+//! The capture is incremental: [`SaveCaptureCache`] keeps the encoded rows of the last save, so
+//! the main thread re-encodes only the values that changed since and reads the entity table.
+//! Joining the cached chunks into the blob, hashing it, encoding, compression, checksums and the
+//! durable write all run on the pool.
+
+use super::queue::{Outcome, Work};
+use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
+use crate::plugin::error::KeepsakeError;
+use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
+use crate::plugin::job::{SaveReason, SaveTarget};
+use crate::plugin::pool::task_pool;
+use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
+use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
+use crate::slot::SlotId;
+use crate::snapshot::{CaptureCache, LeftOutHandle, PendingSnapshot, RuntimeAssetHandles};
+use crate::store::{SaveReceipt, SlotStore, StoreError};
+use bevy::diagnostic::FrameCount;
+use bevy::prelude::*;
+use bevy::tasks::Task;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// The encoded rows of the last save, so the next one re-encodes only what changed. Created
+/// empty when the plugin is built (the first save encodes everything) and kept for the life of
+/// the app. In a mutex so a capture can borrow it next to the world it reads.
+#[derive(Resource, Default)]
+pub(crate) struct SaveCaptureCache(Mutex<CaptureCache>);
+
+/// Captures the world on the main thread, reports [`SaveStarted`], then writes on the pool
+/// (after waiting for a thumbnail when a provider is present); `None` when the capture failed
+/// (its [`SaveFailed`] is already reported).
+pub(super) fn start(
+    world: &mut World,
+    target: SaveTarget,
+    reason: SaveReason,
+    store: Arc<SlotStore>,
+) -> Option<Box<dyn Work>> {
+    let save = match capture(world, target, reason) {
+        Ok(save) => Arc::new(save),
+        Err(error) => {
+            failed(target, reason, error).finish(world);
+            return None;
+        }
+    };
+    report(world, SaveStarted { target, reason });
+    let Some(capture) = world.get_resource::<ThumbnailCapture>().copied() else {
+        return Some(Box::new(SaveWork::Writing(spawn_write(store, save, None))));
+    };
+    let (ticket, wait) = ThumbnailWait::new(capture);
+    world.trigger(ThumbnailWanted { target, ticket });
+    let mut work = SaveWork::AwaitingThumbnail(Box::new(PendingWrite { wait, save, store }));
+    // A provider that declines (e.g. no window) lets the write start this frame; a write only
+    // just started cannot have finished, so there is no outcome to keep.
+    let _no_outcome_yet = work.poll();
+    Some(Box::new(work))
+}
+
+/// The outcome of a save that could not be captured or started.
+pub(super) fn failed(
+    target: SaveTarget,
+    reason: SaveReason,
+    error: KeepsakeError,
+) -> Box<dyn Outcome> {
+    Box::new(Saved {
+        target,
+        reason,
+        capture: CaptureStats::default(),
+        result: Err(error),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capturing, on the main thread
+
+/// What the main thread spent on a save, and what it left out.
+#[derive(Clone, Copy, Debug, Default)]
+struct CaptureStats {
+    entities: usize,
+    time: Duration,
+    /// Handles to run-time assets saved as the default handle.
+    handles_left_out: u32,
+}
+
+/// Everything a save records when it captures the world; the autosave ring's slot is only
+/// picked when the save is written, on the pool.
+struct CapturedSave {
+    target: SaveTarget,
+    reason: SaveReason,
+    capture: CaptureStats,
+    /// The captured world, joined into the blob on the pool; taken by the one write of the
+    /// save (the save is shared with the thumbnail wait until then).
+    snapshot: Mutex<Option<PendingSnapshot>>,
+    created_at: Timestamp,
+    playtime: Duration,
+    game_tick: u64,
+    title: String,
+    game_version: String,
+    extras: BTreeMap<String, String>,
+}
+
+impl CapturedSave {
+    /// The metadata stored with the save once its slot is known.
+    fn meta(&self, slot: SlotId, thumbnail: Option<Vec<u8>>) -> SaveMeta {
+        SaveMeta {
+            created_at: self.created_at,
+            playtime: self.playtime,
+            game_tick: self.game_tick,
+            title: self.title.clone(),
+            game_version: self.game_version.clone(),
+            extras: self.extras.clone(),
+            thumbnail,
+            ..SaveMeta::new(slot)
+        }
+    }
+}
+
+/// The main thread's part of a save: the world into a bundle, and the game's text and clocks.
+fn capture(
+    world: &mut World,
+    target: SaveTarget,
+    reason: SaveReason,
+) -> Result<CapturedSave, KeepsakeError> {
+    let started = Instant::now();
+    let pending = world
+        .resource::<SaveCaptureCache>()
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .capture(world)?;
+    let time = started.elapsed();
+    let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());
+    let game_tick = world
+        .get_resource::<FrameCount>()
+        .map_or(0, |frames| u64::from(frames.0));
+    Ok(CapturedSave {
+        target,
+        reason,
+        capture: CaptureStats {
+            entities: pending.entities(),
+            time,
+            handles_left_out,
+        },
+        snapshot: Mutex::new(Some(pending)),
+        created_at: Timestamp::now(),
+        playtime: world.resource::<Playtime>().0,
+        game_tick,
+        title: world.resource::<SaveTitle>().0.clone(),
+        game_version: world.resource::<KeepsakeSettings>().game_version.clone(),
+        extras: world.resource::<KeepsakeSettings>().save_extras.clone(),
+    })
+}
+
+/// Warns once per field (for the life of the app) about handles to run-time assets saved as
+/// the default handle, unless the policy is silent; returns how many there were.
+fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
+    let silent = world.get_resource::<RuntimeAssetHandles>() == Some(&RuntimeAssetHandles::Silent);
+    let mut warned = world.resource_mut::<WarnedHandleFields>();
+    for handle in left_out {
+        if !silent && warned.0.insert(handle.field.clone()) {
+            warn!(
+                "keepsake: {} holds a handle to an asset made at run time (Assets::add), which \
+                 has no path to be saved by; it is saved as the default handle. Load the asset \
+                 from a file, or set RuntimeAssetHandles::Silent to hide this warning",
+                handle.field
+            );
+        }
+    }
+    left_out.iter().map(|handle| handle.count).sum()
+}
+
+/// The fields already warned about by [`warn_left_out_handles`]; created when the plugin is
+/// built.
+#[derive(Resource, Default)]
+pub(crate) struct WarnedHandleFields(std::collections::HashSet<String>);
+
+// ---------------------------------------------------------------------------------------------
+// Waiting for the thumbnail, then writing on the pool
+
+/// A save's work after its capture.
+enum SaveWork {
+    /// Captured, waiting (a few frames at most) for its thumbnail.
+    AwaitingThumbnail(Box<PendingWrite>),
+    /// Being written on the task pool.
+    Writing(Task<Box<dyn Outcome>>),
+}
+
+/// A captured save, not yet handed to the pool.
+struct PendingWrite {
+    wait: ThumbnailWait,
+    save: Arc<CapturedSave>,
+    store: Arc<SlotStore>,
+}
+
+impl Work for SaveWork {
+    /// A waiting save starts writing once its thumbnail is in (or the wait is over); a write is
+    /// checked for completion.
+    fn poll(&mut self) -> Option<Box<dyn Outcome>> {
+        match self {
+            SaveWork::AwaitingThumbnail(pending) => {
+                if let WaitState::Done(thumbnail) = pending.wait.poll() {
+                    let store = Arc::clone(&pending.store);
+                    let task = spawn_write(store, Arc::clone(&pending.save), thumbnail);
+                    *self = SaveWork::Writing(task);
+                }
+                None
+            }
+            SaveWork::Writing(task) => task.poll(),
+        }
+    }
+}
+
+/// Writes a captured save on the pool.
+fn spawn_write(
+    store: Arc<SlotStore>,
+    save: Arc<CapturedSave>,
+    thumbnail: Option<Vec<u8>>,
+) -> Task<Box<dyn Outcome>> {
+    task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) })
+}
+
+/// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably
+/// writes.
+fn write_outcome(
+    store: &SlotStore,
+    save: &CapturedSave,
+    thumbnail: Option<Vec<u8>>,
+) -> Box<dyn Outcome> {
+    let result = write(store, save, thumbnail).map_err(KeepsakeError::from);
+    Box::new(Saved {
+        target: save.target,
+        reason: save.reason,
+        capture: save.capture,
+        result,
+    })
+}
+
+fn write(
+    store: &SlotStore,
+    save: &CapturedSave,
+    thumbnail: Option<Vec<u8>>,
+) -> Result<SaveReceipt, StoreError> {
+    let pending = save
+        .snapshot
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let Some(pending) = pending else {
+        unreachable!("a captured save is written once");
+    };
+    let snapshot = pending.finish();
+    let bundle = SaveBundle::new(WorldState {
+        tick: save.game_tick,
+        ecs_blob: snapshot.blob,
+        state_hash: snapshot.state_hash,
+    });
+    let slot = match save.target {
+        SaveTarget::Slot(slot) => slot,
+        SaveTarget::AutosaveRing => store.next_autosave_slot()?,
+    };
+    store.save(slot, save.meta(slot, thumbnail), &bundle)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finishing, on the main thread
+
+/// A finished save, with what its event needs.
+struct Saved {
+    target: SaveTarget,
+    reason: SaveReason,
+    capture: CaptureStats,
+    result: Result<SaveReceipt, KeepsakeError>,
+}
+
+impl Outcome for Saved {
+    fn finish(self: Box<Self>, world: &mut World) {
+        let Saved {
+            target,
+            reason,
+            capture,
+            result,
+        } = *self;
+        match result {
+            Ok(receipt) => report_saved(world, reason, capture, receipt),
+            Err(error) => {
+                warn!("keepsake: save failed: {error}");
+                let error = Arc::new(error);
+                report(
+                    world,
+                    SaveFailed {
+                        target,
+                        reason,
+                        error,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// Reports a durable save (warning when an old generation could not be pruned).
+fn report_saved(
+    world: &mut World,
+    reason: SaveReason,
+    capture: CaptureStats,
+    receipt: SaveReceipt,
+) {
+    if let Some(error) = &receipt.prune_error {
+        warn!(
+            "keepsake: saved {}, but an old generation stays: {error}",
+            receipt.slot
+        );
+    }
+    report(
+        world,
+        SaveCompleted {
+            slot: receipt.slot,
+            reason,
+            generation: receipt.generation,
+            path: receipt.path,
+            bytes: receipt.bytes,
+            meta: receipt.meta,
+            entities: capture.entities,
+            capture_time: capture.time,
+            handles_left_out: capture.handles_left_out,
+        },
+    );
+}

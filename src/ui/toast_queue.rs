@@ -1,0 +1,175 @@
+//! The toasts on screen as plain data ([`Toasts`]): what each says, its colour, how long it
+//! stays, and which "Saving…" it replaces. Built from the plugin's result events by the toasts
+//! plugin, drawn by the view, tested without rendering.
+
+use crate::plugin::{
+    DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
+    SaveReason, SaveStarted,
+};
+use bevy::prelude::*;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// How a toast is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToastKind {
+    /// Something is under way.
+    Progress,
+    /// Something finished.
+    Success,
+    /// Something failed; shown longer.
+    Error,
+}
+
+/// One notice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toast {
+    /// What it says.
+    pub text: String,
+    /// Its colour.
+    pub kind: ToastKind,
+    /// A "Saving…" toast is replaced by its result rather than stacked under it.
+    pub topic: Option<JobTarget>,
+    /// How long it stays.
+    pub lifetime: Duration,
+}
+
+impl Toast {
+    fn new(text: impl Into<String>, kind: ToastKind, topic: Option<JobTarget>) -> Self {
+        let lifetime = match kind {
+            ToastKind::Progress => Duration::from_secs(10),
+            ToastKind::Success => Duration::from_millis(2500),
+            ToastKind::Error => Duration::from_secs(6),
+        };
+        Toast {
+            text: text.into(),
+            kind,
+            topic,
+            lifetime,
+        }
+    }
+
+    /// "Saving…".
+    pub fn save_started(event: &SaveStarted) -> Self {
+        let topic = event.target.job_target();
+        Toast::new("Saving\u{2026}", ToastKind::Progress, Some(topic))
+    }
+
+    /// "Saved to Manual 3", "Quicksaved" or "Autosaved".
+    pub fn save_completed(event: &SaveCompleted) -> Self {
+        let text = match event.reason {
+            SaveReason::Manual => format!("Saved to {}", event.slot),
+            SaveReason::Quicksave => "Quicksaved".to_owned(),
+            SaveReason::Autosave => "Autosaved".to_owned(),
+            SaveReason::Exit => "Saved on exit".to_owned(),
+        };
+        let topic = JobTarget::of(event.slot);
+        Toast::new(text, ToastKind::Success, Some(topic))
+    }
+
+    /// "Save failed: <reason>".
+    pub fn save_failed(event: &SaveFailed) -> Self {
+        let topic = event.target.job_target();
+        Toast::new(
+            format!("Save failed: {}", event.error),
+            ToastKind::Error,
+            Some(topic),
+        )
+    }
+
+    /// "Loaded Manual 3", with "(restored from backup)" when a backup was used.
+    pub fn load_completed(event: &LoadCompleted) -> Self {
+        let backup = if event.restored_from_backup {
+            " (restored from backup)"
+        } else {
+            ""
+        };
+        Toast::new(
+            format!("Loaded {}{backup}", event.slot),
+            ToastKind::Success,
+            None,
+        )
+    }
+
+    /// "Load failed: <reason>".
+    pub fn load_failed(event: &LoadFailed) -> Self {
+        Toast::new(
+            format!("Load failed: {}", event.error),
+            ToastKind::Error,
+            None,
+        )
+    }
+
+    /// "Deleted Manual 3" ("Manual 3 is already empty" when there was nothing to delete).
+    pub fn delete_completed(event: &DeleteCompleted) -> Self {
+        let text = match event.files {
+            0 => format!("{} is already empty", event.slot),
+            _ => format!("Deleted {}", event.slot),
+        };
+        Toast::new(text, ToastKind::Success, None)
+    }
+
+    /// "Delete failed: <reason>".
+    pub fn delete_failed(event: &DeleteFailed) -> Self {
+        Toast::new(
+            format!("Delete failed: {}", event.error),
+            ToastKind::Error,
+            None,
+        )
+    }
+}
+
+/// A toast on screen, with the time it appeared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShownToast {
+    /// The toast.
+    pub toast: Toast,
+    /// When it appeared (real time since startup).
+    pub since: Duration,
+}
+
+/// The toasts on screen, oldest first.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Toasts {
+    shown: VecDeque<ShownToast>,
+}
+
+impl Toasts {
+    /// At most this many toasts are shown; older ones make room.
+    pub const MAX_SHOWN: usize = 4;
+
+    /// Shows `toast` from `now`, replacing the toast of the same topic (so "Saving…" turns
+    /// into "Saved to Manual 3" in place).
+    pub fn push(&mut self, toast: Toast, now: Duration) {
+        let shown = ShownToast { toast, since: now };
+        let same_topic = self
+            .shown
+            .iter()
+            .position(|old| old.toast.topic.is_some() && old.toast.topic == shown.toast.topic);
+        match same_topic {
+            Some(index) => self.shown[index] = shown,
+            None => {
+                self.shown.push_back(shown);
+                while self.shown.len() > Self::MAX_SHOWN {
+                    self.shown.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Removes toasts whose time is up.
+    pub fn expire(&mut self, now: Duration) {
+        self.shown
+            .retain(|shown| now.saturating_sub(shown.since) < shown.toast.lifetime);
+    }
+
+    /// The toasts on screen, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &ShownToast> {
+        self.shown.iter()
+    }
+
+    /// Whether there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.shown.is_empty()
+    }
+}
