@@ -4,8 +4,9 @@
 //! against [`Limits`] → metadata checksum → payload checksum → decompression → postcard.
 
 use super::bundle::{SaveBundle, WorldState};
+use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{Compression, HEADER_LEN, Header, MAGIC};
+use super::header::{HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
 use serde::Deserialize;
@@ -215,11 +216,12 @@ fn decode_payload(
         &buffer[payload.clone()],
     )?;
     match header.compression {
+        // Stored as is: decoded in place, without a copy.
         Compression::None => decode_bundle(buffer, payload),
-        Compression::Lz4 => {
-            let raw = decompress_lz4(header, &buffer[payload])?;
-            let len = raw.len();
-            decode_bundle(Cow::Owned(raw), 0..len)
+        codec => {
+            let expected = header.payload_uncompressed_len as usize;
+            let raw = codec.decompress(&buffer[payload], expected)?;
+            decode_bundle(Cow::Owned(raw), 0..expected)
         }
     }
 }
@@ -319,21 +321,6 @@ fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatE
             computed,
         })
     }
-}
-
-/// Decompresses LZ4 into a buffer of exactly the announced size (already checked against limits
-/// and the codec's maximum ratio), and insists on filling it exactly.
-fn decompress_lz4(header: &Header, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
-    let expected = header.payload_uncompressed_len as usize;
-    let mut out = vec![0u8; expected];
-    let written = lz4_flex::block::decompress_into(stored, &mut out)
-        .map_err(|error| FormatError::Decompress(error.to_string()))?;
-    if written != expected {
-        return Err(FormatError::Decompress(format!(
-            "it produced {written} bytes but the header announces {expected}"
-        )));
-    }
-    Ok(out)
 }
 
 /// Decodes a postcard value that must use every byte of its section.
