@@ -119,13 +119,13 @@ impl EncodedSave {
 /// CRC32 of its own.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState}};
+/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Quick).with_title("Docks");
 /// let bundle = SaveBundle::new(WorldState { tick: 42, ecs_blob: vec![1, 2, 3], state_hash: 9 });
 /// let bytes = format::encode(&meta, &bundle, &EncodeOptions::default())?.to_vec();
 ///
-/// let decoded = format::decode(&bytes, &Limits::default())?;
+/// let decoded = format::decode(&bytes, &DecodeOptions::default())?;
 /// assert_eq!(decoded.meta, meta);
 /// assert_eq!(decoded.bundle, bundle);
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())

@@ -34,12 +34,16 @@
 //! A reader checks, in this order and each before the work it protects: magic → version `0` (no
 //! format has it) → header CRC (before the version is trusted; every version keeps it, see below)
 //! → version (a newer one is refused before anything else is interpreted, since its layout may
-//! differ) → codec and flags → every length against [`Limits`], and the uncompressed length against
-//! what the codec can produce (its largest expansion, tabled under [`Compression`]: LZ4 at most
-//! 255:1) → metadata CRC → thumbnail CRC → payload CRC → decompression into a buffer of exactly
-//! the announced size → postcard decoding that must consume every byte. Nothing is allocated from
-//! a length before that length passed its checks, and readers grow buffers as data arrives rather
-//! than trusting lengths.
+//! differ) → codec and flags → every length against the [`Limits`] in the reader's
+//! [`DecodeOptions`], and the uncompressed length against what the codec can produce (its largest
+//! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → metadata CRC → thumbnail CRC →
+//! payload CRC → decompression into a buffer of exactly the announced size → postcard decoding
+//! that must consume every byte. Nothing is allocated from a length before that length passed its
+//! checks, and readers grow buffers as data arrives rather than trusting lengths.
+//!
+//! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
+//! [`read_thumbnail`]) takes `&DecodeOptions`: whatever a reader needs besides the limits (such
+//! as a key for sealed saves) is added there, not to the functions' signatures.
 //!
 //! # Versioning
 //!
@@ -79,8 +83,8 @@ mod meta;
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use codec::{Compression, LZ4_MAX_RATIO};
 pub use decode::{
-    DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header, read_summary,
-    read_thumbnail,
+    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header,
+    read_summary, read_thumbnail,
 };
 pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
 pub use error::{FormatError, Section};
