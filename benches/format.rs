@@ -9,7 +9,9 @@ mod fixtures;
 mod game_world;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, CompressWhen, EncodeOptions, Limits, SaveBundle, WorldState};
+use bevy_keepsake::format::{
+    self, CompressWhen, DecodeOptions, EncodeOptions, SaveBundle, WorldState,
+};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -134,20 +136,23 @@ fn encode_decode(c: &mut Criterion) {
             |b, bundle| b.iter(|| format::encode(black_box(&meta), bundle, &always).unwrap()),
         );
         group.bench_with_input(BenchmarkId::new("decode", label), &bytes, |b, bytes| {
-            b.iter(|| format::decode(black_box(bytes), &Limits::default()).unwrap())
+            b.iter(|| format::decode(black_box(bytes), &DecodeOptions::default()).unwrap())
         });
         let lz4_bytes = format::encode(&meta, &bundle, &always).unwrap().to_vec();
         group.bench_with_input(
             BenchmarkId::new("decode_lz4_always", label),
             &lz4_bytes,
-            |b, bytes| b.iter(|| format::decode(black_box(bytes), &Limits::default()).unwrap()),
+            |b, bytes| {
+                b.iter(|| format::decode(black_box(bytes), &DecodeOptions::default()).unwrap())
+            },
         );
         group.bench_with_input(
             BenchmarkId::new("read_summary", label),
             &bytes,
             |b, bytes| {
                 b.iter(|| {
-                    format::read_summary(&mut black_box(&bytes[..]), &Limits::default()).unwrap()
+                    format::read_summary(&mut black_box(&bytes[..]), &DecodeOptions::default())
+                        .unwrap()
                 })
             },
         );

@@ -11,7 +11,7 @@ mod game_world;
 use alloc::{CountingAlloc, peak_allocation};
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry};
 
 #[global_allocator]
@@ -38,7 +38,7 @@ fn main() {
         .unwrap()
         .to_vec()
     });
-    let bundle_len = format::decode(&bytes, &Limits::default())
+    let bundle_len = format::decode(&bytes, &DecodeOptions::default())
         .unwrap()
         .header
         .payload_uncompressed_len as usize;
@@ -47,7 +47,7 @@ fn main() {
     let registry = fresh.world().resource::<SaveRegistry>().clone();
     let types = fresh.world().resource::<AppTypeRegistry>().clone();
     let (_, load_peak) = peak_allocation(|| {
-        let decoded = format::decode(&bytes, &Limits::default()).unwrap();
+        let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
         let world_state = &decoded.bundle.world;
         let snapshot = snapshot::decode(
             &world_state.ecs_blob,

@@ -7,7 +7,7 @@
 
 use super::game;
 use bevy::prelude::*;
-use bevy_keepsake::format::{self, Limits};
+use bevy_keepsake::format::{self, DecodeOptions};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
 use std::path::Path;
 
@@ -26,7 +26,8 @@ pub fn run(path: &Path) -> AppExit {
 
 fn dump(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|error| error.to_string())?;
-    let save = format::decode(&bytes, &Limits::default()).map_err(|error| error.to_string())?;
+    let save =
+        format::decode(&bytes, &DecodeOptions::default()).map_err(|error| error.to_string())?;
     let world = &save.bundle.world;
     if snapshot::state_hash(&world.ecs_blob) != world.state_hash {
         eprintln!("warning: the world snapshot's hash does not match; it may be damaged");

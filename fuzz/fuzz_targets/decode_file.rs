@@ -6,15 +6,15 @@
 #[path = "../../tests/it/common/crc_fixup.rs"]
 mod crc_fixup;
 
-use bevy_keepsake::format::{self, Limits};
+use bevy_keepsake::format::{self, DecodeOptions};
 use libfuzzer_sys::fuzz_target;
 
 fn decode_all(data: &[u8]) {
-    let limits = Limits::default();
-    let _ = format::decode(data, &limits);
-    let _ = format::decode_from(&mut &data[..], &limits);
-    let _ = format::read_summary(&mut &data[..], &limits);
-    let _ = format::read_thumbnail(&mut std::io::Cursor::new(data), &limits);
+    let options = DecodeOptions::default();
+    let _ = format::decode(data, &options);
+    let _ = format::decode_from(&mut &data[..], &options);
+    let _ = format::read_summary(&mut &data[..], &options);
+    let _ = format::read_thumbnail(&mut std::io::Cursor::new(data), &options);
 }
 
 fuzz_target!(|data: &[u8]| {

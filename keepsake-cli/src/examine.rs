@@ -1,12 +1,14 @@
 //! Reading one save file end to end and saying where it is damaged.
 //!
 //! Every check the game makes when it loads, in the same order: header, section lengths against
-//! [`Limits`], metadata CRC and postcard, thumbnail CRC, payload CRC, decompression, postcard,
+//! the [`DecodeOptions`]' limits, metadata CRC and postcard, thumbnail CRC, payload CRC, decompression, postcard,
 //! then the `ecs_blob`: its hash against `state_hash` and its table (see
 //! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
 
-use bevy_keepsake::format::{self, DecodedSave, FormatError, HEADER_LEN, Header, Limits, SaveMeta};
+use bevy_keepsake::format::{
+    self, DecodeOptions, DecodedSave, FormatError, HEADER_LEN, Header, SaveMeta,
+};
 use bevy_keepsake::snapshot::{self, BlobTable};
 use serde::Serialize;
 use std::fs::File;
@@ -86,9 +88,9 @@ impl Examined {
 pub struct Unreadable(pub io::Error);
 
 /// Reads and checks `path` completely.
-pub fn examine(path: &Path, limits: &Limits) -> Result<Examined, Unreadable> {
-    match read_bounded(path, limits).map_err(Unreadable)? {
-        Contents::Bytes(bytes) => Ok(examine_bytes(&bytes, limits)),
+pub fn examine(path: &Path, options: &DecodeOptions) -> Result<Examined, Unreadable> {
+    match read_bounded(path, options).map_err(Unreadable)? {
+        Contents::Bytes(bytes) => Ok(examine_bytes(&bytes, options)),
         Contents::TooLarge(len) => Ok(Examined {
             file_len: len,
             header: None,
@@ -99,7 +101,7 @@ pub fn examine(path: &Path, limits: &Limits) -> Result<Examined, Unreadable> {
                 "file",
                 format!(
                     "it is {len} bytes, more than any save within the size limits can be ({} bytes)",
-                    limits.max_file_len()
+                    options.limits.max_file_len()
                 ),
             )),
         }),
@@ -107,7 +109,7 @@ pub fn examine(path: &Path, limits: &Limits) -> Result<Examined, Unreadable> {
 }
 
 /// Checks a save held in memory.
-pub fn examine_bytes(bytes: &[u8], limits: &Limits) -> Examined {
+pub fn examine_bytes(bytes: &[u8], options: &DecodeOptions) -> Examined {
     let header = bytes
         .get(..HEADER_LEN)
         .map(|h| Header::parse(h.try_into().expect("HEADER_LEN bytes")));
@@ -118,10 +120,10 @@ pub fn examine_bytes(bytes: &[u8], limits: &Limits) -> Examined {
     let sections = header
         .map(|h| section_checks(&h, bytes))
         .unwrap_or_default();
-    let meta = format::read_summary(&mut &bytes[..], limits)
+    let meta = format::read_summary(&mut &bytes[..], options)
         .ok()
         .map(|summary| summary.meta);
-    let (save, damage) = match format::decode(bytes, limits) {
+    let (save, damage) = match format::decode(bytes, options) {
         Ok(save) => {
             let damage = blob_damage(&save);
             (Some(save), damage)
@@ -224,10 +226,10 @@ enum Contents {
 
 /// Reads a whole file unless it is larger than any save the limits allow (checked before
 /// reading, and again while reading, in case it grows).
-fn read_bounded(path: &Path, limits: &Limits) -> io::Result<Contents> {
+fn read_bounded(path: &Path, options: &DecodeOptions) -> io::Result<Contents> {
     let file = open_regular(path)?;
     let len = file.metadata()?.len();
-    let max = limits.max_file_len();
+    let max = options.limits.max_file_len();
     if len > max {
         return Ok(Contents::TooLarge(len));
     }

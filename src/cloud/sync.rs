@@ -318,7 +318,7 @@ impl SyncCore {
         name: &RemoteName,
         object: &ObjectMeta,
     ) -> Result<Result<ImportOutcome, Rejection>, CloudError> {
-        let limit = self.store.config().encode.limits.max_file_len();
+        let limit = self.store.config().decode_options().limits.max_file_len();
         if object.size > limit {
             let len = object.size;
             return Ok(Err(Rejection::TooLarge { len, limit }));

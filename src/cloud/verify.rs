@@ -31,7 +31,7 @@ pub fn verify_remote_save<'a>(
     store: &SlotStore,
 ) -> Result<VerifiedSave<'a>, Rejection> {
     let config = store.config();
-    let limit = config.encode.limits.max_file_len();
+    let limit = config.decode_options().limits.max_file_len();
     if bytes.len() as u64 > limit {
         return Err(Rejection::TooLarge {
             len: bytes.len() as u64,

@@ -1,11 +1,13 @@
 //! Reading save files: header and metadata alone, the thumbnail alone, or everything.
 //!
 //! Checks run in a fixed order, each before the work it protects: header checksum → lengths
-//! against [`Limits`] → metadata checksum → payload checksum → decompression → postcard.
+//! against the [`DecodeOptions`]' [`Limits`] → metadata checksum → payload checksum →
+//! decompression → postcard.
 
 use super::bundle::{SaveBundle, WorldState};
+use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{Compression, HEADER_LEN, Header, MAGIC};
+use super::header::{HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
 use serde::Deserialize;
@@ -13,6 +15,48 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
+
+/// How every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
+/// [`read_thumbnail`]) reads a file: today the size [`Limits`] it accepts.
+///
+/// Built with [`DecodeOptions::new`] (or [`Default`]) and its builder methods, so that options
+/// added later (such as a key for sealed saves) change no reading function's signature and no
+/// caller that does not set them.
+///
+/// ```
+/// use bevy_keepsake::format::{DecodeOptions, Limits};
+///
+/// let limits = Limits { max_payload_uncompressed: 64 << 20, ..Limits::default() };
+/// let options = DecodeOptions::new().limits(limits);
+/// assert_eq!(options.limits, limits);
+/// assert_eq!(DecodeOptions::default(), DecodeOptions::from(Limits::default()));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeOptions {
+    /// The largest sections accepted, checked before anything is allocated for them.
+    pub limits: Limits,
+}
+
+impl DecodeOptions {
+    /// The default options: [`Limits::default`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The size limits a file must keep to (default [`Limits::default`]).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+impl From<Limits> for DecodeOptions {
+    fn from(limits: Limits) -> Self {
+        DecodeOptions::new().limits(limits)
+    }
+}
 
 /// The header and metadata of a save, read without touching its thumbnail or payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,16 +89,19 @@ pub fn read_header<R: Read>(reader: &mut R) -> Result<Header, FormatError> {
 /// This is what a save menu lists: it reads `40 + meta_len` bytes whatever the payload's size.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState}};
+/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Auto(1)).with_title("Mines");
 /// let bytes = format::encode(&meta, &SaveBundle::new(WorldState::default()), &EncodeOptions::default())?.to_vec();
-/// let summary = format::read_summary(&mut &bytes[..], &Limits::default())?;
+/// let summary = format::read_summary(&mut &bytes[..], &DecodeOptions::default())?;
 /// assert_eq!(summary.meta.title, "Mines");
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
 /// ```
-pub fn read_summary<R: Read>(reader: &mut R, limits: &Limits) -> Result<SaveSummary, FormatError> {
-    let header = read_checked_header(reader, limits)?;
+pub fn read_summary<R: Read>(
+    reader: &mut R,
+    options: &DecodeOptions,
+) -> Result<SaveSummary, FormatError> {
+    let header = read_checked_header(reader, options)?;
     let meta_bytes = read_section(
         reader,
         header.meta_len,
@@ -68,9 +115,9 @@ pub fn read_summary<R: Read>(reader: &mut R, limits: &Limits) -> Result<SaveSumm
 /// Reads only the thumbnail of a save (seeking past the metadata), or `None` if it has none.
 pub fn read_thumbnail<R: Read + Seek>(
     reader: &mut R,
-    limits: &Limits,
+    options: &DecodeOptions,
 ) -> Result<Option<Vec<u8>>, FormatError> {
-    let header = read_checked_header(reader, limits)?;
+    let header = read_checked_header(reader, options)?;
     if header.thumbnail_len == 0 {
         return Ok(None);
     }
@@ -88,18 +135,18 @@ pub fn read_thumbnail<R: Read + Seek>(
 }
 
 /// Decodes and verifies a whole save file held in memory.
-pub fn decode(bytes: &[u8], limits: &Limits) -> Result<DecodedSave, FormatError> {
-    decode_file(Cow::Borrowed(bytes), limits)
+pub fn decode(bytes: &[u8], options: &DecodeOptions) -> Result<DecodedSave, FormatError> {
+    decode_file(Cow::Borrowed(bytes), options)
 }
 
 /// Like [`decode`], taking the file's buffer over: the snapshot blob of a payload stored as is
 /// is moved within that buffer instead of copied into a new one.
-pub fn decode_owned(bytes: Vec<u8>, limits: &Limits) -> Result<DecodedSave, FormatError> {
-    decode_file(Cow::Owned(bytes), limits)
+pub fn decode_owned(bytes: Vec<u8>, options: &DecodeOptions) -> Result<DecodedSave, FormatError> {
+    decode_file(Cow::Owned(bytes), options)
 }
 
-fn decode_file(bytes: Cow<'_, [u8]>, limits: &Limits) -> Result<DecodedSave, FormatError> {
-    let header = check_whole_file(&bytes, limits)?;
+fn decode_file(bytes: Cow<'_, [u8]>, options: &DecodeOptions) -> Result<DecodedSave, FormatError> {
+    let header = check_whole_file(&bytes, options)?;
     let range = |start: u64, len: u32| start as usize..(start + u64::from(len)) as usize;
     let (meta, thumbnail) = decode_meta_and_thumbnail(
         &header,
@@ -116,7 +163,7 @@ fn decode_file(bytes: Cow<'_, [u8]>, limits: &Limits) -> Result<DecodedSave, For
 }
 
 /// Parses the header of a whole file and checks the file's length against it.
-fn check_whole_file(bytes: &[u8], limits: &Limits) -> Result<Header, FormatError> {
+fn check_whole_file(bytes: &[u8], options: &DecodeOptions) -> Result<Header, FormatError> {
     let header_bytes = bytes.get(..HEADER_LEN).ok_or_else(|| {
         short_header(bytes).unwrap_or(FormatError::Truncated {
             section: Section::Header,
@@ -125,7 +172,7 @@ fn check_whole_file(bytes: &[u8], limits: &Limits) -> Result<Header, FormatError
         })
     })?;
     let header = parse_header(header_bytes)?;
-    limits.check_header(&header)?;
+    options.limits.check_header(&header)?;
 
     let actual_len = bytes.len() as u64;
     if actual_len < header.file_len() {
@@ -147,8 +194,11 @@ fn check_whole_file(bytes: &[u8], limits: &Limits) -> Result<Header, FormatError
 
 /// Decodes and verifies a whole save file from a reader, allocating no more than the data
 /// present justifies (each section is read incrementally, never pre-sized from the header alone).
-pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSave, FormatError> {
-    let header = read_checked_header(reader, limits)?;
+pub fn decode_from<R: Read>(
+    reader: &mut R,
+    options: &DecodeOptions,
+) -> Result<DecodedSave, FormatError> {
+    let header = read_checked_header(reader, options)?;
     let meta = read_section(
         reader,
         header.meta_len,
@@ -185,10 +235,13 @@ pub fn decode_from<R: Read>(reader: &mut R, limits: &Limits) -> Result<DecodedSa
     })
 }
 
-/// Reads the header and checks its lengths against the limits.
-fn read_checked_header<R: Read>(reader: &mut R, limits: &Limits) -> Result<Header, FormatError> {
+/// Reads the header and checks its lengths against the options' limits.
+fn read_checked_header<R: Read>(
+    reader: &mut R,
+    options: &DecodeOptions,
+) -> Result<Header, FormatError> {
     let header = read_header(reader)?;
-    limits.check_header(&header)?;
+    options.limits.check_header(&header)?;
     Ok(header)
 }
 
@@ -215,11 +268,12 @@ fn decode_payload(
         &buffer[payload.clone()],
     )?;
     match header.compression {
+        // Stored as is: decoded in place, without a copy.
         Compression::None => decode_bundle(buffer, payload),
-        Compression::Lz4 => {
-            let raw = decompress_lz4(header, &buffer[payload])?;
-            let len = raw.len();
-            decode_bundle(Cow::Owned(raw), 0..len)
+        codec => {
+            let expected = header.payload_uncompressed_len as usize;
+            let raw = codec.decompress(&buffer[payload], expected)?;
+            decode_bundle(Cow::Owned(raw), 0..expected)
         }
     }
 }
@@ -319,21 +373,6 @@ fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatE
             computed,
         })
     }
-}
-
-/// Decompresses LZ4 into a buffer of exactly the announced size (already checked against limits
-/// and the codec's maximum ratio), and insists on filling it exactly.
-fn decompress_lz4(header: &Header, stored: &[u8]) -> Result<Vec<u8>, FormatError> {
-    let expected = header.payload_uncompressed_len as usize;
-    let mut out = vec![0u8; expected];
-    let written = lz4_flex::block::decompress_into(stored, &mut out)
-        .map_err(|error| FormatError::Decompress(error.to_string()))?;
-    if written != expected {
-        return Err(FormatError::Decompress(format!(
-            "it produced {written} bytes but the header announces {expected}"
-        )));
-    }
-    Ok(out)
 }
 
 /// Decodes a postcard value that must use every byte of its section.

@@ -1,8 +1,9 @@
 //! Writing save files.
 
 use super::bundle::SaveBundle;
+use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{Compression, FORMAT_VERSION, HEADER_LEN, Header};
+use super::header::{FORMAT_VERSION, HEADER_LEN, Header};
 use super::limits::{Limits, check};
 use super::meta::SaveMeta;
 use std::io::Write;
@@ -27,7 +28,8 @@ pub struct EncodeOptions {
     pub limits: Limits,
 }
 
-/// When [`Compression::Lz4`] is applied to a payload.
+/// When the codec of [`EncodeOptions::compression`] ([`Compression::Lz4`] by default) is applied
+/// to a payload.
 ///
 /// Compressing costs more main-memory passes than writing: on a fast SSD, LZ4 on 1 MB takes
 /// longer than writing the megabyte, so it pays only when it shrinks the file a lot (smaller
@@ -37,7 +39,7 @@ pub struct EncodeOptions {
 pub enum CompressWhen {
     /// Every payload is compressed.
     Always,
-    /// A payload is compressed only when LZ4 shrinks it to at most
+    /// A payload is compressed only when the codec shrinks it to at most
     /// [`LZ4_PAYS_AT_PERCENT`] % of its size, judged on a sample of a few spread-out windows
     /// for large payloads (so an incompressible payload costs a sample, not a full compression)
     /// and then on the whole compressed result. Otherwise it is stored as is (codec `0`).
@@ -117,13 +119,13 @@ impl EncodedSave {
 /// CRC32 of its own.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, EncodeOptions, Limits, SaveBundle, SaveMeta, WorldState}};
+/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Quick).with_title("Docks");
 /// let bundle = SaveBundle::new(WorldState { tick: 42, ecs_blob: vec![1, 2, 3], state_hash: 9 });
 /// let bytes = format::encode(&meta, &bundle, &EncodeOptions::default())?.to_vec();
 ///
-/// let decoded = format::decode(&bytes, &Limits::default())?;
+/// let decoded = format::decode(&bytes, &DecodeOptions::default())?;
 /// assert_eq!(decoded.meta, meta);
 /// assert_eq!(decoded.bundle, bundle);
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
@@ -177,38 +179,38 @@ pub fn encode(
 
 /// The codec the payload is stored with, and the payload as stored.
 fn store_payload(raw: Vec<u8>, options: &EncodeOptions) -> (Compression, Vec<u8>) {
-    match (options.compression, options.compress_when) {
-        (Compression::None, _) => (Compression::None, raw),
-        (Compression::Lz4, CompressWhen::Always) => {
-            (Compression::Lz4, lz4_flex::block::compress(&raw))
+    let codec = options.compression;
+    if codec == Compression::None {
+        return (Compression::None, raw);
+    }
+    if options.compress_when == CompressWhen::ItPays
+        && raw.len() > SAMPLE_LEN
+        && !compression_pays(sample_compressed_len(codec, &raw), SAMPLE_LEN)
+    {
+        return (Compression::None, raw);
+    }
+    let compressed = codec.compress(&raw);
+    match options.compress_when {
+        CompressWhen::ItPays if !compression_pays(compressed.len(), raw.len()) => {
+            (Compression::None, raw)
         }
-        (Compression::Lz4, CompressWhen::ItPays) => {
-            if raw.len() > SAMPLE_LEN && !lz4_pays(sample_compressed_len(&raw), SAMPLE_LEN) {
-                return (Compression::None, raw);
-            }
-            let compressed = lz4_flex::block::compress(&raw);
-            if lz4_pays(compressed.len(), raw.len()) {
-                (Compression::Lz4, compressed)
-            } else {
-                (Compression::None, raw)
-            }
-        }
+        _ => (codec, compressed),
     }
 }
 
 /// Whether `compressed` bytes out of `raw` are a saving worth decompressing on every load.
-fn lz4_pays(compressed: usize, raw: usize) -> bool {
+fn compression_pays(compressed: usize, raw: usize) -> bool {
     compressed * 100 <= raw * LZ4_PAYS_AT_PERCENT
 }
 
 /// The compressed size of [`SAMPLE_WINDOWS`] windows spread evenly over `raw` (first and last
-/// included), each compressed on its own; `raw` must be longer than [`SAMPLE_LEN`].
-fn sample_compressed_len(raw: &[u8]) -> usize {
+/// included), each compressed on its own by `codec`; `raw` must be longer than [`SAMPLE_LEN`].
+fn sample_compressed_len(codec: Compression, raw: &[u8]) -> usize {
     let last_start = raw.len() - SAMPLE_WINDOW_LEN;
     (0..SAMPLE_WINDOWS)
         .map(|window| {
             let start = last_start * window / (SAMPLE_WINDOWS - 1);
-            lz4_flex::block::compress(&raw[start..start + SAMPLE_WINDOW_LEN]).len()
+            codec.compress(&raw[start..start + SAMPLE_WINDOW_LEN]).len()
         })
         .sum()
 }
@@ -254,7 +256,10 @@ mod tests {
             let region = at.saturating_sub(64 << 10)..(at + (64 << 10)).min(len);
             raw[region].fill(0);
         }
-        assert!(lz4_pays(sample_compressed_len(&raw), SAMPLE_LEN));
+        assert!(compression_pays(
+            sample_compressed_len(Compression::Lz4, &raw),
+            SAMPLE_LEN
+        ));
 
         let options = EncodeOptions::default();
         let (codec, stored) = store_payload(raw.clone(), &options);
@@ -264,8 +269,8 @@ mod tests {
 
     #[test]
     fn noise_is_refused_by_the_sample_alone() {
-        assert!(!lz4_pays(
-            sample_compressed_len(&noise(1 << 20)),
+        assert!(!compression_pays(
+            sample_compressed_len(Compression::Lz4, &noise(1 << 20)),
             SAMPLE_LEN
         ));
     }

@@ -1,5 +1,6 @@
 //! The one error type of the format layer.
 
+use super::codec::Compression;
 use std::fmt;
 use std::io;
 
@@ -113,7 +114,7 @@ pub enum FormatError {
     },
 
     /// The codec byte names no known compression.
-    #[error("save file uses unknown compression codec {0}; this build knows 0 (none) and 1 (LZ4)")]
+    #[error("save file uses unknown compression codec {0}; this build knows {known}", known = Compression::known())]
     UnknownCodec(u8),
 
     /// Flag bits are set that this version of the format does not define.
@@ -146,7 +147,7 @@ pub enum FormatError {
         codec: &'static str,
     },
 
-    /// LZ4 decompression failed or produced the wrong size.
+    /// The payload's codec could not decompress it, or produced the wrong size.
     #[error("payload does not decompress: {0}")]
     Decompress(String),
 

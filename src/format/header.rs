@@ -1,5 +1,6 @@
 //! The fixed 40-byte header: layout constants, serialisation and validation.
 
+use super::codec::Compression;
 use super::error::{FormatError, Section};
 
 /// The four bytes every save file starts with.
@@ -13,43 +14,6 @@ pub const HEADER_LEN: usize = 40;
 
 /// Bytes covered by the header checksum (everything before the checksum itself).
 const HEADER_CRC_COVERS: usize = 36;
-
-/// How the payload section is stored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Compression {
-    /// Stored as is (codec byte `0`).
-    None,
-    /// LZ4 block format without a size prefix (codec byte `1`).
-    #[default]
-    Lz4,
-}
-
-impl Compression {
-    /// The byte written in the header.
-    pub fn codec_byte(self) -> u8 {
-        match self {
-            Compression::None => 0,
-            Compression::Lz4 => 1,
-        }
-    }
-
-    /// Parses a codec byte.
-    pub fn from_codec_byte(byte: u8) -> Result<Self, FormatError> {
-        match byte {
-            0 => Ok(Compression::None),
-            1 => Ok(Compression::Lz4),
-            other => Err(FormatError::UnknownCodec(other)),
-        }
-    }
-
-    /// A short name used in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::None => "no compression",
-            Compression::Lz4 => "LZ4",
-        }
-    }
-}
 
 /// The decoded, checksum-verified header of a save file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,11 +1,8 @@
 //! Size limits checked before any buffer is allocated.
 
+use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{Compression, HEADER_LEN, Header};
-
-/// The largest expansion an LZ4 block can achieve: one token byte followed by run-length bytes
-/// of 255 each, so no LZ4 data expands more than 255 times.
-pub const LZ4_MAX_RATIO: u64 = 255;
+use super::header::{HEADER_LEN, Header};
 
 /// Maximum section sizes a reader accepts (and a writer produces).
 ///
@@ -40,14 +37,10 @@ impl Default for Limits {
 
 impl Limits {
     /// The largest file these limits allow: header, metadata, thumbnail and the largest
-    /// compressed form of the largest payload. Readers cap what they read at this.
+    /// stored form, under any codec, of the largest payload. Readers cap what they read at this.
     pub fn max_file_len(&self) -> u64 {
-        let payload =
-            lz4_flex::block::get_maximum_output_size(self.max_payload_uncompressed as usize);
-        HEADER_LEN as u64
-            + u64::from(self.max_meta)
-            + u64::from(self.max_thumbnail)
-            + payload as u64
+        let payload = Compression::max_stored_len_of_any(u64::from(self.max_payload_uncompressed));
+        HEADER_LEN as u64 + u64::from(self.max_meta) + u64::from(self.max_thumbnail) + payload
     }
 
     /// Checks every length a header announces against these limits and against what the codec
@@ -60,11 +53,9 @@ impl Limits {
             header.payload_uncompressed_len,
             self.max_payload_uncompressed,
         )?;
-        check_codec_sizes(
-            header.compression,
-            header.payload_len,
-            header.payload_uncompressed_len,
-        )
+        header
+            .compression
+            .check_sizes(header.payload_len, header.payload_uncompressed_len)
     }
 }
 
@@ -78,29 +69,4 @@ pub(crate) fn check(section: Section, size: u32, limit: u32) -> Result<(), Forma
         });
     }
     Ok(())
-}
-
-/// Refuses stored/uncompressed size pairs the codec cannot produce.
-fn check_codec_sizes(
-    compression: Compression,
-    stored: u32,
-    uncompressed: u32,
-) -> Result<(), FormatError> {
-    let (stored, uncompressed) = (u64::from(stored), u64::from(uncompressed));
-    let plausible = match compression {
-        Compression::None => stored == uncompressed,
-        Compression::Lz4 => {
-            let max_stored = lz4_flex::block::get_maximum_output_size(uncompressed as usize) as u64;
-            stored >= 1 && uncompressed <= stored * LZ4_MAX_RATIO && stored <= max_stored
-        }
-    };
-    if plausible {
-        Ok(())
-    } else {
-        Err(FormatError::ImplausibleSize {
-            stored,
-            uncompressed,
-            codec: compression.name(),
-        })
-    }
 }

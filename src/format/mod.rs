@@ -13,7 +13,7 @@
 //! |-------:|-----:|-------|-------|
 //! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
 //! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions whose header CRC verifies |
-//! | 6  | 1 | codec | `u8`: `0` stored, `1` LZ4 block (no size prefix); a writer picks per file (see [`CompressWhen`]) |
+//! | 6  | 1 | codec | `u8`, one of the codec bytes tabled under [`Compression`] (version 1: `0` stored, `1` LZ4 block without size prefix); a writer picks per file (see [`CompressWhen`]) |
 //! | 7  | 1 | flags | `u8`, no flag is defined in version 1: must be `0` |
 //! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
 //! | 12 | 4 | thumbnail length | `u32`, `0` when the save has no thumbnail |
@@ -34,11 +34,16 @@
 //! A reader checks, in this order and each before the work it protects: magic → version `0` (no
 //! format has it) → header CRC (before the version is trusted; every version keeps it, see below)
 //! → version (a newer one is refused before anything else is interpreted, since its layout may
-//! differ) → codec and flags → every length against [`Limits`], and the uncompressed length against
-//! what the codec can produce (LZ4 expands at most 255:1) → metadata CRC → thumbnail CRC →
+//! differ) → codec and flags → every length against the [`Limits`] in the reader's
+//! [`DecodeOptions`], and the uncompressed length against what the codec can produce (its largest
+//! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → metadata CRC → thumbnail CRC →
 //! payload CRC → decompression into a buffer of exactly the announced size → postcard decoding
 //! that must consume every byte. Nothing is allocated from a length before that length passed its
 //! checks, and readers grow buffers as data arrives rather than trusting lengths.
+//!
+//! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
+//! [`read_thumbnail`]) takes `&DecodeOptions`: whatever a reader needs besides the limits (such
+//! as a key for sealed saves) is added there, not to the functions' signatures.
 //!
 //! # Versioning
 //!
@@ -67,6 +72,7 @@
 //! no loss: no build could read it.
 
 mod bundle;
+mod codec;
 mod decode;
 mod encode;
 mod error;
@@ -75,12 +81,13 @@ mod limits;
 mod meta;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
+pub use codec::{Compression, LZ4_MAX_RATIO};
 pub use decode::{
-    DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header, read_summary,
-    read_thumbnail,
+    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header,
+    read_summary, read_thumbnail,
 };
 pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
 pub use error::{FormatError, Section};
-pub use header::{Compression, FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
-pub use limits::{LZ4_MAX_RATIO, Limits};
+pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
+pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};

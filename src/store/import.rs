@@ -88,7 +88,7 @@ impl SlotStore {
     /// [`import`](Self::import). A file from a newer format version is refused with
     /// [`FormatError::NewerVersion`].
     pub fn decode_import<'a>(&self, bytes: &'a [u8]) -> Result<ImportFile<'a>, FormatError> {
-        let decoded = format::decode(bytes, &self.config().encode.limits)?;
+        let decoded = format::decode(bytes, &self.config().decode_options())?;
         Ok(ImportFile { bytes, decoded })
     }
 
@@ -189,7 +189,7 @@ impl SlotStore {
         let len = file
             .byte_len()
             .map_err(StoreError::io("read the size of", &path))?;
-        let limit = self.config().encode.limits.max_file_len();
+        let limit = self.config().decode_options().limits.max_file_len();
         if len > limit {
             return Err(StoreError::FileTooLarge { path, len, limit });
         }
@@ -251,7 +251,7 @@ impl SlotStore {
     /// Copies `generation` above `newest` durably, then removes the old copy.
     fn move_to_top(&self, slot: SlotId, generation: u64, newest: u64) -> Result<u64, StoreError> {
         let bytes = self.read_generation_bytes(slot, generation)?;
-        format::decode(&bytes, &self.config().encode.limits).map_err(|source| {
+        format::decode(&bytes, &self.config().decode_options()).map_err(|source| {
             StoreError::Format {
                 path: self.path_of(slot, generation),
                 source,

@@ -31,6 +31,53 @@
 //! Linux, macOS and Windows filesystems), saves, loads and deletes of one slot are serialised by
 //! an exclusive lock on the slot's `.lock` file. Listings take no lock: they read whole headers
 //! of files that are only ever created complete by a rename.
+//!
+//! # Where a storage backend would go (not built)
+//!
+//! The [`FileSystem`] seam is POSIX-shaped and synchronous: files, `O_EXCL`, rename, `fsync`,
+//! advisory locks. That is the right level for fault injection (every call can fail on cue) and
+//! the wrong one for a browser's key-value storage (wasm: IndexedDB, localStorage), which has no
+//! rename, fsync or lock, and whose IndexedDB calls are asynchronous: emulating POSIX on it would
+//! promise durability it cannot give.
+//!
+//! A backend trait would sit one level up, where the plugin, the UI and cloud sync hold an
+//! `Arc<SlotStore>` today, with the operations they really call:
+//!
+//! | caller | [`SlotStore`] operations |
+//! |--------|--------------------------|
+//! | plugin (`src/plugin/`) | `open_with`, `save`, `next_autosave_slot`, `load`, `delete`, `list` |
+//! | UI (`src/ui/`) | `read_thumbnail` |
+//! | cloud (`src/cloud/`) | `config`, `decode_import`, `import`, `saves`, `saves_in`, `promote`, `read_generation_bytes`, `read_profile_file`, `write_profile_file`, `dir` (to name its side file in errors) |
+//! | games and tests | also `save_autosave`, `copy` (compositions of the above) and `generations` |
+//!
+//! Encoding and decoding (through `format`, with [`StoreConfig::decode_options`]), the autosave
+//! ring's choice and the order a load falls back in are policy, not storage: they would stay
+//! shared code rather than be rewritten per backend. What is file-shaped in today's API would
+//! become backend-neutral: `path_of`, `dir`, the `path` of [`SaveReceipt`] and [`LoadedSave`],
+//! and the paths in [`StoreError`]. The plugin's exit flush blocks until saves finish, which a
+//! browser cannot do; an asynchronous backend needs the calls to stay off the main thread (the
+//! plugin already runs them as tasks).
+//!
+//! Whatever it stores in, an implementation must promise what [`SlotStore`] promises:
+//!
+//! - **Atomic replace of a generation**: a new generation appears complete or not at all; no
+//!   reader (load, listing, thumbnail, cloud upload) ever sees a partial save.
+//! - **Durable when the call returns**: once `save`, `import`, `promote`, `delete` or
+//!   `write_profile_file` returns `Ok`, the change survives a crash or a closed tab.
+//! - **Generations newest first, with backups**: a save adds a generation and never overwrites
+//!   one; at most [`StoreConfig::backups`] older ones stay, pruned only once the new one is
+//!   durable; a load falls back to the newest intact older generation, says which it skipped
+//!   ([`LoadedSave::skipped`]) and never deletes anything.
+//! - **Per-slot serialisation of writers**: saves, loads, deletes, imports and promotions of one
+//!   slot never interleave, across threads and across processes (or browser tabs) sharing the
+//!   storage.
+//! - **Listing never blocked by a writer**: `list` and `saves` take no slot lock and see each
+//!   save either not yet or complete.
+//! - **Newer-format saves never overwritten**: a slot whose newest save is from a newer format
+//!   version refuses saves and imports, and stops a load, with [`StoreError::NewerFormat`];
+//!   such a save is never pruned.
+//! - **Typed errors**: every failure is a [`StoreError`] variant (a full quota is the disk-full
+//!   case), so callers tell a passing fault from a damaged save without parsing messages.
 
 mod durable;
 mod error;

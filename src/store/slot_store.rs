@@ -8,7 +8,7 @@ use super::layout::{
 };
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
-use crate::format::{self, EncodeOptions, FormatError, SaveBundle, SaveMeta};
+use crate::format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta};
 use crate::slot::SlotId;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -35,7 +35,8 @@ pub struct StoreConfig {
     pub layout: SlotLayout,
     /// How many older generations each slot keeps besides its newest save (default 3).
     pub backups: u16,
-    /// Compression and size limits for writing, and the limits for reading.
+    /// Compression and size limits for writing; reading keeps to the same limits (see
+    /// [`decode_options`](Self::decode_options)), so the store reads every file it writes.
     pub encode: EncodeOptions,
 }
 
@@ -84,6 +85,21 @@ impl StoreConfig {
     /// The folder of the configured profile: `<root>/<profile>`.
     pub fn profile_dir(&self) -> PathBuf {
         self.root.join(self.profile.as_str())
+    }
+
+    /// How every read of the store decodes a file: under the limits it writes with
+    /// (`encode.limits`). The one place the store's reading options are built, so a future
+    /// reading option (a key for sealed saves) is set here and reaches every read.
+    ///
+    /// ```
+    /// use bevy_keepsake::store::StoreConfig;
+    ///
+    /// let mut config = StoreConfig::new("/tmp/my-game-saves");
+    /// config.encode.limits.max_payload_uncompressed = 64 << 20;
+    /// assert_eq!(config.decode_options().limits, config.encode.limits);
+    /// ```
+    pub fn decode_options(&self) -> DecodeOptions {
+        DecodeOptions::new().limits(self.encode.limits)
     }
 }
 
@@ -350,7 +366,7 @@ impl SlotStore {
             .fs
             .open_read(&path)
             .map_err(StoreError::io("open", &path))?;
-        format::read_thumbnail(&mut file, &self.config.encode.limits)
+        format::read_thumbnail(&mut file, &self.config.decode_options())
             .map_err(|source| StoreError::Format { path, source })
     }
 
@@ -481,7 +497,7 @@ impl SlotStore {
             .fs
             .open_read(path)
             .map_err(StoreError::io("open", path))?;
-        format::read_summary(&mut file, &self.config.encode.limits).map_err(|source| {
+        format::read_summary(&mut file, &self.config.decode_options()).map_err(|source| {
             StoreError::Format {
                 path: path.to_path_buf(),
                 source,
@@ -498,7 +514,8 @@ impl SlotStore {
         let len = file
             .byte_len()
             .map_err(StoreError::io("read the size of", path))?;
-        let limit = self.config.encode.limits.max_file_len();
+        let options = self.config.decode_options();
+        let limit = options.limits.max_file_len();
         if len > limit {
             return Err(StoreError::FileTooLarge {
                 path: path.to_path_buf(),
@@ -509,11 +526,9 @@ impl SlotStore {
         let mut bytes = Vec::with_capacity(len as usize);
         file.read_to_end(&mut bytes)
             .map_err(StoreError::io("read", path))?;
-        format::decode_owned(bytes, &self.config.encode.limits).map_err(|source| {
-            StoreError::Format {
-                path: path.to_path_buf(),
-                source,
-            }
+        format::decode_owned(bytes, &options).map_err(|source| StoreError::Format {
+            path: path.to_path_buf(),
+            source,
         })
     }
 

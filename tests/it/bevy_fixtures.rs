@@ -16,7 +16,7 @@
 use bevy::prelude::*;
 use bevy::render::view::Tonemapping;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::format::{Limits, decode as decode_file};
+use bevy_keepsake::format::{DecodeOptions, decode as decode_file};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::{SaveRegistry, SkippedType, decode, inspect};
 use bevy_keepsake::store::{SlotStore, StoreConfig};
@@ -313,7 +313,7 @@ fn a_bevy_0_19_save_loads_exactly_but_for_sprite_and_the_moved_tonemapping() {
     assert_eq!(seen(app.world_mut()), expected);
 
     let bytes = std::fs::read(&fixture).unwrap();
-    let save = decode_file(&bytes, &Limits::default()).unwrap();
+    let save = decode_file(&bytes, &DecodeOptions::default()).unwrap();
     let world = app.world();
     let decoded = decode(
         &save.bundle.world.ecs_blob,
@@ -346,7 +346,7 @@ fn the_demo_quicksave_fixtures_are_whole() {
 
 fn demo_quicksave_is_whole(bevy: &str) {
     let bytes = std::fs::read(fixture_path(bevy, "demo-quick")).unwrap();
-    let save = decode_file(&bytes, &Limits::default()).unwrap();
+    let save = decode_file(&bytes, &DecodeOptions::default()).unwrap();
     let table = inspect(&save.bundle.world.ecs_blob).unwrap();
     let rows = |type_path: &str| {
         let column = table.columns.iter().find(|c| c.type_path == type_path);

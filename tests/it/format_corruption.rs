@@ -4,7 +4,7 @@ use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, CompressWhen, Compression, EncodeOptions, FORMAT_VERSION, FormatError, Limits,
+    self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FORMAT_VERSION, FormatError,
     SaveBundle, SaveMeta, Section, Timestamp, WorldState,
 };
 use common::{crc_fixup, fixtures};
@@ -49,11 +49,11 @@ fn reference_files() -> Vec<(&'static str, Vec<u8>)> {
 fn every_single_bit_flip_is_rejected_with_a_typed_error() {
     let mut flips = 0;
     for (name, original) in reference_files() {
-        let expected = format::decode(&original, &Limits::default()).unwrap();
+        let expected = format::decode(&original, &DecodeOptions::default()).unwrap();
         for bit in 0..original.len() * 8 {
             let mut damaged = original.clone();
             damaged[bit / 8] ^= 1 << (bit % 8);
-            match format::decode(&damaged, &Limits::default()) {
+            match format::decode(&damaged, &DecodeOptions::default()) {
                 Ok(decoded) => panic!(
                     "{name}: flipping bit {bit} decoded successfully (same as original: {})",
                     decoded == expected
@@ -61,11 +61,13 @@ fn every_single_bit_flip_is_rejected_with_a_typed_error() {
                 Err(error) => assert!(!error.to_string().is_empty()),
             }
             // The store's entry point (the buffer handed over) checks exactly the same.
-            assert!(format::decode_owned(damaged.clone(), &Limits::default()).is_err());
+            assert!(format::decode_owned(damaged.clone(), &DecodeOptions::default()).is_err());
             // Reading only the summary must also never accept a damaged header or metadata.
             let header_and_meta = 40 + u32::from_le_bytes(original[8..12].try_into().unwrap());
             if (bit / 8) < header_and_meta as usize {
-                assert!(format::read_summary(&mut &damaged[..], &Limits::default()).is_err());
+                assert!(
+                    format::read_summary(&mut &damaged[..], &DecodeOptions::default()).is_err()
+                );
             }
             flips += 1;
         }
@@ -79,8 +81,9 @@ fn every_truncation_is_rejected_with_a_typed_error() {
     for (name, original) in reference_files() {
         for len in 0..original.len() {
             let cut = &original[..len];
-            let error = format::decode(cut, &Limits::default()).unwrap_err();
-            let reader_error = format::decode_from(&mut &cut[..], &Limits::default()).unwrap_err();
+            let error = format::decode(cut, &DecodeOptions::default()).unwrap_err();
+            let reader_error =
+                format::decode_from(&mut &cut[..], &DecodeOptions::default()).unwrap_err();
             for error in [&error, &reader_error] {
                 assert!(
                     matches!(error, FormatError::Truncated { actual_end, .. } if *actual_end == len as u64),
@@ -98,7 +101,7 @@ fn errors_name_the_damaged_section() {
     let damage = |offset: usize| {
         let mut bytes = original.clone();
         bytes[offset] ^= 0x10;
-        format::decode(&bytes, &Limits::default()).unwrap_err()
+        format::decode(&bytes, &DecodeOptions::default()).unwrap_err()
     };
     assert!(matches!(damage(0), FormatError::NotASaveFile { .. }));
     assert!(matches!(
@@ -141,15 +144,18 @@ fn errors_name_the_damaged_section() {
     let mut extra = original.clone();
     extra.extend_from_slice(b"junk");
     assert!(matches!(
-        format::decode(&extra, &Limits::default()),
+        format::decode(&extra, &DecodeOptions::default()),
         Err(FormatError::TrailingBytes { extra: 4, .. })
     ));
     assert!(matches!(
-        format::decode_from(&mut &extra[..], &Limits::default()),
+        format::decode_from(&mut &extra[..], &DecodeOptions::default()),
         Err(FormatError::TrailingBytes { .. })
     ));
     assert!(matches!(
-        format::decode(b"PK\x03\x04 a zip file, not a save", &Limits::default()),
+        format::decode(
+            b"PK\x03\x04 a zip file, not a save",
+            &DecodeOptions::default()
+        ),
         Err(FormatError::NotASaveFile { .. })
     ));
 }
@@ -160,13 +166,13 @@ fn a_newer_format_version_is_refused_with_its_own_error() {
     bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     // A newer build writes its version under an intact header checksum.
     let bytes = crc_fixup::with_valid_checksums(&bytes).unwrap();
-    let error = format::decode(&bytes, &Limits::default()).unwrap_err();
+    let error = format::decode(&bytes, &DecodeOptions::default()).unwrap_err();
     assert!(
         matches!(error, FormatError::NewerVersion { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION)
     );
     assert!(error.to_string().contains("update the game"), "{error}");
     assert!(matches!(
-        format::read_summary(&mut &bytes[..], &Limits::default()),
+        format::read_summary(&mut &bytes[..], &DecodeOptions::default()),
         Err(FormatError::NewerVersion { .. })
     ));
 }
@@ -180,8 +186,9 @@ fn no_bit_flip_in_the_first_8_bytes_passes_for_a_newer_version() {
             let mut damaged = original.clone();
             damaged[bit / 8] ^= 1 << (bit % 8);
             let version = u16::from_le_bytes([damaged[4], damaged[5]]);
-            let decoded = format::decode(&damaged, &Limits::default()).unwrap_err();
-            let summary = format::read_summary(&mut &damaged[..], &Limits::default()).unwrap_err();
+            let decoded = format::decode(&damaged, &DecodeOptions::default()).unwrap_err();
+            let summary =
+                format::read_summary(&mut &damaged[..], &DecodeOptions::default()).unwrap_err();
             for error in [decoded, summary] {
                 let expected = match (bit / 8, &error) {
                     (0..4, FormatError::NotASaveFile { .. }) => true,
@@ -208,7 +215,7 @@ fn a_newer_version_is_told_apart_from_a_damaged_version_field_by_the_header_chec
         bytes[4..6].copy_from_slice(&version.to_le_bytes());
         assert!(
             matches!(
-                format::decode(&bytes, &Limits::default()),
+                format::decode(&bytes, &DecodeOptions::default()),
                 Err(FormatError::ChecksumMismatch {
                     section: Section::Header,
                     ..
@@ -219,7 +226,7 @@ fn a_newer_version_is_told_apart_from_a_damaged_version_field_by_the_header_chec
         let genuine = crc_fixup::with_valid_checksums(&bytes).unwrap();
         assert!(
             matches!(
-                format::decode(&genuine, &Limits::default()),
+                format::decode(&genuine, &DecodeOptions::default()),
                 Err(FormatError::NewerVersion { found, .. }) if found == version
             ),
             "version {version} under its own checksum is a newer file"
@@ -265,7 +272,7 @@ fn golden_v1_values() -> (SaveMeta, SaveBundle) {
 #[test]
 fn golden_v1_decodes_to_the_expected_values() {
     let bytes = std::fs::read(golden_path(1)).expect("tests/golden/v1.ksav is committed");
-    let decoded = format::decode(&bytes, &Limits::default()).unwrap();
+    let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
     let (meta, bundle) = golden_v1_values();
     assert_eq!(decoded.header.version, 1);
     assert_eq!(decoded.meta, meta);

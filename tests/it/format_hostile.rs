@@ -5,7 +5,7 @@ use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, Compression, EncodeOptions, FormatError, HEADER_LEN, Header, Limits, SaveBundle,
+    self, Compression, DecodeOptions, EncodeOptions, FormatError, HEADER_LEN, Header, SaveBundle,
     SaveMeta, Section, WorldState,
 };
 use common::alloc::peak_allocation;
@@ -34,9 +34,10 @@ fn valid_meta() -> Vec<u8> {
 
 /// Decodes through both entry points, returning the errors and the largest peak allocation.
 fn decode_both(bytes: &[u8]) -> (FormatError, FormatError, usize) {
-    let (from_slice, peak_slice) = peak_allocation(|| format::decode(bytes, &Limits::default()));
+    let (from_slice, peak_slice) =
+        peak_allocation(|| format::decode(bytes, &DecodeOptions::default()));
     let (from_reader, peak_reader) =
-        peak_allocation(|| format::decode_from(&mut &bytes[..], &Limits::default()));
+        peak_allocation(|| format::decode_from(&mut &bytes[..], &DecodeOptions::default()));
     (
         from_slice.unwrap_err(),
         from_reader.unwrap_err(),
@@ -81,7 +82,7 @@ fn a_five_byte_payload_cannot_claim_more_than_lz4_can_produce() {
 
     let stored_mismatch = forge(Compression::None, &valid_meta(), &[1, 2, 3], 4);
     assert!(matches!(
-        format::decode(&stored_mismatch, &Limits::default()),
+        format::decode(&stored_mismatch, &DecodeOptions::default()),
         Err(FormatError::ImplausibleSize { .. })
     ));
 }
@@ -200,7 +201,7 @@ fn reading_the_summary_of_a_5_mb_save_reads_only_header_and_metadata() {
         inner: &bytes[..],
         read: 0,
     };
-    let summary = format::read_summary(&mut reader, &Limits::default()).unwrap();
+    let summary = format::read_summary(&mut reader, &DecodeOptions::default()).unwrap();
     assert_eq!(summary.meta.title, meta.title);
     let expected = HEADER_LEN + summary.header.meta_len as usize;
     println!(

@@ -4,8 +4,8 @@ use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, CompressWhen, Compression, EncodeOptions, LZ4_MAX_RATIO, LZ4_PAYS_AT_PERCENT, Limits,
-    SaveBundle, SaveMeta, Timestamp, WorldState,
+    self, CompressWhen, Compression, DecodeOptions, EncodeOptions, LZ4_MAX_RATIO,
+    LZ4_PAYS_AT_PERCENT, Limits, SaveBundle, SaveMeta, Timestamp, WorldState,
 };
 use common::fixtures::game_like_blob;
 use proptest::collection::{btree_map, vec};
@@ -94,18 +94,18 @@ proptest! {
         let bytes = encoded.to_vec();
         prop_assert_eq!(bytes.len() as u64, encoded.len());
 
-        let decoded = format::decode(&bytes, &Limits::default()).unwrap();
+        let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
         prop_assert_eq!(&decoded.meta, &meta);
         prop_assert_eq!(&decoded.bundle, &bundle);
 
-        let from_reader = format::decode_from(&mut &bytes[..], &Limits::default()).unwrap();
+        let from_reader = format::decode_from(&mut &bytes[..], &DecodeOptions::default()).unwrap();
         prop_assert_eq!(&from_reader, &decoded);
-        let owned = format::decode_owned(bytes.clone(), &Limits::default()).unwrap();
+        let owned = format::decode_owned(bytes.clone(), &DecodeOptions::default()).unwrap();
         prop_assert_eq!(owned, decoded);
 
-        let summary = format::read_summary(&mut &bytes[..], &Limits::default()).unwrap();
+        let summary = format::read_summary(&mut &bytes[..], &DecodeOptions::default()).unwrap();
         prop_assert_eq!(summary.meta, SaveMeta { thumbnail: None, ..meta.clone() });
-        let thumbnail = format::read_thumbnail(&mut std::io::Cursor::new(&bytes), &Limits::default()).unwrap();
+        let thumbnail = format::read_thumbnail(&mut std::io::Cursor::new(&bytes), &DecodeOptions::default()).unwrap();
         prop_assert_eq!(thumbnail, meta.thumbnail);
     }
 
@@ -144,7 +144,7 @@ fn multi_megabyte_payloads_round_trip() {
                 bytes.len()
             );
         }
-        let decoded = format::decode(&bytes, &Limits::default()).unwrap();
+        let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
         assert_eq!(decoded.bundle, bundle);
     }
 }
@@ -209,9 +209,9 @@ fn codec_chosen_for(blob: Vec<u8>, compress_when: CompressWhen) -> (Compression,
         ..Default::default()
     };
     let encoded = format::encode(&meta, &bundle, &options).unwrap();
-    let decoded = format::decode(&encoded.to_vec(), &Limits::default()).unwrap();
+    let decoded = format::decode(&encoded.to_vec(), &DecodeOptions::default()).unwrap();
     assert_eq!(decoded.bundle, bundle, "round trip");
-    let owned = format::decode_owned(encoded.to_vec(), &Limits::default()).unwrap();
+    let owned = format::decode_owned(encoded.to_vec(), &DecodeOptions::default()).unwrap();
     assert_eq!(owned.bundle, bundle, "round trip through the owned buffer");
     assert_eq!(decoded.header, *encoded.header());
     (decoded.header.compression, decoded.header.payload_len)

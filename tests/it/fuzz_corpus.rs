@@ -12,7 +12,7 @@ use crate::common;
 
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, Limits, SaveBundle, WorldState};
+use bevy_keepsake::format::{self, DecodeOptions, EncodeOptions, SaveBundle, WorldState};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
 use common::alloc::peak_allocation;
 use common::{crc_fixup, fixtures, fuzz_world};
@@ -56,12 +56,12 @@ fn the_file_decoder_corpus_replays_within_the_memory_bound() {
     let mut worst = 0f64;
     for (path, bytes) in &inputs {
         let (_, peak) = peak_allocation(|| {
-            let limits = Limits::default();
+            let options = DecodeOptions::default();
             let fixed = crc_fixup::with_valid_checksums(bytes);
             for input in std::iter::once(&bytes[..]).chain(fixed.as_deref()) {
-                let _ = format::decode(input, &limits);
-                let _ = format::decode_from(&mut &input[..], &limits);
-                let _ = format::read_summary(&mut &input[..], &limits);
+                let _ = format::decode(input, &options);
+                let _ = format::decode_from(&mut &input[..], &options);
+                let _ = format::read_summary(&mut &input[..], &options);
             }
         });
         worst = worst.max(within_bound(path, peak, bytes.len(), FILE_K, FILE_C));

@@ -5,7 +5,7 @@ use crate::examine::{Examined, examine};
 use crate::text::{self, Table};
 use crate::views::MetaView;
 use crate::{Outcome, print_json};
-use bevy_keepsake::format::Limits;
+use bevy_keepsake::format::DecodeOptions;
 use bevy_keepsake::snapshot::{BlobTable, StoredColumn};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,8 +56,8 @@ impl TypeDiff {
 }
 
 pub fn run(a: &Path, b: &Path, json: bool) -> Outcome {
-    let limits = Limits::default();
-    let (Some(left), Some(right)) = (readable(a, &limits), readable(b, &limits)) else {
+    let options = DecodeOptions::default();
+    let (Some(left), Some(right)) = (readable(a, &options), readable(b, &options)) else {
         return Outcome::Trouble;
     };
     let (Some(Ok(table_a)), Some(Ok(table_b))) = (left.blob_table(), right.blob_table()) else {
@@ -117,8 +117,8 @@ pub fn run(a: &Path, b: &Path, json: bool) -> Outcome {
 }
 
 /// Examines a file that must be intact to be compared; says why when it is not.
-fn readable(path: &Path, limits: &Limits) -> Option<Examined> {
-    match examine(path, limits) {
+fn readable(path: &Path, options: &DecodeOptions) -> Option<Examined> {
+    match examine(path, options) {
         Err(error) => {
             eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);
             None

@@ -4,7 +4,7 @@ use crate::examine::{Damage, Examined, SectionCheck, examine};
 use crate::text::{self, Table};
 use crate::views::{BlobView, HeaderView, MetaView};
 use crate::{Outcome, print_json};
-use bevy_keepsake::format::Limits;
+use bevy_keepsake::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -42,7 +42,7 @@ struct BundleView {
 }
 
 pub fn run(path: &Path, values: Option<ValueCaps>, json: bool) -> Outcome {
-    let examined = match examine(path, &Limits::default()) {
+    let examined = match examine(path, &DecodeOptions::default()) {
         Ok(examined) => examined,
         Err(error) => {
             eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);

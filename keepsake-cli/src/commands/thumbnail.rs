@@ -2,7 +2,7 @@
 
 use crate::examine::{format_section, open_regular};
 use crate::{Outcome, print_json};
-use bevy_keepsake::format::{self, FormatError, Limits};
+use bevy_keepsake::format::{self, DecodeOptions, FormatError};
 use serde::Serialize;
 use std::path::Path;
 
@@ -38,7 +38,7 @@ pub fn run(path: &Path, output: &Path, json: bool) -> Outcome {
         section: None,
         message: None,
     };
-    let outcome = match format::read_thumbnail(&mut file, &Limits::default()) {
+    let outcome = match format::read_thumbnail(&mut file, &DecodeOptions::default()) {
         Ok(Some(png)) => {
             if let Err(error) = std::fs::write(output, &png) {
                 eprintln!("keepsake: cannot write {}: {error}", output.display());

@@ -5,7 +5,7 @@ use crate::examine::examine;
 use crate::folders::save_files;
 use crate::text::{self, Table};
 use crate::{Outcome, print_json};
-use bevy_keepsake::format::Limits;
+use bevy_keepsake::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ struct FileResult {
 }
 
 pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
-    let limits = Limits::default();
+    let options = DecodeOptions::default();
     let mut report = Report {
         files: Vec::new(),
         checked: 0,
@@ -41,7 +41,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
     };
     for path in paths {
         for file in expand(path, &mut report) {
-            let result = check(&file, &limits);
+            let result = check(&file, &options);
             match result.status {
                 "damaged" => report.damaged += 1,
                 "unreadable" => report.unreadable += 1,
@@ -88,9 +88,9 @@ fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
     }
 }
 
-fn check(path: &Path, limits: &Limits) -> FileResult {
+fn check(path: &Path, options: &DecodeOptions) -> FileResult {
     let path_text = path.display().to_string();
-    match examine(path, limits) {
+    match examine(path, options) {
         Err(error) => FileResult {
             path: path_text,
             status: "unreadable",
