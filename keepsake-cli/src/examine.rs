@@ -211,7 +211,7 @@ pub fn format_section(error: &FormatError) -> &'static str {
         FormatError::NotASaveFile { .. }
         | FormatError::NewerVersion { .. }
         | FormatError::UnknownVersion { .. }
-        | FormatError::UnknownCodec(_)
+        | FormatError::UnknownCodec { .. }
         | FormatError::UnknownFlags(_)
         | FormatError::ImplausibleSize { .. } => "header",
         FormatError::Decompress(_) => "payload",

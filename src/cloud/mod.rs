@@ -37,22 +37,10 @@ pub use object_store;
 pub use error::{CloudError, Rejection};
 pub use plugin::{
     CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
+    default_device_name,
 };
 pub use remote::{Remote, RemoteName, RequestPolicy};
 pub use state::{Conflict, STATE_FILE};
 pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};
 pub use verify::{VerifiedSave, verify_remote_save};
 pub use worker::{SyncCommand, SyncReport, SyncWorker};
-
-/// This machine's name as the operating system reports it (`HOSTNAME`, `COMPUTERNAME` or
-/// `/etc/hostname`), or `"this device"`: the default device name stored with saves.
-pub fn default_device_name() -> String {
-    let from_env = ["HOSTNAME", "COMPUTERNAME"]
-        .into_iter()
-        .find_map(|key| std::env::var(key).ok());
-    from_env
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "this device".to_owned())
-}

@@ -218,7 +218,7 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
     let name = plugin
         .device_name
         .clone()
-        .unwrap_or_else(super::default_device_name);
+        .unwrap_or_else(default_device_name);
     let (core, damaged) =
         SyncCore::open(store.clone(), remote, name.clone()).map_err(|e| e.to_string())?;
     if let Some(damaged) = damaged {
@@ -337,4 +337,17 @@ fn show_in_menu(status: Res<CloudStatus>, commands: Commands) {
     }
     #[cfg(not(feature = "save_menu"))]
     let _ = (status, commands);
+}
+
+/// This machine's name as the operating system reports it (`HOSTNAME`, `COMPUTERNAME` or
+/// `/etc/hostname`), or `"this device"`: the default device name stored with saves.
+pub fn default_device_name() -> String {
+    let from_env = ["HOSTNAME", "COMPUTERNAME"]
+        .into_iter()
+        .find_map(|key| std::env::var(key).ok());
+    from_env
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "this device".to_owned())
 }

@@ -49,7 +49,10 @@ impl Compression {
         Self::ALL
             .into_iter()
             .find(|codec| codec.codec_byte() == byte)
-            .ok_or(FormatError::UnknownCodec(byte))
+            .ok_or_else(|| FormatError::UnknownCodec {
+                byte,
+                known: Self::known(),
+            })
     }
 
     /// A short name used in messages.
@@ -181,7 +184,7 @@ mod tests {
         }
         assert!(matches!(
             Compression::from_codec_byte(2),
-            Err(FormatError::UnknownCodec(2))
+            Err(FormatError::UnknownCodec { byte: 2, .. })
         ));
     }
 

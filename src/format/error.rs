@@ -1,6 +1,5 @@
 //! The one error type of the format layer.
 
-use super::codec::Compression;
 use std::fmt;
 use std::io;
 
@@ -114,8 +113,13 @@ pub enum FormatError {
     },
 
     /// The codec byte names no known compression.
-    #[error("save file uses unknown compression codec {0}; this build knows {known}", known = Compression::known())]
-    UnknownCodec(u8),
+    #[error("save file uses unknown compression codec {byte}; this build knows {known}")]
+    UnknownCodec {
+        /// The codec byte in the header.
+        byte: u8,
+        /// The codecs this build reads, e.g. "0 (none) and 1 (LZ4)".
+        known: String,
+    },
 
     /// Flag bits are set that this version of the format does not define.
     #[error("save file sets header flags {0:#04X} that this format version does not define")]

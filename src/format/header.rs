@@ -191,7 +191,7 @@ mod tests {
         bytes[36..40].copy_from_slice(&crc.to_le_bytes());
         assert!(matches!(
             Header::parse(&bytes),
-            Err(FormatError::UnknownCodec(7))
+            Err(FormatError::UnknownCodec { byte: 7, .. })
         ));
     }
 

@@ -2,9 +2,9 @@
 //! in B and changed, matched by saved entity index and compared by value bytes.
 
 use crate::examine::{Examined, examine};
+use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::MetaView;
-use crate::{Outcome, print_json};
 use bevy_keepsake::format::DecodeOptions;
 use bevy_keepsake::snapshot::{BlobTable, StoredColumn};
 use serde::Serialize;

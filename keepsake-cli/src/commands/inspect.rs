@@ -1,9 +1,9 @@
 //! `keepsake inspect <file>`.
 
 use crate::examine::{Damage, Examined, SectionCheck, examine};
+use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::{BlobView, HeaderView, MetaView};
-use crate::{Outcome, print_json};
 use bevy_keepsake::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;

@@ -1,9 +1,9 @@
 //! `keepsake list <folder>`: the slots as the game's save menu lists them.
 
 use crate::folders::{holds_saves, open_profile, subfolders};
+use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::MetaView;
-use crate::{Outcome, print_json};
 use bevy_keepsake::store::{SavedSlot, SlotEntry, SlotStatus};
 use serde::Serialize;
 use std::fmt::Write;

@@ -1,4 +1,4 @@
-//! One module per subcommand; each returns the [`Outcome`](crate::Outcome) that becomes the
+//! One module per subcommand; each returns the [`Outcome`](crate::output::Outcome) that becomes the
 //! exit code.
 
 pub mod diff;

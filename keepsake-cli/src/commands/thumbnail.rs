@@ -1,7 +1,7 @@
 //! `keepsake thumbnail <file> -o out.png`.
 
 use crate::examine::{format_section, open_regular};
-use crate::{Outcome, print_json};
+use crate::output::{Outcome, print_json};
 use bevy_keepsake::format::{self, DecodeOptions, FormatError};
 use serde::Serialize;
 use std::path::Path;

@@ -3,8 +3,8 @@
 
 use crate::examine::examine;
 use crate::folders::save_files;
+use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
-use crate::{Outcome, print_json};
 use bevy_keepsake::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;

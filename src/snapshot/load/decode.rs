@@ -260,12 +260,15 @@ impl<'r> ColumnsDecoder<'r> {
     }
 }
 
+/// A decoded value and its entity index (none for a resource).
+type DecodedRow = (Option<u32>, Box<dyn Reflect>);
+
 /// Decodes a column's rows, components sorted by entity index.
 fn read_rows(
     cursor: &mut BlobCursor<'_>,
     header: &ColumnHeader<'_>,
     decoder: &ColumnDecoder<'_>,
-) -> Result<Vec<(Option<u32>, Box<dyn Reflect>)>, SnapshotError> {
+) -> Result<Vec<DecodedRow>, SnapshotError> {
     let mut rows = Vec::with_capacity(header.rows);
     while let Some(row) = cursor.next_row()? {
         let value = decoder
