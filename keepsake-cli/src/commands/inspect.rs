@@ -135,100 +135,120 @@ fn render(report: &Report) -> String {
         );
     }
     if !report.sections.is_empty() {
-        let mut table = Table::new(&["SECTION", "OFFSET", "BYTES", "CRC", "CHECK"]);
-        table.row(vec![
-            "header".into(),
-            "0".into(),
-            "40".into(),
-            "-".into(),
-            "ok".into(),
-        ]);
-        for section in &report.sections {
-            let check = match section.crc_computed {
-                None => "truncated".to_owned(),
-                Some(_) if section.crc_ok() => "ok".to_owned(),
-                Some(computed) => format!("MISMATCH (computed {computed:08x})"),
-            };
-            table.row(vec![
-                section.name.into(),
-                section.offset.to_string(),
-                section.length.to_string(),
-                format!("{:08x}", section.crc_stored),
-                check,
-            ]);
-        }
-        let _ = write!(out, "\n{}", table.render());
+        render_sections(&mut out, &report.sections);
     }
     if let Some(meta) = &report.metadata {
         let _ = write!(out, "\n{}", render_meta(meta));
     }
     if let Some(bundle) = &report.bundle {
-        let _ = writeln!(
-            out,
-            "\nbundle schema {}, tick {}, state hash {} ({})",
-            bundle.schema_version,
-            bundle.tick,
-            bundle.state_hash,
-            if bundle.state_hash_ok {
-                "ok"
-            } else {
-                "MISMATCH"
-            }
-        );
-        for (key, bytes) in &bundle.extras {
-            let _ = writeln!(out, "extra {}: {bytes} bytes", text::clean(key));
-        }
+        render_bundle(&mut out, bundle);
     }
     if let Some(blob) = &report.blob {
-        let _ = writeln!(
-            out,
-            "\necs_blob: {} bytes, layout {}, {} entities, {} types",
-            blob.bytes,
-            blob.layout_version,
-            blob.entities,
-            blob.columns.len()
-        );
-        let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES"]);
-        for column in &blob.columns {
-            table.row(vec![
-                text::clean(&column.type_path),
-                column.schema_version.to_string(),
-                column.kind.into(),
-                column.rows.to_string(),
-                column.bytes.to_string(),
-            ]);
-        }
-        if !table.is_empty() {
-            out.push_str(&table.render());
-        }
-        for column in &blob.columns {
-            let Some(values) = &column.values else {
-                continue;
-            };
-            let _ = writeln!(
-                out,
-                "\n{} (raw postcard bytes)",
-                text::clean(&column.type_path)
-            );
-            let mut table = Table::new(&["ENTITY", "LEN", "HEX"]);
-            for row in values {
-                table.row(vec![
-                    row.entity.map_or("-".into(), |e| e.to_string()),
-                    row.len.to_string(),
-                    row.hex.clone(),
-                ]);
-            }
-            if column.rows > values.len() {
-                table.row(vec![
-                    "…".into(),
-                    String::new(),
-                    format!("{} more rows", column.rows - values.len()),
-                ]);
-            }
-            out.push_str(&table.render());
-        }
+        render_blob(&mut out, blob);
+        render_blob_values(&mut out, blob);
     }
     out
+}
+
+/// The table of the file's sections and their CRC checks.
+fn render_sections(out: &mut String, sections: &[SectionCheck]) {
+    let mut table = Table::new(&["SECTION", "OFFSET", "BYTES", "CRC", "CHECK"]);
+    table.row(vec![
+        "header".into(),
+        "0".into(),
+        "40".into(),
+        "-".into(),
+        "ok".into(),
+    ]);
+    for section in sections {
+        let check = match section.crc_computed {
+            None => "truncated".to_owned(),
+            Some(_) if section.crc_ok() => "ok".to_owned(),
+            Some(computed) => format!("MISMATCH (computed {computed:08x})"),
+        };
+        table.row(vec![
+            section.name.into(),
+            section.offset.to_string(),
+            section.length.to_string(),
+            format!("{:08x}", section.crc_stored),
+            check,
+        ]);
+    }
+    let _ = write!(out, "\n{}", table.render());
+}
+
+/// The save bundle's fields around the blob.
+fn render_bundle(out: &mut String, bundle: &BundleView) {
+    let _ = writeln!(
+        out,
+        "\nbundle schema {}, tick {}, state hash {} ({})",
+        bundle.schema_version,
+        bundle.tick,
+        bundle.state_hash,
+        if bundle.state_hash_ok {
+            "ok"
+        } else {
+            "MISMATCH"
+        }
+    );
+    for (key, bytes) in &bundle.extras {
+        let _ = writeln!(out, "extra {}: {bytes} bytes", text::clean(key));
+    }
+}
+
+/// The blob's summary and its table of columns.
+fn render_blob(out: &mut String, blob: &BlobView) {
+    let _ = writeln!(
+        out,
+        "\necs_blob: {} bytes, layout {}, {} entities, {} types",
+        blob.bytes,
+        blob.layout_version,
+        blob.entities,
+        blob.columns.len()
+    );
+    let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES"]);
+    for column in &blob.columns {
+        table.row(vec![
+            text::clean(&column.type_path),
+            column.schema_version.to_string(),
+            column.kind.into(),
+            column.rows.to_string(),
+            column.bytes.to_string(),
+        ]);
+    }
+    if !table.is_empty() {
+        out.push_str(&table.render());
+    }
+}
+
+/// Each column's raw values (with `--values`).
+fn render_blob_values(out: &mut String, blob: &BlobView) {
+    for column in &blob.columns {
+        let Some(values) = &column.values else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n{} (raw postcard bytes)",
+            text::clean(&column.type_path)
+        );
+        let mut table = Table::new(&["ENTITY", "LEN", "HEX"]);
+        for row in values {
+            table.row(vec![
+                row.entity.map_or("-".into(), |e| e.to_string()),
+                row.len.to_string(),
+                row.hex.clone(),
+            ]);
+        }
+        if column.rows > values.len() {
+            table.row(vec![
+                "…".into(),
+                String::new(),
+                format!("{} more rows", column.rows - values.len()),
+            ]);
+        }
+        out.push_str(&table.render());
+    }
 }
 
 pub fn render_meta(meta: &MetaView) -> String {
