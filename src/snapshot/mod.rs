@@ -32,7 +32,7 @@
 //!
 //! | folder | role | imports |
 //! |--------|------|---------|
-//! | `blob` | the `ecs_blob` byte layout: varints, the writer, the one cursor every reader uses, [`inspect`] | nothing of Bevy |
+//! | [`blob`] | the `ecs_blob` byte layout: varints, the writer, the one cursor every reader uses, [`inspect`] | nothing of Bevy |
 //! | `value` | one value ↔ bytes: serde, reflection plans, Bevy's reflection serializer, asset handles | `blob` |
 //! | `register` | what a game saves: [`SaveRegistry`], [`SaveableAppExt`], the filter, each type's operations | `blob`, `value` |
 //! | `capture` | world → blob: [`CaptureCache`] (a full [`capture`] is a capture through a fresh cache) | `blob`, `value`, `register` |
@@ -50,7 +50,7 @@
 //! `FromReflect` takes, each later one over a clone of the first (reusing its allocations).
 //! The plans write and read exactly the bytes of Bevy's reflection serializer (tests compare
 //! them value for value, and against serde derives of the same shape); types they do not know
-//! (see `reflect_plan`) keep using Bevy's serializer. Type paths are written once per column,
+//! (see `value::plan`) keep using Bevy's serializer. Type paths are written once per column,
 //! not once per value.
 //!
 //! Where the time went (`perf` profiles and criterion sub-benchmarks of the real-game benchmark
@@ -67,26 +67,29 @@
 //! 30 ms; malloc and free remain the largest items (the clone itself, enums that change
 //! variant and maps, which are still built as dynamic values), and serde decodes the same
 //! types in 10 ms.
-//!//! # Asset handles
+//!
+//! # Asset handles
 //!
 //! `Handle<T>` and `UntypedHandle` anywhere in a reflected value are written by asset path (or
 //! constant UUID), in the bytes of Bevy's `HandleSerializeProcessor`, and loaded back through the
 //! `AssetServer` by [`decode_with_assets`] after the path is checked. Only types whose reflected
 //! layout can hold a handle look for one. See [`assets`].
-//!//! # Reading without the game's types
+//!
+//! # Reading without the game's types
 //!
 //! [`inspect`] lists a blob's columns and rows (engine-free; the `keepsake` command line uses
 //! it); [`dump`] / [`dump_with_assets`] print the values as RON through the registered types.
-//!//! # Layout and evolution
 //!
-//! The `ecs_blob` byte layout is specified in the `blob` module (`src/snapshot/blob/mod.rs`). Types evolve as follows:
+//! # Layout and evolution
+//!
+//! The `ecs_blob` byte layout is specified in [`blob`]. Types evolve as follows:
 //!
 //! - A stored type that is no longer registered is skipped with a warning.
 //! - A renamed or moved type: `app.register_saveable_rename::<T>("old::path::T")`.
 //! - A changed type: `app.register_saveable_migration::<TV1, T>()`, with
 //!   `impl From<TV1> for T`.
 
-mod blob;
+pub mod blob;
 mod capture;
 mod error;
 mod load;

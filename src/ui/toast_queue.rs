@@ -67,7 +67,7 @@ impl Toast {
         Toast::new(text, ToastKind::Success, Some(topic))
     }
 
-    /// "Save failed: <reason>".
+    /// "Save failed: `<reason>`".
     pub fn save_failed(event: &SaveFailed) -> Self {
         let topic = event.target.job_target();
         Toast::new(
@@ -91,7 +91,7 @@ impl Toast {
         )
     }
 
-    /// "Load failed: <reason>".
+    /// "Load failed: `<reason>`".
     pub fn load_failed(event: &LoadFailed) -> Self {
         Toast::new(
             format!("Load failed: {}", event.error),
@@ -109,7 +109,7 @@ impl Toast {
         Toast::new(text, ToastKind::Success, None)
     }
 
-    /// "Delete failed: <reason>".
+    /// "Delete failed: `<reason>`".
     pub fn delete_failed(event: &DeleteFailed) -> Self {
         Toast::new(
             format!("Delete failed: {}", event.error),

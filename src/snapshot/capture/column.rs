@@ -17,7 +17,7 @@ use bevy::reflect::TypeRegistry;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 
-/// What a [`CaptureCache`] did in its last capture: how much it re-encoded and how much it
+/// What a [`CaptureCache`](crate::snapshot::CaptureCache) did in its last capture: how much it re-encoded and how much it
 /// reused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CaptureStats {

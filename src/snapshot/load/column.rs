@@ -89,3 +89,16 @@ fn check_kind(
         ),
     })
 }
+
+/// A value that did not decode, named by type and entity.
+pub(super) fn value_error(
+    type_path: &str,
+    entity_index: Option<u32>,
+    reason: String,
+) -> SnapshotError {
+    SnapshotError::Value {
+        type_path: type_path.to_owned(),
+        entity_index,
+        reason,
+    }
+}

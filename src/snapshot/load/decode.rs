@@ -2,7 +2,7 @@
 //! thread): the hash, then the blob through the cursor (which checks its structure), each
 //! column's rows decoded as the registered type.
 
-use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS};
+use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, value_error};
 use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, state_hash};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
@@ -280,16 +280,4 @@ fn read_rows(
     // runs; the stable sort merges runs rather than sorting from scratch.
     rows.sort_by_key(|&(entity_index, _)| entity_index);
     Ok(rows)
-}
-
-pub(super) fn value_error(
-    type_path: &str,
-    entity_index: Option<u32>,
-    reason: String,
-) -> SnapshotError {
-    SnapshotError::Value {
-        type_path: type_path.to_owned(),
-        entity_index,
-        reason,
-    }
 }

@@ -15,8 +15,7 @@
 //! saving world's ids (`Entity::to_bits`); entity indices are positions in the snapshot's entity
 //! table.
 
-use super::column::{ColumnDecoder, WITH_PLANS};
-use super::decode::value_error;
+use super::column::{ColumnDecoder, WITH_PLANS, value_error};
 use crate::snapshot::blob::BlobCursor;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;

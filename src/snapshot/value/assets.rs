@@ -13,7 +13,7 @@
 //! A handle to an asset made at run time (`Assets::add`) has no path to be saved by; what a save
 //! does with one is the app's [`RuntimeAssetHandles`] policy.
 //!
-//! Only the types that can hold a handle pay for looking for one: [`contains_handles`] walks a
+//! Only the types that can hold a handle pay for looking for one: `contains_handles` walks a
 //! type's reflected layout once, when its column is opened.
 
 use bevy::asset::{
