@@ -40,8 +40,9 @@
 //!
 //! # Speed
 //!
-//! Capture reads each registered type as one typed column (a query per type, no per-entity type
-//! lookups, no cloning) and writes each value once. Types with `#[reflect(Serialize,
+//! Capture reads each registered type as one typed column (table by table, no per-entity type
+//! lookups, no cloning) and encodes each value once, into its chunk; the chunks are then joined
+//! into the blob. Types with `#[reflect(Serialize,
 //! Deserialize)]` are written by their serde implementation; others (reflection-only types,
 //! the way most Bevy games write components) by a *reflection plan* built once per column from
 //! `TypeInfo`: field order and the kind of every leaf, so each field is one downcast and a

@@ -17,8 +17,8 @@ use bevy::reflect::TypeRegistry;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 
-/// What a [`CaptureCache`](crate::snapshot::CaptureCache) did in its last capture: how much it re-encoded and how much it
-/// reused.
+/// What a [`CaptureCache`](crate::snapshot::CaptureCache) did in its last capture: how much it
+/// re-encoded and how much it reused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CaptureStats {
     /// Values encoded (changed rows of patched chunks, every row of rebuilt chunks, changed

@@ -15,11 +15,11 @@
 //! The typed walk of each type's values (`register::walk`) hands them to the column; this
 //! folder never names a concrete type.
 //!
-//! Most of a world does not change between two saves, so a [`CaptureCache`] keeps each registered type's
-//! column as chunks of up to [`CHUNK_ROWS`] table rows: the chunk's entities and their
+//! Most of a world does not change between two saves, so a [`CaptureCache`] keeps each registered
+//! type's column as chunks of up to [`CHUNK_ROWS`] table rows: the chunk's entities and their
 //! length-prefixed values, which are exactly the bytes the blob holds for those rows except the
-//! entity index deltas. A capture walks each type's tables in the order a query visits
-//! them and, per chunk:
+//! entity index deltas. A capture walks each type's tables in the order a query visits them and,
+//! per chunk:
 //!
 //! - reuses it when the table holds the same entities in those rows as at the last capture and
 //!   no value's change tick is newer than that capture;
@@ -41,9 +41,9 @@
 //! at random for hundreds of steps and compare). Changes made without change detection
 //! (`bypass_change_detection`, interior mutability) are not seen, nor are type registrations
 //! that change how a type is written (`ReflectSerialize` registered later): call
-//! [`CaptureCache::clear`] after them. The cache starts over by itself when the world, the registry or its filter
-//! changes, after a failed capture, and when the last capture is too many ticks ago for change
-//! ticks to tell.
+//! [`CaptureCache::clear`] after them. The cache starts over by itself when the world, the registry
+//! or its filter changes, after a failed capture, and when the last capture is too many ticks ago
+//! for change ticks to tell.
 
 mod cache;
 mod chunk;

@@ -83,8 +83,8 @@ pub fn decode(
 }
 
 /// [`decode`], loading saved asset handles through `assets` (paths are checked first; see
-/// [`assets`](crate::snapshot::value::assets)). Loading only starts the assets' loads: it is safe off the main
-/// thread.
+/// [`assets`](crate::snapshot::value::assets)). Loading only starts the assets' loads: it is safe
+/// off the main thread.
 pub fn decode_with_assets(
     blob: &[u8],
     expected_hash: u64,

@@ -27,8 +27,8 @@ use std::fmt::Write;
 
 /// Decodes every value of a blob with the registered types and writes them as RON text.
 ///
-/// The blob's structure is checked as by [`inspect`](crate::snapshot::inspect()); a value that does not
-/// decode is an error naming its type and entity index. Types the registry does not know are
+/// The blob's structure is checked as by [`inspect`](crate::snapshot::inspect()); a value that does
+/// not decode is an error naming its type and entity index. Types the registry does not know are
 /// listed under `unregistered` with their number of values.
 ///
 /// ```

@@ -10,8 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Hands out registry revisions, unique in the process, so a [`CaptureCache`](crate::snapshot::CaptureCache)
-/// can tell that the registry it encoded with has changed.
+/// Hands out registry revisions, unique in the process, so a
+/// [`CaptureCache`](crate::snapshot::CaptureCache) can tell that the registry it encoded with has
+/// changed.
 static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 
 /// The saveable types of an app and the filter choosing saved entities.
@@ -76,7 +77,8 @@ impl SaveRegistry {
         &self.inner.entries
     }
 
-    /// The entry (and its index) a stored type path refers to: its own path or an old path it was renamed from.
+    /// The entry (and its index) a stored type path refers to: its own path or an old path it was
+    /// renamed from.
     pub(crate) fn lookup(&self, type_path: &str) -> Option<(usize, &SaveableEntry)> {
         let index = *self.inner.by_path.get(type_path)?;
         Some((index, &self.inner.entries[index]))

@@ -101,9 +101,9 @@ fn tables_in_query_order(
 }
 
 /// Walks `T`'s column table by table, in the order a query of `T` visits the rows (a dense
-/// query visits its tables in [`tables_in_query_order`], each from its first row), handing each table's
-/// entities, change ticks and values to the column cache. Sparse-set components, which a query
-/// visits by archetype, are encoded afresh in the query's own order.
+/// query visits its tables in [`tables_in_query_order`], each from its first row), handing each
+/// table's entities, change ticks and values to the column cache. Sparse-set components, which a
+/// query visits by archetype, are encoded afresh in the query's own order.
 fn refresh_components<T: Component, E: ValueEncoding<T>>(
     world: &World,
     column: &mut dyn ColumnSink,
