@@ -107,15 +107,16 @@ impl<'a> BlobCursor<'a> {
             return Ok(None);
         };
         column.left -= 1;
-        let (header, previous) = (column.header, column.previous_index);
-        let row = match header.kind {
+        let (kind, type_path) = (column.header.kind, column.header.type_path);
+        let previous = column.previous_index;
+        let row = match kind {
             ColumnKind::Resource => StoredRow {
                 entity_index: None,
                 value: self.reader.bytes_with_len("resource value")?,
             },
             ColumnKind::Component => {
                 let stored = self.reader.delta(previous, "entity index")?;
-                let entity_index = self.claim_entity(stored, header.type_path)?;
+                let entity_index = self.claim_entity(stored, type_path)?;
                 if let Some(column) = self.column.as_mut() {
                     column.previous_index = stored;
                 }
@@ -217,12 +218,12 @@ fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError>
 
 /// The entity table: ids as deltas, each a valid Bevy entity id and listed once.
 fn read_entity_ids(reader: &mut BlobReader<'_>) -> Result<Vec<u64>, SnapshotError> {
+    let table = reader.clone();
     let count = reader.count("entity count")?;
     if count > u32::MAX as usize {
         return Err(malformed(reader.offset(), "more than 2^32 entities"));
     }
     let mut ids = Vec::with_capacity(count);
-    let mut unique = HashSet::with_capacity(count);
     let mut bits = 0;
     for _ in 0..count {
         let offset = reader.offset();
@@ -233,15 +234,41 @@ fn read_entity_ids(reader: &mut BlobReader<'_>) -> Result<Vec<u64>, SnapshotErro
                 format!("{bits:#x} is not a valid entity id"),
             ));
         }
-        if !unique.insert(bits) {
-            return Err(malformed(
-                offset,
-                format!("entity id {bits:#x} is listed twice"),
-            ));
-        }
         ids.push(bits);
     }
-    Ok(ids)
+    match first_repeat(&ids) {
+        None => Ok(ids),
+        Some(position) => Err(repeated_id(table, &ids, position)),
+    }
+}
+
+/// The position of the first id that repeats an earlier one. Sorting a copy finds whether there
+/// is one without hashing ids the file chooses (a hash set of them cost a fast hash that a
+/// forged file could flood, or a slow one that took a few percent of a load).
+fn first_repeat(ids: &[u64]) -> Option<usize> {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).find(|pair| pair[0] == pair[1])?;
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().position(|&id| !seen.insert(id))
+}
+
+/// The error for the id at `position`, which repeats an earlier one, at its byte offset
+/// (found by reading the table again from its start: only on this error's path).
+fn repeated_id(mut table: BlobReader<'_>, ids: &[u64], position: usize) -> SnapshotError {
+    let mut offset = table.offset();
+    if table.count("entity count").is_ok() {
+        for _ in 0..=position {
+            offset = table.offset();
+            if table.varint("entity id").is_err() {
+                break;
+            }
+        }
+    }
+    malformed(
+        offset,
+        format!("entity id {:#x} is listed twice", ids[position]),
+    )
 }
 
 /// Bevy's rule (`Entity::try_from_bits`): the low 32 bits hold the index as a `NonMaxU32`

@@ -5,6 +5,7 @@ use super::wire::{VarintError, read_varint, undelta};
 use crate::snapshot::error::SnapshotError;
 
 /// Reads a blob's fields front to back; every length is checked against the bytes left.
+#[derive(Clone)]
 pub(crate) struct BlobReader<'a> {
     bytes: &'a [u8],
     offset: usize,

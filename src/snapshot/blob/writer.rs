@@ -75,6 +75,28 @@ impl BlobWriter {
         column.rows += 1;
     }
 
+    /// Appends a row whose value `write` encodes in place, behind its length (no copy).
+    pub(crate) fn row_with<E>(
+        &mut self,
+        column: &mut OpenColumn,
+        entity_index: Option<u32>,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let start = self.bytes.len();
+        if let Some(index) = entity_index {
+            put_delta(&mut self.bytes, column.previous_index.into(), index.into());
+        }
+        if let Err(error) = push_prefixed(&mut self.bytes, write) {
+            self.bytes.truncate(start);
+            return Err(error);
+        }
+        if let Some(index) = entity_index {
+            column.previous_index = index;
+        }
+        column.rows += 1;
+        Ok(())
+    }
+
     /// Fills in the column's row count, or takes the column out again when it has no rows (the
     /// layout has no empty columns). Returns its rows.
     pub(crate) fn close_column(&mut self, column: OpenColumn) -> u32 {

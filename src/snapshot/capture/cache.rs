@@ -60,9 +60,6 @@ pub struct CaptureCache {
     /// The cached chunks of each registered type, by registry entry.
     columns: Vec<ColumnCache>,
     stats: CaptureStats,
-    /// Whether reflection-only types are written by Bevy's serializer rather than their plan
-    /// (to compare the two paths' bytes).
-    without_plans: bool,
 }
 
 #[derive(Clone, PartialEq, Eq)]
@@ -85,27 +82,15 @@ impl CaptureCache {
         self.stats
     }
 
-    /// A cache that writes reflection-only types with Bevy's reflection serializer instead of
-    /// their plan.
-    pub(super) fn without_plans() -> Self {
-        CaptureCache {
-            without_plans: true,
-            ..CaptureCache::default()
-        }
-    }
-
     /// Forgets every cached chunk: the next capture encodes everything.
     pub fn clear(&mut self) {
-        *self = CaptureCache {
-            without_plans: self.without_plans,
-            ..CaptureCache::default()
-        };
+        *self = CaptureCache::default();
     }
 
     /// The main thread's part of a capture: reads the saved entities and their hierarchy, and
     /// brings every registered type's chunks up to date with the world, re-encoding only what
     /// changed since the last capture. [`PendingSnapshot::finish`] writes the blob, which is the
-    /// one a fresh cache (a full [`capture`](super::capture())) would write.
+    /// one a full [`capture`](super::capture()) would write.
     pub fn capture(&mut self, world: &World) -> Result<PendingSnapshot, SnapshotError> {
         let (registry, types) = registries(world)?;
         let this_run = world.read_change_tick();
@@ -181,7 +166,6 @@ impl CaptureCache {
                 tables: &mut self.tables,
                 cache,
                 writer: None,
-                without_plans: self.without_plans,
                 chunks: Vec::new(),
                 stats: &mut self.stats,
             };

@@ -9,8 +9,6 @@ use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem};
 use crate::snapshot::value::{TypeOps, ValueWriter};
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::change_detection::Tick;
-use bevy::ecs::component::StorageType;
-use bevy::ecs::entity_disabling::DefaultQueryFilters;
 use bevy::ecs::storage::TableId;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -38,7 +36,7 @@ pub struct CaptureStats {
 /// Whether a table's entities are saved: all, none, or some (the filter names a sparse-set
 /// component, so entities of one table can differ).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TableSaved {
+pub(super) enum TableSaved {
     All,
     None,
     Some,
@@ -80,14 +78,14 @@ impl SavedTables {
         }
     }
 
-    fn table(&self, table: TableId) -> TableSaved {
+    pub(super) fn table(&self, table: TableId) -> TableSaved {
         self.tables
             .get(table.as_usize())
             .copied()
             .unwrap_or(TableSaved::None)
     }
 
-    fn entity(&self, world: &World, entity: Entity) -> bool {
+    pub(super) fn entity(&self, world: &World, entity: Entity) -> bool {
         world
             .entities()
             .get_spawned(entity)
@@ -131,8 +129,6 @@ pub(super) struct ColumnRefresh<'a> {
     /// Built at the first value to encode (building a reflection plan costs more than checking
     /// an unchanged column).
     pub(super) writer: Option<ValueWriter<'a>>,
-    /// Whether the writer leaves the reflection plan out (see `CaptureCache::without_plans`).
-    pub(super) without_plans: bool,
     pub(super) chunks: Vec<Arc<Chunk>>,
     pub(super) stats: &'a mut CaptureStats,
 }
@@ -145,11 +141,8 @@ impl<'a> ColumnRefresh<'a> {
 
     fn writer(&mut self) -> &ValueWriter<'a> {
         let (types, ops, assets) = (self.types, self.ops, self.assets);
-        let without_plans = self.without_plans;
-        self.writer.get_or_insert_with(|| match without_plans {
-            false => ValueWriter::new(types, ops, assets),
-            true => ValueWriter::generic(types, ops, assets),
-        })
+        self.writer
+            .get_or_insert_with(|| ValueWriter::new(types, ops, assets))
     }
 
     fn cacheable(&mut self) -> bool {
@@ -328,21 +321,6 @@ impl<'a> ColumnRefresh<'a> {
 }
 
 impl ColumnSink for ColumnRefresh<'_> {
-    /// Whether a full capture's query of this type visits tables in id order: true unless a
-    /// disabling component is a sparse-set one (the query then walks archetypes).
-    fn dense_query(&self, world: &World) -> bool {
-        world
-            .get_resource::<DefaultQueryFilters>()
-            .is_none_or(|filters| {
-                filters.disabling_ids().all(|id| {
-                    world
-                        .components()
-                        .get_info(id)
-                        .is_some_and(|info| info.storage_type() == StorageType::Table)
-                })
-            })
-    }
-
     /// Whether `entity` is saved.
     fn is_saved(&self, entity: Entity) -> bool {
         self.saved.entity(self.world, entity)

@@ -208,19 +208,24 @@ impl<'r> ColumnsDecoder<'r> {
         };
         self.claim_entry(entry_index, header.type_path)?;
         let decoder = ColumnDecoder::new(entry, header, self.types, self.loader, self.reader_fn)?;
-        let rows = read_rows(cursor, header, &decoder)?;
         match header.kind {
             ColumnKind::Resource => {
-                let values = rows.into_iter().map(|(_, value)| (entry_index, value));
-                self.resources.extend(values);
+                let rows = read_rows(cursor, header, &decoder, |_, value| (entry_index, value))?;
+                self.resources.extend(rows);
             }
-            ColumnKind::Component => self.components.push(DecodedColumn {
-                entry: entry_index,
-                rows: rows
-                    .into_iter()
-                    .map(|(index, value)| (index.unwrap_or_default(), value))
-                    .collect(),
-            }),
+            ColumnKind::Component => {
+                // Component rows always carry an entity index (the cursor reads one per row).
+                let mut rows = read_rows(cursor, header, &decoder, |index, value| {
+                    (index.unwrap_or_default(), value)
+                })?;
+                // A capture writes a column table by table, so its rows usually come as a few
+                // ascending runs; the stable sort merges runs rather than sorting from scratch.
+                rows.sort_by_key(|&(entity_index, _)| entity_index);
+                self.components.push(DecodedColumn {
+                    entry: entry_index,
+                    rows,
+                });
+            }
         }
         Ok(())
     }
@@ -260,24 +265,20 @@ impl<'r> ColumnsDecoder<'r> {
     }
 }
 
-/// A decoded value and its entity index (none for a resource).
-type DecodedRow = (Option<u32>, Box<dyn Reflect>);
-
-/// Decodes a column's rows, components sorted by entity index.
-fn read_rows(
+/// Decodes a column's rows, each made an item by `item` from its entity index (none for a
+/// resource) and value.
+fn read_rows<T>(
     cursor: &mut BlobCursor<'_>,
     header: &ColumnHeader<'_>,
     decoder: &ColumnDecoder<'_>,
-) -> Result<Vec<DecodedRow>, SnapshotError> {
+    item: impl Fn(Option<u32>, Box<dyn Reflect>) -> T,
+) -> Result<Vec<T>, SnapshotError> {
     let mut rows = Vec::with_capacity(header.rows);
     while let Some(row) = cursor.next_row()? {
         let value = decoder
             .read(row.value)
             .map_err(|reason| value_error(header.type_path, row.entity_index, reason))?;
-        rows.push((row.entity_index, value));
+        rows.push(item(row.entity_index, value));
     }
-    // A capture writes a column table by table, so its rows usually come as a few ascending
-    // runs; the stable sort merges runs rather than sorting from scratch.
-    rows.sort_by_key(|&(entity_index, _)| entity_index);
     Ok(rows)
 }

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Hands out registry revisions, unique in the process, so a
 /// [`CaptureCache`](crate::snapshot::CaptureCache) can tell that the registry it encoded with has
@@ -21,6 +21,8 @@ static NEXT_REVISION: AtomicU64 = AtomicU64::new(1);
 #[derive(Resource, Clone, Default)]
 pub struct SaveRegistry {
     inner: Arc<RegistryInner>,
+    /// The size of the last blob a full capture wrote, to allocate the next one at once.
+    last_blob_size: Arc<AtomicUsize>,
 }
 
 #[derive(Clone, Default)]
@@ -49,6 +51,16 @@ impl SaveRegistry {
             .entries
             .iter()
             .any(|entry| entry.ops.type_id == TypeId::of::<T>())
+    }
+
+    /// Room for the next full capture's blob: the last one's size and an eighth.
+    pub(crate) fn size_hint(&self) -> usize {
+        let last = self.last_blob_size.load(Ordering::Relaxed);
+        last + last / 8
+    }
+
+    pub(crate) fn record_size(&self, size: usize) {
+        self.last_blob_size.store(size, Ordering::Relaxed);
     }
 
     /// The filter choosing saved entities.

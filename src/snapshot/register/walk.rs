@@ -11,6 +11,7 @@ use crate::snapshot::value::assets::CaptureProblem;
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::component::{ComponentId, StorageType};
+use bevy::ecs::entity_disabling::DefaultQueryFilters;
 use bevy::ecs::resource::IsResource;
 use bevy::ecs::storage::TableId;
 use bevy::prelude::*;
@@ -26,10 +27,6 @@ pub(crate) type EncodeResource<'e> =
 
 /// Where a column's walk hands its values.
 pub(crate) trait ColumnSink {
-    /// Whether a query of the type visits tables in the order [`tables_in_query_order`] gives
-    /// (rather than archetype by archetype).
-    fn dense_query(&self, world: &World) -> bool;
-
     /// Whether `entity` is saved.
     fn is_saved(&self, entity: Entity) -> bool;
 
@@ -69,6 +66,21 @@ pub(crate) fn refresh_fn<T: Component, E: ValueEncoding<T>>(kind: ColumnKind) ->
         ColumnKind::Component => refresh_components::<T, E>,
         ColumnKind::Resource => refresh_resource::<T, E>,
     }
+}
+
+/// Whether a query visits tables in the order [`tables_in_query_order`] gives: true unless a
+/// disabling component is a sparse-set one (the query then walks archetypes).
+fn dense_query(world: &World) -> bool {
+    world
+        .get_resource::<DefaultQueryFilters>()
+        .is_none_or(|filters| {
+            filters.disabling_ids().all(|id| {
+                world
+                    .components()
+                    .get_info(id)
+                    .is_some_and(|info| info.storage_type() == StorageType::Table)
+            })
+        })
 }
 
 /// The tables of the archetypes a fresh dense query of `component` matches, in the order the
@@ -118,7 +130,7 @@ fn refresh_components<T: Component, E: ValueEncoding<T>>(
         .components()
         .get_info(id)
         .is_none_or(|info| info.storage_type() == StorageType::SparseSet);
-    if sparse || !column.dense_query(world) {
+    if sparse || !dense_query(world) {
         let (entities, values): (Vec<Entity>, Vec<&T>) = query
             .iter(world)
             .filter(|(entity, _)| column.is_saved(*entity))
