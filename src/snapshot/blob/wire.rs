@@ -71,6 +71,13 @@ pub(crate) enum VarintError {
 /// number of bytes it took. Callers check the value's range for their type.
 #[inline]
 pub(crate) fn read_varint(bytes: &[u8], max_len: usize) -> Result<(u128, usize), VarintError> {
+    // Most varints (lengths, entity index deltas, small numbers) are one byte.
+    if let Some(&first) = bytes.first()
+        && first < 0x80
+        && max_len > 0
+    {
+        return Ok((u128::from(first), 1));
+    }
     let mut value = 0u128;
     for (index, &byte) in bytes.iter().take(max_len).enumerate() {
         value |= u128::from(byte & 0x7f) << (7 * index);
