@@ -273,7 +273,7 @@ fn repeated_id(mut table: BlobReader<'_>, ids: &[u64], position: usize) -> Snaps
 
 /// Bevy's rule (`Entity::try_from_bits`): the low 32 bits hold the index as a `NonMaxU32`
 /// stores it (the index XOR `u32::MAX`), which is never zero.
-pub(crate) fn is_entity_id(bits: u64) -> bool {
+fn is_entity_id(bits: u64) -> bool {
     bits as u32 != 0
 }
 
