@@ -95,6 +95,7 @@ mod capture;
 mod error;
 mod load;
 mod register;
+pub mod schema;
 mod value;
 
 pub use blob::{BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredRow, inspect, state_hash};
