@@ -5,9 +5,10 @@
 //! index (inside the entity table, one value per entity and column), and no bytes after the
 //! last column. A bad byte therefore gets the same error whoever reads it.
 
-use super::layout::{BLOB_VERSION, ColumnKind};
+use super::layout::{BLOB_VERSION, ColumnKind, LAYOUTS_SINCE};
 use super::reader::BlobReader;
 use crate::snapshot::error::SnapshotError;
+use crate::snapshot::schema::codec;
 use std::collections::HashSet;
 
 /// One stored value: its owner and its postcard bytes, borrowed from the blob.
@@ -28,6 +29,9 @@ pub(crate) struct ColumnHeader<'a> {
     /// The schema version the values were written at.
     pub(crate) schema_version: u32,
     pub(crate) kind: ColumnKind,
+    /// The type's layout when the values were written (checked to read as one); `None` in
+    /// blobs older than layout version 2.
+    pub(crate) layout: Option<&'a [u8]>,
     pub(crate) rows: usize,
 }
 
@@ -141,6 +145,7 @@ impl<'a> BlobCursor<'a> {
                 format!("{type_path} has column kind {byte}; only 0 and 1 exist"),
             )
         })?;
+        let layout = self.read_type_layout(type_path)?;
         let row_count_offset = self.reader.offset();
         let rows = self.reader.u32_count("row count")?;
         if kind == ColumnKind::Resource && rows != 1 {
@@ -160,8 +165,23 @@ impl<'a> BlobCursor<'a> {
             type_path,
             schema_version,
             kind,
+            layout,
             rows,
         })
+    }
+
+    /// A column's stored type layout (none before layout version 2), checked to be one whole
+    /// layout, so later readers can decode it without failing.
+    fn read_type_layout(&mut self, type_path: &str) -> Result<Option<&'a [u8]>, SnapshotError> {
+        if self.layout_version < LAYOUTS_SINCE {
+            return Ok(None);
+        }
+        let offset = self.reader.offset();
+        let bytes = self.reader.bytes_with_len("type layout")?;
+        codec::decode_bytes(bytes).map_err(|error| {
+            malformed(offset, format!("the layout of {type_path} does not read: {error}"))
+        })?;
+        Ok(Some(bytes))
     }
 
     /// Checks a row's entity index: inside the entity table, and not given a value by this

@@ -13,6 +13,7 @@
 use super::cursor::{BlobCursor, StoredRow};
 use super::layout::ColumnKind;
 use crate::snapshot::error::SnapshotError;
+use crate::snapshot::schema::{TypeLayout, codec};
 
 /// One column of the blob: every stored value of one type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +24,9 @@ pub struct StoredColumn<'a> {
     pub schema_version: u32,
     /// Component or resource.
     pub kind: ColumnKind,
+    /// The type's layout when the values were written; `None` in saves from before layouts
+    /// (blob layout version 1).
+    pub layout: Option<TypeLayout>,
     /// Bytes the column takes in the blob, its own header included.
     pub bytes: usize,
     /// The values, in stored order (components by ascending entity index as written).
@@ -82,6 +86,7 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
             type_path: header.type_path,
             schema_version: header.schema_version,
             kind: header.kind,
+            layout: header.layout.map(codec::decode_bytes).transpose()?,
             bytes: cursor.offset() - header.start,
             rows,
         });
@@ -98,6 +103,7 @@ mod tests {
     use super::*;
     use crate::snapshot::blob::BLOB_VERSION;
     use crate::snapshot::blob::wire::{put_delta, put_varint};
+    use crate::snapshot::schema::Leaf;
 
     /// The old hand-writer's vocabulary over a plain buffer.
     #[derive(Default)]
@@ -132,6 +138,7 @@ mod tests {
         w.bytes_with_len(b"game::Health");
         w.varint(3);
         w.byte(0);
+        w.bytes_with_len(&TypeLayout::Leaf(Leaf::F32).to_bytes());
         w.bytes.extend_from_slice(&2u32.to_le_bytes());
         w.delta(0, 0);
         w.bytes_with_len(&[1, 2]);
@@ -140,6 +147,7 @@ mod tests {
         w.bytes_with_len(b"game::Score");
         w.varint(1);
         w.byte(1);
+        w.bytes_with_len(&TypeLayout::Leaf(Leaf::U64).to_bytes());
         w.bytes.extend_from_slice(&1u32.to_le_bytes());
         w.bytes_with_len(&[9, 9, 9]);
         w.bytes
@@ -170,6 +178,7 @@ mod tests {
             ]
         );
         let score = &table.columns[1];
+        assert_eq!(health.layout, Some(TypeLayout::Leaf(Leaf::F32)));
         assert_eq!(score.kind, ColumnKind::Resource);
         assert_eq!(score.rows[0].value, &[9, 9, 9]);
         let column_bytes: usize = table.columns.iter().map(|c| c.bytes).sum();

@@ -1,7 +1,10 @@
 //! The layout's constants: its version, the column kinds, the blob's hash.
 
 /// The snapshot layout version written by this build.
-pub const BLOB_VERSION: u8 = 1;
+pub const BLOB_VERSION: u8 = 2;
+
+/// The first layout version whose columns carry their type's layout.
+pub(crate) const LAYOUTS_SINCE: u8 = 2;
 
 /// Whether a type is saved per entity (a component) or once (a resource): the kind of every
 /// registered type, and the column kind byte of the layout, which is the discriminant.

@@ -5,7 +5,7 @@
 //! Readers check every length against the bytes that remain before using it, so a hostile blob
 //! cannot make them allocate more than its own size.
 //!
-//! # Layout (version 1)
+//! # Layout (version 2)
 //!
 //! Integers are LEB128 varints (the encoding postcard uses); values are postcard. A *delta* is
 //! the difference to the previous item of its list (the first item's to 0), wrapping, as a
@@ -13,7 +13,7 @@
 //!
 //! | field | encoding |
 //! |-------|----------|
-//! | layout version | `u8`, currently `1` |
+//! | layout version | `u8`, currently `2` (`1` lacks the columns' type layouts) |
 //! | entity count `N` | varint |
 //! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
 //! | column count `C` | `u32` little-endian |
@@ -26,6 +26,7 @@
 //! | type path | varint length + UTF-8, e.g. `my_game::Health` |
 //! | schema version | varint; bumped by each `register_saveable_migration` |
 //! | kind | `u8`: `0` component, `1` resource |
+//! | type layout | varint length + the type's layout as [`schema::codec`](crate::snapshot::schema::codec) writes it (since version 2) |
 //! | row count `R` | `u32` little-endian (`1` for a resource) |
 //! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
 //!

@@ -42,18 +42,22 @@ impl BlobWriter {
         }
     }
 
-    /// Writes a column's header (its row count filled in by [`BlobWriter::close_column`]).
+    /// Writes a column's header (its row count filled in by [`BlobWriter::close_column`]);
+    /// `layout` is the type's layout as [`schema::codec`](crate::snapshot::schema::codec) writes it.
     pub(crate) fn open_column(
         &mut self,
         type_path: &str,
         schema_version: u32,
         kind: ColumnKind,
+        layout: &[u8],
     ) -> OpenColumn {
         let start = self.bytes.len();
         put_varint(&mut self.bytes, type_path.len() as u64);
         self.bytes.extend_from_slice(type_path.as_bytes());
         put_varint(&mut self.bytes, schema_version.into());
         self.bytes.push(kind as u8);
+        put_varint(&mut self.bytes, layout.len() as u64);
+        self.bytes.extend_from_slice(layout);
         let row_count_at = self.bytes.len();
         self.bytes.extend_from_slice(&[0; 4]);
         OpenColumn {

@@ -170,7 +170,11 @@ impl CaptureCache {
                 stats: &mut self.stats,
             };
             (entry.refresh)(world, &mut column)?;
-            columns.push((ColumnId::of(entry), column.into_chunks()));
+            let chunks = column.into_chunks();
+            let layout = cache
+                .layout
+                .get_or_insert_with(|| entry.ops.layout(types).to_bytes().into());
+            columns.push((ColumnId::of(entry, layout.clone()), chunks));
         }
         Ok(PendingSnapshot {
             matched,

@@ -62,7 +62,8 @@ impl PendingSnapshot {
         let mut blob = BlobWriter::new(entities.iter().map(|entity| entity.to_bits()), capacity);
         let (mut components, mut resources) = (0, 0);
         for (column, chunks) in &self.columns {
-            let mut open = blob.open_column(column.type_path, column.version, column.kind);
+            let mut open =
+                blob.open_column(column.type_path, column.version, column.kind, &column.layout);
             write_rows(&mut blob, &mut open, chunks, &index);
             let rows = blob.close_column(open) as usize;
             match column.kind {
@@ -109,19 +110,22 @@ fn write_rows(
 }
 
 /// What a column's header says about its type.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ColumnId {
     pub(crate) type_path: &'static str,
     pub(crate) version: u32,
     pub(crate) kind: ColumnKind,
+    /// The type's layout, encoded.
+    pub(crate) layout: Arc<[u8]>,
 }
 
 impl ColumnId {
-    pub(crate) fn of(entry: &SaveableEntry) -> Self {
+    pub(crate) fn of(entry: &SaveableEntry, layout: Arc<[u8]>) -> Self {
         ColumnId {
             type_path: entry.ops.type_path,
             version: entry.version,
             kind: entry.kind,
+            layout,
         }
     }
 }

@@ -11,13 +11,17 @@
 
 pub mod assets;
 mod encoding;
+mod layout_of;
 mod ops;
+
 mod plan;
 mod plan_read;
 mod read;
+mod resolve;
 mod write;
 
 pub(crate) use encoding::{ValueEncoding, ViaReflect, ViaSerde};
+pub(crate) use layout_of::column_layout;
 pub(crate) use ops::TypeOps;
 pub(crate) use read::ValueReader;
 pub(crate) use write::ValueWriter;

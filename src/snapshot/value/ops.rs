@@ -25,6 +25,16 @@ pub(crate) struct TypeOps {
 }
 
 impl TypeOps {
+    /// The layout a column of this type is written with.
+    pub(crate) fn layout(&self, registry: &bevy::reflect::TypeRegistry) -> crate::snapshot::schema::TypeLayout {
+        super::column_layout(
+            registry,
+            self.type_id,
+            self.type_path,
+            self.decode_serde.is_some(),
+        )
+    }
+
     pub(crate) fn of<T: Reflect + FromReflect + TypePath>() -> Self {
         TypeOps {
             type_id: TypeId::of::<T>(),

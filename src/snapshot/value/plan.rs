@@ -17,7 +17,9 @@
 //! handles, whose serialization a processor may override), a struct with
 //! `#[reflect(skip_serializing)]` fields, or nesting deeper than [`MAX_DEPTH`] (recursive types).
 
+use super::layout_of::leaf_of;
 use crate::snapshot::blob::wire;
+pub(crate) use crate::snapshot::schema::Leaf;
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::enums::VariantInfo;
@@ -29,60 +31,6 @@ use std::any::TypeId;
 
 /// Plans nest at most this deep; deeper (or recursive) types use the reflection serializer.
 pub(crate) const MAX_DEPTH: usize = 24;
-
-/// A value the plan writes and reads without looking at its structure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Leaf {
-    Bool,
-    U8,
-    U16,
-    U32,
-    U64,
-    U128,
-    Usize,
-    I8,
-    I16,
-    I32,
-    I64,
-    I128,
-    Isize,
-    F32,
-    F64,
-    Char,
-    String,
-    /// Written as its 64-bit id (`Entity::to_bits`), like the reflection path's processor.
-    Entity,
-    Vec2,
-    Vec3,
-    Vec3A,
-    Vec4,
-    Quat,
-    IVec2,
-    IVec3,
-    IVec4,
-    UVec2,
-    UVec3,
-    UVec4,
-}
-
-impl Leaf {
-    fn of(type_id: TypeId) -> Option<Leaf> {
-        macro_rules! leaves {
-            ($($ty:ty => $leaf:ident),* $(,)?) => {
-                $(if type_id == TypeId::of::<$ty>() { return Some(Leaf::$leaf); })*
-            };
-        }
-        leaves!(
-            bool => Bool, u8 => U8, u16 => U16, u32 => U32, u64 => U64, u128 => U128,
-            usize => Usize, i8 => I8, i16 => I16, i32 => I32, i64 => I64, i128 => I128,
-            isize => Isize, f32 => F32, f64 => F64, char => Char, String => String,
-            Entity => Entity, Vec2 => Vec2, Vec3 => Vec3, Vec3A => Vec3A, Vec4 => Vec4,
-            Quat => Quat, IVec2 => IVec2, IVec3 => IVec3, IVec4 => IVec4, UVec2 => UVec2,
-            UVec3 => UVec3, UVec4 => UVec4,
-        );
-        None
-    }
-}
 
 /// How one type is written and read, built from its `TypeInfo`.
 #[derive(Clone, Debug)]
@@ -150,7 +98,7 @@ impl Plan {
     }
 
     fn build(registry: &TypeRegistry, type_id: TypeId, depth: usize) -> Option<Plan> {
-        if let Some(leaf) = Leaf::of(type_id) {
+        if let Some(leaf) = leaf_of(type_id) {
             return Some(Plan::Leaf(leaf));
         }
         if depth >= MAX_DEPTH {

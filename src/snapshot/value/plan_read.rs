@@ -51,6 +51,16 @@ impl<'a> Input<'a> {
         self.bytes.len()
     }
 
+    /// The bytes not read yet.
+    pub(super) fn rest(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Moves past `len` bytes read by another reader (at most [`Input::remaining`]).
+    pub(super) fn advance(&mut self, len: usize) {
+        self.bytes = &self.bytes[len.min(self.bytes.len())..];
+    }
+
     fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
         if len > self.bytes.len() {
             return Err(format!(
@@ -84,7 +94,7 @@ impl<'a> Input<'a> {
         }
     }
 
-    fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128, String> {
+    pub(super) fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128, String> {
         let max = if bits == 128 {
             u128::MAX
         } else {
@@ -93,7 +103,7 @@ impl<'a> Input<'a> {
         self.varint(bits.div_ceil(7) as usize, max, what)
     }
 
-    fn signed(&mut self, bits: u32, what: &str) -> Result<i128, String> {
+    pub(super) fn signed(&mut self, bits: u32, what: &str) -> Result<i128, String> {
         Ok(wire::unzigzag_i128(self.unsigned(bits, what)?))
     }
 
@@ -121,7 +131,7 @@ impl<'a> Input<'a> {
 
     /// A length (of a sequence, map or text) no larger than the bytes left, each item taking at
     /// least `min_item_size` bytes.
-    fn length(&mut self, min_item_size: usize) -> Result<usize, String> {
+    pub(super) fn length(&mut self, min_item_size: usize) -> Result<usize, String> {
         let len = self.unsigned(64, "length")?;
         let len = usize::try_from(len).map_err(|_| format!("length {len} is too large"))?;
         if min_item_size > 0 && len > self.bytes.len() / min_item_size {
@@ -138,7 +148,7 @@ impl<'a> Input<'a> {
         std::str::from_utf8(self.take(len)?).map_err(|error| format!("invalid UTF-8 text: {error}"))
     }
 
-    fn f32(&mut self) -> Result<f32, String> {
+    pub(super) fn f32(&mut self) -> Result<f32, String> {
         Ok(f32::from_le_bytes(self.array()?))
     }
 
@@ -363,14 +373,14 @@ fn read_enum(
 
 /// Where a decoded leaf goes: a new boxed value ([`NewValue`]) or over an existing one
 /// ([`Over`]). [`read_leaf`] decodes each leaf once for both.
-trait LeafSink {
+pub(super) trait LeafSink {
     type Out;
     fn put<T: PartialReflect>(self, value: T) -> Result<Self::Out, String>;
     fn put_str(self, text: &str) -> Result<Self::Out, String>;
 }
 
 /// A leaf read as a new value (what dynamic values are built from).
-struct NewValue;
+pub(super) struct NewValue;
 
 impl LeafSink for NewValue {
     type Out = Box<dyn PartialReflect>;
@@ -414,7 +424,7 @@ impl LeafSink for Over<'_> {
 }
 
 /// Decodes a leaf as postcard writes it, into `sink`.
-fn read_leaf<S: LeafSink>(leaf: Leaf, input: &mut Input<'_>, sink: S) -> Result<S::Out, String> {
+pub(super) fn read_leaf<S: LeafSink>(leaf: Leaf, input: &mut Input<'_>, sink: S) -> Result<S::Out, String> {
     match leaf {
         Leaf::Bool => sink.put(input.bool()?),
         Leaf::U8 => sink.put(input.array::<1>()?[0]),
