@@ -7,7 +7,7 @@ use super::error::KeepsakeError;
 use super::job::{SaveReason, SaveTarget};
 use crate::format::SaveMeta;
 use crate::slot::SlotId;
-use crate::snapshot::RefusedAssetPath;
+use crate::snapshot::{DroppedField, RefusedAssetPath};
 #[cfg(doc)]
 use crate::snapshot::RuntimeAssetHandles;
 use crate::store::GenerationFailure;
@@ -139,6 +139,10 @@ pub struct LoadCompleted {
     /// asset source, too long); those handles are at their default.
     #[reflect(ignore)]
     pub refused_asset_paths: Arc<Vec<RefusedAssetPath>>,
+    /// Saved fields their types no longer have (the game removed them since the save was
+    /// written): read and dropped, by type and field.
+    #[reflect(ignore)]
+    pub dropped_fields: Arc<Vec<DroppedField>>,
 }
 
 /// A load failed; the world is untouched.

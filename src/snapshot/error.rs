@@ -95,6 +95,25 @@ pub enum SnapshotError {
         current: u32,
     },
 
+    /// A type changed since the save was written in a way a load cannot resolve by name (a
+    /// field whose type changed, a serde type whose layout changed, another shape).
+    #[error(
+        "{type_path} cannot be read from this save: {path} is {stored} in the save and {today} today{changes}. To fix it, register a migration from the saved layout (`register_saveable_migration`, with a schema version bump) or undo the change"
+    )]
+    LayoutChanged {
+        /// The stored column's type path.
+        type_path: String,
+        /// Where inside the type, e.g. `my_game::Stats.hp`.
+        path: String,
+        /// The saved layout there.
+        stored: String,
+        /// Today's layout there.
+        today: String,
+        /// Everything that changed in the type, as `; what changed: …` (empty when nothing
+        /// more is known).
+        changes: String,
+    },
+
     /// A value could not be saved while capturing; nothing was written.
     #[error("could not save {type_path}: {field} cannot be saved: {reason}. To fix it, {fix}")]
     Capture {

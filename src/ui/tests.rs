@@ -657,6 +657,7 @@ fn loads_from_a_backup_say_so() {
         meta: SaveMeta::new(SlotId::Manual(2)),
         entity_map: Arc::default(),
         refused_asset_paths: Arc::default(),
+        dropped_fields: Arc::default(),
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,

@@ -25,6 +25,7 @@ mod snapshot_evolution;
 mod snapshot_game_world;
 mod snapshot_hostile;
 mod snapshot_incremental;
+mod snapshot_layouts;
 mod snapshot_one_parser;
 mod snapshot_real_world;
 mod snapshot_roundtrip;

@@ -112,6 +112,7 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
             meta: output.meta,
             entity_map: Arc::new(applied.entity_map),
             refused_asset_paths,
+            dropped_fields: Arc::new(applied.dropped_fields),
         },
     );
 }

@@ -4,7 +4,7 @@
 //! relationships kept only when their target was saved), insert the resources, warn about lost
 //! references.
 
-use super::decode::{DecodedColumn, DecodedSnapshot, SkippedType};
+use super::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
 use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{EntityFieldMappers, SavedEntityMapper};
 use crate::snapshot::register::SaveFilter;
@@ -40,6 +40,8 @@ pub struct ApplyReport {
     pub dropped_relationships: usize,
     /// Stored types that were skipped.
     pub skipped_types: Vec<SkippedType>,
+    /// Stored fields their types no longer have, dropped on load.
+    pub dropped_fields: Vec<DroppedField>,
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
@@ -57,6 +59,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         components,
         resources,
         skipped,
+        dropped_fields,
         refused_asset_paths: _,
     } = snapshot;
 
@@ -78,6 +81,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         unmapped_references: mapper.unmapped,
         dropped_relationships,
         skipped_types: skipped,
+        dropped_fields,
     }
 }
 

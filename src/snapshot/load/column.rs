@@ -6,6 +6,7 @@ use crate::snapshot::blob::{ColumnHeader, ColumnKind};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ConvertFn, SaveableEntry};
 use crate::snapshot::value::assets::HandleLoader;
+use crate::snapshot::schema::{TypeLayout, codec, compare};
 use crate::snapshot::value::{TypeOps, ValueReader};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -47,16 +48,25 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
-            type_path: type_path.to_owned(),
-            entity_index: None,
-            reason: format!("{} is missing from the type registry", ops.type_path),
-        })?;
+        let reader = match stored_layout(header, &ops, types)? {
+            Some(stored) => resolving(types, ops, loader, &stored, type_path)?,
+            None => reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
+                type_path: type_path.to_owned(),
+                entity_index: None,
+                reason: format!("{} is missing from the type registry", ops.type_path),
+            })?,
+        };
+        warn_dropped(&reader);
         Ok(ColumnDecoder {
             reader,
             convert,
             target: entry.ops.type_path,
         })
+    }
+
+    /// The stored fields today's type no longer has (`game::Bag.note`), dropped by reading.
+    pub(super) fn dropped_fields(&self) -> &[String] {
+        self.reader.dropped_fields()
     }
 
     pub(super) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
@@ -67,6 +77,61 @@ impl<'a> ColumnDecoder<'a> {
                 convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
             }
         }
+    }
+}
+
+/// The layout the column was written with when it is not the one `ops`'s type has today (and
+/// so needs resolving); `None` when the fast reader reads it: the same layout, or a save from
+/// before layouts.
+fn stored_layout(
+    header: &ColumnHeader<'_>,
+    ops: &TypeOps,
+    types: &TypeRegistry,
+) -> Result<Option<TypeLayout>, SnapshotError> {
+    let Some(stored) = header.layout else {
+        return Ok(None);
+    };
+    if *stored == *ops.layout(types).to_bytes() {
+        return Ok(None);
+    }
+    // The cursor checked that the layout reads.
+    codec::decode_bytes(stored).map(Some)
+}
+
+/// The reader of values written with `stored`, or the error naming what cannot be resolved.
+fn resolving<'a>(
+    types: &'a TypeRegistry,
+    ops: TypeOps,
+    loader: &'a HandleLoader<'a>,
+    stored: &TypeLayout,
+    type_path: &str,
+) -> Result<ValueReader<'a>, SnapshotError> {
+    ValueReader::resolving(types, ops, loader, stored).map_err(|incompatible| {
+        let changes: Vec<String> = compare::changes(stored, &ops.layout(types))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        SnapshotError::LayoutChanged {
+            type_path: type_path.to_owned(),
+            path: incompatible.path,
+            stored: incompatible.stored,
+            today: incompatible.today,
+            changes: match changes.is_empty() {
+                true => String::new(),
+                false => format!("; what changed: {}", changes.join("; ")),
+            },
+        }
+    })
+}
+
+/// Says once per column which stored fields the type lost.
+fn warn_dropped(reader: &ValueReader<'_>) {
+    let dropped = reader.dropped_fields();
+    if !dropped.is_empty() {
+        warn!(
+            "keepsake: the save holds {}, which the type no longer has; dropped on load",
+            dropped.join(", ")
+        );
     }
 }
 

@@ -33,6 +33,16 @@ pub struct SkippedType {
     pub values: usize,
 }
 
+/// A field the save holds and its type no longer has: read and dropped on load (see
+/// [`decode`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DroppedField {
+    /// The stored column's type path.
+    pub type_path: String,
+    /// The field, from the column's type: `my_game::Bag.note`.
+    pub field: String,
+}
+
 /// A snapshot decoded and validated against the registry, ready to be applied.
 ///
 /// Holds every value already converted to its registered type, so applying cannot fail.
@@ -43,6 +53,7 @@ pub struct DecodedSnapshot {
     pub(super) components: Vec<DecodedColumn>,
     pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
     pub(super) skipped: Vec<SkippedType>,
+    pub(super) dropped_fields: Vec<DroppedField>,
     pub(super) refused_asset_paths: Vec<RefusedAssetPath>,
 }
 
@@ -62,6 +73,11 @@ impl DecodedSnapshot {
     pub fn skipped_types(&self) -> &[SkippedType] {
         &self.skipped
     }
+
+    /// Stored fields their types no longer have (read and dropped).
+    pub fn dropped_fields(&self) -> &[DroppedField] {
+        &self.dropped_fields
+    }
 }
 
 /// Decodes and validates a blob completely, without touching any world.
@@ -70,6 +86,12 @@ impl DecodedSnapshot {
 /// types (running migrations for older schema versions). Stored types that are no longer
 /// registered are skipped with a warning. Any other problem is an error naming the type and the
 /// entity index.
+///
+/// Each column carries the layout its type had when it was saved. When a type's layout changed
+/// since (fields added, removed or reordered, variants reordered, a field widened), its values
+/// are read by name: a new field takes its default, a removed one is dropped and listed in
+/// [`DecodedSnapshot::dropped_fields`]. A change that cannot be resolved by name is
+/// [`SnapshotError::LayoutChanged`], before any value is read: never a value read wrong.
 ///
 /// Saved asset handles come back as default handles (and their paths are listed as refused):
 /// use [`decode_with_assets`] to load them.
@@ -174,6 +196,7 @@ struct ColumnsDecoder<'r> {
     components: Vec<DecodedColumn>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
     skipped: Vec<SkippedType>,
+    dropped_fields: Vec<DroppedField>,
 }
 
 impl<'r> ColumnsDecoder<'r> {
@@ -192,6 +215,7 @@ impl<'r> ColumnsDecoder<'r> {
             components: Vec::new(),
             resources: Vec::new(),
             skipped: Vec::new(),
+            dropped_fields: Vec::new(),
         }
     }
 
@@ -208,6 +232,11 @@ impl<'r> ColumnsDecoder<'r> {
         };
         self.claim_entry(entry_index, header.type_path)?;
         let decoder = ColumnDecoder::new(entry, header, self.types, self.loader, self.reader_fn)?;
+        self.dropped_fields
+            .extend(decoder.dropped_fields().iter().map(|field| DroppedField {
+                type_path: header.type_path.to_owned(),
+                field: field.clone(),
+            }));
         match header.kind {
             ColumnKind::Resource => {
                 let rows = read_rows(cursor, header, &decoder, |_, value| (entry_index, value))?;
@@ -260,6 +289,7 @@ impl<'r> ColumnsDecoder<'r> {
             saved_ids,
             resources: self.resources,
             skipped: self.skipped,
+            dropped_fields: self.dropped_fields,
             refused_asset_paths: Vec::new(),
         }
     }

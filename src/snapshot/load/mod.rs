@@ -11,5 +11,7 @@ mod dynamic_bundle;
 mod entity_mapping;
 
 pub use apply::{ApplyReport, LoadMode, apply};
-pub use decode::{DecodedSnapshot, SkippedType, decode, decode_with_assets, decode_without_plans};
+pub use decode::{
+    DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
+};
 pub use dump::{dump, dump_with_assets};

@@ -73,7 +73,7 @@ impl<'a> Input<'a> {
         Ok(taken)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+    pub(super) fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
         Ok(self.take(N)?.try_into().expect("took N bytes"))
     }
 

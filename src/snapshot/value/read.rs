@@ -5,6 +5,8 @@ use super::assets::{HandleLoader, contains_handles};
 use super::ops::{DecodeFn, TypeOps};
 use super::plan::Plan;
 use super::plan_read::{Input, Prototypes};
+use super::resolve::{Incompatible, Resolution};
+use crate::snapshot::schema::TypeLayout;
 use bevy::prelude::*;
 use bevy::reflect::serde::TypedReflectDeserializer;
 use bevy::reflect::{ReflectDeserialize, TypeRegistration, TypeRegistry};
@@ -32,6 +34,8 @@ enum ReadPath<'a> {
     /// Bevy's reflection deserializer, for types the plan does not know; `handles` says
     /// whether the type can hold an asset handle (then handles are loaded by path).
     Generic { handles: bool },
+    /// Values written with another layout of the type, resolved by name (see `resolve`).
+    Resolved(Box<Resolution<'a>>),
 }
 
 /// The plan of a column's type and the values read so far, which later values are read over.
@@ -72,6 +76,38 @@ impl<'a> ValueReader<'a> {
         })
     }
 
+    /// The reader of values written with `stored`, a layout of the type other than today's:
+    /// refuses what cannot be resolved by name before any value is read.
+    pub(crate) fn resolving(
+        registry: &'a TypeRegistry,
+        ops: TypeOps,
+        loader: &'a HandleLoader<'a>,
+        stored: &TypeLayout,
+    ) -> Result<Self, Incompatible> {
+        let resolution = Resolution::new(registry, ops, loader, stored)?;
+        let registration = registry.get(ops.type_id).ok_or_else(|| Incompatible {
+            path: ops.type_path.to_owned(),
+            stored: ops.type_path.to_owned(),
+            today: "a type missing from the type registry".to_owned(),
+        })?;
+        Ok(ValueReader {
+            registry,
+            registration,
+            path: ReadPath::Resolved(Box::new(resolution)),
+            ops,
+            loader,
+        })
+    }
+
+    /// The stored fields today's type no longer has, which reading drops (none unless the
+    /// reader resolves another layout).
+    pub(crate) fn dropped_fields(&self) -> &[String] {
+        match &self.path {
+            ReadPath::Resolved(resolution) => resolution.dropped(),
+            _ => &[],
+        }
+    }
+
     /// The same reader without the plan: always Bevy's reflection deserializer (to compare the
     /// two paths).
     pub(crate) fn generic(
@@ -91,6 +127,7 @@ impl<'a> ValueReader<'a> {
         let value = match &self.path {
             ReadPath::TypedSerde(decode) => return decode(bytes),
             ReadPath::Plan(planned) => return planned.read(bytes, &self.ops),
+            ReadPath::Resolved(resolution) => return resolution.read(bytes),
             ReadPath::Serde(serde) => {
                 let mut deserializer = postcard::Deserializer::from_bytes(bytes);
                 let value = serde

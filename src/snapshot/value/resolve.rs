@@ -168,6 +168,15 @@ impl<'a> Resolution<'a> {
         loader: &'a HandleLoader<'a>,
         stored: &TypeLayout,
     ) -> Result<Self, Incompatible> {
+        let today = ops.layout(registry);
+        if matches!(today, TypeLayout::Serde { .. }) || matches!(stored, TypeLayout::Serde { .. }) {
+            // Serde bytes are opaque: only the same layout reads them.
+            return Err(Incompatible {
+                path: ops.type_path.to_owned(),
+                stored: format!("written by serde as {}", text::short(stored)),
+                today: format!("read by serde as {}", text::short(&today)),
+            });
+        }
         let mut compiler = Compiler {
             registry,
             dropped: Vec::new(),
@@ -763,9 +772,12 @@ fn widen(stored: Leaf, today: Leaf, input: &mut Input<'_>) -> Result<Box<dyn Par
     let Some((signed, bits)) = stored.integer() else {
         return Err(format!("a {} cannot be read as a {}", stored.name(), today.name()));
     };
-    let value: i128 = match signed {
-        true => input.signed(bits, stored.name())?,
-        false => i128::try_from(input.unsigned(bits, stored.name())?)
+    // Postcard writes `u8` and `i8` as raw bytes, wider integers as varints.
+    let value: i128 = match (signed, bits) {
+        (false, 8) => input.array::<1>()?[0].into(),
+        (true, 8) => (input.array::<1>()?[0] as i8).into(),
+        (true, _) => input.signed(bits, stored.name())?,
+        (false, _) => i128::try_from(input.unsigned(bits, stored.name())?)
             .map_err(|_| format!("a {} too large for a {}", stored.name(), today.name()))?,
     };
     let out_of_range = || format!("{value} does not fit in a {}", today.name());
