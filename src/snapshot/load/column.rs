@@ -4,7 +4,8 @@
 
 use crate::snapshot::blob::{ColumnHeader, ColumnKind};
 use crate::snapshot::error::SnapshotError;
-use crate::snapshot::register::{ConvertFn, SaveableEntry};
+use super::bevy_0_19;
+use crate::snapshot::register::{ConvertFn, SaveRegistry, SaveableEntry};
 use crate::snapshot::value::assets::HandleLoader;
 use crate::snapshot::schema::{TypeLayout, codec, compare};
 use crate::snapshot::value::{TypeOps, ValueReader};
@@ -89,7 +90,8 @@ fn stored_layout(
     types: &TypeRegistry,
 ) -> Result<Option<TypeLayout>, SnapshotError> {
     let Some(stored) = header.layout else {
-        return Ok(None);
+        // A save from before layouts: Bevy 0.19's layout of a Bevy type that changed since.
+        return Ok(bevy_0_19::layout(header.type_path).cloned());
     };
     if *stored == *ops.layout(types).to_bytes() {
         return Ok(None);
@@ -133,6 +135,19 @@ fn warn_dropped(reader: &ValueReader<'_>) {
             dropped.join(", ")
         );
     }
+}
+
+/// The registered type a stored column belongs to (and its index): by its path, an old path
+/// the game renamed it from, or, in a save from before layouts, the path a Bevy type moved to
+/// in Bevy 0.20.
+pub(super) fn registered<'r>(
+    registry: &'r SaveRegistry,
+    header: &ColumnHeader<'_>,
+) -> Option<(usize, &'r SaveableEntry)> {
+    registry.lookup(header.type_path).or_else(|| {
+        let moved = header.layout.is_none().then(|| bevy_0_19::path_now(header.type_path));
+        registry.lookup(moved??)
+    })
 }
 
 /// Refuses a column stored as a component for a type registered as a resource, or the reverse.

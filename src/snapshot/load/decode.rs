@@ -2,7 +2,7 @@
 //! thread): the hash, then the blob through the cursor (which checks its structure), each
 //! column's rows decoded as the registered type.
 
-use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, value_error};
+use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
 use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, state_hash};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
@@ -226,7 +226,7 @@ impl<'r> ColumnsDecoder<'r> {
         cursor: &mut BlobCursor<'_>,
         header: &ColumnHeader<'_>,
     ) -> Result<(), SnapshotError> {
-        let Some((entry_index, entry)) = self.registry.lookup(header.type_path) else {
+        let Some((entry_index, entry)) = registered(self.registry, header) else {
             self.skip_column(header);
             return Ok(());
         };

@@ -15,7 +15,7 @@
 //! saving world's ids (`Entity::to_bits`); entity indices are positions in the snapshot's entity
 //! table.
 
-use super::column::{ColumnDecoder, WITH_PLANS, value_error};
+use super::column::{ColumnDecoder, WITH_PLANS, registered, value_error};
 use crate::snapshot::blob::BlobCursor;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
@@ -73,7 +73,7 @@ pub fn dump_with_assets(
     };
     let loader = HandleLoader::new(assets);
     while let Some(header) = cursor.next_column()? {
-        let Some((_, entry)) = registry.lookup(header.type_path) else {
+        let Some((_, entry)) = registered(registry, &header) else {
             document.unregistered.push((header.type_path, header.rows));
             continue;
         };

@@ -4,6 +4,7 @@
 //! blob's values as RON. All three read the blob through the one cursor of `blob`.
 
 mod apply;
+mod bevy_0_19;
 mod column;
 mod decode;
 mod dump;
