@@ -382,3 +382,294 @@ fn an_unchanged_serde_type_loads() {
     let (loaded, _) = save_then_load::<_, glow::Before>(value.clone()).unwrap();
     assert_eq!(loaded, value);
 }
+
+/// Random values of a type saved with one of its layouts and loaded with another: the load
+/// either gives every field the value saved under its name (widened, or wrapped in `Some`, where
+/// the type changed so) and its default to a field the save lacks, or fails with a typed error.
+/// Never a value read wrong.
+mod properties {
+    use super::*;
+    use bevy::reflect::{PartialReflect, ReflectRef};
+    use proptest::prelude::*;
+
+    /// The class a hero has, as the first layout of the game had it.
+    #[derive(Reflect, Clone, Debug, PartialEq, Default)]
+    #[type_path = "game"]
+    #[type_name = "Class"]
+    pub enum Class {
+        #[default]
+        Rogue,
+        Warrior(u32),
+        Mage {
+            mana: f32,
+        },
+    }
+
+    /// `Class` with its variants in another order.
+    #[derive(Reflect, Clone, Debug, PartialEq, Default)]
+    #[type_path = "game"]
+    #[type_name = "Class"]
+    pub enum ClassReordered {
+        Mage {
+            mana: f32,
+        },
+        Warrior(u32),
+        #[default]
+        Rogue,
+    }
+
+    /// `Class` without `Rogue`.
+    #[derive(Reflect, Clone, Debug, PartialEq)]
+    #[type_path = "game"]
+    #[type_name = "Class"]
+    pub enum ClassNoRogue {
+        Warrior(u32),
+        Mage { mana: f32 },
+    }
+
+    impl Default for ClassNoRogue {
+        fn default() -> Self {
+            ClassNoRogue::Warrior(0)
+        }
+    }
+
+    macro_rules! hero {
+        ($name:ident { $($field:ident : $ty:ty),* $(,)? }) => {
+            #[derive(Component, Reflect, Clone, Debug, PartialEq, Default)]
+            #[reflect(Component, Default)]
+            #[type_path = "game"]
+            #[type_name = "Hero"]
+            pub struct $name { $(pub $field: $ty),* }
+        };
+    }
+
+    hero!(Base { name: String, hp: u32, level: u8, class: Class });
+    hero!(Reordered { level: u8, class: Class, hp: u32, name: String });
+    hero!(WithGold { name: String, gold: u64, hp: u32, level: u8, class: Class });
+    hero!(NoName { hp: u32, level: u8, class: Class });
+    hero!(Widened { name: String, hp: i64, level: u32, class: Class });
+    hero!(OptionalLevel { name: String, hp: u32, level: Option<u8>, class: Class });
+    hero!(HpText { name: String, hp: String, level: u8, class: Class });
+    hero!(ClassesReordered { name: String, hp: u32, level: u8, class: ClassReordered });
+    hero!(RogueGone { name: String, hp: u32, level: u8, class: ClassNoRogue });
+    hero!(Renamed { name: String, health: u32, level: u8, class: Class });
+
+    /// One hero's values, from which each layout's value is made.
+    #[derive(Clone, Debug)]
+    struct Values {
+        name: String,
+        hp: u32,
+        level: u8,
+        class: u8,
+        power: u32,
+        mana: f32,
+        gold: u64,
+    }
+
+    fn values() -> impl Strategy<Value = Values> {
+        (".{0,8}", any::<u32>(), any::<u8>(), 0u8..3, any::<u32>(), -1e6f32..1e6, any::<u64>())
+            .prop_map(|(name, hp, level, class, power, mana, gold)| Values {
+                name,
+                hp,
+                level,
+                class,
+                power,
+                mana,
+                gold,
+            })
+    }
+
+    fn class(v: &Values) -> Class {
+        match v.class {
+            0 => Class::Rogue,
+            1 => Class::Warrior(v.power),
+            _ => Class::Mage { mana: v.mana },
+        }
+    }
+
+    /// Saves the hero made from `v` with layout `from` (an index into [`LAYOUTS`]) and loads it
+    /// with layout `to`; checks the outcome.
+    fn check(from: usize, to: usize, v: &Values) -> Result<(), TestCaseError> {
+        let (n, c) = (v.name.clone(), class(v));
+        let (hp, level) = (v.hp, v.level);
+        let saved: Box<dyn Fn() -> Result<(), TestCaseError>> = match from {
+            0 => Box::new(|| load_as(to, Base { name: n.clone(), hp, level, class: c.clone() })),
+            1 => Box::new(|| load_as(to, Reordered { level, class: c.clone(), hp, name: n.clone() })),
+            2 => Box::new(|| {
+                load_as(to, WithGold { name: n.clone(), gold: v.gold, hp, level, class: c.clone() })
+            }),
+            3 => Box::new(|| load_as(to, NoName { hp, level, class: c.clone() })),
+            4 => Box::new(|| {
+                load_as(to, Widened { name: n.clone(), hp: hp.into(), level: level.into(), class: c.clone() })
+            }),
+            5 => Box::new(|| {
+                let level = (level % 2 == 0).then_some(level);
+                load_as(to, OptionalLevel { name: n.clone(), hp, level, class: c.clone() })
+            }),
+            6 => Box::new(|| {
+                load_as(to, HpText { name: n.clone(), hp: hp.to_string(), level, class: c.clone() })
+            }),
+            _ => Box::new(|| load_as(to, Renamed { name: n.clone(), health: hp, level, class: c.clone() })),
+        };
+        saved()
+    }
+
+    /// Loads `value` with layout `to` and checks it against the saved value.
+    fn load_as<T>(to: usize, value: T) -> Result<(), TestCaseError>
+    where
+        T: Component + Reflect + FromReflect + TypePath + bevy::reflect::GetTypeRegistration,
+    {
+        let saved: Box<dyn PartialReflect> = value.clone_value_for_test();
+        match to {
+            0 => compare::<T, Base>(value, &*saved),
+            1 => compare::<T, Reordered>(value, &*saved),
+            2 => compare::<T, WithGold>(value, &*saved),
+            3 => compare::<T, NoName>(value, &*saved),
+            4 => compare::<T, Widened>(value, &*saved),
+            5 => compare::<T, OptionalLevel>(value, &*saved),
+            6 => compare::<T, HpText>(value, &*saved),
+            7 => compare::<T, ClassesReordered>(value, &*saved),
+            8 => compare::<T, RogueGone>(value, &*saved),
+            _ => compare::<T, Renamed>(value, &*saved),
+        }
+    }
+
+    trait CloneForTest {
+        fn clone_value_for_test(&self) -> Box<dyn PartialReflect>;
+    }
+
+    impl<T: Reflect> CloneForTest for T {
+        fn clone_value_for_test(&self) -> Box<dyn PartialReflect> {
+            self.reflect_clone().expect("clones").into_partial_reflect()
+        }
+    }
+
+    fn compare<T, U>(value: T, saved: &dyn PartialReflect) -> Result<(), TestCaseError>
+    where
+        T: Component + Reflect + FromReflect + TypePath + bevy::reflect::GetTypeRegistration,
+        U: Component + Reflect + FromReflect + TypePath + Clone + Default
+            + bevy::reflect::GetTypeRegistration,
+    {
+        match save_then_load::<T, U>(value) {
+            Ok((loaded, _)) => {
+                let defaults = U::default();
+                let (ReflectRef::Struct(loaded_fields), ReflectRef::Struct(saved_fields)) =
+                    (loaded.reflect_ref(), saved.reflect_ref())
+                else {
+                    unreachable!("heroes are structs")
+                };
+                let ReflectRef::Struct(default_fields) = defaults.reflect_ref() else {
+                    unreachable!()
+                };
+                for (index, (_, field)) in loaded_fields.iter_fields().enumerate() {
+                    let name = loaded_fields.name_at(index).unwrap();
+                    let expected = saved_fields
+                        .field(name)
+                        .unwrap_or_else(|| default_fields.field(name).unwrap());
+                    prop_assert!(
+                        same_value(expected, field),
+                        "{name}: saved {expected:?}, loaded {field:?}"
+                    );
+                }
+                Ok(())
+            }
+            // A typed error naming the stored type: refused, not misread.
+            Err(error) => {
+                prop_assert!(error.to_string().contains("game::Hero"), "{error}");
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `loaded` holds the value `saved` held: the same number (whatever its integer
+    /// type), `Some` of it, or the same variant with the same fields by name.
+    fn same_value(saved: &dyn PartialReflect, loaded: &dyn PartialReflect) -> bool {
+        if let (Some(a), Some(b)) = (integer(saved), integer(loaded)) {
+            return a == b;
+        }
+        match (saved.reflect_ref(), loaded.reflect_ref()) {
+            (_, ReflectRef::Enum(b)) if b.reflect_type_path().starts_with("core::option::Option<")
+                && !saved.reflect_type_path().starts_with("core::option::Option<") =>
+            {
+                b.variant_name() == "Some" && same_value(saved, b.field_at(0).unwrap())
+            }
+            (ReflectRef::Enum(a), ReflectRef::Enum(b)) => {
+                a.variant_name() == b.variant_name()
+                    && a.field_len() == b.field_len()
+                    && (0..a.field_len()).all(|i| {
+                        let field_b = match a.name_at(i) {
+                            Some(name) => b.field(name),
+                            None => b.field_at(i),
+                        };
+                        field_b.is_some_and(|fb| same_value(a.field_at(i).unwrap(), fb))
+                    })
+            }
+            _ => saved.reflect_partial_eq(loaded).unwrap_or(false),
+        }
+    }
+
+    fn integer(value: &dyn PartialReflect) -> Option<i128> {
+        macro_rules! try_int {
+            ($($ty:ty),*) => {
+                $(if let Some(v) = value.try_downcast_ref::<$ty>() { return Some(*v as i128); })*
+            };
+        }
+        try_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+        None
+    }
+
+    /// Pairs that must load: the edits resolution is for.
+    const MUST_LOAD: [(usize, usize); 8] = [
+        (0, 1),
+        (1, 0),
+        (0, 2),
+        (2, 0),
+        (0, 3),
+        (0, 4),
+        (0, 5),
+        (0, 7),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn any_edit_loads_right_or_is_refused(
+            from in 0usize..8,
+            to in 0usize..10,
+            v in values(),
+        ) {
+            check(from, to, &v)?;
+        }
+
+        #[test]
+        fn the_edits_resolution_is_for_always_load(pair in 0usize..MUST_LOAD.len(), v in values()) {
+            let (from, to) = MUST_LOAD[pair];
+            // `compare` accepts a refusal; here a refusal is a failure.
+            let (n, c) = (v.name.clone(), class(&v));
+            let loaded = match (from, to) {
+                (0, _) => save_then_decode_ok::<Base>(to, Base { name: n, hp: v.hp, level: v.level, class: c }),
+                (1, _) => save_then_decode_ok::<Reordered>(to, Reordered { level: v.level, class: c, hp: v.hp, name: n }),
+                _ => save_then_decode_ok::<WithGold>(to, WithGold { name: n, gold: v.gold, hp: v.hp, level: v.level, class: c }),
+            };
+            prop_assert!(loaded.is_ok(), "{from} → {to}: {:?}", loaded.err());
+            check(from, to, &v)?;
+        }
+    }
+
+    fn save_then_decode_ok<T>(to: usize, value: T) -> Result<(), SnapshotError>
+    where
+        T: Component + Reflect + FromReflect + TypePath + bevy::reflect::GetTypeRegistration,
+    {
+        let decoded = match to {
+            0 => save_then_decode::<T, Base>(value).1,
+            1 => save_then_decode::<T, Reordered>(value).1,
+            2 => save_then_decode::<T, WithGold>(value).1,
+            3 => save_then_decode::<T, NoName>(value).1,
+            4 => save_then_decode::<T, Widened>(value).1,
+            5 => save_then_decode::<T, OptionalLevel>(value).1,
+            _ => save_then_decode::<T, ClassesReordered>(value).1,
+        };
+        decoded.map(|_| ())
+    }
+}
