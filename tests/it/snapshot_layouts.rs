@@ -673,3 +673,39 @@ mod properties {
         decoded.map(|_| ())
     }
 }
+
+/// What layouts cost in bytes: every column's layout, against the whole blob, for the worlds
+/// the benchmarks save (the game world of small components, the real-game world of strings,
+/// maps, enums and serde types) at 1k entities; printed for `BENCHMARKS.md`, and held under 5 %.
+#[test]
+fn layouts_take_a_few_percent_of_a_blob() {
+    let worlds: [(&str, fn() -> App, fn(&mut World, u32)); 3] = [
+        ("game world", crate::common::game_world::app, crate::common::game_world::populate),
+        ("real-game world", crate::common::real_world::app, crate::common::real_world::populate),
+        (
+            "real-game world, serde types",
+            crate::common::real_world::serde_app,
+            crate::common::real_world::populate,
+        ),
+    ];
+    for (name, app, populate) in worlds {
+        for count in [1_000, 10_000] {
+            let mut app = app();
+            populate(app.world_mut(), count);
+            let saved = snapshot::capture(app.world()).unwrap();
+            let table = snapshot::inspect(&saved.blob).unwrap();
+            let layout_bytes: usize = table
+                .columns
+                .iter()
+                .map(|column| column.layout.as_ref().map_or(0, |l| l.to_bytes().len() + 1))
+                .sum();
+            let share = layout_bytes as f64 / saved.blob.len() as f64;
+            println!(
+                "{name}, {count} entities: {layout_bytes} layout bytes in a {} byte blob ({:.2} %)",
+                saved.blob.len(),
+                share * 100.0
+            );
+            assert!(share < 0.05, "{name} at {count}: {:.2} %", share * 100.0);
+        }
+    }
+}
