@@ -83,7 +83,9 @@ pub fn encode(layout: &TypeLayout, out: &mut Vec<u8>) {
             out.push(ENUM);
             put_str(out, type_path);
             put_varint(out, variants.len() as u64);
-            variants.iter().for_each(|variant| put_variant(out, variant));
+            variants
+                .iter()
+                .for_each(|variant| put_variant(out, variant));
         }
         TypeLayout::Serde {
             type_path,
@@ -263,7 +265,9 @@ fn variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Variant>, S
                 other => {
                     return Err(SnapshotError::Malformed {
                         offset,
-                        reason: format!("variant {name} has fields byte {other}; only 0, 1 and 2 exist"),
+                        reason: format!(
+                            "variant {name} has fields byte {other}; only 0, 1 and 2 exist"
+                        ),
                     });
                 }
             };
@@ -307,9 +311,7 @@ mod tests {
                     name: "keys".into(),
                     layout: TypeLayout::Map {
                         key: Box::new(TypeLayout::Leaf(Leaf::String)),
-                        value: Box::new(TypeLayout::List(Box::new(TypeLayout::Leaf(
-                            Leaf::Entity,
-                        )))),
+                        value: Box::new(TypeLayout::List(Box::new(TypeLayout::Leaf(Leaf::Entity)))),
                     },
                 },
                 Field {
