@@ -47,6 +47,17 @@ const UNIT_VARIANT: u8 = 0;
 const TUPLE_VARIANT: u8 = 1;
 const STRUCT_VARIANT: u8 = 2;
 
+// Here rather than beside the type in `mod.rs`, so that the module does not import its own
+// child (an import circle for scripts/check_architecture.py).
+impl TypeLayout {
+    /// The layout's bytes as a column stores them ([`codec`](self)).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64);
+        encode(self, &mut out);
+        out
+    }
+}
+
 /// Appends `layout`'s bytes to `out`.
 pub fn encode(layout: &TypeLayout, out: &mut Vec<u8>) {
     match layout {
