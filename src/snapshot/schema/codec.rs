@@ -47,6 +47,17 @@ const UNIT_VARIANT: u8 = 0;
 const TUPLE_VARIANT: u8 = 1;
 const STRUCT_VARIANT: u8 = 2;
 
+// Here rather than beside the type in `mod.rs`, so that the module does not import its own
+// child (an import circle for scripts/check_architecture.py).
+impl TypeLayout {
+    /// The layout's bytes as a column stores them ([`codec`](self)).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64);
+        encode(self, &mut out);
+        out
+    }
+}
+
 /// Appends `layout`'s bytes to `out`.
 pub fn encode(layout: &TypeLayout, out: &mut Vec<u8>) {
     match layout {
@@ -83,7 +94,9 @@ pub fn encode(layout: &TypeLayout, out: &mut Vec<u8>) {
             out.push(ENUM);
             put_str(out, type_path);
             put_varint(out, variants.len() as u64);
-            variants.iter().for_each(|variant| put_variant(out, variant));
+            variants
+                .iter()
+                .for_each(|variant| put_variant(out, variant));
         }
         TypeLayout::Serde {
             type_path,
@@ -263,7 +276,9 @@ fn variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Variant>, S
                 other => {
                     return Err(SnapshotError::Malformed {
                         offset,
-                        reason: format!("variant {name} has fields byte {other}; only 0, 1 and 2 exist"),
+                        reason: format!(
+                            "variant {name} has fields byte {other}; only 0, 1 and 2 exist"
+                        ),
                     });
                 }
             };
@@ -307,9 +322,7 @@ mod tests {
                     name: "keys".into(),
                     layout: TypeLayout::Map {
                         key: Box::new(TypeLayout::Leaf(Leaf::String)),
-                        value: Box::new(TypeLayout::List(Box::new(TypeLayout::Leaf(
-                            Leaf::Entity,
-                        )))),
+                        value: Box::new(TypeLayout::List(Box::new(TypeLayout::Leaf(Leaf::Entity)))),
                     },
                 },
                 Field {

@@ -165,11 +165,4 @@ impl TypeLayout {
             _ => None,
         }
     }
-
-    /// The layout's bytes as a column stores them ([`codec`]).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64);
-        codec::encode(self, &mut out);
-        out
-    }
 }
