@@ -7,9 +7,9 @@ use super::error::KeepsakeError;
 use super::job::{SaveReason, SaveTarget};
 use crate::format::SaveMeta;
 use crate::slot::SlotId;
-use crate::snapshot::{DroppedField, RefusedAssetPath};
 #[cfg(doc)]
 use crate::snapshot::RuntimeAssetHandles;
+use crate::snapshot::{DroppedField, RefusedAssetPath};
 use crate::store::GenerationFailure;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;

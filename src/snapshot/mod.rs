@@ -106,8 +106,7 @@ pub use capture::{
 pub use error::SnapshotError;
 pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, LoadMode, SkippedType, apply, decode,
-    decode_with_assets,
-    decode_without_plans, dump, dump_with_assets,
+    decode_with_assets, decode_without_plans, dump, dump_with_assets,
 };
 pub(crate) use register::ensure_registry;
 pub use register::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};

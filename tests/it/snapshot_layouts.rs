@@ -190,8 +190,7 @@ fn an_added_field_takes_its_default() {
 
 #[test]
 fn an_added_field_without_a_default_is_refused_naming_it() {
-    let (_, decoded) =
-        save_then_decode::<_, stats::WithTitle>(stats::Before { hp: 30, level: 4 });
+    let (_, decoded) = save_then_decode::<_, stats::WithTitle>(stats::Before { hp: 30, level: 4 });
     let error = decoded.err().expect("no default for title").to_string();
     assert!(error.contains("game::Stats.title"), "{error}");
     assert!(error.contains("#[reflect(default)]"), "{error}");
@@ -333,7 +332,10 @@ fn reordered_variants_load_by_name() {
 #[test]
 fn a_value_in_a_removed_variant_is_refused_naming_it() {
     let (_, decoded) = save_then_decode::<_, door::After>(door::Before::Gone);
-    let error = decoded.err().expect("Gone is not a Door any more").to_string();
+    let error = decoded
+        .err()
+        .expect("Gone is not a Door any more")
+        .to_string();
     assert!(error.contains("game::Door::Gone"), "{error}");
 }
 
@@ -443,16 +445,61 @@ mod properties {
         };
     }
 
-    hero!(Base { name: String, hp: u32, level: u8, class: Class });
-    hero!(Reordered { level: u8, class: Class, hp: u32, name: String });
-    hero!(WithGold { name: String, gold: u64, hp: u32, level: u8, class: Class });
-    hero!(NoName { hp: u32, level: u8, class: Class });
-    hero!(Widened { name: String, hp: i64, level: u32, class: Class });
+    hero!(Base {
+        name: String,
+        hp: u32,
+        level: u8,
+        class: Class
+    });
+    hero!(Reordered {
+        level: u8,
+        class: Class,
+        hp: u32,
+        name: String
+    });
+    hero!(WithGold {
+        name: String,
+        gold: u64,
+        hp: u32,
+        level: u8,
+        class: Class
+    });
+    hero!(NoName {
+        hp: u32,
+        level: u8,
+        class: Class
+    });
+    hero!(Widened {
+        name: String,
+        hp: i64,
+        level: u32,
+        class: Class
+    });
     hero!(OptionalLevel { name: String, hp: u32, level: Option<u8>, class: Class });
-    hero!(HpText { name: String, hp: String, level: u8, class: Class });
-    hero!(ClassesReordered { name: String, hp: u32, level: u8, class: ClassReordered });
-    hero!(RogueGone { name: String, hp: u32, level: u8, class: ClassNoRogue });
-    hero!(Renamed { name: String, health: u32, level: u8, class: Class });
+    hero!(HpText {
+        name: String,
+        hp: String,
+        level: u8,
+        class: Class
+    });
+    hero!(ClassesReordered {
+        name: String,
+        hp: u32,
+        level: u8,
+        class: ClassReordered
+    });
+    hero!(RogueGone {
+        name: String,
+        hp: u32,
+        level: u8,
+        class: ClassNoRogue
+    });
+    hero!(Renamed {
+        name: String,
+        health: u32,
+        level: u8,
+        class: Class
+    });
 
     /// One hero's values, from which each layout's value is made.
     #[derive(Clone, Debug)]
@@ -467,7 +514,15 @@ mod properties {
     }
 
     fn values() -> impl Strategy<Value = Values> {
-        (".{0,8}", any::<u32>(), any::<u8>(), 0u8..3, any::<u32>(), -1e6f32..1e6, any::<u64>())
+        (
+            ".{0,8}",
+            any::<u32>(),
+            any::<u8>(),
+            0u8..3,
+            any::<u32>(),
+            -1e6f32..1e6,
+            any::<u64>(),
+        )
             .prop_map(|(name, hp, level, class, power, mana, gold)| Values {
                 name,
                 hp,
@@ -493,23 +548,95 @@ mod properties {
         let (n, c) = (v.name.clone(), class(v));
         let (hp, level) = (v.hp, v.level);
         let saved: Box<dyn Fn() -> Result<(), TestCaseError>> = match from {
-            0 => Box::new(|| load_as(to, Base { name: n.clone(), hp, level, class: c.clone() })),
-            1 => Box::new(|| load_as(to, Reordered { level, class: c.clone(), hp, name: n.clone() })),
-            2 => Box::new(|| {
-                load_as(to, WithGold { name: n.clone(), gold: v.gold, hp, level, class: c.clone() })
+            0 => Box::new(|| {
+                load_as(
+                    to,
+                    Base {
+                        name: n.clone(),
+                        hp,
+                        level,
+                        class: c.clone(),
+                    },
+                )
             }),
-            3 => Box::new(|| load_as(to, NoName { hp, level, class: c.clone() })),
+            1 => Box::new(|| {
+                load_as(
+                    to,
+                    Reordered {
+                        level,
+                        class: c.clone(),
+                        hp,
+                        name: n.clone(),
+                    },
+                )
+            }),
+            2 => Box::new(|| {
+                load_as(
+                    to,
+                    WithGold {
+                        name: n.clone(),
+                        gold: v.gold,
+                        hp,
+                        level,
+                        class: c.clone(),
+                    },
+                )
+            }),
+            3 => Box::new(|| {
+                load_as(
+                    to,
+                    NoName {
+                        hp,
+                        level,
+                        class: c.clone(),
+                    },
+                )
+            }),
             4 => Box::new(|| {
-                load_as(to, Widened { name: n.clone(), hp: hp.into(), level: level.into(), class: c.clone() })
+                load_as(
+                    to,
+                    Widened {
+                        name: n.clone(),
+                        hp: hp.into(),
+                        level: level.into(),
+                        class: c.clone(),
+                    },
+                )
             }),
             5 => Box::new(|| {
                 let level = (level % 2 == 0).then_some(level);
-                load_as(to, OptionalLevel { name: n.clone(), hp, level, class: c.clone() })
+                load_as(
+                    to,
+                    OptionalLevel {
+                        name: n.clone(),
+                        hp,
+                        level,
+                        class: c.clone(),
+                    },
+                )
             }),
             6 => Box::new(|| {
-                load_as(to, HpText { name: n.clone(), hp: hp.to_string(), level, class: c.clone() })
+                load_as(
+                    to,
+                    HpText {
+                        name: n.clone(),
+                        hp: hp.to_string(),
+                        level,
+                        class: c.clone(),
+                    },
+                )
             }),
-            _ => Box::new(|| load_as(to, Renamed { name: n.clone(), health: hp, level, class: c.clone() })),
+            _ => Box::new(|| {
+                load_as(
+                    to,
+                    Renamed {
+                        name: n.clone(),
+                        health: hp,
+                        level,
+                        class: c.clone(),
+                    },
+                )
+            }),
         };
         saved()
     }
@@ -547,7 +674,12 @@ mod properties {
     fn compare<T, U>(value: T, saved: &dyn PartialReflect) -> Result<(), TestCaseError>
     where
         T: Component + Reflect + FromReflect + TypePath + bevy::reflect::GetTypeRegistration,
-        U: Component + Reflect + FromReflect + TypePath + Clone + Default
+        U: Component
+            + Reflect
+            + FromReflect
+            + TypePath
+            + Clone
+            + Default
             + bevy::reflect::GetTypeRegistration,
     {
         match save_then_load::<T, U>(value) {
@@ -588,8 +720,11 @@ mod properties {
             return a == b;
         }
         match (saved.reflect_ref(), loaded.reflect_ref()) {
-            (_, ReflectRef::Enum(b)) if b.reflect_type_path().starts_with("core::option::Option<")
-                && !saved.reflect_type_path().starts_with("core::option::Option<") =>
+            (_, ReflectRef::Enum(b))
+                if b.reflect_type_path().starts_with("core::option::Option<")
+                    && !saved
+                        .reflect_type_path()
+                        .starts_with("core::option::Option<") =>
             {
                 b.variant_name() == "Some" && same_value(saved, b.field_at(0).unwrap())
             }
@@ -680,8 +815,16 @@ mod properties {
 #[test]
 fn layouts_take_a_few_percent_of_a_blob() {
     let worlds: [(&str, fn() -> App, fn(&mut World, u32)); 3] = [
-        ("game world", crate::common::game_world::app, crate::common::game_world::populate),
-        ("real-game world", crate::common::real_world::app, crate::common::real_world::populate),
+        (
+            "game world",
+            crate::common::game_world::app,
+            crate::common::game_world::populate,
+        ),
+        (
+            "real-game world",
+            crate::common::real_world::app,
+            crate::common::real_world::populate,
+        ),
         (
             "real-game world, serde types",
             crate::common::real_world::serde_app,

@@ -179,7 +179,10 @@ impl<'a> BlobCursor<'a> {
         let offset = self.reader.offset();
         let bytes = self.reader.bytes_with_len("type layout")?;
         codec::decode_bytes(bytes).map_err(|error| {
-            malformed(offset, format!("the layout of {type_path} does not read: {error}"))
+            malformed(
+                offset,
+                format!("the layout of {type_path} does not read: {error}"),
+            )
         })?;
         Ok(Some(bytes))
     }

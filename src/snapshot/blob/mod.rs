@@ -46,7 +46,7 @@ mod writer;
 
 pub use cursor::StoredRow;
 pub(crate) use cursor::{BlobCursor, ColumnHeader};
-pub(crate) use reader::BlobReader;
 pub use inspect::{BlobTable, StoredColumn, inspect};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
+pub(crate) use reader::BlobReader;
 pub(crate) use writer::{BlobWriter, OpenColumn, push_prefixed};

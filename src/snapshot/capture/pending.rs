@@ -62,8 +62,12 @@ impl PendingSnapshot {
         let mut blob = BlobWriter::new(entities.iter().map(|entity| entity.to_bits()), capacity);
         let (mut components, mut resources) = (0, 0);
         for (column, chunks) in &self.columns {
-            let mut open =
-                blob.open_column(column.type_path, column.version, column.kind, &column.layout);
+            let mut open = blob.open_column(
+                column.type_path,
+                column.version,
+                column.kind,
+                &column.layout,
+            );
             write_rows(&mut blob, &mut open, chunks, &index);
             let rows = blob.close_column(open) as usize;
             match column.kind {

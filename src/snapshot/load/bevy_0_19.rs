@@ -26,7 +26,9 @@ fn table() -> &'static HashMap<&'static str, OldType> {
 
 /// Reads the table; `None` for a malformed one (a test keeps the shipped table whole).
 fn parse(table: &'static str) -> Option<HashMap<&'static str, OldType>> {
-    let lines = table.lines().filter(|line| !line.starts_with('#') && !line.is_empty());
+    let lines = table
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty());
     lines
         .map(|line| {
             let mut fields = line.split('\t');
@@ -72,7 +74,9 @@ mod tests {
 
     #[test]
     fn the_shipped_table_reads_whole() {
-        let lines = TABLE.lines().filter(|l| !l.starts_with('#') && !l.is_empty());
+        let lines = TABLE
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty());
         let parsed = parse(TABLE).expect("every line of the shipped table reads");
         assert_eq!(parsed.len(), lines.count());
     }

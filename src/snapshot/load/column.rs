@@ -2,12 +2,12 @@
 //! version (the current type, or a legacy type and its migration), after checking the column's
 //! kind against the registration. Decode and dump both open columns here.
 
+use super::bevy_0_19;
 use crate::snapshot::blob::{ColumnHeader, ColumnKind};
 use crate::snapshot::error::SnapshotError;
-use super::bevy_0_19;
 use crate::snapshot::register::{ConvertFn, SaveRegistry, SaveableEntry};
-use crate::snapshot::value::assets::HandleLoader;
 use crate::snapshot::schema::{TypeLayout, codec, compare};
+use crate::snapshot::value::assets::HandleLoader;
 use crate::snapshot::value::{TypeOps, ValueReader};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -145,7 +145,10 @@ pub(super) fn registered<'r>(
     header: &ColumnHeader<'_>,
 ) -> Option<(usize, &'r SaveableEntry)> {
     registry.lookup(header.type_path).or_else(|| {
-        let moved = header.layout.is_none().then(|| bevy_0_19::path_now(header.type_path));
+        let moved = header
+            .layout
+            .is_none()
+            .then(|| bevy_0_19::path_now(header.type_path));
         registry.lookup(moved??)
     })
 }

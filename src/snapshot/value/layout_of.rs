@@ -75,7 +75,9 @@ pub(crate) fn describe(
     if let Some(handle) = registration.data::<ReflectHandle>() {
         let asset = registry.get(handle.asset_type_id());
         return TypeLayout::Handle {
-            asset_type: asset.map_or("?", |asset| asset.type_info().type_path()).to_owned(),
+            asset_type: asset
+                .map_or("?", |asset| asset.type_info().type_path())
+                .to_owned(),
         };
     }
     if depth >= MAX_DEPTH {
@@ -84,7 +86,9 @@ pub(crate) fn describe(
         };
     }
     if registration.data::<ReflectSerialize>().is_some()
-        || registration.data::<ReflectSerializeWithRegistry>().is_some()
+        || registration
+            .data::<ReflectSerializeWithRegistry>()
+            .is_some()
     {
         return TypeLayout::Serde {
             type_path: type_path.to_owned(),
@@ -136,16 +140,20 @@ fn structure(registry: &TypeRegistry, registration: &TypeRegistration, depth: us
             item: Box::new(child(info.item_ty().id(), info.item_ty().path())),
             len: info.capacity() as u64,
         },
-        TypeInfo::Set(info) => {
-            TypeLayout::Set(Box::new(child(info.value_ty().id(), info.value_ty().path())))
-        }
+        TypeInfo::Set(info) => TypeLayout::Set(Box::new(child(
+            info.value_ty().id(),
+            info.value_ty().path(),
+        ))),
         TypeInfo::Map(info) => TypeLayout::Map {
             key: Box::new(child(info.key_ty().id(), info.key_ty().path())),
             value: Box::new(child(info.value_ty().id(), info.value_ty().path())),
         },
         TypeInfo::Enum(info) => TypeLayout::Enum {
             type_path: info.type_path().to_owned(),
-            variants: info.iter().map(|variant| describe_variant(variant, &child)).collect(),
+            variants: info
+                .iter()
+                .map(|variant| describe_variant(variant, &child))
+                .collect(),
         },
         TypeInfo::Opaque(info) => opaque(info.type_path()),
     }

@@ -26,7 +26,10 @@ pub(crate) struct TypeOps {
 
 impl TypeOps {
     /// The layout a column of this type is written with.
-    pub(crate) fn layout(&self, registry: &bevy::reflect::TypeRegistry) -> crate::snapshot::schema::TypeLayout {
+    pub(crate) fn layout(
+        &self,
+        registry: &bevy::reflect::TypeRegistry,
+    ) -> crate::snapshot::schema::TypeLayout {
         super::column_layout(
             registry,
             self.type_id,

@@ -424,7 +424,11 @@ impl LeafSink for Over<'_> {
 }
 
 /// Decodes a leaf as postcard writes it, into `sink`.
-pub(super) fn read_leaf<S: LeafSink>(leaf: Leaf, input: &mut Input<'_>, sink: S) -> Result<S::Out, String> {
+pub(super) fn read_leaf<S: LeafSink>(
+    leaf: Leaf,
+    input: &mut Input<'_>,
+    sink: S,
+) -> Result<S::Out, String> {
     match leaf {
         Leaf::Bool => sink.put(input.bool()?),
         Leaf::U8 => sink.put(input.array::<1>()?[0]),

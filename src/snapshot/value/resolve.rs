@@ -57,7 +57,10 @@ pub(crate) struct Incompatible {
 /// How one part of a stored value is read into today's type.
 enum Step<'a> {
     /// A leaf, widened when today's is wider.
-    Leaf { stored: Leaf, today: Leaf },
+    Leaf {
+        stored: Leaf,
+        today: Leaf,
+    },
     /// Unchanged: Bevy's reflection deserializer reads it as today's type.
     Same {
         registration: &'a TypeRegistration,
@@ -104,10 +107,7 @@ enum Step<'a> {
 
 /// A stored field: read into today's field (by name), or read and dropped.
 enum FieldStep<'a> {
-    Keep {
-        name: &'static str,
-        step: Step<'a>,
-    },
+    Keep { name: &'static str, step: Step<'a> },
     Drop(TypeLayout),
 }
 
@@ -422,7 +422,10 @@ impl<'a> Compiler<'a> {
         let TypeInfo::Struct(info) = registration.type_info() else {
             unreachable!("struct_step is given a struct");
         };
-        let today: Vec<_> = info.iter().map(|f| (f.name(), f.type_id(), f.type_path())).collect();
+        let today: Vec<_> = info
+            .iter()
+            .map(|f| (f.name(), f.type_id(), f.type_path()))
+            .collect();
         let serialization = registration.data::<SerializationData>();
         self.named_fields(stored, &today, serialization, path, depth)
             .map(|step| StructStep {
@@ -445,7 +448,10 @@ impl<'a> Compiler<'a> {
         let mut fields = Vec::with_capacity(stored.len());
         for field in stored {
             let at = format!("{path}.{}", field.name);
-            let found = today.iter().enumerate().find(|(_, (name, ..))| *name == field.name);
+            let found = today
+                .iter()
+                .enumerate()
+                .find(|(_, (name, ..))| *name == field.name);
             fields.push(match found {
                 Some((index, &(name, id, type_path))) if !is_unsaved(index) => FieldStep::Keep {
                     name,
@@ -551,11 +557,14 @@ impl<'a> Compiler<'a> {
             (VariantFields::Unit, VariantInfo::Unit(_)) => Ok(VariantRead::Unit),
             (VariantFields::Tuple(fields), VariantInfo::Tuple(now)) => {
                 let ids: Vec<_> = now.iter().map(|f| (f.type_id(), f.type_path())).collect();
-                self.tuple_fields(fields, &ids, path, depth).map(VariantRead::Tuple)
+                self.tuple_fields(fields, &ids, path, depth)
+                    .map(VariantRead::Tuple)
             }
             (VariantFields::Struct(fields), VariantInfo::Struct(now)) => {
-                let today: Vec<_> =
-                    now.iter().map(|f| (f.name(), f.type_id(), f.type_path())).collect();
+                let today: Vec<_> = now
+                    .iter()
+                    .map(|f| (f.name(), f.type_id(), f.type_path()))
+                    .collect();
                 self.named_fields(fields, &today, None, path, depth)
                     .map(VariantRead::Struct)
             }
@@ -585,7 +594,11 @@ fn variant_kind_now(variant: &VariantInfo) -> &'static str {
 }
 
 impl Resolution<'_> {
-    fn read_step(&self, step: &Step<'_>, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
+    fn read_step(
+        &self,
+        step: &Step<'_>,
+        input: &mut Input<'_>,
+    ) -> Result<Box<dyn PartialReflect>, String> {
         match step {
             Step::Leaf { stored, today } if stored == today => read_leaf(*stored, input, NewValue),
             &Step::Leaf { stored, today } => widen(stored, today, input),
@@ -638,7 +651,11 @@ impl Resolution<'_> {
                 }
                 Ok(Box::new(value))
             }
-            Step::Map { info, key, value: item } => {
+            Step::Map {
+                info,
+                key,
+                value: item,
+            } => {
                 let mut value = DynamicMap::default();
                 value.set_represented_type(Some(info));
                 for _ in 0..input.length(1)? {
@@ -668,9 +685,14 @@ impl Resolution<'_> {
         let rest = input.rest();
         let mut deserializer = postcard::Deserializer::from_bytes(rest);
         let mut processor = self.loader.processor(handles);
-        let value = TypedReflectDeserializer::with_processor(registration, self.registry, &mut processor)
-            .deserialize(&mut deserializer)
-            .map_err(|error| self.loader.take_failure().unwrap_or_else(|| error.to_string()))?;
+        let value =
+            TypedReflectDeserializer::with_processor(registration, self.registry, &mut processor)
+                .deserialize(&mut deserializer)
+                .map_err(|error| {
+                    self.loader
+                        .take_failure()
+                        .unwrap_or_else(|| error.to_string())
+                })?;
         let left = deserializer.finalize().map_err(|error| error.to_string())?;
         input.advance(rest.len() - left.len());
         Ok(value)
@@ -678,11 +700,17 @@ impl Resolution<'_> {
 
     /// The stored fields of a struct (or struct variant), read by name, with today's unsaved
     /// fields and (once needed) type defaults filled in.
-    fn read_named(&self, step: &StructStep<'_>, input: &mut Input<'_>) -> Result<DynamicStruct, String> {
+    fn read_named(
+        &self,
+        step: &StructStep<'_>,
+        input: &mut Input<'_>,
+    ) -> Result<DynamicStruct, String> {
         let mut value = DynamicStruct::default();
         for field in step.fields.iter() {
             match field {
-                FieldStep::Keep { name, step } => value.insert_boxed(*name, self.read_step(step, input)?),
+                FieldStep::Keep { name, step } => {
+                    value.insert_boxed(*name, self.read_step(step, input)?)
+                }
                 FieldStep::Drop(layout) => skip(layout, input)?,
             }
         }
@@ -724,7 +752,11 @@ impl Resolution<'_> {
     ) -> Result<Box<dyn PartialReflect>, String> {
         let stored = input.unsigned(32, "variant index")? as usize;
         let (index, name, fields) = match variants.get(stored) {
-            Some(VariantStep::Kept { index, name, fields }) => (*index, *name, fields),
+            Some(VariantStep::Kept {
+                index,
+                name,
+                fields,
+            }) => (*index, *name, fields),
             Some(VariantStep::Lost(name)) => {
                 return Err(format!(
                     "the save holds {}::{name}, a variant the type no longer has; register a \
@@ -765,12 +797,20 @@ fn skip(layout: &TypeLayout, input: &mut Input<'_>) -> Result<(), String> {
 }
 
 /// Reads a `stored` leaf as the wider `today` leaf.
-fn widen(stored: Leaf, today: Leaf, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
+fn widen(
+    stored: Leaf,
+    today: Leaf,
+    input: &mut Input<'_>,
+) -> Result<Box<dyn PartialReflect>, String> {
     if (stored, today) == (Leaf::F32, Leaf::F64) {
         return Ok(Box::new(f64::from(input.f32()?)));
     }
     let Some((signed, bits)) = stored.integer() else {
-        return Err(format!("a {} cannot be read as a {}", stored.name(), today.name()));
+        return Err(format!(
+            "a {} cannot be read as a {}",
+            stored.name(),
+            today.name()
+        ));
     };
     // Postcard writes `u8` and `i8` as raw bytes, wider integers as varints.
     let value: i128 = match (signed, bits) {
