@@ -369,8 +369,25 @@ fn demo_quicksave_is_whole(bevy: &str) {
     assert!(table.entity_count() > 1000, "the crowd is saved");
 }
 
-/// Writes this build's test-world fixture. Run once per Bevy series, by the build of that
-/// series: `cargo test --test it -- --ignored bevy_fixtures::write_test_world_fixture`.
+/// The test world saved with its types' layouts (blob layout version 2), by this build: loads
+/// exactly, and every column carries its layout.
+#[test]
+fn the_test_world_fixture_with_layouts_loads_exactly() {
+    let fixture = fixture_path(THIS_BEVY, "test-world-layouts");
+    let (mut app, _dir, outcome) = load_fixture(&fixture, Sprites::Saved);
+    outcome.expect("the fixture loads");
+    assert_eq!(seen(app.world_mut()), expected_test_world());
+    let bytes = std::fs::read(&fixture).unwrap();
+    let save = decode_file(&bytes, &DecodeOptions::default()).unwrap();
+    let table = inspect(&save.bundle.world.ecs_blob).unwrap();
+    assert_eq!(table.layout_version, 2);
+    assert!(table.columns.iter().all(|column| column.layout.is_some()));
+}
+
+/// Writes this build's test-world fixture (`bevy-<version>-test-world-layouts.ksav`; the
+/// `test-world` fixtures predate layouts). Run once per Bevy series and blob layout version, by
+/// the build of that series:
+/// `cargo test --test it -- --ignored bevy_fixtures::write_test_world_fixture`.
 #[test]
 #[ignore = "writes tests/golden; run by hand once per Bevy series"]
 fn write_test_world_fixture() {
@@ -380,5 +397,5 @@ fn write_test_world_fixture() {
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
     let written = run_until_outcome(&mut app).expect("the save");
-    std::fs::copy(written, fixture_path(THIS_BEVY, "test-world")).unwrap();
+    std::fs::copy(written, fixture_path(THIS_BEVY, "test-world-layouts")).unwrap();
 }
