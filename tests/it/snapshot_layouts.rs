@@ -814,7 +814,12 @@ mod properties {
 /// maps, enums and serde types) at 1k entities; printed for `BENCHMARKS.md`, and held under 5 %.
 #[test]
 fn layouts_take_a_few_percent_of_a_blob() {
-    let worlds: [(&str, fn() -> App, fn(&mut World, u32)); 3] = [
+    type World = (
+        &'static str,
+        fn() -> App,
+        fn(&mut bevy::prelude::World, u32),
+    );
+    let worlds: [World; 3] = [
         (
             "game world",
             crate::common::game_world::app,

@@ -46,7 +46,7 @@ fn parse(table: &'static str) -> Option<HashMap<&'static str, OldType>> {
 }
 
 fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())
