@@ -1,7 +1,8 @@
 //! `keepsake`: read bevy_keepsake save files from the command line.
 //!
-//! Built on the library's engine-free layers (`format`, `store`, `snapshot::inspect`): it needs
-//! none of the game's types, and it never writes to a save folder.
+//! Built on the library's engine-free layers (`format`, `store`, `snapshot::inspect`, and
+//! `snapshot::schema` to read values by the layouts a save records): it needs none of the
+//! game's types, and it never writes to a save folder.
 
 mod commands;
 mod examine;
@@ -17,10 +18,11 @@ use std::process::ExitCode;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success: everything read is intact (verify), the saves are equal (diff)
-  1  damage found (any command), differences found (diff), or no thumbnail (thumbnail)
+  1  damage found (any command), a value not readable by its stored layout (dump),
+     differences found (diff), or no thumbnail (thumbnail)
   2  usage error, a file or folder could not be read or written, or verify found no save file";
 
-/// Inspect, verify, list and compare bevy_keepsake save files (.ksav).
+/// Inspect, dump, verify, list and compare bevy_keepsake save files (.ksav).
 #[derive(Parser, Debug)]
 #[command(name = "keepsake", version, after_help = EXIT_CODES)]
 struct Cli {
@@ -55,6 +57,26 @@ enum Command {
         /// With --values: at most this many bytes per value.
         #[arg(long, default_value_t = 32, value_name = "N")]
         bytes: usize,
+        /// Also print each type's stored layout in full (fields, variants, nested types)
+        /// beneath its line.
+        #[arg(long)]
+        layouts: bool,
+    },
+    /// Print a save's values with their field names, read through the layouts the save
+    /// records (no game types needed): resources, then entity by entity.
+    #[command(after_help = EXIT_CODES)]
+    Dump {
+        /// The save file.
+        file: PathBuf,
+        /// Only types whose path contains this text (e.g. `Transform`, `my_game::`).
+        #[arg(long = "type", value_name = "SUBSTRING")]
+        type_contains: Option<String>,
+        /// Only the entity with this index in the save (the `#N` the dump shows).
+        #[arg(long, value_name = "INDEX")]
+        entity: Option<u32>,
+        /// At most this many entities.
+        #[arg(long, value_name = "N")]
+        rows: Option<usize>,
     },
     /// Check save files end to end (CRCs, decompression, postcard, world snapshot structure);
     /// exits 1 if any is damaged.
@@ -94,9 +116,23 @@ fn main() -> ExitCode {
             values,
             rows,
             bytes,
+            layouts,
         } => {
             let values = values.then_some(commands::inspect::ValueCaps { rows, bytes });
-            commands::inspect::run(&file, values, json)
+            commands::inspect::run(&file, values, layouts, json)
+        }
+        Command::Dump {
+            file,
+            type_contains,
+            entity,
+            rows,
+        } => {
+            let filter = commands::dump::Filter {
+                type_contains,
+                entity,
+                rows,
+            };
+            commands::dump::run(&file, &filter, json)
         }
         Command::Verify { paths } => commands::verify::run(&paths, json),
         Command::Thumbnail { file, output } => commands::thumbnail::run(&file, &output, json),

@@ -26,7 +26,21 @@ impl From<Outcome> for ExitCode {
 /// Prints a report as pretty JSON.
 pub fn print_json<T: serde::Serialize>(report: &T) {
     match serde_json::to_string_pretty(report) {
-        Ok(text) => println!("{text}"),
+        Ok(text) => print_text(&(text + "\n")),
         Err(error) => eprintln!("keepsake: could not write JSON: {error}"),
+    }
+}
+
+/// Prints text on stdout. A reader that stops early (`keepsake dump save.ksav | head`) ends
+/// the output quietly, where `print!` would panic on the closed pipe.
+pub fn print_text(text: &str) {
+    use std::io::{ErrorKind, Write};
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && error.kind() != ErrorKind::BrokenPipe
+    {
+        eprintln!("keepsake: could not write the output: {error}");
     }
 }

@@ -1,5 +1,7 @@
-//! Human output: aligned tables and the formatting of times, sizes and untrusted text.
+//! Human output: aligned tables and the formatting of times, sizes, layouts and untrusted text.
 
+use bevy_keepsake::snapshot::schema::text::{short, short_name};
+use bevy_keepsake::snapshot::schema::{Field, TypeLayout, VariantFields};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -123,6 +125,70 @@ pub fn hex(bytes: &[u8], cap: usize) -> String {
     out
 }
 
+/// A column's layout on one line, for `inspect`'s table, where the TYPE column already names
+/// the type: a struct's or an enum's fields one level deep, each by [`short`] with its paths cut
+/// to their last segment (`struct { x: f32, y: f32 }`, `struct (f32)`,
+/// `enum { Idle, Walking(f32), Jumping { height: f32 } }`, `serde (reflected: struct (u8))`),
+/// any other shape by [`short`]. At most `width` characters (`…` when cut; `inspect --layouts`
+/// prints it whole).
+pub fn layout_line(layout: &TypeLayout, width: usize) -> String {
+    let line = clean(&layout_summary(layout));
+    if line.chars().count() <= width {
+        return line;
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn layout_summary(layout: &TypeLayout) -> String {
+    let item = |layout: &TypeLayout| short_name(&short(layout));
+    let named = |fields: &[Field]| -> String {
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|field| format!("{}: {}", field.name, item(&field.layout)))
+            .collect();
+        match fields.is_empty() {
+            true => "{}".to_owned(),
+            false => format!("{{ {} }}", fields.join(", ")),
+        }
+    };
+    let positional = |fields: &[TypeLayout]| {
+        format!(
+            "({})",
+            fields.iter().map(item).collect::<Vec<_>>().join(", ")
+        )
+    };
+    if layout.option_item().is_some() {
+        return item(layout);
+    }
+    match layout {
+        TypeLayout::Struct { fields, .. } => format!("struct {}", named(fields)),
+        TypeLayout::TupleStruct { fields, .. } => format!("struct {}", positional(fields)),
+        TypeLayout::Enum { variants, .. } => {
+            let variants: Vec<String> = variants
+                .iter()
+                .map(|variant| match &variant.fields {
+                    VariantFields::Unit => variant.name.clone(),
+                    VariantFields::Tuple(fields) => {
+                        format!("{}{}", variant.name, positional(fields))
+                    }
+                    VariantFields::Struct(fields) => format!("{} {}", variant.name, named(fields)),
+                })
+                .collect();
+            match variants.is_empty() {
+                true => "enum {}".to_owned(),
+                false => format!("enum {{ {} }}", variants.join(", ")),
+            }
+        }
+        TypeLayout::Serde { reflected, .. } => {
+            format!("serde (reflected: {})", layout_summary(reflected))
+        }
+        TypeLayout::Opaque { .. } => "opaque (its own serde code)".to_owned(),
+        _ => item(layout),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +209,61 @@ mod tests {
         let mut table = Table::new(&["A", "LONGER"]);
         table.row(vec!["wide cell".into(), "x".into()]);
         assert_eq!(table.render(), "A          LONGER\nwide cell  x\n");
+    }
+
+    #[test]
+    fn layouts_on_one_line_show_fields_one_level_deep() {
+        use bevy_keepsake::snapshot::schema::{Leaf, Variant};
+        let leaf = TypeLayout::Leaf;
+        let field = |name: &str, layout| Field {
+            name: name.into(),
+            layout,
+        };
+        let item = TypeLayout::Struct {
+            type_path: "game::Item".into(),
+            fields: vec![field("id", leaf(Leaf::U16))],
+        };
+        let hero = TypeLayout::Struct {
+            type_path: "game::Hero".into(),
+            fields: vec![
+                field("name", leaf(Leaf::String)),
+                field("bag", TypeLayout::List(Box::new(item))),
+            ],
+        };
+        assert_eq!(
+            layout_line(&hero, 80),
+            "struct { name: String, bag: Vec<Item> }"
+        );
+        assert_eq!(layout_line(&hero, 12), "struct { na…");
+        let mood = TypeLayout::Enum {
+            type_path: "game::Mood".into(),
+            variants: vec![
+                Variant {
+                    name: "Calm".into(),
+                    fields: VariantFields::Unit,
+                },
+                Variant {
+                    name: "Angry".into(),
+                    fields: VariantFields::Tuple(vec![leaf(Leaf::U8)]),
+                },
+                Variant {
+                    name: "Lost".into(),
+                    fields: VariantFields::Struct(vec![field("days", leaf(Leaf::U16))]),
+                },
+            ],
+        };
+        assert_eq!(
+            layout_line(&mood, 80),
+            "enum { Calm, Angry(u8), Lost { days: u16 } }"
+        );
+        let marker = TypeLayout::Serde {
+            type_path: "game::Marker".into(),
+            reflected: Box::new(TypeLayout::Struct {
+                type_path: "game::Marker".into(),
+                fields: vec![],
+            }),
+        };
+        assert_eq!(layout_line(&marker, 80), "serde (reflected: struct {})");
+        assert_eq!(layout_line(&leaf(Leaf::Vec3), 80), "Vec3");
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::text;
 use bevy_keepsake::format::{Header, SaveMeta};
+use bevy_keepsake::snapshot::schema::TypeLayout;
+use bevy_keepsake::snapshot::schema::text::pretty;
 use bevy_keepsake::snapshot::{BlobTable, StoredColumn};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -71,6 +73,12 @@ pub struct ColumnView {
     pub kind: &'static str,
     pub rows: usize,
     pub bytes: usize,
+    /// The layout the values were written with, on one line (see [`text::layout_line`]);
+    /// `null` in a save from before layouts (blob layout 1).
+    pub layout: Option<String>,
+    /// With `inspect --layouts`: the layout over several lines (`schema::text::pretty`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layout_pretty: Option<String>,
     /// With `inspect --values`: the first rows' raw bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<RowView>>,
@@ -86,8 +94,32 @@ pub struct RowView {
     pub hex: String,
 }
 
+/// A layout over several lines (`schema::text::pretty`); a type written by its own serde code
+/// also shows its reflected layout expanded, the shape its bytes most likely have.
+fn pretty_with_reflected(layout: &TypeLayout) -> String {
+    match layout {
+        TypeLayout::Serde { reflected, .. } if pretty(reflected).contains('\n') => {
+            format!("{}\nreflected: {}", pretty(layout), pretty(reflected))
+        }
+        _ => pretty(layout),
+    }
+}
+
+/// The widest a layout's one-line summary is in a table.
+const LAYOUT_WIDTH: usize = 72;
+
+/// What `inspect` shows of each column beyond its counts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ColumnDetail {
+    /// `--values`: at most this many rows, at most this many bytes each.
+    pub caps: Option<(usize, usize)>,
+    /// `--layouts`: each layout in full.
+    pub layouts: bool,
+}
+
 impl ColumnView {
-    pub fn new(column: &StoredColumn<'_>, caps: Option<(usize, usize)>) -> Self {
+    pub fn new(column: &StoredColumn<'_>, detail: ColumnDetail) -> Self {
+        let caps = detail.caps;
         let values = caps.map(|(rows, bytes)| {
             column
                 .rows
@@ -106,6 +138,15 @@ impl ColumnView {
             kind: column.kind.name(),
             rows: column.rows.len(),
             bytes: column.bytes,
+            layout: column
+                .layout
+                .as_ref()
+                .map(|layout| text::layout_line(layout, LAYOUT_WIDTH)),
+            layout_pretty: column
+                .layout
+                .as_ref()
+                .filter(|_| detail.layouts)
+                .map(pretty_with_reflected),
             values,
         }
     }
@@ -121,7 +162,7 @@ pub struct BlobView {
 }
 
 impl BlobView {
-    pub fn new(blob_len: usize, table: &BlobTable<'_>, caps: Option<(usize, usize)>) -> Self {
+    pub fn new(blob_len: usize, table: &BlobTable<'_>, detail: ColumnDetail) -> Self {
         BlobView {
             bytes: blob_len,
             layout_version: table.layout_version,
@@ -129,7 +170,7 @@ impl BlobView {
             columns: table
                 .columns
                 .iter()
-                .map(|column| ColumnView::new(column, caps))
+                .map(|column| ColumnView::new(column, detail))
                 .collect(),
         }
     }

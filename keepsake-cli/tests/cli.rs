@@ -24,6 +24,31 @@ struct Position {
 #[derive(Resource, Reflect, Default)]
 struct Score(u32);
 
+/// A component with named fields, an enum, text and a list, for `dump` and `inspect --layouts`.
+#[derive(Component, Reflect, Default)]
+struct Hero {
+    name: String,
+    level: u32,
+    mood: Mood,
+    bag: Vec<Item>,
+}
+
+#[derive(Reflect, Default)]
+enum Mood {
+    #[default]
+    Calm,
+    Angry(u8),
+    Lost {
+        days: u16,
+    },
+}
+
+#[derive(Reflect, Default)]
+struct Item {
+    id: u16,
+    label: String,
+}
+
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nthumbnail-bytes";
 
 fn keepsake() -> Command {
@@ -59,6 +84,51 @@ fn world_bundle(enemies: u32, score: u32) -> SaveBundle {
         ecs_blob: captured.blob,
         state_hash: captured.state_hash,
     })
+}
+
+/// A save (blob layout 2, with layouts) of two heroes, one with health, and a score, written
+/// to `<dir>/heroes.ksav`.
+fn heroes_save(dir: &Path) -> PathBuf {
+    let mut app = App::new();
+    app.register_saveable::<Hero>()
+        .register_saveable::<Health>()
+        .register_saveable::<Score>()
+        .insert_resource(Score(7));
+    let ann = Hero {
+        name: "Ann".into(),
+        level: 3,
+        mood: Mood::Angry(2),
+        bag: vec![
+            Item {
+                id: 1,
+                label: "rope".into(),
+            },
+            Item {
+                id: 2,
+                label: "lamp".into(),
+            },
+        ],
+    };
+    let bob = Hero {
+        name: "Bob".into(),
+        level: 1,
+        mood: Mood::Lost { days: 12 },
+        bag: Vec::new(),
+    };
+    app.world_mut().spawn((Saveable, ann, Health(9.5)));
+    app.world_mut().spawn((Saveable, bob));
+    app.world_mut().spawn((Saveable, Health(1.0)));
+    let captured = snapshot::capture(app.world()).expect("capture");
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: captured.blob,
+        state_hash: captured.state_hash,
+    });
+    let meta = meta(SlotId::Manual(0), "Heroes", 0, false);
+    let bytes = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
+    let path = dir.join("heroes.ksav");
+    std::fs::write(&path, bytes.to_vec()).unwrap();
+    path
 }
 
 fn meta(slot: SlotId, title: &str, minute: i64, thumbnail: bool) -> SaveMeta {
@@ -247,6 +317,228 @@ fn inspect_the_golden_file() {
     );
     assert_eq!(json["damage"]["section"], "ecs_blob");
     assert_eq!(json["header"]["payload_uncompressed_len"], 4140);
+}
+
+#[test]
+fn dump_prints_values_with_field_names_through_the_saves_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = heroes_save(dir.path());
+    let assert = keepsake().arg("dump").arg(&path).assert().success();
+    let out = stdout_of(&assert, dir.path());
+    insta::assert_snapshot!("dump_heroes", out);
+    assert!(
+        out.contains(r#"name: "Ann", level: 3, mood: Angry(2), bag: [Item(id: 1, label: "rope")"#),
+        "{out}"
+    );
+    assert!(out.contains("mood: Lost(days: 12), bag: []"), "{out}");
+    assert!(out.contains("Score(7)"), "{out}");
+
+    // --type keeps the types whose path contains the text, and the entities that have one.
+    let assert = keepsake()
+        .args(["dump", "--type", "Health"])
+        .arg(&path)
+        .assert()
+        .success();
+    let out = stdout_of(&assert, dir.path());
+    assert!(
+        out.contains("Health(9.5)") && out.contains("Health(1.0)"),
+        "{out}"
+    );
+    assert!(!out.contains("Hero(") && !out.contains("Score"), "{out}");
+    assert_eq!(out.matches("  #").count(), 2, "{out}");
+    keepsake()
+        .args(["dump", "--type", "NoSuchType"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "no values of a type whose path contains \"NoSuchType\"",
+        ));
+
+    // --entity, --rows.
+    let assert = keepsake()
+        .args(["dump", "--entity", "1"])
+        .arg(&path)
+        .assert()
+        .success();
+    let out = stdout_of(&assert, dir.path());
+    assert!(
+        out.contains(r#"#1 ("#) && out.contains(r#"name: "Bob""#),
+        "{out}"
+    );
+    assert!(!out.contains("Ann") && !out.contains("Score"), "{out}");
+    keepsake()
+        .args(["dump", "--rows", "1"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("… 2 more entities")
+                .and(predicate::str::contains("Bob").not()),
+        );
+    keepsake()
+        .args(["dump", "--entity", "3"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("there is no entity #3"));
+
+    // --json: the same structure.
+    let json = json_of(
+        &keepsake()
+            .args(["dump", "--json"])
+            .arg(&path)
+            .assert()
+            .success(),
+    );
+    assert_eq!(json["layout_version"], 2);
+    assert_eq!(json["entity_count"], 3);
+    assert_eq!(json["unreadable"], 0);
+    assert_eq!(json["resources"][0]["value"], "Score(7)");
+    let ann = &json["entities"][0];
+    assert_eq!(ann["index"], 0);
+    assert!(ann["id"].as_str().unwrap().starts_with("0x"));
+    let hero = ann["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["type_path"] == "cli::Hero")
+        .unwrap();
+    assert_eq!(hero["layout"], "cli::Hero");
+    assert!(
+        hero["value"].as_str().unwrap().contains(r#"name: "Ann""#),
+        "{hero}"
+    );
+}
+
+/// A value whose bytes do not match its layout shows the reason in its place; the rest of the
+/// dump goes on, and the exit code says something was found.
+#[test]
+fn dump_shows_a_value_it_cannot_read_in_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::new();
+    app.register_saveable::<Hero>()
+        .register_saveable::<Health>();
+    app.world_mut()
+        .spawn((Saveable, Hero::default(), Health(4.0)));
+    let captured = snapshot::capture(app.world()).expect("capture");
+    let mut blob = captured.blob;
+    // Hero::default() ends with its empty bag, a length of 0: claim 100 items where no byte
+    // is left.
+    let table = snapshot::inspect(&blob).unwrap();
+    let hero = table
+        .columns
+        .iter()
+        .find(|c| c.type_path == "cli::Hero")
+        .unwrap();
+    let value = hero.rows[0].value;
+    let at = value.as_ptr() as usize - blob.as_ptr() as usize + value.len() - 1;
+    blob[at] = 100;
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        state_hash: snapshot::state_hash(&blob),
+        ecs_blob: blob,
+    });
+    let meta = meta(SlotId::Manual(0), "Broken hero", 0, false);
+    let bytes = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
+    let path = dir.path().join("broken.ksav");
+    std::fs::write(&path, bytes.to_vec()).unwrap();
+    let assert = keepsake().arg("dump").arg(&path).assert().code(1);
+    let out = stdout_of(&assert, dir.path());
+    assert!(
+        out.contains("Hero <cli::Hero.bag: a length of 100 items"),
+        "{out}"
+    );
+    assert!(out.contains("Health(4.0)"), "{out}");
+    assert!(out.contains("1 values could not be read"), "{out}");
+}
+
+#[test]
+fn inspect_layouts_shows_each_types_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = heroes_save(dir.path());
+    let assert = keepsake()
+        .args(["inspect", "--layouts"])
+        .arg(&path)
+        .assert()
+        .success();
+    let out = stdout_of(&assert, dir.path());
+    let expected = "
+    struct cli::Hero {
+        name: String,
+        level: u32,
+        mood: enum cli::Mood {
+            Calm,
+            Angry(u8),
+            Lost { days: u16 },
+        },
+        bag: Vec<struct cli::Item {
+            id: u16,
+            label: String,
+        }>,
+    }
+";
+    assert!(out.contains(expected), "{out}");
+    // The table's own line for it: the fields one level deep.
+    assert!(
+        out.contains("struct { name: String, level: u32, mood: Mood, bag: Vec<Item> }"),
+        "{out}"
+    );
+    let json = json_of(
+        &keepsake()
+            .args(["inspect", "--json", "--layouts"])
+            .arg(&path)
+            .assert()
+            .success(),
+    );
+    let columns = json["blob"]["columns"].as_array().unwrap();
+    let hero = columns
+        .iter()
+        .find(|c| c["type_path"] == "cli::Hero")
+        .unwrap();
+    assert!(
+        hero["layout_pretty"]
+            .as_str()
+            .unwrap()
+            .starts_with("struct cli::Hero {")
+    );
+}
+
+/// A save from before layouts (blob layout 1) still dumps: a note says the game's types are
+/// needed to read its values, and each value shows its size.
+#[test]
+fn a_save_from_before_layouts_dumps_with_a_note() {
+    let golden = workspace_file("tests/golden/bevy-0.20-test-world.ksav");
+    let assert = keepsake().arg("dump").arg(&golden).assert().success();
+    let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(out.contains("layout 1, 4 entities"), "{out}");
+    assert_eq!(
+        out.matches("this save predates layouts: use the game's types (snapshot::dump)")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains("  #1 (0x") && out.contains("Transform <40 bytes>"),
+        "{out}"
+    );
+    keepsake()
+        .arg("inspect")
+        .arg(&golden)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no layout (saved before layouts)"));
+    let json = json_of(
+        &keepsake()
+            .args(["dump", "--json"])
+            .arg(&golden)
+            .assert()
+            .success(),
+    );
+    assert!(json["note"].as_str().unwrap().contains("predates layouts"));
+    let first = &json["entities"][0]["values"][0];
+    assert_eq!(first["layout"], Value::Null);
+    assert_eq!(first["value"], Value::Null);
 }
 
 #[test]
@@ -550,7 +842,12 @@ fn the_fuzz_corpora_never_crash_a_command() {
         .step_by(25)
         .chain(blobs.iter().step_by(25))
     {
-        for args in [vec!["inspect", "--values", "--json"], vec!["inspect"]] {
+        for args in [
+            vec!["inspect", "--values", "--json"],
+            vec!["inspect", "--layouts"],
+            vec!["dump"],
+            vec!["dump", "--json", "--type", "a"],
+        ] {
             let assert = keepsake().args(&args).arg(input).assert();
             assert_no_panic(&assert);
         }

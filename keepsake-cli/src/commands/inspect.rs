@@ -1,9 +1,9 @@
 //! `keepsake inspect <file>`.
 
 use crate::examine::{Damage, Examined, SectionCheck, examine};
-use crate::output::{Outcome, print_json};
+use crate::output::{Outcome, print_json, print_text};
 use crate::text::{self, Table};
-use crate::views::{BlobView, HeaderView, MetaView};
+use crate::views::{BlobView, ColumnDetail, HeaderView, MetaView};
 use bevy_keepsake::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;
@@ -41,7 +41,13 @@ struct BundleView {
     extras: Vec<(String, usize)>,
 }
 
-pub fn run(path: &Path, values: Option<ValueCaps>, json: bool) -> Outcome {
+/// What a column without a layout shows in the LAYOUT column.
+const NO_LAYOUT: &str = "no layout (saved before layouts)";
+
+/// How far `--layouts` indents each layout under its column's line.
+const LAYOUT_INDENT: &str = "    ";
+
+pub fn run(path: &Path, values: Option<ValueCaps>, layouts: bool, json: bool) -> Outcome {
     let examined = match examine(path, &DecodeOptions::default()) {
         Ok(examined) => examined,
         Err(error) => {
@@ -49,11 +55,15 @@ pub fn run(path: &Path, values: Option<ValueCaps>, json: bool) -> Outcome {
             return Outcome::Trouble;
         }
     };
-    let report = report(path, &examined, values);
+    let detail = ColumnDetail {
+        caps: values.map(|caps| (caps.rows, caps.bytes)),
+        layouts,
+    };
+    let report = report(path, &examined, detail);
     if json {
         print_json(&report);
     } else {
-        print!("{}", render(&report));
+        print_text(&render(&report));
     }
     match report.damage {
         None => Outcome::Clean,
@@ -61,13 +71,12 @@ pub fn run(path: &Path, values: Option<ValueCaps>, json: bool) -> Outcome {
     }
 }
 
-fn report(path: &Path, examined: &Examined, values: Option<ValueCaps>) -> Report {
-    let caps = values.map(|caps| (caps.rows, caps.bytes));
+fn report(path: &Path, examined: &Examined, detail: ColumnDetail) -> Report {
     let blob = match (examined.save.as_ref(), examined.blob_table()) {
         (Some(save), Some(Ok(table))) => Some(BlobView::new(
             save.bundle.world.ecs_blob.len(),
             &table,
-            caps,
+            detail,
         )),
         _ => None,
     };
@@ -196,7 +205,8 @@ fn render_bundle(out: &mut String, bundle: &BundleView) {
     }
 }
 
-/// The blob's summary and its table of columns.
+/// The blob's summary and its table of columns, each with its layout on one line, and in full
+/// beneath it with `--layouts`.
 fn render_blob(out: &mut String, blob: &BlobView) {
     let _ = writeln!(
         out,
@@ -206,7 +216,7 @@ fn render_blob(out: &mut String, blob: &BlobView) {
         blob.entities,
         blob.columns.len()
     );
-    let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES"]);
+    let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES", "LAYOUT"]);
     for column in &blob.columns {
         table.row(vec![
             text::clean(&column.type_path),
@@ -214,10 +224,23 @@ fn render_blob(out: &mut String, blob: &BlobView) {
             column.kind.into(),
             column.rows.to_string(),
             column.bytes.to_string(),
+            column.layout.clone().unwrap_or_else(|| NO_LAYOUT.into()),
         ]);
     }
-    if !table.is_empty() {
-        out.push_str(&table.render());
+    if table.is_empty() {
+        return;
+    }
+    // The table's first line is its header, then one line per column.
+    let rendered = table.render();
+    let mut lines = rendered.lines();
+    let _ = writeln!(out, "{}", lines.next().unwrap_or_default());
+    for (line, column) in lines.zip(&blob.columns) {
+        let _ = writeln!(out, "{line}");
+        if let Some(pretty) = &column.layout_pretty {
+            for layout_line in pretty.lines() {
+                let _ = writeln!(out, "{LAYOUT_INDENT}{}", text::clean(layout_line));
+            }
+        }
     }
 }
 

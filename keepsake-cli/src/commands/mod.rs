@@ -2,6 +2,7 @@
 //! exit code.
 
 pub mod diff;
+pub mod dump;
 pub mod inspect;
 pub mod list;
 pub mod thumbnail;
