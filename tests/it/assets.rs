@@ -3,15 +3,16 @@
 //! assets under each policy; a missing asset; hostile paths; and capture errors that name the
 //! field and say what to do.
 
+use crate::common::blob_v1;
 use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoadFailedEvent, AssetLoader, LoadContext, UntypedHandle};
 use bevy::prelude::*;
-use bevy::reflect::TypePath;
+use bevy::reflect::{GetTypeRegistration, TypePath};
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::{RuntimeAssetHandles, SnapshotError};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A level file: its text.
@@ -346,6 +347,113 @@ struct ForgedLooks {
     tint: Tint,
 }
 
+/// What `register_saveable` needs of a forged type.
+trait Forged: Component + FromReflect + TypePath + GetTypeRegistration {}
+
+impl<T: Component + FromReflect + TypePath + GetTypeRegistration> Forged for T {}
+
+/// Saves one entity holding `forged` into manual slot 0 of `dir`, from an app that registers
+/// the forged type besides the real ones: the slot file written.
+fn forge<T: Forged>(dir: &Path, forged: T) -> PathBuf {
+    let mut forger = app(dir, RuntimeAssetHandles::Skip);
+    forger.register_saveable::<T>();
+    forger.world_mut().spawn((Saveable, forged));
+    save(&mut forger);
+    assert_eq!(forger.world().resource::<Seen>().saved.len(), 1);
+    let store = forger
+        .world()
+        .resource::<bevy_keepsake::plugin::KeepsakeStore>();
+    let store = store.get().unwrap();
+    let generations = store.generations(SlotId::Manual(0)).unwrap();
+    store.path_of(SlotId::Manual(0), generations[0])
+}
+
+/// Forges a save as [`forge`] does and rewrites it as a save from before layouts (blob
+/// version 1), which a hostile file can still be: its forged column carries no layout to give
+/// it away, so its bytes reach the handle readers of the type it is loaded as.
+fn forge_without_layouts<T: Forged>(dir: &Path, forged: T) {
+    let file = forge(dir, forged);
+    blob_v1::rewrite_save_file(&file, blob_v1::without_layouts);
+}
+
+/// Loads manual slot 0, expecting the load to fail: its error, after checking that no entity
+/// was spawned and no load completed.
+fn failed_load(app: &mut App) -> String {
+    let before = app.world().entities().count_spawned();
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(0),
+    });
+    update_until(app, "the failed load", |world| {
+        !world.resource::<Seen>().load_failed.is_empty()
+    });
+    assert_eq!(
+        app.world().entities().count_spawned(),
+        before,
+        "world untouched"
+    );
+    assert!(app.world().resource::<Seen>().loaded.is_empty());
+    app.world().resource::<Seen>().load_failed[0].clone()
+}
+
+fn forged_looks(hostile: &[String]) -> ForgedLooks {
+    let path = |p: &str| ForgedReference::Path(p.to_owned());
+    ForgedLooks {
+        level: path(&hostile[0]),
+        layers: hostile[1..].iter().map(|p| Some(path(p))).collect(),
+        decor: 0,
+        tint: Tint(0, 0, 0),
+    }
+}
+
+fn forged_anything() -> ForgedAnything {
+    // A type the game registers, but not an asset type.
+    ForgedAnything(ForgedTypedReference {
+        asset_type: Tint::type_path().to_owned(),
+        reference: ForgedReference::Path("levels/one.level".to_owned()),
+    })
+}
+
+/// A forged save as this build writes it carries each column's layout: the load refuses the
+/// forged column before reading a value (nothing spawned), naming the stored type and the
+/// field where its layout and the real type's part.
+#[test]
+fn a_forged_column_is_refused_by_its_layout_naming_the_type() {
+    let hostile = ["/etc/passwd".to_owned(), "../outside.level".to_owned()];
+    let dir = tempfile::tempdir().unwrap();
+    forge(dir.path(), forged_looks(&hostile));
+    let mut app2 = app_for_load(dir.path());
+    app2.register_saveable_rename::<Looks>(ForgedLooks::type_path());
+    let error = failed_load(&mut app2);
+    assert!(
+        error.contains(&format!(
+            "{} cannot be read from this save",
+            ForgedLooks::type_path()
+        )),
+        "{error}"
+    );
+    let level = format!("{}.level is ", Looks::type_path());
+    assert!(error.contains(&level), "{error}");
+    assert!(error.contains(ForgedReference::type_path()), "{error}");
+    assert!(error.contains(LevelData::type_path()), "{error}");
+
+    let dir = tempfile::tempdir().unwrap();
+    forge(dir.path(), forged_anything());
+    let mut app2 = app_for_load(dir.path());
+    app2.register_saveable_rename::<Anything>(ForgedAnything::type_path());
+    let error = failed_load(&mut app2);
+    assert!(
+        error.contains(&format!(
+            "{} cannot be read from this save",
+            ForgedAnything::type_path()
+        )),
+        "{error}"
+    );
+    let anything = format!("{}.0 is ", Anything::type_path());
+    assert!(error.contains(&anything), "{error}");
+    assert!(error.contains(ForgedTypedReference::type_path()), "{error}");
+    assert!(error.contains("UntypedHandle"), "{error}");
+}
+
 #[test]
 fn hostile_asset_paths_are_refused_and_the_load_completes() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,22 +464,7 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
         format!("{}.level", "a".repeat(64 * 1024)),
         "nosuchsource://payload.level".to_owned(),
     ];
-    {
-        let mut forger = app(dir.path(), RuntimeAssetHandles::Skip);
-        forger.register_saveable::<ForgedLooks>();
-        let path = |p: &str| ForgedReference::Path(p.to_owned());
-        forger.world_mut().spawn((
-            Saveable,
-            ForgedLooks {
-                level: path(&hostile[0]),
-                layers: hostile[1..].iter().map(|p| Some(path(p))).collect(),
-                decor: 0,
-                tint: Tint(0, 0, 0),
-            },
-        ));
-        save(&mut forger);
-        assert_eq!(forger.world().resource::<Seen>().saved.len(), 1);
-    }
+    forge_without_layouts(dir.path(), forged_looks(&hostile));
 
     let mut app2 = app_for_load(dir.path());
     app2.register_saveable_rename::<Looks>(ForgedLooks::type_path());
@@ -411,36 +504,12 @@ fn hostile_asset_paths_are_refused_and_the_load_completes() {
 #[test]
 fn an_untyped_handle_naming_a_type_that_is_no_asset_fails_the_load_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    {
-        let mut forger = app(dir.path(), RuntimeAssetHandles::Skip);
-        forger.register_saveable::<ForgedAnything>();
-        forger.world_mut().spawn((
-            Saveable,
-            // A type the game registers, but not an asset type.
-            ForgedAnything(ForgedTypedReference {
-                asset_type: Tint::type_path().to_owned(),
-                reference: ForgedReference::Path("levels/one.level".to_owned()),
-            }),
-        ));
-        save(&mut forger);
-    }
+    forge_without_layouts(dir.path(), forged_anything());
     let mut app2 = app_for_load(dir.path());
     app2.register_saveable_rename::<Anything>(ForgedAnything::type_path());
-    let before = app2.world().entities().count_spawned();
-    app2.world_mut().write_message(LoadRequest {
-        slot: SlotId::Manual(0),
-    });
-    update_until(&mut app2, "the failed load", |world| {
-        !world.resource::<Seen>().load_failed.is_empty()
-    });
-    let error = &app2.world().resource::<Seen>().load_failed[0];
+    let error = failed_load(&mut app2);
     assert!(error.contains("not an asset type of this app"), "{error}");
     assert!(error.contains(Tint::type_path()), "{error}");
-    assert_eq!(
-        app2.world().entities().count_spawned(),
-        before,
-        "world untouched"
-    );
 }
 
 /// A type that reflects neither `Serialize` nor fields.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod alloc;
+pub mod blob_v1;
 pub mod crc_fixup;
 pub mod fixtures;
 pub mod fuzz_world;

@@ -8,7 +8,8 @@
 //! The reflection-only types also derive serde's traits without reflecting them
 //! (`#[reflect(Serialize)]` is absent), so [`app`] writes them through reflection while
 //! [`serde_app`] writes the same world with their serde implementations: the two must produce
-//! the same bytes.
+//! the same value bytes (their columns' layouts differ: a serde-registered type's is
+//! `TypeLayout::Serde`).
 //!
 //! Every saved entity carries a [`UnitId`]; [`rows`] describes a world by those ids (entity
 //! references and parents as the referenced entity's id), so two worlds can be compared
