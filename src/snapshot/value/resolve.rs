@@ -173,8 +173,8 @@ impl<'a> Resolution<'a> {
             // Serde bytes are opaque: only the same layout reads them.
             return Err(Incompatible {
                 path: ops.type_path.to_owned(),
-                stored: format!("written by serde as {}", text::short(stored)),
-                today: format!("read by serde as {}", text::short(&today)),
+                stored: encoded_as(stored),
+                today: encoded_as(&today),
             });
         }
         let mut compiler = Compiler {
@@ -787,6 +787,17 @@ impl Resolution<'_> {
         value.set_represented_type(Some(info));
         Ok(Box::new(value))
     }
+}
+
+/// A column's whole layout on one line, saying whether serde wrote it: `serde bytes of struct
+/// game::Glow { radius: f32, level: u32 }`.
+fn encoded_as(layout: &TypeLayout) -> String {
+    let (encoding, shape) = match layout {
+        TypeLayout::Serde { reflected, .. } => ("serde bytes of", &**reflected),
+        other => ("reflected", other),
+    };
+    let text = text::pretty(shape);
+    format!("{encoding} {}", text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Reads past a stored field today's type no longer has.
