@@ -63,8 +63,14 @@ pub(super) fn path_now(old_path: &str) -> Option<&'static str> {
         .filter(|now| *now != old_path)
 }
 
-/// The layout a 0.19 save wrote a Bevy type with, when it differs from 0.20's.
+/// The layout a 0.19 save wrote a Bevy type with, for the types that moved in 0.20 (a column
+/// under the old path can only come from Bevy 0.19).
+///
+/// Types that kept their path (`Sprite`, which gained `alpha_mode`) are not resolved yet: a
+/// save without layouts does not say which Bevy wrote it, and saves written by this crate on
+/// Bevy 0.20 before layouts exist too; telling them apart needs the values read both ways.
 pub(super) fn layout(old_path: &str) -> Option<&'static TypeLayout> {
+    path_now(old_path)?;
     table().get(old_path).map(|old| &old.layout)
 }
 
