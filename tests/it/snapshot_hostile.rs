@@ -116,7 +116,10 @@ fn a_column_of_another_type_names_the_type_and_the_entity() {
     }
     for field in ["x", "y"] {
         assert!(today.contains(&format!("{field}: ")), "{field} in {error}");
-        assert!(!stored.contains(&format!("{field}: ")), "{field} in {error}");
+        assert!(
+            !stored.contains(&format!("{field}: ")),
+            "{field} in {error}"
+        );
     }
     let message = error.to_string();
     assert!(

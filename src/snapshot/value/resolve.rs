@@ -797,7 +797,10 @@ fn encoded_as(layout: &TypeLayout) -> String {
         other => ("reflected", other),
     };
     let text = text::pretty(shape);
-    format!("{encoding} {}", text.split_whitespace().collect::<Vec<_>>().join(" "))
+    format!(
+        "{encoding} {}",
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
 }
 
 /// Reads past a stored field today's type no longer has.
