@@ -385,6 +385,65 @@ fn an_unchanged_serde_type_loads() {
     assert_eq!(loaded, value);
 }
 
+/// A serde enum that gained variants: each value's bytes name its variant by index.
+mod weather {
+    use super::*;
+
+    #[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[reflect(Component, Serialize, Deserialize)]
+    #[type_path = "game"]
+    #[type_name = "Weather"]
+    pub enum Before {
+        Sun,
+        Rain { mm: f32 },
+    }
+
+    /// `Snow` appended after the stored variants, as Bevy 0.20 appended to `Color`.
+    #[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[reflect(Component, Serialize, Deserialize)]
+    #[type_path = "game"]
+    #[type_name = "Weather"]
+    pub enum Appended {
+        Sun,
+        Rain { mm: f32 },
+        Snow(u8),
+    }
+
+    /// `Snow` put first: every stored index now names another variant.
+    #[derive(Component, Reflect, Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[reflect(Component, Serialize, Deserialize)]
+    #[type_path = "game"]
+    #[type_name = "Weather"]
+    pub enum Inserted {
+        Snow(u8),
+        Sun,
+        Rain { mm: f32 },
+    }
+}
+
+/// Variants appended to a serde enum keep the stored indices' meaning: old saves load as is.
+#[test]
+fn a_serde_enum_with_appended_variants_loads() {
+    let (loaded, dropped) =
+        save_then_load::<_, weather::Appended>(weather::Before::Rain { mm: 4.5 }).unwrap();
+    assert_eq!(loaded, weather::Appended::Rain { mm: 4.5 });
+    assert!(dropped.is_empty());
+    let (loaded, _) = save_then_load::<_, weather::Appended>(weather::Before::Sun).unwrap();
+    assert_eq!(loaded, weather::Appended::Sun);
+}
+
+/// A variant inserted before stored ones would shift every index: refused, never misread.
+#[test]
+fn a_serde_enum_with_an_inserted_variant_is_refused() {
+    let (_, decoded) = save_then_decode::<_, weather::Inserted>(weather::Before::Sun);
+    match decoded {
+        Err(SnapshotError::LayoutChanged { type_path, .. }) => {
+            assert_eq!(type_path, "game::Weather");
+        }
+        other => panic!("expected LayoutChanged, got {:?}", other.err()),
+    }
+}
+
 /// Random values of a type saved with one of its layouts and loaded with another: the load
 /// either gives every field the value saved under its name (widened, or wrapped in `Some`, where
 /// the type changed so) and its default to a field the save lacks, or fails with a typed error.

@@ -133,6 +133,23 @@ impl<'a> BlobCursor<'a> {
         Ok(Some(row))
     }
 
+    /// The values of the current column's unread rows, read ahead without moving the cursor
+    /// or checking them (the rows' own reading does): how a save without layouts is told
+    /// apart by its values (see `load::bevy_0_19`). Stops at the first row that does not read.
+    pub(crate) fn peek_values(&self) -> impl Iterator<Item = &'a [u8]> + Clone + use<'a> {
+        let (kind, left) = match &self.column {
+            Some(column) => (column.header.kind, column.left),
+            None => (ColumnKind::Resource, 0),
+        };
+        let mut reader = self.reader.clone();
+        (0..left).map_while(move |_| {
+            if kind == ColumnKind::Component {
+                reader.varint("entity index").ok()?;
+            }
+            reader.bytes_with_len("value").ok()
+        })
+    }
+
     fn read_column_header(&mut self) -> Result<ColumnHeader<'a>, SnapshotError> {
         let start = self.reader.offset();
         let type_path = self.reader.str_with_len("type path")?;

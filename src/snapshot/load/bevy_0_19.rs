@@ -6,7 +6,7 @@
 //! crate's own layout builder against each Bevy and compares their type registries; its first
 //! line says how. A line is `0.19 type path, 0.20 type path, 0.19 layout (hex of its bytes)`.
 
-use crate::snapshot::schema::{TypeLayout, codec};
+use crate::snapshot::schema::{TypeLayout, codec, compare, stored};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -63,20 +63,44 @@ pub(super) fn path_now(old_path: &str) -> Option<&'static str> {
         .filter(|now| *now != old_path)
 }
 
-/// The layout a 0.19 save wrote a Bevy type with, for the types that moved in 0.20 (a column
-/// under the old path can only come from Bevy 0.19).
-///
-/// Types that kept their path (`Sprite`, which gained `alpha_mode`) are not resolved yet: a
-/// save without layouts does not say which Bevy wrote it, and saves written by this crate on
-/// Bevy 0.20 before layouts exist too; telling them apart needs the values read both ways.
-pub(super) fn layout(old_path: &str) -> Option<&'static TypeLayout> {
-    path_now(old_path)?;
-    table().get(old_path).map(|old| &old.layout)
+/// The layout a save without layouts wrote a Bevy type's column with, when today's type does
+/// not read it as is: Bevy 0.19's for a type that moved since (its old path says 0.19 wrote
+/// it), and for a type that changed in place (`Sprite` gained `alpha_mode`) when its values
+/// say so. A save without layouts does not say which Bevy wrote it: this crate wrote them on
+/// Bevy 0.20 too, before layouts.
+pub(super) fn layout<'v>(
+    old_path: &str,
+    today: impl FnOnce() -> TypeLayout,
+    values: impl Iterator<Item = &'v [u8]> + Clone,
+) -> Option<&'static TypeLayout> {
+    let old = table().get(old_path)?;
+    let today = today();
+    if compare::reads_as_is(&old.layout, &today) {
+        return None;
+    }
+    let moved = old.path_now != old_path;
+    (moved || written_with(&old.layout, &today, values)).then_some(&old.layout)
+}
+
+/// Whether a column's `values` were written with `old` rather than `today`: every one reads
+/// whole by `old`, and not every one by `today`. When both read them all, today's is kept, as
+/// before layouts.
+fn written_with<'v>(
+    old: &TypeLayout,
+    today: &TypeLayout,
+    values: impl Iterator<Item = &'v [u8]> + Clone,
+) -> bool {
+    let reads_all = |layout: &TypeLayout| {
+        let mut values = values.clone();
+        values.all(|value| stored::reads_whole(layout, value))
+    };
+    !reads_all(today) && reads_all(old)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::schema::{Field, Leaf};
 
     #[test]
     fn the_shipped_table_reads_whole() {
@@ -85,5 +109,51 @@ mod tests {
             .filter(|l| !l.starts_with('#') && !l.is_empty());
         let parsed = parse(TABLE).expect("every line of the shipped table reads");
         assert_eq!(parsed.len(), lines.count());
+    }
+
+    /// `Sprite` in 0.19 and 0.20 in small: a field appended.
+    fn sprite(fields: &[&str]) -> TypeLayout {
+        let fields = fields.iter().map(|name| Field {
+            name: (*name).into(),
+            layout: TypeLayout::Leaf(Leaf::U32),
+        });
+        TypeLayout::Struct {
+            type_path: "bevy_sprite::sprite::Sprite".into(),
+            fields: fields.collect(),
+        }
+    }
+
+    #[test]
+    fn the_values_say_which_layout_wrote_a_column() {
+        let (old, today) = (sprite(&["size"]), sprite(&["size", "alpha_mode"]));
+        let written_by_old: [&[u8]; 2] = [&[7], &[0xff, 0x01]];
+        assert!(written_with(&old, &today, written_by_old.into_iter()));
+        let written_today: [&[u8]; 2] = [&[7, 1], &[0xff, 0x01, 2]];
+        assert!(!written_with(&old, &today, written_today.into_iter()));
+        // One value that no layout reads: today's is kept, and its read reports the value.
+        let mixed: [&[u8]; 2] = [&[7], &[7, 1]];
+        assert!(!written_with(&old, &today, mixed.into_iter()));
+    }
+
+    #[test]
+    fn values_both_layouts_read_keep_todays() {
+        let old = TypeLayout::Leaf(Leaf::U8);
+        let today = TypeLayout::Leaf(Leaf::U16);
+        let values: [&[u8]; 1] = [&[5]];
+        assert!(!written_with(&old, &today, values.into_iter()));
+    }
+
+    #[test]
+    fn only_bevy_types_in_the_table_have_an_old_layout() {
+        let values = std::iter::empty::<&[u8]>();
+        assert!(layout("game::Sprite", || sprite(&[]), values.clone()).is_none());
+        let moved = layout(
+            "bevy_core_pipeline::tonemapping::Tonemapping",
+            || TypeLayout::Leaf(Leaf::U8),
+            values,
+        );
+        assert!(
+            moved.is_some_and(|old| old.type_path().is_some_and(|p| p.ends_with("Tonemapping")))
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! kind against the registration. Decode and dump both open columns here.
 
 use super::bevy_0_19;
-use crate::snapshot::blob::{ColumnHeader, ColumnKind};
+use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ConvertFn, SaveRegistry, SaveableEntry};
 use crate::snapshot::schema::{TypeLayout, codec, compare};
@@ -32,6 +32,7 @@ impl<'a> ColumnDecoder<'a> {
     pub(super) fn new(
         entry: &SaveableEntry,
         header: &ColumnHeader<'_>,
+        cursor: &BlobCursor<'_>,
         types: &'a TypeRegistry,
         loader: &'a HandleLoader<'a>,
         reader_fn: ReaderFn,
@@ -49,7 +50,7 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = match stored_layout(header, &ops, types)? {
+        let reader = match stored_layout(header, cursor, &ops, types)? {
             Some(stored) => resolving(types, ops, loader, &stored, type_path)?,
             None => reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
                 type_path: type_path.to_owned(),
@@ -81,23 +82,27 @@ impl<'a> ColumnDecoder<'a> {
     }
 }
 
-/// The layout the column was written with when it is not the one `ops`'s type has today (and
-/// so needs resolving); `None` when the fast reader reads it: the same layout, or a save from
-/// before layouts.
+/// The layout the column was written with when it is not one today's type reads as is (and
+/// so needs resolving); `None` when the fast reader reads it: the same layout, one that only
+/// lacks variants appended since, or a save from before layouts of a type that did not change.
 fn stored_layout(
     header: &ColumnHeader<'_>,
+    cursor: &BlobCursor<'_>,
     ops: &TypeOps,
     types: &TypeRegistry,
 ) -> Result<Option<TypeLayout>, SnapshotError> {
     let Some(stored) = header.layout else {
         // A save from before layouts: Bevy 0.19's layout of a Bevy type that changed since.
-        return Ok(bevy_0_19::layout(header.type_path).cloned());
+        let today = || ops.layout(types);
+        return Ok(bevy_0_19::layout(header.type_path, today, cursor.peek_values()).cloned());
     };
-    if *stored == *ops.layout(types).to_bytes() {
+    let today = ops.layout(types);
+    if *stored == *today.to_bytes() {
         return Ok(None);
     }
     // The cursor checked that the layout reads.
-    codec::decode_bytes(stored).map(Some)
+    let stored = codec::decode_bytes(stored)?;
+    Ok((!compare::reads_as_is(&stored, &today)).then_some(stored))
 }
 
 /// The reader of values written with `stored`, or the error naming what cannot be resolved.

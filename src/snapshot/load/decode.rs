@@ -231,7 +231,14 @@ impl<'r> ColumnsDecoder<'r> {
             return Ok(());
         };
         self.claim_entry(entry_index, header.type_path)?;
-        let decoder = ColumnDecoder::new(entry, header, self.types, self.loader, self.reader_fn)?;
+        let decoder = ColumnDecoder::new(
+            entry,
+            header,
+            cursor,
+            self.types,
+            self.loader,
+            self.reader_fn,
+        )?;
         self.dropped_fields
             .extend(decoder.dropped_fields().iter().map(|field| DroppedField {
                 type_path: header.type_path.to_owned(),

@@ -77,7 +77,7 @@ pub fn dump_with_assets(
             document.unregistered.push((header.type_path, header.rows));
             continue;
         };
-        let decoder = ColumnDecoder::new(entry, &header, types, &loader, WITH_PLANS)?;
+        let decoder = ColumnDecoder::new(entry, &header, &cursor, types, &loader, WITH_PLANS)?;
         while let Some(row) = cursor.next_row()? {
             let fail = |reason| value_error(header.type_path, row.entity_index, reason);
             let value = decoder.read(row.value).map_err(fail)?;

@@ -8,7 +8,7 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::text::{root_name, short};
-use super::{Field, TypeLayout, Variant, VariantFields};
+use super::{Field, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields};
 
 /// One difference between a stored layout and today's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,6 +93,88 @@ pub fn changes(stored: &TypeLayout, today: &TypeLayout) -> Vec<Change> {
     changes_at(root_name(today), stored, today)
 }
 
+/// Whether values written with `stored` read as `today` byte for byte: the layouts are equal
+/// but for enums that gained variants after their last stored one. A value names its variant
+/// by index, and the stored indices still name the same variants, so this is the one change a
+/// type written by its own serde code survives (Bevy 0.20's `Color` gained three); the fast
+/// reader takes it too.
+pub fn reads_as_is(stored: &TypeLayout, today: &TypeLayout) -> bool {
+    use TypeLayout as L;
+    match (stored, today) {
+        (
+            L::Struct { type_path, fields },
+            L::Struct {
+                type_path: p,
+                fields: f,
+            },
+        ) => type_path == p && fields_read_as_is(fields, f),
+        (
+            L::TupleStruct { type_path, fields },
+            L::TupleStruct {
+                type_path: p,
+                fields: f,
+            },
+        ) => type_path == p && all_read_as_is(fields, f),
+        (L::Tuple(fields), L::Tuple(f)) => all_read_as_is(fields, f),
+        (L::List(item), L::List(i)) | (L::Set(item), L::Set(i)) => reads_as_is(item, i),
+        (L::Array { item, len }, L::Array { item: i, len: l }) => len == l && reads_as_is(item, i),
+        (L::Map { key, value }, L::Map { key: k, value: v }) => {
+            reads_as_is(key, k) && reads_as_is(value, v)
+        }
+        (
+            L::Enum {
+                type_path,
+                variants,
+            },
+            L::Enum {
+                type_path: p,
+                variants: v,
+            },
+        ) => {
+            type_path == p
+                && variants.len() <= v.len()
+                && variants.iter().zip(v).all(|(old, new)| {
+                    old.name == new.name && variant_reads_as_is(&old.fields, &new.fields)
+                })
+        }
+        (
+            L::Serde {
+                type_path,
+                reflected,
+            },
+            L::Serde {
+                type_path: p,
+                reflected: r,
+            },
+        ) => type_path == p && reads_as_is(reflected, r),
+        // Saves made before handles named an unregistered asset type wrote `?`.
+        (L::Handle { asset_type }, L::Handle { .. }) if asset_type == UNKNOWN_ASSET => true,
+        _ => stored == today,
+    }
+}
+
+fn all_read_as_is(stored: &[TypeLayout], today: &[TypeLayout]) -> bool {
+    stored.len() == today.len() && stored.iter().zip(today).all(|(s, t)| reads_as_is(s, t))
+}
+
+fn fields_read_as_is(stored: &[Field], today: &[Field]) -> bool {
+    stored.len() == today.len()
+        && stored
+            .iter()
+            .zip(today)
+            .all(|(s, t)| s.name == t.name && reads_as_is(&s.layout, &t.layout))
+}
+
+fn variant_reads_as_is(stored: &VariantFields, today: &VariantFields) -> bool {
+    match (stored, today) {
+        (VariantFields::Unit, VariantFields::Unit) => true,
+        (VariantFields::Tuple(s), VariantFields::Tuple(t)) => all_read_as_is(s, t),
+        (VariantFields::Struct(s), VariantFields::Struct(t)) => fields_read_as_is(s, t),
+        // A variant of no fields is written as its index alone, whatever its kind.
+        _ => field_count(stored) == 0 && field_count(today) == 0,
+    }
+}
+
 fn changes_at(path: String, stored: &TypeLayout, today: &TypeLayout) -> Vec<Change> {
     let mut walk = Walk {
         path,
@@ -126,6 +208,11 @@ impl Walk {
 
     fn compare(&mut self, stored: &TypeLayout, today: &TypeLayout) {
         if stored == today {
+            return;
+        }
+        if let (TypeLayout::Handle { asset_type }, TypeLayout::Handle { .. }) = (stored, today)
+            && asset_type == UNKNOWN_ASSET
+        {
             return;
         }
         if let (None, Some(item)) = (stored.option_item(), today.option_item()) {
@@ -203,9 +290,13 @@ impl Walk {
     }
 
     /// The same serde type: its reflected layout is the fingerprint of its bytes.
+    /// Variants appended at the end keep its bytes readable (see [`reads_as_is`]): those are
+    /// listed as they are, any other change as a whole.
     fn serde(&mut self, stored: &TypeLayout, today: &TypeLayout) {
         let changes = changes_at(self.path.clone(), stored, today);
-        if !changes.is_empty() {
+        if reads_as_is(stored, today) {
+            self.out.extend(changes);
+        } else if !changes.is_empty() {
             self.push(ChangeKind::SerdeLayoutChanged { changes });
         }
     }
@@ -403,48 +494,7 @@ impl Display for Change {
 mod tests {
     use super::*;
     use crate::snapshot::schema::Leaf;
-
-    fn leaf(leaf: Leaf) -> TypeLayout {
-        TypeLayout::Leaf(leaf)
-    }
-
-    fn field(name: &str, layout: TypeLayout) -> Field {
-        Field {
-            name: name.into(),
-            layout,
-        }
-    }
-
-    fn structure(type_path: &str, fields: Vec<Field>) -> TypeLayout {
-        TypeLayout::Struct {
-            type_path: type_path.into(),
-            fields,
-        }
-    }
-
-    fn variant(name: &str, fields: VariantFields) -> Variant {
-        Variant {
-            name: name.into(),
-            fields,
-        }
-    }
-
-    fn enumeration(type_path: &str, variants: Vec<Variant>) -> TypeLayout {
-        TypeLayout::Enum {
-            type_path: type_path.into(),
-            variants,
-        }
-    }
-
-    fn option(item: TypeLayout) -> TypeLayout {
-        enumeration(
-            &format!("core::option::Option<{}>", short(&item)),
-            vec![
-                variant("None", VariantFields::Unit),
-                variant("Some", VariantFields::Tuple(vec![item])),
-            ],
-        )
-    }
+    use crate::snapshot::schema::fixtures::*;
 
     fn change(path: &str, kind: ChangeKind) -> Change {
         Change {
@@ -773,5 +823,67 @@ mod tests {
             texts(&changes(&stored, &today)),
             ["game::Pair: struct game::Pair in the save, tuple struct game::Pair today"]
         );
+    }
+
+    fn weather(variants: &[&str]) -> TypeLayout {
+        let variant = |name: &&str| match *name {
+            "Rain" => variant(
+                "Rain",
+                VariantFields::Struct(vec![field("mm", leaf(Leaf::F32))]),
+            ),
+            name => variant(name, VariantFields::Unit),
+        };
+        enumeration("game::Weather", variants.iter().map(variant).collect())
+    }
+
+    #[test]
+    fn only_variants_appended_at_the_end_read_as_is() {
+        let stored = weather(&["Sun", "Rain"]);
+        assert!(reads_as_is(&stored, &stored));
+        assert!(reads_as_is(&stored, &weather(&["Sun", "Rain", "Snow"])));
+        assert!(!reads_as_is(&stored, &weather(&["Snow", "Sun", "Rain"])));
+        assert!(!reads_as_is(&stored, &weather(&["Rain", "Sun"])));
+        assert!(!reads_as_is(&stored, &weather(&["Sun"])));
+        let sky = |weather| structure("game::Sky", vec![field("weather", weather)]);
+        assert!(reads_as_is(
+            &sky(stored.clone()),
+            &sky(weather(&["Sun", "Rain", "Snow"]))
+        ));
+        let grown = structure(
+            "game::Sky",
+            vec![
+                field("weather", stored.clone()),
+                field("wind", leaf(Leaf::F32)),
+            ],
+        );
+        assert!(!reads_as_is(&sky(stored), &grown));
+    }
+
+    #[test]
+    fn a_serde_enum_with_appended_variants_needs_no_migration() {
+        let serde = |reflected| TypeLayout::Serde {
+            type_path: "game::Weather".into(),
+            reflected: Box::new(reflected),
+        };
+        let stored = serde(weather(&["Sun", "Rain"]));
+        let appended = changes(&stored, &serde(weather(&["Sun", "Rain", "Snow"])));
+        assert_eq!(
+            texts(&appended),
+            ["game::Weather: variant Snow is new; the save has no values of it"]
+        );
+        assert!(!appended[0].kind.needs_migration());
+        let inserted = changes(&stored, &serde(weather(&["Snow", "Sun", "Rain"])));
+        assert!(inserted[0].kind.needs_migration(), "{inserted:?}");
+    }
+
+    #[test]
+    fn a_handle_of_an_unknown_asset_type_reads_as_any_handle() {
+        let handle = |asset_type: &str| TypeLayout::Handle {
+            asset_type: asset_type.into(),
+        };
+        let image = handle("bevy_image::image::Image");
+        assert!(reads_as_is(&handle(UNKNOWN_ASSET), &image));
+        assert!(changes(&handle(UNKNOWN_ASSET), &image).is_empty());
+        assert!(!reads_as_is(&handle("game::Map"), &image));
     }
 }

@@ -16,6 +16,8 @@
 
 pub mod codec;
 pub mod compare;
+#[cfg(test)]
+mod fixtures;
 mod leaf;
 pub mod stored;
 pub mod text;
@@ -125,6 +127,10 @@ pub enum VariantFields {
     /// Named fields.
     Struct(Vec<Field>),
 }
+
+/// The asset type of a [`TypeLayout::Handle`] whose asset type was not known when it was
+/// written (saves made before handles named it from the handle's own type).
+pub const UNKNOWN_ASSET: &str = "?";
 
 /// Layouts nest at most this deep; a deeper type is described as [`TypeLayout::Deep`], and a
 /// stored layout nested deeper is refused.

@@ -282,6 +282,12 @@ pub fn read_prefix(
     Ok((value, reader.pos))
 }
 
+/// Whether `bytes` are exactly one value of `layout`, every part read (none only its type
+/// can read): evidence that `layout` wrote them.
+pub fn reads_whole(layout: &TypeLayout, bytes: &[u8]) -> bool {
+    read_prefix(layout, bytes).is_ok_and(|(_, used)| used == bytes.len())
+}
+
 /// Reads values front to back, keeping the path to the part being read for errors.
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -894,24 +900,7 @@ impl Display for Reference<'_> {
 mod tests {
     use super::*;
     use crate::snapshot::blob::wire::{put_varint_u128, zigzag_i128};
-
-    fn leaf(leaf: Leaf) -> TypeLayout {
-        TypeLayout::Leaf(leaf)
-    }
-
-    fn field(name: &str, layout: TypeLayout) -> Field {
-        Field {
-            name: name.into(),
-            layout,
-        }
-    }
-
-    fn variant(name: &str, fields: VariantFields) -> Variant {
-        Variant {
-            name: name.into(),
-            fields,
-        }
-    }
+    use crate::snapshot::schema::fixtures::*;
 
     /// Postcard bytes built by hand.
     #[derive(Default)]
@@ -943,30 +932,6 @@ mod tests {
 
     fn bytes() -> Bytes {
         Bytes::default()
-    }
-
-    fn state() -> TypeLayout {
-        TypeLayout::Enum {
-            type_path: "game::State".into(),
-            variants: vec![
-                variant("Idle", VariantFields::Unit),
-                variant("Walking", VariantFields::Tuple(vec![leaf(Leaf::F32)])),
-                variant(
-                    "Jumping",
-                    VariantFields::Struct(vec![field("height", leaf(Leaf::F32))]),
-                ),
-            ],
-        }
-    }
-
-    fn option(item: TypeLayout) -> TypeLayout {
-        TypeLayout::Enum {
-            type_path: "core::option::Option<glam::Vec2>".into(),
-            variants: vec![
-                variant("None", VariantFields::Unit),
-                variant("Some", VariantFields::Tuple(vec![item])),
-            ],
-        }
     }
 
     fn stats() -> TypeLayout {

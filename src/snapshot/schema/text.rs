@@ -254,48 +254,7 @@ fn enum_block(out: &mut String, type_path: &str, variants: &[Variant], indent: u
 mod tests {
     use super::*;
     use crate::snapshot::schema::Leaf;
-
-    fn leaf(leaf: Leaf) -> TypeLayout {
-        TypeLayout::Leaf(leaf)
-    }
-
-    fn field(name: &str, layout: TypeLayout) -> Field {
-        Field {
-            name: name.into(),
-            layout,
-        }
-    }
-
-    fn variant(name: &str, fields: VariantFields) -> Variant {
-        Variant {
-            name: name.into(),
-            fields,
-        }
-    }
-
-    fn option(item: TypeLayout) -> TypeLayout {
-        TypeLayout::Enum {
-            type_path: format!("core::option::Option<{}>", short(&item)),
-            variants: vec![
-                variant("None", VariantFields::Unit),
-                variant("Some", VariantFields::Tuple(vec![item])),
-            ],
-        }
-    }
-
-    fn state() -> TypeLayout {
-        TypeLayout::Enum {
-            type_path: "game::State".into(),
-            variants: vec![
-                variant("Idle", VariantFields::Unit),
-                variant("Walking", VariantFields::Tuple(vec![leaf(Leaf::F32)])),
-                variant(
-                    "Jumping",
-                    VariantFields::Struct(vec![field("height", leaf(Leaf::F32))]),
-                ),
-            ],
-        }
-    }
+    use crate::snapshot::schema::fixtures::*;
 
     fn stats() -> TypeLayout {
         TypeLayout::Struct {

@@ -12,7 +12,9 @@
 //! This file depends on nothing of the crate but the engine-free `schema`, so the tool that
 //! writes the layouts of an older Bevy (`tools/bevy-layouts`) compiles it against that Bevy.
 
-use super::super::schema::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
+use super::super::schema::{
+    Field, Leaf, MAX_DEPTH, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields,
+};
 use bevy::asset::{ReflectHandle, UntypedHandle};
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::Entity;
@@ -72,11 +74,13 @@ pub(crate) fn describe(
     let Some(registration) = registry.get(type_id) else {
         return opaque(type_path);
     };
-    if let Some(handle) = registration.data::<ReflectHandle>() {
-        let asset = registry.get(handle.asset_type_id());
+    if registration.data::<ReflectHandle>().is_some() {
+        // `Handle<A>`'s one generic names the asset type, registered or not.
+        let generics = registration.type_info().generics();
         return TypeLayout::Handle {
-            asset_type: asset
-                .map_or("?", |asset| asset.type_info().type_path())
+            asset_type: generics
+                .first()
+                .map_or(UNKNOWN_ASSET, |asset| asset.type_path())
                 .to_owned(),
         };
     }

@@ -27,7 +27,7 @@ use super::assets::{HandleLoader, contains_handles};
 use super::layout_of::describe;
 use super::ops::TypeOps;
 use super::plan_read::{Input, NewValue, read_leaf};
-use crate::snapshot::schema::{Leaf, TypeLayout, VariantFields, stored, text};
+use crate::snapshot::schema::{Leaf, TypeLayout, VariantFields, compare, stored, text};
 use bevy::prelude::*;
 use bevy::reflect::array::DynamicArray;
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, VariantInfo};
@@ -169,8 +169,9 @@ impl<'a> Resolution<'a> {
         stored: &TypeLayout,
     ) -> Result<Self, Incompatible> {
         let today = ops.layout(registry);
-        if matches!(today, TypeLayout::Serde { .. }) || matches!(stored, TypeLayout::Serde { .. }) {
-            // Serde bytes are opaque: only the same layout reads them.
+        let serde = |layout: &TypeLayout| matches!(layout, TypeLayout::Serde { .. });
+        if (serde(&today) || serde(stored)) && !compare::reads_as_is(stored, &today) {
+            // Serde bytes are opaque: only a layout that reads them as is does.
             return Err(Incompatible {
                 path: ops.type_path.to_owned(),
                 stored: encoded_as(stored),
@@ -249,7 +250,7 @@ impl<'a> Compiler<'a> {
         depth: usize,
     ) -> Result<Step<'a>, Incompatible> {
         let now = describe(self.registry, today, today_path, depth);
-        if *stored == now {
+        if compare::reads_as_is(stored, &now) {
             return self.same(stored, today, path);
         }
         let incompatible = || Incompatible {
