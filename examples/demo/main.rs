@@ -6,7 +6,8 @@
 //! - `game.rs` is the game: what it registers for saving (components with an `Entity`
 //!   reference, a child entity, resources) and how it rebuilds sprites for loaded entities.
 //! - `smoke.rs` is the scripted check CI runs: `--smoke [--shots <dir>]` plays, quicksaves,
-//!   changes the world, quickloads and compares, then exercises the menu and takes screenshots.
+//!   changes the world, quickloads and compares, then exercises the menu and takes screenshots,
+//!   and last quickloads the demo's quicksave from Bevy 0.19 (`tests/golden`).
 //!
 //! - `crowd.rs` adds `--crowd N`: N saveable critters wandering unseen, to feel a big world's
 //!   save (the HUD shows the last save's main-thread time); `--smoke` runs with 20 000.

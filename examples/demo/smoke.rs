@@ -20,6 +20,7 @@ use bevy::input::ButtonState;
 use bevy::input::keyboard::{Key, KeyboardInput, NativeKey};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::sprite::SpriteAlphaMode;
 use bevy::window::{PrimaryWindow, WindowCloseRequested};
 use bevy_keepsake::plugin::{Playtime, SaveCompleted, SaveStarted};
 use bevy_keepsake::prelude::*;
@@ -76,6 +77,7 @@ impl Plugin for SmokePlugin {
         }
         app.insert_resource(Script {
             shots: self.0.shots.clone(),
+            save_root: self.0.save_root.clone(),
             ..Script::default()
         })
         .init_resource::<Log>()
@@ -116,10 +118,25 @@ struct Script {
     frame: u32,
     began: Option<Instant>,
     shots: PathBuf,
+    save_root: PathBuf,
+    /// Loads reported before the quickload step began.
+    loads_seen: usize,
+    old_save: OldSave,
     saved_world: Option<Digest>,
     saves_seen: usize,
     closing_tapped: bool,
     toast_at: Option<u32>,
+}
+
+/// Where the last step is with the Bevy 0.19 quicksave.
+#[derive(Clone, Copy, Default)]
+enum OldSave {
+    #[default]
+    NotPlaced,
+    /// Copied into the quicksave slot as `generation`; F9 once the listing shows it.
+    Placed { generation: u64, loads_seen: usize },
+    /// F9 pressed; the log held `loads_seen` loads before.
+    Loading { loads_seen: usize },
 }
 
 /// Everything saved, described without entity ids (which change on load): one line per entity
@@ -318,9 +335,11 @@ const STEPS: &[(&str, Step)] = &[
     ),
     ("quickload with F9 and compare", |world, frames| {
         if frames == 0 {
+            world.resource_mut::<Script>().loads_seen = world.resource::<Log>().loaded.len();
             tap(world, KeyCode::F9);
         }
-        if !world.resource::<Log>().loaded.contains(&SlotId::Quick) {
+        let seen = world.resource::<Script>().loads_seen;
+        if !loaded_since(world, seen, SlotId::Quick) {
             return Ok(false);
         }
         let loaded = digest(world);
@@ -491,6 +510,43 @@ const STEPS: &[(&str, Step)] = &[
         }
         Ok(world.resource::<Log>().shots.len() == 4)
     }),
+    (
+        "a Bevy 0.19 quicksave, made the slot's newest, loads with F9",
+        |world, frames| {
+            if frames == 0 {
+                let root = world.resource::<Script>().save_root.clone();
+                let generation = newest_generation(world, SlotId::Quick) + 1;
+                place_old_quicksave(&root, generation)?;
+                let loads_seen = world.resource::<Log>().loaded.len();
+                world.resource_mut::<Script>().old_save = OldSave::Placed {
+                    generation,
+                    loads_seen,
+                };
+                // The file appeared behind the plugin's back: ask for a new listing first.
+                world.write_message(RefreshSlots);
+            }
+            match world.resource::<Script>().old_save {
+                OldSave::Placed { generation, .. }
+                    if newest_generation(world, SlotId::Quick) == generation =>
+                {
+                    tap(world, KeyCode::F9);
+                    let mut script = world.resource_mut::<Script>();
+                    if let OldSave::Placed { loads_seen, .. } = script.old_save {
+                        script.old_save = OldSave::Loading { loads_seen };
+                    }
+                    Ok(false)
+                }
+                OldSave::Loading { loads_seen }
+                    if loaded_since(world, loads_seen, SlotId::Quick) =>
+                {
+                    check_old_quicksave(world)?;
+                    info!("smoke: the Bevy 0.19 quicksave loaded, its sprites included");
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        },
+    ),
 ];
 
 fn walk(world: &mut World, frames: u32, keys: &[KeyCode], hold: u32) -> Result<bool, String> {
@@ -511,6 +567,76 @@ fn saves_of(world: &World, slot: SlotId) -> Vec<PathBuf> {
         .filter(|(saved, _)| *saved == slot)
         .map(|(_, path)| path.clone())
         .collect()
+}
+
+/// The generation of `slot`'s newest save in the listing; 0 for none.
+fn newest_generation(world: &World, slot: SlotId) -> u64 {
+    let slots = world.resource::<SaveSlots>();
+    let shown = slots.get(slot).and_then(|entry| entry.shown_save());
+    shown.map_or(0, |save| save.generation)
+}
+
+/// Whether `slot` loaded after the first `seen` loads the log holds.
+fn loaded_since(world: &World, seen: usize, slot: SlotId) -> bool {
+    let loaded = &world.resource::<Log>().loaded;
+    loaded.iter().skip(seen).any(|&loaded| loaded == slot)
+}
+
+/// The demo's quicksave made on Bevy 0.19 (before saves carried their types' layouts), kept
+/// with the crate's test fixtures.
+const OLD_QUICKSAVE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/bevy-0.19-demo-quick.ksav"
+);
+
+/// Puts [`OLD_QUICKSAVE`] in the quicksave slot as its `generation`, as a player's save from
+/// before the update.
+fn place_old_quicksave(save_root: &Path, generation: u64) -> Result<(), String> {
+    let store = SlotStore::open(StoreConfig::new(save_root)).map_err(|e| e.to_string())?;
+    let target = store.path_of(SlotId::Quick, generation);
+    std::fs::copy(OLD_QUICKSAVE, &target)
+        .map(|_| ())
+        .map_err(|e| format!("{OLD_QUICKSAVE} -> {}: {e}", target.display()))
+}
+
+/// The world holds what the Bevy 0.19 quicksave holds (`--dump` shows it): the player where it
+/// stood, one gold coin collected, and every drawn thing with its sprite, whose `alpha_mode`
+/// (new in Bevy 0.20) is at its default.
+fn check_old_quicksave(world: &mut World) -> Result<(), String> {
+    let gold = world.resource::<Inventory>().gold;
+    if gold != 1 {
+        return Err(format!("the 0.19 save holds 1 gold, the game has {gold}"));
+    }
+    let mut players = world.query_filtered::<&Transform, With<Player>>();
+    let player = players.single(world).map_err(|e| e.to_string())?;
+    if player.translation != Vec3::new(373.088, 179.46994, 2.0) {
+        return Err(format!("the player is at {}", player.translation));
+    }
+    let mut drawn = world
+        .query_filtered::<&Sprite, Or<(With<Player>, With<Lantern>, With<Coin>, With<Enemy>)>>();
+    let sprites: Vec<&Sprite> = drawn.iter(world).collect();
+    let stored = stored_rows(OLD_QUICKSAVE, "bevy_sprite::sprite::Sprite")?;
+    if sprites.len() != stored {
+        return Err(format!("{} sprites loaded, {stored} saved", sprites.len()));
+    }
+    if let Some(sprite) = sprites
+        .iter()
+        .find(|s| s.alpha_mode != SpriteAlphaMode::Blend)
+    {
+        return Err(format!("a sprite loaded with {:?}", sprite.alpha_mode));
+    }
+    Ok(())
+}
+
+/// How many values of `type_path` a save file stores.
+fn stored_rows(path: &str, type_path: &str) -> Result<usize, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let save =
+        bevy_keepsake::format::decode(&bytes, &Default::default()).map_err(|e| e.to_string())?;
+    let table =
+        bevy_keepsake::snapshot::inspect(&save.bundle.world.ecs_blob).map_err(|e| e.to_string())?;
+    let column = table.columns.iter().find(|c| c.type_path == type_path);
+    Ok(column.map_or(0, |column| column.rows.len()))
 }
 
 fn saved_to(world: &World, slot: SlotId) -> bool {
