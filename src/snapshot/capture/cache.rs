@@ -171,10 +171,7 @@ impl CaptureCache {
             };
             (entry.refresh)(world, &mut column)?;
             let chunks = column.into_chunks();
-            let layout = cache
-                .layout
-                .get_or_insert_with(|| entry.ops.layout(types).to_bytes().into());
-            columns.push((ColumnId::of(entry, layout.clone()), chunks));
+            columns.push((ColumnId::of(entry, entry.layout_bytes(types)), chunks));
         }
         Ok(PendingSnapshot {
             matched,

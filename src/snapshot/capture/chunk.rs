@@ -75,6 +75,4 @@ pub(super) struct ColumnCache {
     pub(super) tables: Vec<Vec<Arc<Chunk>>>,
     /// A resource's entity and value.
     pub(super) resource: Option<(Entity, Arc<Chunk>)>,
-    /// The type's layout, encoded once (the type registry does not change while the game runs).
-    pub(super) layout: Option<Arc<[u8]>>,
 }

@@ -59,7 +59,7 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
     let (mut components, mut resources) = (0, 0);
     for entry in registry.entries() {
         let writer = writer_fn(&types, &entry.ops, &assets);
-        let layout = entry.ops.layout(&types).to_bytes();
+        let layout = entry.layout_bytes(&types);
         let mut open = blob.open_column(entry.ops.type_path, entry.version, entry.kind, &layout);
         let mut column = DirectColumn {
             world,

@@ -11,6 +11,7 @@ use crate::snapshot::value::assets::HandleLoader;
 use crate::snapshot::value::{TypeOps, ValueReader};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
+use std::sync::Arc;
 
 /// Builds the value reader of a type.
 pub(super) type ReaderFn =
@@ -39,10 +40,11 @@ impl<'a> ColumnDecoder<'a> {
     ) -> Result<Self, SnapshotError> {
         let (type_path, version) = (header.type_path, header.schema_version);
         check_kind(type_path, header.kind, entry.kind)?;
-        let (ops, convert): (TypeOps, _) = if version == entry.version {
-            (entry.ops, None)
+        let (ops, convert, today): (TypeOps, _, Arc<[u8]>) = if version == entry.version {
+            (entry.ops, None, entry.layout_bytes(types))
         } else if let Some(legacy) = entry.legacy.iter().find(|l| l.version == version) {
-            (legacy.ops, Some(legacy.convert))
+            let today = legacy.ops.layout(types).to_bytes().into();
+            (legacy.ops, Some(legacy.convert), today)
         } else {
             return Err(SnapshotError::UnknownTypeVersion {
                 type_path: type_path.to_owned(),
@@ -50,7 +52,7 @@ impl<'a> ColumnDecoder<'a> {
                 current: entry.version,
             });
         };
-        let reader = match stored_layout(header, cursor, &ops, types)? {
+        let reader = match stored_layout(header, cursor, &today)? {
             Some(stored) => resolving(types, ops, loader, &stored, type_path)?,
             None => reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
                 type_path: type_path.to_owned(),
@@ -82,27 +84,28 @@ impl<'a> ColumnDecoder<'a> {
     }
 }
 
-/// The layout the column was written with when it is not one today's type reads as is (and
-/// so needs resolving); `None` when the fast reader reads it: the same layout, one that only
-/// lacks variants appended since, or a save from before layouts of a type that did not change.
+/// The layout the column was written with when it is not one today's type (whose layout is
+/// `today`) reads as is, and so needs resolving; `None` when the fast reader reads it: the same
+/// layout, one that only lacks variants appended since, or a save from before layouts of a type
+/// that did not change.
 fn stored_layout(
     header: &ColumnHeader<'_>,
     cursor: &BlobCursor<'_>,
-    ops: &TypeOps,
-    types: &TypeRegistry,
+    today: &[u8],
 ) -> Result<Option<TypeLayout>, SnapshotError> {
+    // Today's layout was encoded by this build, so it decodes.
+    let today_layout = || codec::decode_bytes(today).expect("today's layout decodes");
     let Some(stored) = header.layout else {
         // A save from before layouts: Bevy 0.19's layout of a Bevy type that changed since.
-        let today = || ops.layout(types);
-        return Ok(bevy_0_19::layout(header.type_path, today, cursor.peek_values()).cloned());
+        let old = bevy_0_19::layout(header.type_path, today_layout, cursor.peek_values());
+        return Ok(old.cloned());
     };
-    let today = ops.layout(types);
-    if *stored == *today.to_bytes() {
+    if stored == today {
         return Ok(None);
     }
     // The cursor checked that the layout reads.
     let stored = codec::decode_bytes(stored)?;
-    Ok((!compare::reads_as_is(&stored, &today)).then_some(stored))
+    Ok((!compare::reads_as_is(&stored, &today_layout())).then_some(stored))
 }
 
 /// The reader of values written with `stored`, or the error naming what cannot be resolved.

@@ -9,7 +9,8 @@ use crate::snapshot::value::{TypeOps, ValueEncoding};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
-use bevy::reflect::{FromReflect, TypePath};
+use bevy::reflect::{FromReflect, TypePath, TypeRegistry};
+use std::sync::{Arc, OnceLock};
 
 /// Converts a value of a legacy type into the current type.
 pub(crate) type ConvertFn = fn(Box<dyn Reflect>) -> Option<Box<dyn Reflect>>;
@@ -54,6 +55,10 @@ pub(crate) struct SaveableEntry {
     pub(crate) component_id: fn(&mut World) -> ComponentId,
     pub(crate) insert: fn(&mut EntityWorldMut, Box<dyn Reflect>),
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
+    /// The type's layout, encoded on first use and shared by the registry's clones: every save
+    /// writes it and every load compares it, and describing a type walks its whole `TypeInfo`.
+    /// Types are registered at startup, before the first save or load builds it.
+    layout: Arc<OnceLock<Arc<[u8]>>>,
 }
 
 impl SaveableEntry {
@@ -84,6 +89,7 @@ impl SaveableEntry {
                     entity.insert(value);
                 }
             },
+            layout: Arc::default(),
             insert_resource: |world, value| {
                 let Ok(value) = value.take::<T>() else { return };
                 let id = world.register_component::<T>();
@@ -97,5 +103,13 @@ impl SaveableEntry {
                 }
             },
         }
+    }
+}
+
+impl SaveableEntry {
+    /// The type's layout as a save writes it (see [`layout`](Self::layout)).
+    pub(crate) fn layout_bytes(&self, types: &TypeRegistry) -> Arc<[u8]> {
+        let bytes = self.layout.get_or_init(|| self.ops.layout(types).to_bytes().into());
+        bytes.clone()
     }
 }
