@@ -4,11 +4,14 @@
 //! - size: the layouts' bytes against the blob's, printed as `layouts size, ...` lines;
 //! - load: `decode` of a blob with layouts (today's layouts equal the stored ones, so each
 //!   column is compared once and read by the fast plan) against the same blob without layouts
-//!   (version 1, read as before layouts): `layouts/<world>/decode` and `.../decode_v1`;
+//!   (version 1, read as before layouts): `layouts/<world>_decode` and `..._decode_v1`;
 //! - a load whose layouts changed: a world of one reflection-only component saved with one
 //!   layout and loaded with another (fields reordered, one widened, one added with a default),
 //!   read through the resolved plan, against the same load with the layout unchanged:
-//!   `layouts/heroes/decode_resolved` and `.../decode_same`.
+//!   `layouts/heroes_decode_resolved` and `..._decode_same`.
+//!
+//! Loads are also timed in pairs, back to back (`layouts paired, ...` lines: the median ratio
+//! and its quartiles), which this shared machine's noise moves far less than separate runs.
 //!
 //! The capture writes each column's layout from the capture cache (built once per type), so a
 //! save's extra work is copying those bytes; the sizes show how many.
@@ -25,6 +28,7 @@ use bevy::prelude::*;
 use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, SaveableAppExt, Snapshot, state_hash};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 /// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 1k with
 /// `KEEPSAKE_BENCH_QUICK`, else 1k, 10k and 100k.
@@ -83,6 +87,48 @@ fn varint_len(mut value: usize) -> usize {
     len
 }
 
+/// How long `run` takes, its result dropped outside the timing.
+fn timed<T>(run: impl FnOnce() -> T) -> Duration {
+    let start = Instant::now();
+    let result = run();
+    let elapsed = start.elapsed();
+    drop(black_box(result));
+    elapsed
+}
+
+/// The ratio of two loads timed back to back, pair after pair, each pair in the other order
+/// than the one before, so that neither a slow spell of this shared machine (which moves
+/// criterion's separate runs by ±20 %) nor going first favours a side: prints the median ratio
+/// and its quartiles as a `layouts paired, ...` line.
+fn paired(
+    label: &str,
+    count: u32,
+    mut a: impl FnMut() -> Duration,
+    mut b: impl FnMut() -> Duration,
+) {
+    let pairs = if count >= 100_000 { 16 } else { 40 };
+    (a(), b());
+    let mut ratios: Vec<f64> = (0..pairs)
+        .map(|n| {
+            let (a, b) = if n % 2 == 0 {
+                (a(), b())
+            } else {
+                let b = b();
+                (a(), b)
+            };
+            a.as_secs_f64() / b.as_secs_f64()
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: usize| ratios[(ratios.len() - 1) * q / 4];
+    println!(
+        "layouts paired, {label}: ratio median {:.3} (quartiles {:.3} to {:.3}) over {pairs} pairs",
+        at(2),
+        at(1),
+        at(3)
+    );
+}
+
 fn decode(app: &App, blob: &[u8]) -> snapshot::DecodedSnapshot {
     let world = app.world();
     let types = world.resource::<AppTypeRegistry>().read();
@@ -105,10 +151,16 @@ fn worlds(c: &mut Criterion) {
                 blob.len(),
                 100.0 * layouts as f64 / blob.len() as f64
             );
-            group.bench_function(BenchmarkId::new(format!("{name}/decode"), count), |b| {
+            paired(
+                &format!("{name}, {count} entities"),
+                count,
+                || timed(|| decode(&app, &blob)),
+                || timed(|| decode(&app, &v1)),
+            );
+            group.bench_function(BenchmarkId::new(format!("{name}_decode"), count), |b| {
                 b.iter(|| decode(&app, black_box(&blob)))
             });
-            group.bench_function(BenchmarkId::new(format!("{name}/decode_v1"), count), |b| {
+            group.bench_function(BenchmarkId::new(format!("{name}_decode_v1"), count), |b| {
                 b.iter(|| decode(&app, black_box(&v1)))
             });
         }
@@ -234,10 +286,16 @@ fn resolved(c: &mut Criterion) {
         let mut today_app = App::new();
         today_app.register_saveable::<today::Hero>();
         check_resolved(&blob, count);
-        group.bench_function(BenchmarkId::new("heroes/decode_same", count), |b| {
+        paired(
+            &format!("heroes, {count} entities"),
+            count,
+            || timed(|| decode(&today_app, &blob)),
+            || timed(|| decode(&saved_app, &blob)),
+        );
+        group.bench_function(BenchmarkId::new("heroes_decode_same", count), |b| {
             b.iter(|| decode(&saved_app, black_box(&blob)))
         });
-        group.bench_function(BenchmarkId::new("heroes/decode_resolved", count), |b| {
+        group.bench_function(BenchmarkId::new("heroes_decode_resolved", count), |b| {
             b.iter(|| decode(&today_app, black_box(&blob)))
         });
     }

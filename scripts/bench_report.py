@@ -5,6 +5,9 @@ Usage: python3 scripts/bench_report.py [--quick] [--no-run] [--before OLD.md --l
 
   --quick   KEEPSAKE_BENCH_QUICK=1 and short criterion runs (a smoke run, not for publishing)
   --no-run  only rebuild the report from the last run's logs and criterion data
+  --only layouts
+            run only that section's benches and rewrite only that section of BENCHMARKS.md in
+            place (it says when it was measured); the other sections keep their figures
   --before  an earlier BENCHMARKS.md (for example `git show REV:BENCHMARKS.md > old.md`): the
             report ends with every ratio and figure that moved by more than NOISE against it,
             both shown; --label names the earlier run in that section's title
@@ -28,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 LOGS = TARGET / "bench-logs"
 CRITERION = TARGET / "criterion"
-BENCHES = ["snapshot", "frame_time", "format", "store", "migration", "memory"]
+BENCHES = ["snapshot", "layouts", "frame_time", "format", "store", "migration", "memory"]
 
 # The reference report's figures (aw-save, Windows 10 desktop with an NVMe SSD, repeated-byte
 # data), in nanoseconds.
@@ -83,14 +86,14 @@ def older_rust_flags():
     return []
 
 
-def run_benches(quick):
+def run_benches(quick, benches):
     LOGS.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     extra = []
     if quick:
         env["KEEPSAKE_BENCH_QUICK"] = "1"
         extra = ["--", "--warm-up-time", "1", "--measurement-time", "2"]
-    for bench in BENCHES:
+    for bench in benches:
         harness_args = extra if bench not in ("frame_time", "memory") else []
         print(f"== cargo bench --bench {bench}", flush=True)
         with open(LOGS / f"{bench}.log", "w") as log:
@@ -274,6 +277,72 @@ def frame_time_rows(log):
     return rows
 
 
+LAYOUTS_TITLE = "## Layouts in every save: what they cost, per world\n"
+LAYOUT_WORLDS = {
+    "game-serde": "game world, serde types",
+    "game-reflect": "game world, reflection only",
+    "real-game": "real-game world",
+    "real-game-serde": "real-game world, all serde",
+}
+
+
+def layouts_section(get):
+    """The layouts' bytes in each benchmark world's blob, and loads with and without them."""
+    log = log_text("layouts")
+    sizes = re.findall(r"layouts size, (\S+), (\d+) entities: blob (\d+) bytes, layouts (\d+) bytes", log)
+    if not sizes:
+        return []
+    paired = {(label, int(count)): f"{median} ({low}–{high})" for label, count, median, low, high in re.findall(
+        r"layouts paired, (\S+), (\d+) entities: ratio median ([\d.]+) \(quartiles ([\d.]+) to ([\d.]+)\)", log)}
+    out = [LAYOUTS_TITLE,
+           f"Measured {datetime.date.today()} (`cargo bench --bench layouts`). Each column of a blob "
+           "carries its type's layout once (blob layout version 2). *decode* reads a blob whose "
+           "layouts equal today's (each column's are compared, then read by the fast plan); "
+           "*without layouts* is the same blob rewritten as version 1, read as before layouts. "
+           "The capture copies each type's encoded layout, built once per registered type. Criterion's "
+           "separate runs move by ±20 % on this shared machine, so the ratio is taken from loads "
+           "timed in pairs, back to back (median, and quartiles in brackets).\n"]
+    rows = []
+    for world, count, blob, layouts in sizes:
+        prefix = f"layouts/{world}"
+        with_layouts, without = get(f"{prefix}_decode/{count}"), get(f"{prefix}_decode_v1/{count}")
+        rows.append([LAYOUT_WORLDS.get(world, world), count, f"{int(blob):,} B", f"{int(layouts):,} B",
+                     f"{100 * int(layouts) / int(blob):.2f} %", fmt_time(with_layouts),
+                     fmt_time(without), paired.get((world, int(count)), "—")])
+    out.append(table(["world", "entities", "blob", "layouts", "share", "decode", "without layouts",
+                      "with / without (paired)"], rows))
+    out.append("")
+    rows = []
+    for count in sorted({int(count) for _, count, _, _ in sizes}):
+        same, resolved = get(f"layouts/heroes_decode_same/{count}"), get(f"layouts/heroes_decode_resolved/{count}")
+        if same and resolved:
+            rows.append([count, fmt_time(same), fmt_time(resolved), paired.get(("heroes", count), "—")])
+    if rows:
+        out.append("A load whose layout changed: one reflection-only component (five fields, one an "
+                   "enum with a `Vec<String>`) saved with one layout and loaded with another (fields "
+                   "reordered, one widened, one added with a default, the enum's variants reordered), "
+                   "read through the resolved plan, against the same blob loaded by the type that "
+                   "saved it:\n")
+        out.append(table(["entities", "same layout", "resolved", "resolved / same (paired)"], rows))
+        out.append("")
+    return out
+
+
+def rewrite_section(title, lines, before="## Frame time"):
+    """Replaces the section headed `title` in BENCHMARKS.md (up to the next `## `) by `lines`;
+    a report without it gets it where a full report puts it, in front of `before`."""
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text()
+    start = text.find(title)
+    if start < 0:
+        start = end = text.index(before)
+    else:
+        end = text.find("\n## ", start + len(title))
+        end = len(text) if end < 0 else end + 1
+    path.write_text(text[:start] + "\n".join(lines) + "\n" + text[end:])
+    print(f"rewrote {title.strip()} in {path}")
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -418,6 +487,8 @@ def report(quick):
             w(table(["entities", "reflection plans", "without plans", "all serde",
                      "plans / serde", "without plans / serde"], rows))
             w("")
+
+    out.extend(layouts_section(get))
 
     # Frame time and memory.
     frame = log_text("frame_time")
@@ -612,8 +683,16 @@ def moved_section(before_text, after_text, label):
 
 def main():
     quick = "--quick" in sys.argv
+    if "--only" in sys.argv:
+        only = sys.argv[sys.argv.index("--only") + 1]
+        if only != "layouts":
+            sys.exit(f"--only knows one section: layouts (not {only})")
+        if "--no-run" not in sys.argv:
+            run_benches(quick, ["layouts"])
+        rewrite_section(LAYOUTS_TITLE, layouts_section(estimates().get))
+        return
     if "--no-run" not in sys.argv:
-        run_benches(quick)
+        run_benches(quick, BENCHES)
     report(quick)
     if "--before" in sys.argv:
         before = Path(sys.argv[sys.argv.index("--before") + 1]).read_text()

@@ -6,11 +6,13 @@
 //! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
 
+use crate::text;
 use bevy_keepsake::format::{
     self, DecodeOptions, DecodedSave, FormatError, HEADER_LEN, Header, SaveMeta,
 };
 use bevy_keepsake::snapshot::{self, BlobTable};
 use serde::Serialize;
+use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -33,6 +35,13 @@ impl Damage {
 
     fn from_format(error: &FormatError) -> Self {
         Damage::new(format_section(error), error)
+    }
+}
+
+/// `payload: <the error, on one line>`.
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.section, text::clean(&self.message))
     }
 }
 

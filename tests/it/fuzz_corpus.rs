@@ -15,13 +15,19 @@ use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, DecodeOptions, EncodeOptions, SaveBundle, WorldState};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
 use common::alloc::peak_allocation;
-use common::{crc_fixup, fixtures, fuzz_world};
+use common::{crc_fixup, fixtures, fuzz_layout, fuzz_world};
+use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 const FILE_K: usize = 2 * 256;
 const FILE_C: usize = 64 * 1024;
 const BLOB_K: usize = 64;
 const BLOB_C: usize = 3 << 20;
+/// A layout and a value read by it: the stored reader's budget for values of no bytes (4096
+/// plus 8 per input byte) and the tree of the layout, a few hundred bytes per input byte at
+/// most.
+const LAYOUT_K: usize = 512;
+const LAYOUT_C: usize = 1 << 20;
 
 fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
@@ -117,6 +123,76 @@ fn the_blob_decoder_corpus_replays_within_the_memory_bound() {
     );
 }
 
+#[test]
+fn the_layout_decoder_corpus_replays_within_the_memory_bound() {
+    let inputs = inputs("decode_layout");
+    assert!(
+        inputs.len() >= 5,
+        "the corpus is committed: {} inputs",
+        inputs.len()
+    );
+    let mut worst = 0f64;
+    for (path, bytes) in &inputs {
+        let ((), peak) = peak_allocation(|| fuzz_layout::run(bytes));
+        worst = worst.max(within_bound(path, peak, bytes.len(), LAYOUT_K, LAYOUT_C));
+    }
+    println!(
+        "{} layout inputs, worst peak at {:.1}% of the bound",
+        inputs.len(),
+        worst * 100.0
+    );
+}
+
+/// What a fuzzer does first, on stable Rust: the committed layout seeds with random bytes
+/// overwritten, inserted or cut, through the fuzz target's body, within the memory bound.
+mod mutated_layouts {
+    use super::*;
+
+    /// One edit of an input: overwrite, insert or cut at a position (taken modulo the length).
+    #[derive(Clone, Debug)]
+    enum Edit {
+        Set(usize, u8),
+        Insert(usize, u8),
+        Cut(usize),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Edit::Set(at, byte)),
+            (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Edit::Insert(at, byte)),
+            any::<usize>().prop_map(Edit::Cut),
+        ]
+    }
+
+    fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+        for edit in edits {
+            let len = bytes.len().max(1);
+            match *edit {
+                Edit::Set(at, byte) if !bytes.is_empty() => bytes[at % len] = byte,
+                Edit::Insert(at, byte) => bytes.insert(at % (bytes.len() + 1), byte),
+                Edit::Cut(at) if !bytes.is_empty() => bytes.truncate(at % len),
+                _ => {}
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn edited_seeds_never_panic_or_allocate_beyond_the_bound(
+            seed in any::<prop::sample::Index>(),
+            edits in prop::collection::vec(edit(), 1..6),
+        ) {
+            let seeds = inputs("decode_layout");
+            let (path, bytes) = &seeds[seed.index(seeds.len())];
+            let input = apply(bytes.clone(), &edits);
+            let ((), peak) = peak_allocation(|| fuzz_layout::run(&input));
+            within_bound(path, peak, input.len(), LAYOUT_K, LAYOUT_C);
+        }
+    }
+}
+
 /// Writes the seed inputs the fuzzers start from:
 /// `cargo test --test fuzz_corpus -- --ignored write_fuzz_seeds`.
 #[test]
@@ -170,5 +246,33 @@ fn write_fuzz_seeds() {
         };
         let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();
         std::fs::write(file_dir.join(name), bytes).unwrap();
+    }
+}
+
+/// Writes the seeds of the layout fuzzer, one per column of the fuzz world's blob (its layout
+/// and first value), and that blob, with its layouts, for the blob fuzzer (the `decode_blob`
+/// seeds above predate layouts and stay as they are):
+/// `cargo test --test it -- --ignored fuzz_corpus::write_layout_fuzz_seeds`.
+#[test]
+#[ignore = "writes fuzz/corpus seeds"]
+fn write_layout_fuzz_seeds() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join("corpus");
+    let dir = corpus.join("decode_layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut app = fuzz_world::app();
+    fuzz_world::populate(app.world_mut());
+    let blob = snapshot::capture(app.world()).unwrap().blob;
+    std::fs::write(corpus.join("decode_blob").join("seed-world-layouts"), &blob).unwrap();
+    let table = snapshot::inspect(&blob).unwrap();
+    for column in &table.columns {
+        let Some(layout) = &column.layout else {
+            continue;
+        };
+        let value = column.rows.first().map_or(&[][..], |row| row.value);
+        let name = column.type_path.rsplit("::").next().unwrap_or("type");
+        let input = fuzz_layout::input(&layout.to_bytes(), value);
+        std::fs::write(dir.join(format!("seed-{name}")), input).unwrap();
     }
 }

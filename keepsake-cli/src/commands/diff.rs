@@ -126,10 +126,8 @@ fn readable(path: &Path, options: &DecodeOptions) -> Option<Examined> {
         Ok(examined) => match &examined.damage {
             Some(damage) => {
                 eprintln!(
-                    "keepsake: cannot compare {}: it is damaged in the {}: {}",
-                    path.display(),
-                    damage.section,
-                    text::clean(&damage.message)
+                    "keepsake: cannot compare {}: it is damaged in the {damage}",
+                    path.display()
                 );
                 None
             }

@@ -268,12 +268,7 @@ fn render(report: &Report, filter: &Filter) -> String {
         .unwrap_or_default();
     let _ = writeln!(out, "{}  ({}{layout})", report.file, report.status);
     if let Some(damage) = &report.damage {
-        let _ = writeln!(
-            out,
-            "damaged: {}: {}",
-            damage.section,
-            text::clean(&damage.message)
-        );
+        let _ = writeln!(out, "damaged: {damage}");
     }
     if report.layout_version.is_none() {
         out.push_str("the save's world snapshot cannot be read: nothing to dump\n");

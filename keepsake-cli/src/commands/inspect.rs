@@ -122,12 +122,7 @@ fn render(report: &Report) -> String {
         report.status
     );
     if let Some(damage) = &report.damage {
-        let _ = writeln!(
-            out,
-            "damaged: {}: {}",
-            damage.section,
-            text::clean(&damage.message)
-        );
+        let _ = writeln!(out, "damaged: {damage}");
     }
     if let Some(header) = &report.header {
         let _ = writeln!(

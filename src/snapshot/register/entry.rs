@@ -109,7 +109,9 @@ impl SaveableEntry {
 impl SaveableEntry {
     /// The type's layout as a save writes it (see [`layout`](Self::layout)).
     pub(crate) fn layout_bytes(&self, types: &TypeRegistry) -> Arc<[u8]> {
-        let bytes = self.layout.get_or_init(|| self.ops.layout(types).to_bytes().into());
+        let bytes = self
+            .layout
+            .get_or_init(|| self.ops.layout(types).to_bytes().into());
         bytes.clone()
     }
 }

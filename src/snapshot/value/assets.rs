@@ -22,8 +22,11 @@ use bevy::asset::{
 };
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
-use bevy::reflect::serde::{ReflectDeserializerProcessor, ReflectSerializerProcessor};
+use bevy::reflect::serde::{
+    ReflectDeserializerProcessor, ReflectSerializerProcessor, TypedReflectDeserializer,
+};
 use bevy::reflect::{PartialReflect, ReflectRef, TypeInfo, TypeRegistration, TypeRegistry};
+use serde::de::DeserializeSeed;
 use serde::{Deserialize, Serialize, Serializer};
 use std::any::TypeId;
 use std::cell::{Cell, OnceCell, RefCell};
@@ -516,6 +519,26 @@ impl<'a> HandleLoader<'a> {
         LoadProcessor {
             loader: handles.then_some(self),
         }
+    }
+
+    /// Reads one value of `registration`'s type from the front of `bytes` with Bevy's reflection
+    /// deserializer, entities as ids and, when `handles`, handles by path: the value and how
+    /// many bytes it took. A handle's refusal is the error, rather than postcard's message.
+    pub(crate) fn deserialize(
+        &self,
+        registration: &TypeRegistration,
+        registry: &TypeRegistry,
+        bytes: &[u8],
+        handles: bool,
+    ) -> Result<(Box<dyn PartialReflect>, usize), String> {
+        let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+        let mut processor = self.processor(handles);
+        let value =
+            TypedReflectDeserializer::with_processor(registration, registry, &mut processor)
+                .deserialize(&mut deserializer)
+                .map_err(|error| self.take_failure().unwrap_or_else(|| error.to_string()))?;
+        let left = deserializer.finalize().map_err(|error| error.to_string())?;
+        Ok((value, bytes.len() - left.len()))
     }
 
     /// Whether `type_id` is an asset type of this app (it has a registered `Handle<A>`).

@@ -8,9 +8,7 @@ use super::plan_read::{Input, Prototypes};
 use super::resolve::{Incompatible, Resolution};
 use crate::snapshot::schema::TypeLayout;
 use bevy::prelude::*;
-use bevy::reflect::serde::TypedReflectDeserializer;
 use bevy::reflect::{ReflectDeserialize, TypeRegistration, TypeRegistry};
-use serde::de::DeserializeSeed;
 use std::cell::RefCell;
 
 /// Decodes values of one concrete type.
@@ -149,23 +147,15 @@ impl<'a> ValueReader<'a> {
 
     /// Bevy's reflection deserializer, with entities as ids and handles by path.
     fn read_generic(&self, bytes: &[u8], handles: bool) -> Result<Box<dyn Reflect>, String> {
-        let mut deserializer = postcard::Deserializer::from_bytes(bytes);
-        let mut processor = self.loader.processor(handles);
-        let partial = TypedReflectDeserializer::with_processor(
-            self.registration,
-            self.registry,
-            &mut processor,
-        )
-        .deserialize(&mut deserializer)
-        .map_err(|error| {
+        let (partial, used) =
             self.loader
-                .take_failure()
-                .unwrap_or_else(|| error.to_string())
-        })?;
+                .deserialize(self.registration, self.registry, bytes, handles)?;
         let value = (self.ops.from_partial)(partial)
             .ok_or_else(|| format!("the stored fields do not form a {}", self.ops.type_path))?;
-        expect_end(deserializer)?;
-        Ok(value)
+        match bytes.len() - used {
+            0 => Ok(value),
+            left => Err(format!("{left} bytes left over after the value")),
+        }
     }
 }
 

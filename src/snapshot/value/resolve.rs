@@ -33,14 +33,13 @@ use bevy::reflect::array::DynamicArray;
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, VariantInfo};
 use bevy::reflect::list::DynamicList;
 use bevy::reflect::map::{DynamicMap, Map};
-use bevy::reflect::serde::{SerializationData, TypedReflectDeserializer};
+use bevy::reflect::serde::SerializationData;
 use bevy::reflect::set::{DynamicSet, Set};
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::structs::DynamicStruct;
 use bevy::reflect::tuple::DynamicTuple;
 use bevy::reflect::tuple_struct::DynamicTupleStruct;
 use bevy::reflect::{PartialReflect, TypeInfo, TypeRegistration, TypeRegistry};
-use serde::de::DeserializeSeed;
 use std::any::TypeId;
 use std::cell::Cell;
 
@@ -683,19 +682,10 @@ impl Resolution<'_> {
         handles: bool,
         input: &mut Input<'_>,
     ) -> Result<Box<dyn PartialReflect>, String> {
-        let rest = input.rest();
-        let mut deserializer = postcard::Deserializer::from_bytes(rest);
-        let mut processor = self.loader.processor(handles);
-        let value =
-            TypedReflectDeserializer::with_processor(registration, self.registry, &mut processor)
-                .deserialize(&mut deserializer)
-                .map_err(|error| {
-                    self.loader
-                        .take_failure()
-                        .unwrap_or_else(|| error.to_string())
-                })?;
-        let left = deserializer.finalize().map_err(|error| error.to_string())?;
-        input.advance(rest.len() - left.len());
+        let (value, used) =
+            self.loader
+                .deserialize(registration, self.registry, input.rest(), handles)?;
+        input.advance(used);
         Ok(value)
     }
 

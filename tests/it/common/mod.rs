@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod blob_v1;
 pub mod crc_fixup;
 pub mod fixtures;
+pub mod fuzz_layout;
 pub mod fuzz_world;
 pub mod game_world;
 pub mod gate_fs;
