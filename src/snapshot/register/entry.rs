@@ -89,7 +89,6 @@ impl SaveableEntry {
                     entity.insert(value);
                 }
             },
-            layout: Arc::default(),
             insert_resource: |world, value| {
                 let Ok(value) = value.take::<T>() else { return };
                 let id = world.register_component::<T>();
@@ -102,11 +101,10 @@ impl SaveableEntry {
                     }
                 }
             },
+            layout: Arc::default(),
         }
     }
-}
 
-impl SaveableEntry {
     /// The type's layout as a save writes it (see [`layout`](Self::layout)).
     pub(crate) fn layout_bytes(&self, types: &TypeRegistry) -> Arc<[u8]> {
         let bytes = self
