@@ -104,7 +104,8 @@ impl SlotStore {
         let slot = meta.slot;
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        let existing = self.generation_metas(slot)?;
+        // A head that cannot be read now must not be taken for missing: the import waits.
+        let existing = self.generation_metas(slot, Unreadable::Fail)?;
         if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id) {
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
@@ -112,25 +113,20 @@ impl SlotStore {
             });
         }
         let generations = self.generations(slot)?;
-        let generation = match generations.first() {
+        let top = match generations.first() {
             Some(&newest) => {
                 self.refuse_newer_format(slot, newest)?;
-                self.above(slot, newest)?
+                newest
             }
-            None => 1,
+            None => 0,
         };
-        write_durably(
-            self.fs.as_ref(),
-            &self.dir,
-            &generation_file_name(slot, generation),
-            &[bytes],
-        )?;
         let previous_head = existing.first().map(|s| s.meta.clone());
         let newest_existing = existing.iter().max_by_key(|s| s.meta.created_at);
         let heads_slot = newest_existing.is_none_or(|s| s.meta.created_at <= meta.created_at);
-        if let (false, Some(newest)) = (heads_slot, newest_existing) {
-            self.move_to_top(slot, newest.generation, generation)?;
-        }
+        let generation = match (heads_slot, newest_existing) {
+            (false, Some(newest)) => self.place_below(slot, newest.generation, top, bytes)?,
+            _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
+        };
         let below_head = self.generations(slot)?.split_off(1);
         // Pruning failures leave an extra old file, as after a save; the import is complete.
         let _ = self.prune(slot, &below_head);
@@ -163,7 +159,7 @@ impl SlotStore {
     pub fn saves(&self) -> Result<Vec<StoredSave>, StoreError> {
         let mut saves = Vec::new();
         for slot in self.config().layout.slots() {
-            saves.extend(self.generation_metas(slot)?);
+            saves.extend(self.generation_metas(slot, Unreadable::Skip)?);
         }
         Ok(saves)
     }
@@ -171,7 +167,7 @@ impl SlotStore {
     /// The readable generations of one slot with their metadata, newest first.
     pub fn saves_in(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
         self.check_slot(slot)?;
-        self.generation_metas(slot)
+        self.generation_metas(slot, Unreadable::Skip)
     }
 
     /// The whole file of one generation, for copying it elsewhere unchanged.
@@ -223,19 +219,28 @@ impl SlotStore {
     }
 
     /// The readable generations of `slot` with their metadata, newest first.
-    fn generation_metas(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
-        Ok(self
-            .generations(slot)?
-            .into_iter()
-            .filter_map(|generation| {
-                let summary = self.read_summary(&self.path_of(slot, generation)).ok()?;
-                Some(StoredSave {
+    fn generation_metas(
+        &self,
+        slot: SlotId,
+        unreadable: Unreadable,
+    ) -> Result<Vec<StoredSave>, StoreError> {
+        let mut saves = Vec::new();
+        for generation in self.generations(slot)? {
+            match self.read_summary(&self.path_of(slot, generation)) {
+                Ok(summary) => saves.push(StoredSave {
                     slot,
                     generation,
                     meta: summary.meta,
-                })
-            })
-            .collect())
+                }),
+                Err(error) if unreadable == Unreadable::Fail && is_transient(&error) => {
+                    return Err(error);
+                }
+                // Damaged, gone since the listing, or not ours to read: left out, as a load
+                // falls back past it.
+                Err(_) => {}
+            }
+        }
+        Ok(saves)
     }
 
     /// The generation number above `newest`.
@@ -248,8 +253,43 @@ impl SlotStore {
             })
     }
 
-    /// Copies `generation` above `newest` durably, then removes the old copy.
-    fn move_to_top(&self, slot: SlotId, generation: u64, newest: u64) -> Result<u64, StoreError> {
+    fn write_generation(
+        &self,
+        slot: SlotId,
+        generation: u64,
+        bytes: &[u8],
+    ) -> Result<u64, StoreError> {
+        write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &generation_file_name(slot, generation),
+            &[bytes],
+        )?;
+        Ok(generation)
+    }
+
+    /// Places `bytes`, a save older than the slot's newest (`head`, at generation `head`),
+    /// below it: `head` is first copied two generations above `top`, then `bytes` written in
+    /// between, then `head`'s old copy removed. At every step the newest save heads the slot,
+    /// so an interrupted import never leaves the older save on top (and, not yet present, it
+    /// is offered again). Returns the generation of the placed save.
+    fn place_below(
+        &self,
+        slot: SlotId,
+        head: u64,
+        top: u64,
+        bytes: &[u8],
+    ) -> Result<u64, StoreError> {
+        let placed = self.above(slot, top)?;
+        let new_head = self.above(slot, placed)?;
+        self.copy_generation(slot, head, new_head)?;
+        self.write_generation(slot, placed, bytes)?;
+        self.remove_generation(slot, head)?;
+        Ok(placed)
+    }
+
+    /// Copies `generation` durably to `to`, after checking it reads.
+    fn copy_generation(&self, slot: SlotId, generation: u64, to: u64) -> Result<(), StoreError> {
         let bytes = self.read_generation_bytes(slot, generation)?;
         format::decode(&bytes, &self.config().decode_options()).map_err(|source| {
             StoreError::Format {
@@ -257,20 +297,51 @@ impl SlotStore {
                 source,
             }
         })?;
-        let top = self.above(slot, newest)?;
-        write_durably(
-            self.fs.as_ref(),
-            &self.dir,
-            &generation_file_name(slot, top),
-            &[bytes.as_slice()],
-        )?;
+        self.write_generation(slot, to, &bytes).map(|_| ())
+    }
+
+    fn remove_generation(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
         let old = self.path_of(slot, generation);
         self.fs
             .remove_file(&old)
             .map_err(StoreError::io("remove the copied generation", &old))?;
-        self.sync_folder()?;
+        self.sync_folder()
+    }
+
+    /// Copies `generation` above `newest` durably, then removes the old copy.
+    fn move_to_top(&self, slot: SlotId, generation: u64, newest: u64) -> Result<u64, StoreError> {
+        let top = self.above(slot, newest)?;
+        self.copy_generation(slot, generation, top)?;
+        self.remove_generation(slot, generation)?;
         Ok(top)
     }
+}
+
+/// What a listing of a slot's saves does with a generation it cannot read for a reason that
+/// may pass (an I/O error other than a missing file or a denied permission).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unreadable {
+    /// Leave it out, as a damaged one (listings).
+    Skip,
+    /// Fail: deciding where a save goes needs every generation's creation time (imports).
+    Fail,
+}
+
+/// Whether reading a file failed for a reason that may pass: an I/O error other than the file
+/// being gone or unreadable to us (which a retry would meet again).
+fn is_transient(error: &StoreError) -> bool {
+    let source = match error {
+        StoreError::Io { source, .. }
+        | StoreError::Format {
+            source: FormatError::Io { source, .. },
+            ..
+        } => source,
+        _ => return false,
+    };
+    !matches!(
+        source.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+    )
 }
 
 impl StoreError {

@@ -193,3 +193,50 @@ fn stale_temporary_files_are_removed_when_the_store_opens() {
         "only the store's own temporary files are removed"
     );
 }
+
+/// Issue 23, finding 1: a save made on another device that is older than this slot's newest
+/// save is placed below it. A failure at any filesystem call of that import (a crash, a quit,
+/// an I/O error) never leaves the older save heading the slot: after it, the slot's head is
+/// still the local save, and the import can be tried again.
+#[test]
+fn an_interrupted_import_of_an_older_save_never_heads_the_slot() {
+    let slot = SlotId::Quick;
+    let older = {
+        let meta = fixtures::meta(slot, 2);
+        let options = bevy_keepsake::format::EncodeOptions::default();
+        bevy_keepsake::format::encode(&meta, &fixtures::bundle(5_000, 2), &options)
+            .unwrap()
+            .to_vec()
+    };
+    let local = fixtures::meta(slot, 5).save_id;
+    let head = |store: &SlotStore| {
+        let slots = store.list().unwrap();
+        let entry = slots.iter().find(|entry| entry.slot == slot).unwrap();
+        entry.shown_save().map(|save| save.meta.save_id)
+    };
+    for fail_at in 0.. {
+        let dir = tempfile::tempdir().unwrap();
+        let config = prepared_store(dir.path());
+        let fs = TestFs::new();
+        let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+        fs.arm(Some(Fault::Once(fail_at)));
+        let file = store.decode_import(&older).unwrap();
+        let outcome = store.import(file);
+        let calls = fs.calls();
+        fs.arm(None);
+        let reopened = SlotStore::open(config.clone()).unwrap();
+        assert_eq!(
+            head(&reopened),
+            Some(local),
+            "a failure at call {fail_at} of the import ({:?}) left another save on top",
+            calls.get(fail_at)
+        );
+        if outcome.is_ok() && calls.len() <= fail_at {
+            break;
+        }
+        // Tried again without a fault, the import completes below the local save.
+        let file = reopened.decode_import(&older).unwrap();
+        reopened.import(file).unwrap();
+        assert_eq!(head(&reopened), Some(local));
+    }
+}
