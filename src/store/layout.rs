@@ -103,6 +103,13 @@ pub(crate) fn is_temp_file(name: &str) -> bool {
     name.ends_with(TEMP_SUFFIX) && name.contains(&format!(".{SAVE_EXTENSION}."))
 }
 
+/// The slot and generation a temporary file was being written for (see [`temp_file_name`]);
+/// `None` for any other name.
+pub(crate) fn temp_file_target(name: &str) -> Option<(SlotId, u64)> {
+    let (final_name, _unique) = name.strip_suffix(TEMP_SUFFIX)?.rsplit_once('.')?;
+    parse_generation_file(final_name)
+}
+
 /// Parses a save file name back into its slot and generation; `None` for anything else.
 pub(crate) fn parse_generation_file(name: &str) -> Option<(SlotId, u64)> {
     let rest = name.strip_suffix(SAVE_EXTENSION)?.strip_suffix('.')?;

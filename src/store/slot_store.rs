@@ -5,6 +5,7 @@ use super::error::{GenerationFailure, StoreError};
 use super::fs::{FileSystem, LockGuard, OsFileSystem};
 use super::layout::{
     SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
+    temp_file_target,
 };
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
@@ -615,13 +616,20 @@ impl SlotStore {
             .map_err(StoreError::io("list the save folder", &self.dir))?;
         for name in names.iter().filter_map(|name| name.to_str()) {
             if is_temp_file(name) {
-                let path = self.dir.join(name);
-                self.fs
-                    .remove_file(&path)
-                    .map_err(StoreError::io("remove the stale temporary file", &path))?;
+                self.remove_stale_temp_file(name);
             }
         }
         Ok(())
+    }
+
+    /// Removes a temporary file an interrupted save left, under its slot's lock: a save that
+    /// another instance of the game is making right now holds that lock, and its file is gone
+    /// (renamed) once the lock is free. What cannot be removed (gone already, a folder by that
+    /// name, a read-only folder) is left: such a file is never read as a save, and failing here
+    /// would leave the game unable to save for the whole session.
+    fn remove_stale_temp_file(&self, name: &str) {
+        let _lock = temp_file_target(name).and_then(|(slot, _)| self.lock(slot).ok());
+        let _ = self.fs.remove_file(&self.dir.join(name));
     }
 }
 

@@ -4,9 +4,13 @@
 use crate::common;
 
 use bevy_keepsake::SlotId;
+use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 use bevy_keepsake::store::{SaveReceipt, SlotStore, StoreConfig, StoreError};
 use common::fixtures;
+use common::gate_fs::GateFs;
 use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
+use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -192,6 +196,133 @@ fn stale_temporary_files_are_removed_when_the_store_opens() {
         unrelated.exists(),
         "only the store's own temporary files are removed"
     );
+}
+
+/// Issue 23, finding 6: what the startup cleanup cannot remove never stops the store from
+/// opening (saving would be off for the session): a temporary file that cannot be removed
+/// (here every removal fails with EIO) and a folder named like one.
+#[test]
+fn startup_cleanup_never_fails_the_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let profile = config.profile_dir();
+    let stale = profile.join("manual-00.g000003.ksav.999-0.tmp");
+    std::fs::write(&stale, b"half a save").unwrap();
+    std::fs::create_dir(profile.join("manual-00.g000004.ksav.999-1.tmp")).unwrap();
+
+    let store = SlotStore::open_with(config.clone(), Arc::new(RemoveFails));
+    assert!(store.is_ok(), "{:?}", store.err());
+    assert!(stale.exists(), "the removal failed, the file stays");
+
+    let store = SlotStore::open(config).unwrap();
+    assert!(!stale.exists(), "a later open removes it");
+    store
+        .save(SLOT, fixtures::meta(SLOT, 7), &fixtures::bundle(1_000, 7))
+        .unwrap();
+}
+
+/// The real filesystem, but every removal fails (EIO).
+#[derive(Debug)]
+struct RemoveFails;
+
+impl FileSystem for RemoveFails {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        OsFileSystem.list_dir(path)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+        OsFileSystem.open_read(path)
+    }
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        OsFileSystem.create_new(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        OsFileSystem.rename(from, to)
+    }
+    fn remove_file(&self, _: &Path) -> io::Result<()> {
+        Err(io::Error::from_raw_os_error(5))
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+        OsFileSystem.lock(path)
+    }
+}
+
+/// Issue 23, finding 6: the startup cleanup leaves the temporary file of a save another
+/// instance is making right now (it holds the slot's lock): that save completes. The save is
+/// held mid-write by a gate; the gate opens once the opening store has reached the temporary
+/// file (asked for its slot's lock, or removed it).
+#[test]
+fn startup_cleanup_leaves_a_save_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let gate = GateFs::closed();
+    let saving = SlotStore::open_with(config.clone(), Arc::new(gate.clone())).unwrap();
+    let save = std::thread::spawn(move || {
+        saving.save(SLOT, fixtures::meta(SLOT, 8), &fixtures::bundle(2_000, 8))
+    });
+    gate.wait_for_writer();
+    let reached = Reached::default();
+    let opening = {
+        let (config, reached) = (config.clone(), reached.clone());
+        std::thread::spawn(move || SlotStore::open_with(config, Arc::new(reached)).map(|_| ()))
+    };
+    reached.wait();
+    gate.open();
+    opening.join().unwrap().unwrap();
+    let receipt = save.join().unwrap().expect("the save in flight completes");
+    assert!(receipt.path.exists());
+}
+
+/// The real filesystem, saying when a lock or a removal is first asked for.
+#[derive(Clone, Debug, Default)]
+struct Reached(Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl Reached {
+    fn mark(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut reached = self.0.0.lock().unwrap();
+        while !*reached {
+            reached = self.0.1.wait(reached).unwrap();
+        }
+    }
+}
+
+impl FileSystem for Reached {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        OsFileSystem.list_dir(path)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+        OsFileSystem.open_read(path)
+    }
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        OsFileSystem.create_new(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        OsFileSystem.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.mark();
+        OsFileSystem.remove_file(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+        self.mark();
+        OsFileSystem.lock(path)
+    }
 }
 
 /// Issue 23, finding 1: a save made on another device that is older than this slot's newest
