@@ -309,7 +309,7 @@ impl SlotStore {
     /// damaged generation.
     pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
         self.check_slot(slot)?;
-        let _lock = self.lock(slot)?;
+        let _lock = self.lock_to_read(slot);
         let generations = self.generations(slot)?;
         if generations.is_empty() {
             return Err(StoreError::EmptySlot(slot));
@@ -433,6 +433,16 @@ impl SlotStore {
         self.fs
             .lock(&path)
             .map_err(StoreError::io("lock the slot through", &path))
+    }
+
+    /// The slot's lock for a read, when it can be had. A read does not need it to see whole
+    /// files (saves appear by atomic rename); it keeps a concurrent prune from removing the
+    /// file being chosen. A folder the game may only read (a read-only mount, a save folder
+    /// without write permission) refuses the lock file, and there nothing prunes; wherever
+    /// else the lock fails, the worst a concurrent prune can do is remove a backup the load
+    /// then skips like a damaged one.
+    fn lock_to_read(&self, slot: SlotId) -> Option<Box<dyn LockGuard>> {
+        self.lock(slot).ok()
     }
 
     /// Every slot's generations found in the folder, newest first.

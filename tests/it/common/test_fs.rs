@@ -124,9 +124,15 @@ impl TestFs {
                 state.failing_op == Some(op)
             }
             Some(Fault::ReadOnly) => {
+                // A lock opens its file for writing, which a read-only mount refuses too.
                 if matches!(
                     op,
-                    Op::CreateDirAll | Op::CreateNew | Op::Rename | Op::RemoveFile | Op::Write
+                    Op::CreateDirAll
+                        | Op::CreateNew
+                        | Op::Rename
+                        | Op::RemoveFile
+                        | Op::Write
+                        | Op::Lock
                 ) {
                     const EROFS: i32 = 30;
                     return Err(io::Error::from_raw_os_error(EROFS));
