@@ -13,7 +13,7 @@
 //! save id) and only then removes its old file: a crash in between leaves a duplicate, never a
 //! missing save, and the next import re-stacks again.
 
-use super::durable::write_durably;
+use super::durable::{Unconfirmed, write_durably};
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::SlotStore;
@@ -200,7 +200,14 @@ impl SlotStore {
     /// a save, lock or temporary file.
     pub fn write_profile_file(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         check_side_file_name(name)?;
-        write_durably(self.fs.as_ref(), &self.dir, name, &[bytes]).map(|_| ())
+        write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            name,
+            &[bytes],
+            Unconfirmed::Keep,
+        )
+        .map(|_| ())
     }
 
     /// Reads the profile folder's side file `name`; `None` when it does not exist.
@@ -264,6 +271,7 @@ impl SlotStore {
             &self.dir,
             &generation_file_name(slot, generation),
             &[bytes],
+            Unconfirmed::Remove,
         )?;
         Ok(generation)
     }

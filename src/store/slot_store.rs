@@ -1,6 +1,6 @@
 //! [`SlotStore`]: saves, loads, lists, deletes and copies slots of one profile.
 
-use super::durable::write_durably;
+use super::durable::{Unconfirmed, write_durably};
 use super::error::{GenerationFailure, StoreError};
 use super::fs::{FileSystem, LockGuard, OsFileSystem};
 use super::layout::{
@@ -246,7 +246,13 @@ impl SlotStore {
         let generations = self.generations(slot)?;
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
-        let path = write_durably(self.fs.as_ref(), &self.dir, &name, &encoded.parts())?;
+        let path = write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &name,
+            &encoded.parts(),
+            Unconfirmed::Remove,
+        )?;
         let (pruned, prune_error) = self.prune(slot, &generations);
         Ok(SaveReceipt {
             slot,

@@ -371,3 +371,31 @@ fn an_interrupted_import_of_an_older_save_never_heads_the_slot() {
         assert_eq!(head(&reopened), Some(local));
     }
 }
+
+/// Issue 23, finding 7: a side file that replaces an earlier one (the cloud sync state) is
+/// never left missing: a failure at any filesystem call of its write leaves the earlier
+/// content or the new one.
+#[test]
+fn a_failed_side_file_write_leaves_the_old_or_the_new_file() {
+    const NAME: &str = "cloud-sync.ron";
+    for fail_at in 0.. {
+        let dir = tempfile::tempdir().unwrap();
+        let config = prepared_store(dir.path());
+        let fs = TestFs::new();
+        let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+        store.write_profile_file(NAME, b"old state").unwrap();
+        fs.arm(Some(Fault::Once(fail_at)));
+        let outcome = store.write_profile_file(NAME, b"new state");
+        let calls = fs.calls();
+        fs.arm(None);
+        let kept = store.read_profile_file(NAME).unwrap();
+        assert!(
+            kept.as_deref() == Some(b"old state") || kept.as_deref() == Some(b"new state"),
+            "a failure at call {fail_at} ({:?}) left {kept:?}",
+            calls.get(fail_at)
+        );
+        if outcome.is_ok() && calls.len() <= fail_at {
+            break;
+        }
+    }
+}
