@@ -46,6 +46,11 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// Takes an exclusive advisory lock on the file at `path` (created if missing), blocking until
     /// it is free. The lock is per open file, so it excludes other threads and other processes.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>>;
+    /// Takes the lock as [`lock`](Self::lock) does if it is free now; `None` while another
+    /// holder has it. The default waits for it, as `lock` does.
+    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
+        self.lock(path).map(Some)
+    }
 }
 
 /// The real filesystem, through `std::fs`.
@@ -110,13 +115,27 @@ impl FileSystem for OsFileSystem {
     }
 
     fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        let file = open_lock_file(path)?;
         file.lock()?;
         Ok(Box::new(FileLock(file)))
     }
+
+    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
+        let file = open_lock_file(path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Box::new(FileLock(file)))),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(error)) => Err(error),
+        }
+    }
+}
+
+/// Opens (creating if missing) the file a lock is taken on.
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
 }

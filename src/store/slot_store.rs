@@ -638,13 +638,19 @@ impl SlotStore {
         Ok(())
     }
 
-    /// Removes a temporary file an interrupted save left, under its slot's lock: a save that
-    /// another instance of the game is making right now holds that lock, and its file is gone
-    /// (renamed) once the lock is free. What cannot be removed (gone already, a folder by that
-    /// name, a read-only folder) is left: such a file is never read as a save, and failing here
-    /// would leave the game unable to save for the whole session.
+    /// Removes a temporary file an interrupted save left, unless its slot's lock is held: then
+    /// a save (another instance of the game, or a stuck one) is writing it right now, and
+    /// waiting for that lock could stall the game's start. What cannot be removed (gone
+    /// already, a folder by that name, a read-only folder) is left: such a file is never read
+    /// as a save, and failing here would leave the game unable to save for the session.
     fn remove_stale_temp_file(&self, name: &str) {
-        let _lock = temp_file_target(name).and_then(|(slot, _)| self.lock(slot).ok());
+        let lock = temp_file_target(name).map(|(slot, _)| {
+            let path = self.dir.join(lock_file_name(slot));
+            self.fs.try_lock(&path)
+        });
+        if let Some(Ok(None)) = lock {
+            return;
+        }
         let _ = self.fs.remove_file(&self.dir.join(name));
     }
 }

@@ -109,4 +109,7 @@ impl FileSystem for GateFs {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
         OsFileSystem.lock(path)
     }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
+        OsFileSystem.try_lock(path)
+    }
 }

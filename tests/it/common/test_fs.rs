@@ -267,6 +267,10 @@ impl FileSystem for TestFs {
         self.call(Op::Lock, path)?;
         OsFileSystem.lock(path)
     }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
+        self.call(Op::Lock, path)?;
+        OsFileSystem.try_lock(path)
+    }
 }
 
 /// Every file in `dir` with its contents, sorted by name.
