@@ -4,13 +4,10 @@
 use crate::common;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 use bevy_keepsake::store::{SaveReceipt, SlotStore, StoreConfig, StoreError};
 use common::fixtures;
 use common::gate_fs::GateFs;
 use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
-use std::ffi::OsString;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -210,7 +207,12 @@ fn startup_cleanup_never_fails_the_open() {
     std::fs::write(&stale, b"half a save").unwrap();
     std::fs::create_dir(profile.join("manual-00.g000004.ksav.999-1.tmp")).unwrap();
 
-    let store = SlotStore::open_with(config.clone(), Arc::new(RemoveFails));
+    // The open creates the folder, lists it, then for each temporary file asks for its
+    // slot's lock and removes it: every removal from the first on fails (EIO).
+    let fs = TestFs::new();
+    fs.arm(Some(Fault::Persistent(3)));
+    let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone()));
+    assert_eq!(fs.calls()[3].0, Op::RemoveFile);
     assert!(store.is_ok(), "{:?}", store.err());
     assert!(stale.exists(), "the removal failed, the file stays");
 
@@ -219,37 +221,6 @@ fn startup_cleanup_never_fails_the_open() {
     store
         .save(SLOT, fixtures::meta(SLOT, 7), &fixtures::bundle(1_000, 7))
         .unwrap();
-}
-
-/// The real filesystem, but every removal fails (EIO).
-#[derive(Debug)]
-struct RemoveFails;
-
-impl FileSystem for RemoveFails {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        OsFileSystem.open_read(path)
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        OsFileSystem.create_new(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn remove_file(&self, _: &Path) -> io::Result<()> {
-        Err(io::Error::from_raw_os_error(5))
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        OsFileSystem.lock(path)
-    }
 }
 
 /// Issue 23, finding 6: the startup cleanup leaves the temporary file of a save another
