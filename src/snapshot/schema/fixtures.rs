@@ -60,3 +60,14 @@ pub(super) fn state() -> TypeLayout {
         ],
     )
 }
+
+/// `game::Stats { hp: u32, name: String, state: State }` and then `more` fields.
+pub(super) fn stats_with(more: Vec<Field>) -> TypeLayout {
+    let mut fields = vec![
+        field("hp", leaf(Leaf::U32)),
+        field("name", leaf(Leaf::String)),
+        field("state", state()),
+    ];
+    fields.extend(more);
+    structure("game::Stats", fields)
+}

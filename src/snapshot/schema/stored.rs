@@ -947,23 +947,17 @@ mod tests {
             item: Box::new(leaf(Leaf::U8)),
             len: 2,
         };
-        TypeLayout::Struct {
-            type_path: "game::Stats".into(),
-            fields: vec![
-                field("hp", leaf(Leaf::U32)),
-                field("name", leaf(Leaf::String)),
-                field("state", state()),
-                field("items", TypeLayout::List(Box::new(item))),
-                field("tags", tags),
-                field(
-                    "pair",
-                    TypeLayout::Tuple(vec![leaf(Leaf::U8), leaf(Leaf::Bool)]),
-                ),
-                field("spot", option(leaf(Leaf::Vec2))),
-                field("owner", leaf(Leaf::Entity)),
-                field("coins", coins),
-            ],
-        }
+        stats_with(vec![
+            field("items", TypeLayout::List(Box::new(item))),
+            field("tags", tags),
+            field(
+                "pair",
+                TypeLayout::Tuple(vec![leaf(Leaf::U8), leaf(Leaf::Bool)]),
+            ),
+            field("spot", option(leaf(Leaf::Vec2))),
+            field("owner", leaf(Leaf::Entity)),
+            field("coins", coins),
+        ])
     }
 
     /// A value of [`stats`], with the state's variant index given.

@@ -257,14 +257,7 @@ mod tests {
     use crate::snapshot::schema::fixtures::*;
 
     fn stats() -> TypeLayout {
-        TypeLayout::Struct {
-            type_path: "game::Stats".into(),
-            fields: vec![
-                field("hp", leaf(Leaf::U32)),
-                field("name", leaf(Leaf::String)),
-                field("state", state()),
-            ],
-        }
+        stats_with(Vec::new())
     }
 
     #[test]
