@@ -48,7 +48,7 @@ fn counts() -> Vec<u32> {
 /// One benchmark world: its name and how to build it.
 type Shape = (&'static str, fn() -> App, fn(&mut World, u32));
 
-const SHAPES: [Shape; 4] = [
+const SHAPES: [Shape; 5] = [
     ("game-serde", game_world::app, game_world::populate),
     (
         "game-reflect",
@@ -61,7 +61,47 @@ const SHAPES: [Shape; 4] = [
         real_world::serde_app,
         real_world::populate,
     ),
+    ("many-small", many_small::app, many_small::populate),
 ];
+
+/// The world where layouts weigh most: many small reflection-only component types (sixteen,
+/// a struct of two fields each) on every entity, so each value is a few bytes beside its
+/// type's layout.
+mod many_small {
+    use bevy::prelude::*;
+    use bevy_keepsake::snapshot::{Saveable, SaveableAppExt};
+
+    macro_rules! small_components {
+        ($($name:ident),*) => {
+            $(
+                #[derive(Component, Reflect, Default)]
+                #[reflect(Component, Default)]
+                pub struct $name {
+                    pub level: u8,
+                    pub charge: f32,
+                }
+            )*
+
+            pub fn app() -> App {
+                let mut app = App::new();
+                $(app.register_saveable::<$name>();)*
+                app
+            }
+
+            pub fn populate(world: &mut World, count: u32) {
+                for n in 0..count {
+                    let mut entity = world.spawn(Saveable);
+                    $(entity.insert($name { level: (n % 7) as u8, charge: n as f32 * 0.25 });)*
+                }
+            }
+        };
+    }
+
+    small_components!(
+        Flame, Frost, Spark, Venom, Ward, Haste, Slow, Stun, Bleed, Regen, Shield, Rage, Focus,
+        Stealth, Root, Silence
+    );
+}
 
 /// The layouts' share of a blob: the bytes each column's layout takes (its length and bytes).
 fn layout_bytes(blob: &[u8]) -> usize {

@@ -283,6 +283,7 @@ LAYOUT_WORLDS = {
     "game-reflect": "game world, reflection only",
     "real-game": "real-game world",
     "real-game-serde": "real-game world, all serde",
+    "many-small": "16 small reflection-only types per entity",
 }
 
 

@@ -16,7 +16,11 @@ const SLOT: SlotId = SlotId::Manual(0);
 /// A profile with two generations in the slot under test (one of which the next save prunes,
 /// since the store keeps one backup) and a save in another slot.
 fn prepared_store(root: &Path) -> StoreConfig {
-    let config = StoreConfig::new(root).backups(1);
+    prepared_store_with(StoreConfig::new(root).backups(1))
+}
+
+/// [`prepared_store`] with `config`'s backups (the default keeps 3, a game may keep 0).
+fn prepared_store_with(config: StoreConfig) -> StoreConfig {
     let store = SlotStore::open(config.clone()).unwrap();
     for seq in 0..2 {
         store
@@ -262,30 +266,32 @@ fn an_interrupted_import_of_an_older_save_never_heads_the_slot() {
         let entry = slots.iter().find(|entry| entry.slot == slot).unwrap();
         entry.shown_save().map(|save| save.meta.save_id)
     };
-    for fail_at in 0.. {
-        let dir = tempfile::tempdir().unwrap();
-        let config = prepared_store(dir.path());
-        let fs = TestFs::new();
-        let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
-        fs.arm(Some(Fault::Once(fail_at)));
-        let file = store.decode_import(&older).unwrap();
-        let outcome = store.import(file);
-        let calls = fs.calls();
-        fs.arm(None);
-        let reopened = SlotStore::open(config.clone()).unwrap();
-        assert_eq!(
-            head(&reopened),
-            Some(local),
-            "a failure at call {fail_at} of the import ({:?}) left another save on top",
-            calls.get(fail_at)
-        );
-        if outcome.is_ok() && calls.len() <= fail_at {
-            break;
+    for backups in [None, Some(0), Some(1)] {
+        for fail_at in 0.. {
+            let dir = tempfile::tempdir().unwrap();
+            let config = prepared_store_with(with_backups(dir.path(), backups));
+            let fs = TestFs::new();
+            let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+            fs.arm(Some(Fault::Once(fail_at)));
+            let file = store.decode_import(&older).unwrap();
+            let outcome = store.import(file);
+            let calls = fs.calls();
+            fs.arm(None);
+            let reopened = SlotStore::open(config.clone()).unwrap();
+            assert_eq!(
+                head(&reopened),
+                Some(local),
+                "a failure at call {fail_at} of the import ({:?}) left another save on top",
+                calls.get(fail_at)
+            );
+            if outcome.is_ok() && calls.len() <= fail_at {
+                break;
+            }
+            // Tried again without a fault, the import completes below the local save.
+            let file = reopened.decode_import(&older).unwrap();
+            reopened.import(file).unwrap();
+            assert_eq!(head(&reopened), Some(local));
         }
-        // Tried again without a fault, the import completes below the local save.
-        let file = reopened.decode_import(&older).unwrap();
-        reopened.import(file).unwrap();
-        assert_eq!(head(&reopened), Some(local));
     }
 }
 
@@ -295,24 +301,34 @@ fn an_interrupted_import_of_an_older_save_never_heads_the_slot() {
 #[test]
 fn a_failed_side_file_write_leaves_the_old_or_the_new_file() {
     const NAME: &str = "cloud-sync.ron";
-    for fail_at in 0.. {
-        let dir = tempfile::tempdir().unwrap();
-        let config = prepared_store(dir.path());
-        let fs = TestFs::new();
-        let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
-        store.write_profile_file(NAME, b"old state").unwrap();
-        fs.arm(Some(Fault::Once(fail_at)));
-        let outcome = store.write_profile_file(NAME, b"new state");
-        let calls = fs.calls();
-        fs.arm(None);
-        let kept = store.read_profile_file(NAME).unwrap();
-        assert!(
-            kept.as_deref() == Some(b"old state") || kept.as_deref() == Some(b"new state"),
-            "a failure at call {fail_at} ({:?}) left {kept:?}",
-            calls.get(fail_at)
-        );
-        if outcome.is_ok() && calls.len() <= fail_at {
-            break;
+    for backups in [None, Some(0)] {
+        for fail_at in 0.. {
+            let dir = tempfile::tempdir().unwrap();
+            let config = prepared_store_with(with_backups(dir.path(), backups));
+            let fs = TestFs::new();
+            let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+            store.write_profile_file(NAME, b"old state").unwrap();
+            fs.arm(Some(Fault::Once(fail_at)));
+            let outcome = store.write_profile_file(NAME, b"new state");
+            let calls = fs.calls();
+            fs.arm(None);
+            let kept = store.read_profile_file(NAME).unwrap();
+            assert!(
+                kept.as_deref() == Some(b"old state") || kept.as_deref() == Some(b"new state"),
+                "a failure at call {fail_at} ({:?}) left {kept:?}",
+                calls.get(fail_at)
+            );
+            if outcome.is_ok() && calls.len() <= fail_at {
+                break;
+            }
         }
+    }
+}
+
+/// A store config with the default backups (`None`) or `backups`.
+fn with_backups(root: &Path, backups: Option<u16>) -> StoreConfig {
+    match backups {
+        None => StoreConfig::new(root),
+        Some(backups) => StoreConfig::new(root).backups(backups),
     }
 }
