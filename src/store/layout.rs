@@ -98,16 +98,25 @@ pub(crate) fn temp_file_name(final_name: &str) -> String {
     format!("{final_name}.{}-{n}{TEMP_SUFFIX}", std::process::id())
 }
 
-/// Whether a folder entry is a temporary file left by an interrupted save.
+/// Whether a folder entry is a temporary file left by an interrupted durable write: of a save,
+/// or of a side file (the cloud sync state).
 pub(crate) fn is_temp_file(name: &str) -> bool {
-    name.ends_with(TEMP_SUFFIX) && name.contains(&format!(".{SAVE_EXTENSION}."))
+    temp_file_final_name(name).is_some()
+}
+
+/// The name a temporary file was being written for (see [`temp_file_name`]); `None` for any
+/// other name.
+fn temp_file_final_name(name: &str) -> Option<&str> {
+    let (final_name, unique) = name.strip_suffix(TEMP_SUFFIX)?.rsplit_once('.')?;
+    let (pid, n) = unique.split_once('-')?;
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    (!final_name.is_empty() && digits(pid) && digits(n)).then_some(final_name)
 }
 
 /// The slot and generation a temporary file was being written for (see [`temp_file_name`]);
-/// `None` for any other name.
+/// `None` for any other name, a side file's temporary file included.
 pub(crate) fn temp_file_target(name: &str) -> Option<(SlotId, u64)> {
-    let (final_name, _unique) = name.strip_suffix(TEMP_SUFFIX)?.rsplit_once('.')?;
-    parse_generation_file(final_name)
+    parse_generation_file(temp_file_final_name(name)?)
 }
 
 /// Parses a save file name back into its slot and generation; `None` for anything else.
@@ -178,5 +187,8 @@ mod tests {
         }
         assert!(is_temp_file(&temp_file_name("manual-03.g000007.ksav")));
         assert!(!is_temp_file("manual-03.g000007.ksav"));
+        // A side file's (the cloud sync state's), which an interrupted write can leave too.
+        assert!(is_temp_file(&temp_file_name("cloud-sync.ron")));
+        assert!(!is_temp_file("notes.tmp") && !is_temp_file("cloud-sync.ron.1-x.tmp"));
     }
 }

@@ -204,8 +204,7 @@ impl SlotStore {
     /// Like [`open`](Self::open), with every filesystem call going through `fs`.
     pub fn open_with(config: StoreConfig, fs: Arc<dyn FileSystem>) -> Result<Self, StoreError> {
         let dir = config.profile_dir();
-        fs.create_dir_all(&dir)
-            .map_err(StoreError::io("create the save folder", &dir))?;
+        create_dir_durably(fs.as_ref(), &dir)?;
         let store = SlotStore { config, dir, fs };
         store.remove_stale_temp_files()?;
         Ok(store)
@@ -643,6 +642,8 @@ impl SlotStore {
     /// waiting for that lock could stall the game's start. What cannot be removed (gone
     /// already, a folder by that name, a read-only folder) is left: such a file is never read
     /// as a save, and failing here would leave the game unable to save for the session.
+    /// A side file's temporary file (the cloud sync state's) has no slot lock and is removed: an
+    /// instance writing that file at this moment sees its rename fail and writes it again later.
     fn remove_stale_temp_file(&self, name: &str) {
         let lock = temp_file_target(name).map(|(slot, _)| {
             let path = self.dir.join(lock_file_name(slot));
@@ -653,6 +654,35 @@ impl SlotStore {
         }
         let _ = self.fs.remove_file(&self.dir.join(name));
     }
+}
+
+/// Creates the profile folder `dir` and its missing parents, and flushes each new folder's
+/// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
+/// but not the folder's own entry: without this, a power loss soon after a game's first save
+/// could take the new profile folder, and every save in it, away.
+fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|folder| {
+            fs.list_dir(folder)
+                .is_err_and(|error| error.kind() == io::ErrorKind::NotFound)
+        })
+        .collect();
+    fs.create_dir_all(dir)
+        .map_err(StoreError::io("create the save folder", dir))?;
+    for parent in missing.iter().filter_map(|folder| folder.parent()) {
+        fs.sync_dir(parent)
+            .map_err(StoreError::io("flush (fsync) the folder holding", parent))?;
+    }
+    // An earlier open may have made the folder and lost power before flushing it, so the
+    // root's entry for it is flushed again; where that fails (a read-only folder, from which
+    // loads must still work) the saves' own flushes are all there is to rely on.
+    if missing.is_empty()
+        && let Some(root) = dir.parent()
+    {
+        let _ = fs.sync_dir(root);
+    }
+    Ok(())
 }
 
 /// Whether a failure to open or read a generation describes the entry itself rather than a

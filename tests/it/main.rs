@@ -30,4 +30,5 @@ mod snapshot_one_parser;
 mod snapshot_real_world;
 mod snapshot_roundtrip;
 mod store_faults;
+mod store_power_loss;
 mod store_slots;

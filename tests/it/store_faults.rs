@@ -211,12 +211,13 @@ fn startup_cleanup_never_fails_the_open() {
     std::fs::write(&stale, b"half a save").unwrap();
     std::fs::create_dir(profile.join("manual-00.g000004.ksav.999-1.tmp")).unwrap();
 
-    // The open creates the folder, lists it, then for each temporary file asks for its
-    // slot's lock and removes it: every removal from the first on fails (EIO).
+    // The open looks for the folder, creates it, flushes the folder holding it, lists it, then
+    // for each temporary file asks for its slot's lock and removes it: every removal from the
+    // first on fails (EIO).
     let fs = TestFs::new();
-    fs.arm(Some(Fault::Persistent(3)));
+    fs.arm(Some(Fault::Persistent(5)));
     let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone()));
-    assert_eq!(fs.calls()[3].0, Op::RemoveFile);
+    assert_eq!(fs.calls()[5].0, Op::RemoveFile);
     assert!(store.is_ok(), "{:?}", store.err());
     assert!(stale.exists(), "the removal failed, the file stays");
 

@@ -10,5 +10,6 @@ pub mod fuzz_layout;
 pub mod fuzz_world;
 pub mod game_world;
 pub mod gate_fs;
+pub mod power_fs;
 pub mod real_world;
 pub mod test_fs;

@@ -1,0 +1,467 @@
+//! A filesystem in memory that records every change the store makes and the flushes that make
+//! each durable, and rebuilds the states a power loss could leave after any prefix of them.
+//!
+//! # The model
+//!
+//! A power loss keeps what was flushed and an unknown part of the rest:
+//!
+//! - bytes written to a file are durable once that file is fsynced;
+//! - a folder entry made, replaced or removed (create, rename, unlink, mkdir, and the creation of
+//!   a lock file) is durable once its folder is fsynced;
+//! - anything else may or may not have reached the disk, in any combination and order (a rename
+//!   is one change: its two entries land together, as journaling filesystems commit it), and
+//!   the last unflushed write to a file may land torn (half of it).
+//!
+//! This is POSIX's promise and no more; real filesystems (ext4's ordered mode, APFS) keep more.
+//! For a crash after the first `k` changes, [`PowerLog::crash_states`] builds: nothing unflushed
+//! kept, everything kept, every "all but one" and every "only one" of the unflushed changes
+//! (ALICE's omit-one), a seeded random sample of subsets, and everything with the last unflushed
+//! write torn.
+//!
+//! [`DirSync::Ignored`] makes folder fsyncs do nothing, as on Windows, where `sync_dir` is a
+//! no-op: with it the model says what a filesystem that does not journal renames could lose.
+
+use super::fixtures::Rng;
+use bevy_keepsake::store::{FileSystem, LockGuard, ReadFile, WriteFile};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::io::{self, Cursor, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A file's identity: its content stays with it through renames.
+type Inode = usize;
+
+/// What a folder entry names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Dir,
+    File(Inode),
+}
+
+/// One recorded change to the filesystem.
+#[derive(Clone, Debug)]
+enum Change {
+    /// Folder entries set (`Some`) or removed (`None`) together: a create, a rename (its new
+    /// name and its old one), an unlink, a mkdir.
+    Entries(Vec<(PathBuf, Option<Node>)>),
+    /// Bytes appended to a file.
+    Write { inode: Inode, bytes: Vec<u8> },
+    /// An fsync of a file: its earlier writes are durable.
+    SyncFile(Inode),
+    /// An fsync of a folder: its earlier entry changes are durable.
+    SyncDir(PathBuf),
+}
+
+/// Folders and file contents.
+#[derive(Clone, Debug, Default)]
+pub struct Tree {
+    entries: BTreeMap<PathBuf, Node>,
+    files: BTreeMap<Inode, Vec<u8>>,
+}
+
+impl Tree {
+    /// Applies one change; a torn write keeps only the first half of its bytes.
+    fn apply(&mut self, change: &Change, torn: bool) {
+        match change {
+            Change::Entries(entries) => {
+                for (path, node) in entries {
+                    match node {
+                        Some(node) => self.entries.insert(path.clone(), *node),
+                        None => self.entries.remove(path),
+                    };
+                }
+            }
+            Change::Write { inode, bytes } => {
+                let kept = if torn {
+                    &bytes[..bytes.len() / 2]
+                } else {
+                    bytes
+                };
+                self.files
+                    .entry(*inode)
+                    .or_default()
+                    .extend_from_slice(kept);
+            }
+            Change::SyncFile(_) | Change::SyncDir(_) => {}
+        }
+    }
+
+    /// Drops every entry whose folder is gone: a folder whose own entry was lost takes what it
+    /// held with it (fsck would move it to `lost+found`, where no game looks).
+    fn drop_orphans(&mut self) {
+        let orphans: Vec<PathBuf> = self
+            .entries
+            .keys()
+            .filter(|path| {
+                path.ancestors()
+                    .skip(1)
+                    .any(|dir| self.node(dir) != Some(Node::Dir))
+            })
+            .cloned()
+            .collect();
+        for orphan in orphans {
+            self.entries.remove(&orphan);
+        }
+    }
+
+    fn node(&self, path: &Path) -> Option<Node> {
+        if path == Path::new("/") {
+            return Some(Node::Dir);
+        }
+        self.entries.get(path).copied()
+    }
+
+    fn file(&self, path: &Path) -> io::Result<Inode> {
+        match self.node(path) {
+            Some(Node::File(inode)) => Ok(inode),
+            Some(Node::Dir) => Err(io::Error::from(io::ErrorKind::IsADirectory)),
+            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
+    }
+
+    fn check_dir(&self, path: &Path) -> io::Result<()> {
+        match self.node(path) {
+            Some(Node::Dir) => Ok(()),
+            Some(Node::File(_)) => Err(io::Error::from(io::ErrorKind::NotADirectory)),
+            None => Err(io::Error::from(io::ErrorKind::NotFound)),
+        }
+    }
+
+    /// The names in a folder.
+    pub fn list(&self, dir: &Path) -> Vec<String> {
+        self.entries
+            .keys()
+            .filter(|path| path.parent() == Some(dir))
+            .filter_map(|path| Some(path.file_name()?.to_str()?.to_owned()))
+            .collect()
+    }
+}
+
+/// Whether folder fsyncs make entries durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirSync {
+    /// As on Linux and macOS.
+    Flushes,
+    /// As the store's `sync_dir` on Windows: a no-op.
+    Ignored,
+}
+
+struct Live {
+    tree: Tree,
+    log: Vec<Change>,
+    next_inode: Inode,
+    dir_sync: DirSync,
+}
+
+impl Live {
+    fn record(&mut self, change: Change) {
+        self.tree.apply(&change, false);
+        self.log.push(change);
+    }
+
+    fn new_file(&mut self, path: &Path) -> Inode {
+        let inode = self.next_inode;
+        self.next_inode += 1;
+        self.tree.files.insert(inode, Vec::new());
+        self.record(Change::Entries(vec![(
+            path.to_path_buf(),
+            Some(Node::File(inode)),
+        )]));
+        inode
+    }
+
+    fn check_parent(&self, path: &Path) -> io::Result<()> {
+        self.tree.check_dir(path.parent().unwrap_or(Path::new("/")))
+    }
+}
+
+/// The recording filesystem; cheap to clone (clones share it).
+#[derive(Clone)]
+pub struct PowerFs(Arc<Mutex<Live>>);
+
+impl std::fmt::Debug for PowerFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PowerFs")
+    }
+}
+
+impl PowerFs {
+    /// An empty filesystem (only `/`), recording from here on.
+    pub fn new(dir_sync: DirSync) -> Self {
+        Self::from_tree(Tree::default(), dir_sync)
+    }
+
+    /// A filesystem holding `tree`, as a power loss left it.
+    pub fn from_tree(tree: Tree, dir_sync: DirSync) -> Self {
+        let next_inode = tree.files.keys().max().map_or(0, |max| max + 1);
+        PowerFs(Arc::new(Mutex::new(Live {
+            tree,
+            log: Vec::new(),
+            next_inode,
+            dir_sync,
+        })))
+    }
+
+    fn live(&self) -> MutexGuard<'_, Live> {
+        self.0.lock().unwrap()
+    }
+
+    /// How many changes were recorded so far.
+    pub fn changes(&self) -> usize {
+        self.live().log.len()
+    }
+
+    /// The tree as it is now, every change kept (what the running game sees).
+    pub fn tree(&self) -> Tree {
+        self.live().tree.clone()
+    }
+
+    /// The recorded changes, for rebuilding crash states.
+    pub fn log(&self) -> PowerLog {
+        PowerLog(self.live().log.clone())
+    }
+}
+
+impl FileSystem for PowerFs {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        let mut live = self.live();
+        let mut missing: Vec<&Path> = path
+            .ancestors()
+            .take_while(|dir| live.tree.node(dir).is_none())
+            .collect();
+        missing.reverse();
+        for dir in missing {
+            live.record(Change::Entries(vec![(dir.to_path_buf(), Some(Node::Dir))]));
+        }
+        live.tree.check_dir(path)
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        let live = self.live();
+        live.tree.check_dir(path)?;
+        Ok(live
+            .tree
+            .list(path)
+            .into_iter()
+            .map(OsString::from)
+            .collect())
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+        let live = self.live();
+        let inode = live.tree.file(path)?;
+        let bytes = live.tree.files.get(&inode).cloned().unwrap_or_default();
+        Ok(Box::new(MemFile(Cursor::new(bytes))))
+    }
+
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let mut live = self.live();
+        live.check_parent(path)?;
+        if live.tree.node(path).is_some() {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        let inode = live.new_file(path);
+        Ok(Box::new(MemWriter {
+            fs: self.clone(),
+            inode,
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut live = self.live();
+        let inode = live.tree.file(from)?;
+        live.check_parent(to)?;
+        live.record(Change::Entries(vec![
+            (to.to_path_buf(), Some(Node::File(inode))),
+            (from.to_path_buf(), None),
+        ]));
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let mut live = self.live();
+        live.tree.file(path)?;
+        live.record(Change::Entries(vec![(path.to_path_buf(), None)]));
+        Ok(())
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        let mut live = self.live();
+        live.tree.check_dir(path)?;
+        if live.dir_sync == DirSync::Flushes {
+            live.record(Change::SyncDir(path.to_path_buf()));
+        }
+        Ok(())
+    }
+
+    /// The scenarios run on one thread: the lock only needs its file, as the real one does.
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+        let mut live = self.live();
+        match live.tree.node(path) {
+            Some(Node::File(_)) => {}
+            Some(Node::Dir) => return Err(io::Error::from(io::ErrorKind::IsADirectory)),
+            None => {
+                live.check_parent(path)?;
+                live.new_file(path);
+            }
+        }
+        Ok(Box::new(NoLock))
+    }
+}
+
+struct NoLock;
+
+impl LockGuard for NoLock {}
+
+struct MemFile(Cursor<Vec<u8>>);
+
+impl io::Read for MemFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl io::Seek for MemFile {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+impl ReadFile for MemFile {
+    fn byte_len(&mut self) -> io::Result<u64> {
+        Ok(self.0.get_ref().len() as u64)
+    }
+}
+
+struct MemWriter {
+    fs: PowerFs,
+    inode: Inode,
+}
+
+impl Write for MemWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let bytes = buf.to_vec();
+        let inode = self.inode;
+        self.fs.live().record(Change::Write { inode, bytes });
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl WriteFile for MemWriter {
+    fn sync_all(&mut self) -> io::Result<()> {
+        let inode = self.inode;
+        self.fs.live().record(Change::SyncFile(inode));
+        Ok(())
+    }
+}
+
+/// The changes a run recorded.
+pub struct PowerLog(Vec<Change>);
+
+/// One state a power loss after a prefix of the changes could leave.
+pub struct CrashState {
+    pub tree: Tree,
+    /// Which unflushed changes it kept, for messages.
+    pub kept: String,
+}
+
+/// How many random subsets of the unflushed changes each crash point adds.
+const RANDOM_SUBSETS: usize = 8;
+
+impl PowerLog {
+    /// The states a power loss after the first `k` changes could leave (see the module docs),
+    /// `seed` choosing the random subsets.
+    pub fn crash_states(&self, k: usize, seed: u64) -> Vec<CrashState> {
+        let unflushed = self.unflushed(k);
+        let all: BTreeSet<usize> = unflushed.iter().copied().collect();
+        // Keyed by the changes kept, so a subset reached twice is checked once.
+        let mut subsets: BTreeMap<BTreeSet<usize>, String> = BTreeMap::new();
+        subsets.insert(BTreeSet::new(), "no unflushed change".into());
+        subsets.insert(all.clone(), "every unflushed change".into());
+        for &change in &unflushed {
+            let mut but_one = all.clone();
+            but_one.remove(&change);
+            let omitted = format!("all unflushed but change {change}");
+            subsets.entry(but_one).or_insert(omitted);
+            let only = format!("only unflushed change {change}");
+            subsets.entry([change].into()).or_insert(only);
+        }
+        let mut rng = Rng::new(seed ^ k as u64);
+        for _ in 0..RANDOM_SUBSETS {
+            let subset: BTreeSet<usize> = unflushed
+                .iter()
+                .copied()
+                .filter(|_| rng.below(2) == 0)
+                .collect();
+            let kept = format!("unflushed changes {subset:?}");
+            subsets.entry(subset).or_insert(kept);
+        }
+        let mut states: Vec<CrashState> = subsets
+            .into_iter()
+            .map(|(subset, kept)| self.state(k, &subset, None, kept))
+            .collect();
+        if let Some(&last_write) = unflushed
+            .iter()
+            .rev()
+            .find(|&&i| matches!(self.0[i], Change::Write { .. }))
+        {
+            let kept = format!("every unflushed change, write {last_write} torn");
+            states.push(self.state(k, &all, Some(last_write), kept));
+        }
+        states
+    }
+
+    /// The changes before `k` that no later flush (before `k`) made durable.
+    fn unflushed(&self, k: usize) -> Vec<usize> {
+        let mut synced_files = BTreeSet::new();
+        let mut synced_dirs: BTreeSet<&Path> = BTreeSet::new();
+        let mut unflushed = Vec::new();
+        for (i, change) in self.0[..k].iter().enumerate().rev() {
+            let durable = match change {
+                Change::SyncFile(inode) => {
+                    synced_files.insert(*inode);
+                    true
+                }
+                Change::SyncDir(dir) => {
+                    synced_dirs.insert(dir);
+                    true
+                }
+                Change::Write { inode, .. } => synced_files.contains(inode),
+                Change::Entries(entries) => entries
+                    .iter()
+                    .all(|(path, _)| synced_dirs.contains(path.parent().unwrap_or(Path::new("/")))),
+            };
+            if !durable {
+                unflushed.push(i);
+            }
+        }
+        unflushed.reverse();
+        unflushed
+    }
+
+    fn state(
+        &self,
+        k: usize,
+        kept: &BTreeSet<usize>,
+        torn: Option<usize>,
+        description: String,
+    ) -> CrashState {
+        let unflushed: BTreeSet<usize> = self.unflushed(k).into_iter().collect();
+        let mut tree = Tree::default();
+        for (i, change) in self.0[..k].iter().enumerate() {
+            if !unflushed.contains(&i) || kept.contains(&i) {
+                tree.apply(change, torn == Some(i));
+            }
+        }
+        tree.drop_orphans();
+        CrashState {
+            tree,
+            kept: description,
+        }
+    }
+}
