@@ -232,6 +232,38 @@ fn list_reports_slots_as_the_game_does() {
 }
 
 #[test]
+fn list_names_the_device_that_made_each_save() {
+    let root = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(root.path()).profile(ProfileName::new("bob").unwrap());
+    let store = SlotStore::open(config).unwrap();
+    let (deck, desk) = (SlotId::Manual(0), SlotId::Manual(1));
+    let synced = meta(deck, "Harbour", 1, false).with_device("4f0c-install", "Steam Deck");
+    store.save(deck, synced, &world_bundle(1, 1)).unwrap();
+    // Made with cloud sync off: no device recorded.
+    store
+        .save(desk, meta(desk, "Camp", 2, false), &world_bundle(1, 2))
+        .unwrap();
+
+    let assert = keepsake().arg("list").arg(store.dir()).assert().success();
+    insta::assert_snapshot!("list_devices", stdout_of(&assert, root.path()));
+
+    let json = json_of(
+        &keepsake()
+            .args(["list", "--json"])
+            .arg(store.dir())
+            .assert()
+            .success(),
+    );
+    let slots = json[0]["slots"].as_array().unwrap();
+    let device = |name: &str| {
+        let slot = slots.iter().find(|s| s["slot"] == name).unwrap();
+        slot["shown"]["device"].clone()
+    };
+    assert_eq!(device("Manual 1"), "Steam Deck", "{json:#}");
+    assert_eq!(device("Manual 2"), Value::Null, "{json:#}");
+}
+
+#[test]
 fn list_leaves_temporary_files_and_foreign_files_alone() {
     let (_root, store) = profile();
     let temp = store.dir().join("manual-00.g000003.ksav.999-0.tmp");

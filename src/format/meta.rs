@@ -48,7 +48,7 @@ impl From<SystemTime> for Timestamp {
 }
 
 /// The [`SaveMeta::extras`] key holding the name of the device that made the save (e.g.
-/// `steamdeck`), shown by menus for saves that came from another device. A well-known key
+/// `steamdeck`), shown by the save menu's rows and `keepsake list`. A well-known key
 /// rather than a field, so the format (and every golden file) stays at version 1.
 pub const DEVICE_NAME_KEY: &str = "keepsake.device";
 

@@ -3,7 +3,7 @@
 //! unit-tested without rendering.
 
 use super::text::{format_local_time, format_playtime, relative_time};
-use crate::format::Timestamp;
+use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{KeepsakeStatus, SaveSlots, SlotAction};
 use crate::slot::{SlotId, SlotKind};
 use crate::store::{SavedSlot, SlotEntry, SlotStatus};
@@ -147,6 +147,9 @@ pub(crate) struct ShownSave {
     pub(crate) relative_time: String,
     /// e.g. "1 h 02 min".
     pub(crate) playtime: String,
+    /// The name of the device that made it, e.g. "steamdeck"; `None` for a save that recorded
+    /// none (cloud sync off, or made before devices were recorded).
+    pub(crate) device: Option<String>,
     /// Its thumbnail, when it has one.
     pub(crate) thumbnail: Option<ThumbnailKey>,
 }
@@ -337,10 +340,19 @@ where
         local_time: format_local_time(meta.created_at, zone),
         relative_time: relative_time(now, meta.created_at),
         playtime: format_playtime(meta.playtime),
+        device: device_name(meta),
         thumbnail: saved.has_thumbnail.then_some(ThumbnailKey {
             slot,
             generation: saved.generation,
             save_id: meta.save_id,
         }),
     }
+}
+
+/// The device name a row shows. A blank name (the extras are the game's to fill, and a file's
+/// to forge) would read as a dangling "on", so it counts as none.
+fn device_name(meta: &SaveMeta) -> Option<String> {
+    meta.device_name()
+        .filter(|name| !name.trim().is_empty())
+        .map(str::to_owned)
 }

@@ -171,6 +171,59 @@ fn rows_show_names_titles_times_playtime_and_thumbnails() {
 }
 
 #[test]
+fn rows_name_the_device_that_made_the_shown_save_when_it_recorded_one() {
+    let with_device = |slot, title, name| {
+        let mut save = saved(slot, 3, title, 1);
+        save.meta = save.meta.with_device("install-id", name);
+        save
+    };
+    let damaged_over_laptop_backup = SlotStatus::Damaged {
+        newest_generation: 2,
+        reason: "payload checksum mismatch".to_owned(),
+        backup: Some(with_device(SlotId::Manual(2), "Camp", "laptop")),
+    };
+    let slots = SaveSlots::from_entries(vec![
+        entry(
+            SlotId::Manual(0),
+            SlotStatus::Saved(with_device(SlotId::Manual(0), "Harbour", "Steam Deck")),
+        ),
+        entry(
+            SlotId::Manual(1),
+            SlotStatus::Saved(with_device(SlotId::Manual(1), "Docks", "  ")),
+        ),
+        entry(SlotId::Manual(2), damaged_over_laptop_backup),
+        entry(
+            SlotId::Quick,
+            SlotStatus::Saved(saved(SlotId::Quick, 5, "Quick", 1)),
+        ),
+    ]);
+    let model = MenuModel::build(
+        &slots,
+        &KeepsakeStatus::default(),
+        Timestamp::from_unix_millis(NOW),
+        &chrono::Utc,
+    );
+    let device = |slot| {
+        model
+            .row_of(slot)
+            .unwrap()
+            .save
+            .as_ref()
+            .unwrap()
+            .device
+            .clone()
+    };
+    assert_eq!(device(SlotId::Manual(0)).as_deref(), Some("Steam Deck"));
+    assert_eq!(device(SlotId::Manual(1)), None, "a blank name is no name");
+    assert_eq!(
+        device(SlotId::Manual(2)).as_deref(),
+        Some("laptop"),
+        "the device of the backup the row shows"
+    );
+    assert_eq!(device(SlotId::Quick), None, "saved with cloud sync off");
+}
+
+#[test]
 fn badges_mark_empty_damaged_and_restored_from_backup_slots() {
     let model = model();
     assert_eq!(model.row_of(SlotId::Manual(0)).unwrap().badge, None);

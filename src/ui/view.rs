@@ -2,7 +2,7 @@
 //! the menu state and the toasts; clicks are returned for the systems to apply through
 //! [`SaveMenu`], like the keyboard.
 
-use super::model::{Badge, MenuModel, SlotRow, SyncBadge};
+use super::model::{Badge, MenuModel, ShownSave, SlotRow, SyncBadge};
 use super::state::{Confirmation, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::toast_queue::{ToastKind, Toasts};
@@ -257,16 +257,7 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) -> bool {
                 &save.title
             };
             ui.add(egui::Label::new(title).truncate());
-            ui.add(
-                egui::Label::new(
-                    RichText::new(format!(
-                        "{} \u{b7} {} \u{b7} played {}",
-                        save.local_time, save.relative_time, save.playtime
-                    ))
-                    .weak(),
-                )
-                .truncate(),
-            );
+            ui.add(egui::Label::new(RichText::new(save_details(save)).weak()).truncate());
         }
         None => {
             let hint = match row.badge {
@@ -281,6 +272,20 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) -> bool {
         }
     }
     use_hidden_save
+}
+
+/// A save's secondary line: when it was made, how long was played and, when it recorded one,
+/// on which device ("2026-11-21 14:03 · 3 min ago · played 1 h 02 min · on steamdeck"). One
+/// line, so a device adds no height to the row.
+fn save_details(save: &ShownSave) -> String {
+    let times = format!(
+        "{} \u{b7} {} \u{b7} played {}",
+        save.local_time, save.relative_time, save.playtime
+    );
+    match &save.device {
+        Some(device) => format!("{times} \u{b7} on {device}"),
+        None => times,
+    }
 }
 
 /// Shows the question; `Some(true)` when confirmed, `Some(false)` when cancelled.
@@ -370,13 +375,8 @@ mod tests {
     /// Runs one egui frame of a single row, with `events`; returns the row's rectangle and
     /// its clicks.
     fn frame(ctx: &egui::Context, row: &SlotRow, events: Vec<Event>) -> (Rect, Clicks) {
-        let input = RawInput {
-            events,
-            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
-            ..RawInput::default()
-        };
         let mut out = None;
-        let mut output = ctx.run_ui(input, |ui| {
+        let mut output = ctx.run_ui(input(events), |ui| {
             let response = draw_row(ui, row, false, None, None);
             let clicks = (
                 response.pressed,
@@ -387,6 +387,37 @@ mod tests {
         });
         output.textures_delta.clear(); // nothing renders them here
         out.unwrap()
+    }
+
+    /// One frame's input on a 900 × 300 screen.
+    fn input(events: Vec<Event>) -> RawInput {
+        RawInput {
+            events,
+            screen_rect: Some(Rect::from_min_size(Pos2::ZERO, Vec2::new(900.0, 300.0))),
+            ..RawInput::default()
+        }
+    }
+
+    /// Draws `row` in one frame; returns its rectangle and every text it drew.
+    fn drawn_text(row: &SlotRow) -> (Rect, Vec<String>) {
+        fn texts(shape: &egui::Shape, out: &mut Vec<String>) {
+            match shape {
+                egui::Shape::Text(text) => out.push(text.galley.text().to_owned()),
+                egui::Shape::Vec(shapes) => shapes.iter().for_each(|shape| texts(shape, out)),
+                _ => {}
+            }
+        }
+        let ctx = egui::Context::default();
+        let mut rect = None;
+        let mut output = ctx.run_ui(input(Vec::new()), |ui| {
+            rect = Some(draw_row(ui, row, false, None, None).row.rect);
+        });
+        output.textures_delta.clear(); // nothing renders them here
+        let mut drawn = Vec::new();
+        for clipped in &output.shapes {
+            texts(&clipped.shape, &mut drawn);
+        }
+        (rect.unwrap(), drawn)
     }
 
     fn click(ctx: &egui::Context, row: &SlotRow, at: Pos2) -> Clicks {
@@ -432,6 +463,38 @@ mod tests {
             (None, true, false),
             "on the thumbnail"
         );
+    }
+
+    #[test]
+    fn the_details_line_names_the_device_that_made_the_save_without_growing_the_row() {
+        let save = ShownSave {
+            title: "Harbour".to_owned(),
+            saved_at: crate::format::Timestamp::from_unix_millis(0),
+            local_time: "2026-11-21 14:03".to_owned(),
+            relative_time: "3 min ago".to_owned(),
+            playtime: "1 h 02 min".to_owned(),
+            device: None,
+            thumbnail: None,
+        };
+        let mut row = SlotRow {
+            slot: SlotId::Manual(0),
+            name: "Manual 1".to_owned(),
+            save: Some(save),
+            badge: None,
+            sync: None,
+            busy: false,
+            actions: RowActions::from_fn(|_| true),
+        };
+        let (plain_rect, plain) = drawn_text(&row);
+        let details = "2026-11-21 14:03 \u{b7} 3 min ago \u{b7} played 1 h 02 min";
+        assert!(plain.iter().any(|text| text == details), "{plain:?}");
+        assert!(!plain.iter().any(|text| text.contains(" on ")), "{plain:?}");
+
+        row.save.as_mut().unwrap().device = Some("Steam Deck".to_owned());
+        let (rect, drawn) = drawn_text(&row);
+        let with_device = format!("{details} \u{b7} on Steam Deck");
+        assert!(drawn.contains(&with_device), "{drawn:?}");
+        assert_eq!(rect, plain_rect, "the device shares the details' line");
     }
 
     #[cfg(feature = "cloud")]

@@ -37,6 +37,9 @@ struct SavedView {
     generations: usize,
     file_len: u64,
     has_thumbnail: bool,
+    /// The device that made the save (cloud sync records it); `null` when it recorded none.
+    /// Also in `meta.extras`, under its key; here so a reader need not know the key.
+    device: Option<String>,
     meta: MetaView,
 }
 
@@ -47,6 +50,12 @@ impl From<&SavedSlot> for SavedView {
             generations: saved.generations,
             file_len: saved.file_len,
             has_thumbnail: saved.has_thumbnail,
+            // A blank name would print as an empty cell; it says no more than none.
+            device: saved
+                .meta
+                .device_name()
+                .filter(|name| !name.trim().is_empty())
+                .map(str::to_owned),
             meta: MetaView::from(&saved.meta),
         }
     }
@@ -146,6 +155,7 @@ fn render(profiles: &[Profile]) -> String {
             "SLOT",
             "TITLE",
             "TIME",
+            "DEVICE",
             "PLAY TIME",
             "VERSION",
             "GEN",
@@ -156,18 +166,8 @@ fn render(profiles: &[Profile]) -> String {
         for slot in &profile.slots {
             let mut cells = vec![slot.slot.clone()];
             match &slot.shown {
-                Some(saved) => cells.extend([
-                    text::clean(&saved.meta.title),
-                    saved.meta.created_at.clone(),
-                    text::play_time(std::time::Duration::from_secs_f64(
-                        saved.meta.play_time_secs.clamp(0.0, 1e15),
-                    )),
-                    text::clean(&saved.meta.game_version),
-                    format!("{}/{}", saved.generation, saved.generations),
-                    text::size(saved.file_len),
-                    if saved.has_thumbnail { "yes" } else { "no" }.into(),
-                ]),
-                None => cells.extend(std::iter::repeat_n("-".to_owned(), 7)),
+                Some(saved) => cells.extend(saved_cells(saved)),
+                None => cells.extend(std::iter::repeat_n("-".to_owned(), SAVED_CELLS)),
             }
             cells.push(slot.status_text());
             table.row(cells);
@@ -180,4 +180,27 @@ fn render(profiles: &[Profile]) -> String {
         }
     }
     out
+}
+
+/// How many cells [`saved_cells`] fills (a slot without a save shows as many dashes).
+const SAVED_CELLS: usize = 8;
+
+/// The table's cells for the save a slot shows, TITLE to THUMB.
+fn saved_cells(saved: &SavedView) -> [String; SAVED_CELLS] {
+    let meta = &saved.meta;
+    [
+        text::clean(&meta.title),
+        meta.created_at.clone(),
+        saved
+            .device
+            .as_deref()
+            .map_or_else(|| "-".to_owned(), text::clean),
+        text::play_time(std::time::Duration::from_secs_f64(
+            meta.play_time_secs.clamp(0.0, 1e15),
+        )),
+        text::clean(&meta.game_version),
+        format!("{}/{}", saved.generation, saved.generations),
+        text::size(saved.file_len),
+        if saved.has_thumbnail { "yes" } else { "no" }.into(),
+    ]
 }
