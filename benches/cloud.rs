@@ -1,7 +1,7 @@
 //! Cloud saves against a local moto server (started here, like the tests do): uploading and
 //! downloading a 1 MB save through the sync core beside a bare `object_store` put / get of the
-//! same bytes on the same server, and the bytes one save uploads. Needs `moto[server]`
-//! (`python3 -m pip install 'moto[server]'`) and the `cloud` feature.
+//! same bytes on the same server, and the bytes one save uploads. Needs the `cloud` feature and
+//! moto, which it installs into the target folder when missing, as the tests do.
 //!
 //! The sync core's upload is: queue the save durably, read the generation file, create-only
 //! put, record it durably. Its download is: list the folder, get, verify everything, place it
@@ -9,6 +9,8 @@
 
 #[path = "../tests/it/cloud/moto.rs"]
 mod moto;
+#[path = "../tests/it/cloud/moto_install.rs"]
+mod moto_install;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 

@@ -3,6 +3,7 @@
 //! damaged and forged remote files, and a game quitting with uploads pending.
 
 mod moto;
+mod moto_install;
 mod plugin;
 mod proxy;
 

@@ -1,13 +1,12 @@
 //! A real S3-compatible server for the cloud tests: moto's server mode (`moto[server]` on PyPI),
-//! started on a free port and killed when the guard drops.
+//! started on a free port and killed when the guard drops. Which moto runs, and its installation
+//! when this machine has none, is [`moto_install`]'s.
 
+use super::moto_install;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-/// How to install moto when it is missing (also in the README and `.ci/run`).
-pub const INSTALL: &str = "python3 -m pip install 'moto[server]'";
 
 /// A running moto server; killed on drop.
 pub struct Moto {
@@ -60,7 +59,8 @@ impl Moto {
                 .and_then(|c| c.try_wait().ok().flatten())
             {
                 panic!(
-                    "moto_server exited with {status} before answering on port {}; is moto installed? {INSTALL}",
+                    "moto (`{}`) exited with {status} before answering on port {}",
+                    moto_install::launcher().describe(),
                     self.port
                 );
             }
@@ -86,26 +86,15 @@ impl Drop for Moto {
 }
 
 fn spawn(port: u16) -> Child {
-    let port = port.to_string();
-    let quiet = |command: &mut Command| {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-    };
-    let mut server = Command::new("moto_server");
-    server.args(["-H", "127.0.0.1", "-p", &port]);
-    quiet(&mut server);
-    if let Ok(child) = server.spawn() {
-        return child;
-    }
-    let mut module = Command::new("python3");
-    module.args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port]);
-    quiet(&mut module);
-    match module.spawn() {
-        Ok(child) => child,
-        Err(error) => panic!("cannot start moto ({error}); install it with: {INSTALL}"),
-    }
+    let launcher = moto_install::launcher();
+    launcher
+        .command()
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot start moto (`{}`): {error}", launcher.describe()))
 }
 
 /// A port nothing listens on right now.
