@@ -19,7 +19,9 @@ use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::SlotStore;
 use crate::format::{self, DecodedSave, FormatError, SaveMeta};
 use crate::slot::SlotId;
+use std::collections::HashSet;
 use std::io::Read;
+use uuid::Uuid;
 
 /// One readable generation of a slot, as [`SlotStore::saves`] reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,6 +101,18 @@ impl SlotStore {
     /// from a newer format version (the error says so). Older generations beyond [`StoreConfig::backups`](super::StoreConfig::backups) are
     /// removed afterwards, as after a save.
     pub fn import(&self, file: ImportFile<'_>) -> Result<ImportOutcome, StoreError> {
+        self.import_keeping(file, &HashSet::new())
+    }
+
+    /// [`import`](Self::import), never removing a generation that holds a save in `keep` when
+    /// pruning afterwards (such saves do not count as backups). Cloud sync keeps this way the
+    /// saves an arriving save's device could not have seen: the two are in conflict until the
+    /// player chooses, and both must stay loadable whatever the backups.
+    pub fn import_keeping(
+        &self,
+        file: ImportFile<'_>,
+        keep: &HashSet<Uuid>,
+    ) -> Result<ImportOutcome, StoreError> {
         let ImportFile { bytes, decoded } = file;
         let meta = decoded.meta;
         let slot = meta.slot;
@@ -127,9 +141,12 @@ impl SlotStore {
             (false, Some(newest)) => self.place_below(slot, newest.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
-        let below_head = self.generations(slot)?.split_off(1);
+        // A listing that misses the file just written (a network folder's stale cache) prunes
+        // nothing rather than panicking; the next save prunes.
+        let generations = self.generations(slot)?;
+        let below_head = generations.get(1..).unwrap_or_default();
         // Pruning failures leave an extra old file, as after a save; the import is complete.
-        let _ = self.prune(slot, &below_head);
+        let _ = self.prune(slot, below_head, keep);
         Ok(ImportOutcome::Placed(Box::new(ImportReceipt {
             slot,
             generation,

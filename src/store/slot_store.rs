@@ -11,7 +11,7 @@ use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
 use crate::format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta};
 use crate::slot::SlotId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -252,7 +252,7 @@ impl SlotStore {
             &encoded.parts(),
             Unconfirmed::Remove,
         )?;
-        let (pruned, prune_error) = self.prune(slot, &generations);
+        let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
         Ok(SaveReceipt {
             slot,
             generation,
@@ -602,13 +602,23 @@ impl SlotStore {
         }
     }
 
-    /// Removes the generations of `slot` beyond the configured backups, oldest first, once the
-    /// new save (not in `generations`) is durable. Returns how many went, and the first failure.
-    pub(super) fn prune(&self, slot: SlotId, generations: &[u64]) -> (usize, Option<StoreError>) {
-        let keep = 1 + usize::from(self.config.backups);
-        let stale = generations.iter().skip(keep - 1).rev();
+    /// Removes the generations of `older` (the slot's generations below a new save that is
+    /// durable now, newest first) beyond the configured backups, oldest first, and returns how
+    /// many went and the first failure.
+    ///
+    /// Only generations whose header and metadata read count as backups, so damaged files never
+    /// push out the last intact one; a damaged file newer than the oldest kept backup stays
+    /// (it costs disk, not a save). A generation holding a save in `keep` is never removed and
+    /// does not count (cloud sync keeps the save of another device the player has not yet
+    /// chosen between).
+    pub(super) fn prune(
+        &self,
+        slot: SlotId,
+        older: &[u64],
+        keep: &HashSet<Uuid>,
+    ) -> (usize, Option<StoreError>) {
         let (mut pruned, mut prune_error) = (0, None);
-        for &old in stale {
+        for old in self.stale_generations(slot, older, keep).into_iter().rev() {
             let old_path = self.path_of(slot, old);
             match self.fs.remove_file(&old_path) {
                 Ok(()) => pruned += 1,
@@ -622,6 +632,27 @@ impl SlotStore {
             }
         }
         (pruned, prune_error)
+    }
+
+    /// The generations of `older` (newest first) a prune removes: every one after the newest
+    /// [`StoreConfig::backups`] intact ones, except those holding a save in `keep`.
+    fn stale_generations(&self, slot: SlotId, older: &[u64], keep: &HashSet<Uuid>) -> Vec<u64> {
+        let backups = usize::from(self.config.backups);
+        let mut intact = 0;
+        let mut stale = Vec::new();
+        for &generation in older {
+            let summary = self.read_summary(&self.path_of(slot, generation));
+            let saved = summary.as_ref().map(|summary| summary.meta.save_id);
+            if saved.as_ref().is_ok_and(|id| keep.contains(id)) {
+                continue;
+            }
+            if intact >= backups {
+                stale.push(generation);
+            } else if saved.is_ok() {
+                intact += 1;
+            }
+        }
+        stale
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {

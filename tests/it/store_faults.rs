@@ -4,7 +4,10 @@
 use crate::common;
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{SaveReceipt, SlotStore, StoreConfig, StoreError};
+use bevy_keepsake::store::{
+    FileSystem, ImportOutcome, LockGuard, OsFileSystem, ReadFile, SaveReceipt, SlotStore,
+    StoreConfig, StoreError, WriteFile,
+};
 use common::fixtures;
 use common::gate_fs::GateFs;
 use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
@@ -103,14 +106,16 @@ fn a_fault_at_any_call_of_a_save_leaves_every_existing_file_intact() {
                 "{fault:?} at {op:?}: temporary file left: {after:?}"
             );
 
-            if is_prune(op, &path) {
-                // The save itself committed; only removing the old generation failed.
+            // After the folder fsync the save is committed; what follows is the prune, which
+            // reads the older generations' headers (a failed read keeps that file, as a
+            // damaged one) and removes the stale ones (a failed removal keeps it and says so).
+            let committed = calls[..index].iter().any(|(op, _)| *op == Op::SyncDir);
+            if committed {
                 let receipt = result.unwrap_or_else(|e| panic!("{fault:?} at {op:?}: {e}"));
-                assert!(receipt.prune_error.is_some());
-                for file in &before {
-                    assert!(after.contains(file), "{fault:?}: {} changed", file.0);
-                }
-                assert_eq!(after.len(), before.len() + 1);
+                assert_eq!(receipt.prune_error.is_some(), is_prune(op, &path));
+                let kept = before.iter().filter(|file| after.contains(file)).count();
+                assert_eq!(kept + receipt.pruned, before.len(), "{fault:?} at {op:?}");
+                assert_eq!(after.len(), before.len() + 1 - receipt.pruned);
             } else {
                 let error = result.expect_err(&format!("{fault:?} at {op:?} should fail the save"));
                 assert!(!error.to_string().is_empty());
@@ -332,4 +337,94 @@ fn with_backups(root: &Path, backups: Option<u16>) -> StoreConfig {
         None => StoreConfig::new(root),
         Some(backups) => StoreConfig::new(root).backups(backups),
     }
+}
+
+/// Issue 23, finding 9: pruning counts only intact generations as backups. With one backup, a
+/// damaged newest backup used to count, and the next save removed the only intact one below it.
+#[test]
+fn pruning_never_removes_the_last_intact_backup_for_a_damaged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path()).backups(1)).unwrap();
+    let save = |seq| {
+        store
+            .save(
+                SLOT,
+                fixtures::meta(SLOT, seq),
+                &fixtures::bundle(2_000, seq),
+            )
+            .unwrap()
+    };
+    let intact = save(1);
+    let damaged = save(2);
+    damage(&damaged.path);
+    let newest = save(3);
+    assert!(intact.path.exists(), "the only intact backup was pruned");
+    assert!(damaged.path.exists(), "a damaged file newer than it stays");
+
+    // The newest damaged too, the load falls back past the damaged backup to the intact one.
+    damage(&newest.path);
+    let loaded = store.load(SLOT).unwrap();
+    assert_eq!(loaded.meta.save_id, fixtures::meta(SLOT, 1).save_id);
+    assert_eq!(loaded.skipped.len(), 2);
+
+    // A later save prunes the damaged file first and keeps one intact backup.
+    save(4);
+    save(5);
+    assert_eq!(store.generations(SLOT).unwrap(), [5, 4]);
+}
+
+/// Flips a byte of the file's header so its header checksum fails.
+fn damage(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[9] ^= 0xFF;
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Issue 23, finding 9: an import whose listing afterwards misses the file it just wrote (a
+/// network folder's stale listing cache) completes instead of panicking.
+#[test]
+fn an_import_the_listing_does_not_show_yet_completes() {
+    #[derive(Debug)]
+    struct StaleListing(&'static str);
+    impl FileSystem for StaleListing {
+        fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+            OsFileSystem.create_dir_all(path)
+        }
+        fn list_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+            let names = OsFileSystem.list_dir(path)?;
+            Ok(names.into_iter().filter(|name| name != self.0).collect())
+        }
+        fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn ReadFile>> {
+            OsFileSystem.open_read(path)
+        }
+        fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn WriteFile>> {
+            OsFileSystem.create_new(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+            OsFileSystem.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+            OsFileSystem.remove_file(path)
+        }
+        fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+            OsFileSystem.sync_dir(path)
+        }
+        fn lock(&self, path: &Path) -> std::io::Result<Box<dyn LockGuard>> {
+            OsFileSystem.lock(path)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(StaleListing("quick-00.g000001.ksav"));
+    let store = SlotStore::open_with(StoreConfig::new(dir.path()), fs).unwrap();
+    let file = {
+        let meta = fixtures::meta(SlotId::Quick, 4);
+        let options = bevy_keepsake::format::EncodeOptions::default();
+        bevy_keepsake::format::encode(&meta, &fixtures::bundle(1_000, 4), &options)
+            .unwrap()
+            .to_vec()
+    };
+    let outcome = store.import(store.decode_import(&file).unwrap()).unwrap();
+    assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
+    let on_disk = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    assert_eq!(on_disk.generations(SlotId::Quick).unwrap(), [1]);
 }
