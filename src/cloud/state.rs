@@ -6,7 +6,7 @@
 use super::error::CloudError;
 use super::remote::{is_device_id, new_device_id};
 use crate::SlotId;
-use crate::format::Timestamp;
+use crate::format::{FORMAT_VERSION, Timestamp};
 use crate::store::SlotStore;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,6 +60,16 @@ pub(crate) struct SyncState {
     /// Remote file name → why it was refused (it is not downloaded again).
     pub(crate) refused: BTreeMap<String, String>,
     pub(crate) conflicts: BTreeMap<SlotId, Conflict>,
+    /// Remote file name → the newest format version the build that met it reads: a file from a
+    /// newer format is not downloaded again until the game is updated (a newer build reads a
+    /// newer version). Absent from state files written before it.
+    #[serde(default)]
+    pub(crate) newer_format: BTreeMap<String, u16>,
+    /// Slot → when the player chose the save heading it over another device's (Unix ms, this
+    /// device's clock): saves made before then do not take the head from it. Cleared by the
+    /// next save of the slot here.
+    #[serde(default)]
+    pub(crate) chosen: BTreeMap<SlotId, i64>,
 }
 
 impl SyncState {
@@ -70,7 +80,32 @@ impl SyncState {
             pending: BTreeMap::new(),
             refused: BTreeMap::new(),
             conflicts: BTreeMap::new(),
+            newer_format: BTreeMap::new(),
+            chosen: BTreeMap::new(),
         }
+    }
+
+    /// How many entries the maps that follow the cloud folder hold (to tell whether forgetting
+    /// changed anything).
+    pub(crate) fn tracked(&self) -> (usize, usize, usize) {
+        (
+            self.in_cloud.len(),
+            self.refused.len(),
+            self.newer_format.len(),
+        )
+    }
+
+    /// Records a remote file from a newer format version than this build reads.
+    pub(crate) fn note_newer_format(&mut self, name: String) {
+        self.newer_format.insert(name, FORMAT_VERSION);
+    }
+
+    /// Whether a remote file is known to be from a newer format version than this build reads
+    /// (a build that reads more than the one that met it looks again).
+    pub(crate) fn newer_format_known(&self, name: &str) -> bool {
+        self.newer_format
+            .get(name)
+            .is_some_and(|&supported| supported >= FORMAT_VERSION)
     }
 
     /// Reads the profile's state, or starts a new one (with a new device id) when there is

@@ -6,7 +6,8 @@ use super::state::{Conflict, PendingUpload, SyncState};
 use super::verify::verify_remote_save;
 use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
-use crate::store::{ImportOutcome, ImportReceipt, SlotStore, StoredSave};
+use crate::store::{ImportOutcome, ImportReceipt, ImportRules, SlotStore, StoredSave};
+use futures_util::StreamExt;
 use object_store::{ObjectMeta, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -52,7 +53,8 @@ pub struct Uploaded {
     pub bytes: u64,
 }
 
-/// A remote file that was not placed among the local saves.
+/// A file not carried between this device and the cloud: a remote file not placed among the
+/// local saves, or a local save not uploaded because its file is damaged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
     /// Its name in the profile's cloud folder.
@@ -80,6 +82,14 @@ pub struct SyncRound {
     pub error: Option<String>,
 }
 
+/// What became of one upload.
+enum Sent {
+    /// The file is in the cloud (sent now, or found there): its size.
+    Uploaded(u64),
+    /// The local file no longer decodes; why.
+    Damaged(String),
+}
+
 /// One profile's cloud sync: the local [`SlotStore`], the profile's folder in the storage, and
 /// the durable sync state (see [`STATE_FILE`](super::STATE_FILE)).
 ///
@@ -90,9 +100,6 @@ pub struct SyncCore {
     remote: Remote,
     device_name: String,
     state: SyncState,
-    /// Files from a newer format version: skipped this session, looked at again next start
-    /// (the game may have been updated by then).
-    newer_format: HashSet<String>,
     connection: Connection,
     /// The state changed since the state file was last written.
     dirty: bool,
@@ -115,7 +122,6 @@ impl SyncCore {
             remote,
             device_name: device_name.into(),
             state,
-            newer_format: HashSet::new(),
             connection: Connection::NotYetTried,
             dirty: false,
             slots_with_saves: BTreeSet::new(),
@@ -161,8 +167,10 @@ impl SyncCore {
         };
         self.state.pending.insert(save_id, pending);
         self.slots_with_saves.insert(slot);
-        // A pending entry need not be written (see above); a cleared conflict should be.
+        // A pending entry need not be written (see above); a cleared conflict or choice
+        // should be: the new save heads the slot by being made last.
         self.dirty |= self.state.conflicts.remove(&slot).is_some();
+        self.dirty |= self.state.chosen.remove(&slot).is_some();
         Ok(())
     }
 
@@ -219,6 +227,8 @@ impl SyncCore {
         };
         let generation = self.store.promote(slot, hidden.generation)?;
         self.state.conflicts.remove(&slot);
+        let now = Timestamp::now().unix_millis();
+        self.state.chosen.insert(slot, now);
         self.state.save(&self.store)?;
         Ok(Some(generation))
     }
@@ -229,9 +239,12 @@ impl SyncCore {
         Ok(self.states_of(saves.iter().map(|s| s.slot)))
     }
 
+    /// A full round. Uploads come before downloads: an upload never changes the local saves,
+    /// while each import may push older generations of its slot out, and a save made here
+    /// offline must reach the cloud before saves arriving from elsewhere could crowd it out.
     async fn sync_inner(&mut self, round: &mut SyncRound) -> Result<(), CloudError> {
         let listing = self.list_remote().await?;
-        let mut local = self.store.saves()?;
+        let local = self.store.saves()?;
         let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
         for (name, object) in &listing {
             if local_ids.contains(&name.save_id) {
@@ -240,12 +253,34 @@ impl SyncCore {
                 self.state.pending.remove(&name.save_id);
             }
         }
-        self.download_missing(&listing, &local_ids, round).await?;
-        local = self.store.saves()?;
-        self.slots_with_saves = local.iter().map(|s| s.slot).collect();
         self.queue_unsynced(&local);
         self.persist()?;
-        self.upload_pending(round, true).await
+        self.upload_pending(round, true).await?;
+        let failed = self.download_missing(&listing, &local_ids, round).await;
+        let local = self.store.saves()?;
+        self.slots_with_saves = local.iter().map(|s| s.slot).collect();
+        self.forget_what_is_gone(&listing, &local);
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Keeps the state file's maps bounded: a save id neither here nor in the cloud folder, and
+    /// a refused or newer-format file no longer in the cloud folder, are forgotten.
+    fn forget_what_is_gone(&mut self, listing: &[(RemoteName, ObjectMeta)], local: &[StoredSave]) {
+        let remote_ids: HashSet<Uuid> = listing.iter().map(|(name, _)| name.save_id).collect();
+        let remote_names: HashSet<String> =
+            listing.iter().map(|(name, _)| name.to_string()).collect();
+        let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
+        let before = self.state.tracked();
+        self.state
+            .in_cloud
+            .retain(|id, _| remote_ids.contains(id) || local_ids.contains(id));
+        self.state
+            .refused
+            .retain(|name, _| remote_names.contains(name));
+        self.state
+            .newer_format
+            .retain(|name, _| remote_names.contains(name));
+        self.dirty |= self.state.tracked() != before;
     }
 
     /// Lists the profile folder: files with a name cloud sync writes, oldest first.
@@ -273,42 +308,63 @@ impl SyncCore {
         Ok(files)
     }
 
+    /// Downloads, verifies and places every listed save this device does not have. A file that
+    /// cannot be fetched or placed now is skipped for this round (the next round tries it
+    /// again) and never stops the others; the first such error is returned at the end.
     async fn download_missing(
         &mut self,
         listing: &[(RemoteName, ObjectMeta)],
         local_ids: &HashSet<Uuid>,
         round: &mut SyncRound,
-    ) -> Result<(), CloudError> {
+    ) -> Option<CloudError> {
+        let mut first_error = None;
         for (name, object) in listing {
             let text = name.to_string();
             let known = local_ids.contains(&name.save_id)
                 || self.state.in_cloud.contains_key(&name.save_id)
                 || self.state.refused.contains_key(&text)
-                || self.newer_format.contains(&text);
+                || self.state.newer_format_known(&text);
             if known {
                 continue;
             }
-            match self.download(name, object).await? {
-                Ok(outcome) => {
-                    let uploaded = object.last_modified.timestamp_millis();
-                    self.state.in_cloud.insert(name.save_id, uploaded);
-                    if let ImportOutcome::Placed(receipt) = outcome {
-                        self.note_conflict(&receipt, uploaded);
-                        round.arrived.push(*receipt);
-                    }
-                }
-                Err(Rejection::NewerFormat { .. } | Rejection::SlotHoldsNewerFormat(_)) => {
-                    self.newer_format.insert(text);
-                }
-                Err(rejection) => {
-                    let reason = rejection.to_string();
-                    self.state.refused.insert(text.clone(), reason.clone());
-                    round.refused.push(Refused { name: text, reason });
+            match self.download(name, object).await {
+                Ok(outcome) => self.record_download(name, object, outcome, round),
+                Err(error) => {
+                    first_error.get_or_insert(error);
                 }
             }
-            self.dirty = true;
         }
-        Ok(())
+        first_error
+    }
+
+    /// Records what became of one downloaded file.
+    fn record_download(
+        &mut self,
+        name: &RemoteName,
+        object: &ObjectMeta,
+        outcome: Result<ImportOutcome, Rejection>,
+        round: &mut SyncRound,
+    ) {
+        let text = name.to_string();
+        match outcome {
+            Ok(outcome) => {
+                let uploaded = object.last_modified.timestamp_millis();
+                self.state.in_cloud.insert(name.save_id, uploaded);
+                if let ImportOutcome::Placed(receipt) = outcome {
+                    self.note_conflict(&receipt, uploaded);
+                    round.arrived.push(*receipt);
+                }
+            }
+            Err(Rejection::NewerFormat { .. } | Rejection::SlotHoldsNewerFormat(_)) => {
+                self.state.note_newer_format(text);
+            }
+            Err(rejection) => {
+                let reason = rejection.to_string();
+                self.state.refused.insert(text.clone(), reason.clone());
+                round.refused.push(Refused { name: text, reason });
+            }
+        }
+        self.dirty = true;
     }
 
     /// Fetches, verifies and places one remote save. The outer error is the network's or the
@@ -335,18 +391,51 @@ impl SyncCore {
             .get(&location)
             .await
             .map_err(remote_error)?;
-        let bytes = result.bytes().await.map_err(remote_error)?;
+        let bytes = match read_bounded(result, limit).await.map_err(remote_error)? {
+            Ok(bytes) => bytes,
+            Err(len) => return Ok(Err(Rejection::TooLarge { len, limit })),
+        };
         let verified = match verify_remote_save(name, &bytes, &self.store) {
             Ok(verified) => verified,
             Err(rejection) => return Ok(Err(rejection)),
         };
-        match self.store.import(verified.into_import()) {
+        let rules = self.import_rules(verified.meta())?;
+        match self.store.import_with(verified.into_import(), &rules) {
             Ok(outcome) => Ok(Ok(outcome)),
             Err(error) if error.is_newer_format() => {
                 Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
             }
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// What the import of `arriving` must respect: the slot's saves its device could not have
+    /// seen are kept whatever the backups (they are in conflict with it until the player
+    /// chooses; the hidden save of a recorded conflict too), and the player's choice of the
+    /// slot's head, if any, stands against saves made before it.
+    fn import_rules(&self, arriving: &SaveMeta) -> Result<ImportRules, CloudError> {
+        let slot = arriving.slot;
+        let mut keep: HashSet<Uuid> = self
+            .store
+            .saves_in(slot)?
+            .iter()
+            .filter(|save| self.unseen_by(&save.meta, arriving))
+            .map(|save| save.meta.save_id)
+            .collect();
+        keep.extend(self.state.conflicts.get(&slot).map(|c| c.hidden_save));
+        let chosen_at = self.state.chosen.get(&slot).copied();
+        Ok(ImportRules {
+            keep,
+            chosen_at: chosen_at.map(Timestamp::from_unix_millis),
+        })
+    }
+
+    /// Whether `arriving`'s device could not have seen `local`: made on another device, and not
+    /// in the cloud before `arriving` was made.
+    fn unseen_by(&self, local: &SaveMeta, arriving: &SaveMeta) -> bool {
+        let same_device = local.device_id().is_some() && local.device_id() == arriving.device_id();
+        let reached = self.state.in_cloud.get(&local.save_id);
+        !same_device && reached.is_none_or(|&ms| ms > arriving.created_at.unix_millis())
     }
 
     /// Records a conflict when a placed save and the slot's previous head were made on two
@@ -422,7 +511,15 @@ impl SyncCore {
                 continue;
             };
             match self.upload(save).await {
-                Ok(bytes) => {
+                Ok(Sent::Damaged(reason)) => {
+                    // Never retried: the file will not mend, and a load here falls back past it.
+                    self.state.pending.remove(&id);
+                    self.dirty = true;
+                    let name = RemoteName::for_save(&save.meta, self.device_id()).to_string();
+                    let reason = format!("not uploaded, the file here is damaged: {reason}");
+                    round.refused.push(Refused { name, reason });
+                }
+                Ok(Sent::Uploaded(bytes)) => {
                     self.state.pending.remove(&id);
                     self.state
                         .in_cloud
@@ -453,10 +550,15 @@ impl SyncCore {
 
     /// Uploads one save's file unchanged, create-only. An existing object of that name is the
     /// same save (its name holds the save id): an earlier attempt whose answer was lost.
-    async fn upload(&mut self, save: &StoredSave) -> Result<u64, CloudError> {
+    /// The file is checked in full first (checksums, decompression, metadata): a file damaged
+    /// on this disk since it was written is not sent for other devices to refuse.
+    async fn upload(&mut self, save: &StoredSave) -> Result<Sent, CloudError> {
         let bytes = self
             .store
             .read_generation_bytes(save.slot, save.generation)?;
+        if let Err(error) = self.store.decode_import(&bytes) {
+            return Ok(Sent::Damaged(error.to_string()));
+        }
         let len = bytes.len() as u64;
         let name = RemoteName::for_save(&save.meta, self.device_id());
         let location = self.remote.path_of(&name);
@@ -473,7 +575,7 @@ impl SyncCore {
         {
             Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
                 self.connection = Connection::Online;
-                Ok(len)
+                Ok(Sent::Uploaded(len))
             }
             Err(source) => Err(CloudError::Remote {
                 action: "upload",
@@ -514,4 +616,22 @@ impl SyncCore {
         };
         slots.map(|slot| (slot, state_of(slot))).collect()
     }
+}
+
+/// Reads a downloaded object's body, stopping once it passes `limit` bytes: a storage whose
+/// listing understated an object's size (or whose answer is hostile) never makes this device
+/// hold more than the limit. The inner error is the length read when it stopped.
+async fn read_bounded(
+    result: object_store::GetResult,
+    limit: u64,
+) -> Result<Result<Vec<u8>, u64>, object_store::Error> {
+    let mut stream = result.into_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        bytes.extend_from_slice(&chunk?);
+        if bytes.len() as u64 > limit {
+            return Ok(Err(bytes.len() as u64));
+        }
+    }
+    Ok(Ok(bytes))
 }

@@ -13,6 +13,11 @@ use crate::store::{ImportFile, SlotStore};
 pub struct VerifiedSave<'a>(ImportFile<'a>);
 
 impl<'a> VerifiedSave<'a> {
+    /// Its metadata.
+    pub fn meta(&self) -> &crate::format::SaveMeta {
+        self.0.meta()
+    }
+
     /// The decoded file, for [`SlotStore::import`].
     pub fn into_import(self) -> ImportFile<'a> {
         self.0

@@ -6,17 +6,19 @@ use super::fs::FileSystem;
 use super::layout::temp_file_name;
 use std::path::{Path, PathBuf};
 
-/// What a durable write leaves when the folder fsync after its rename fails: the new file is
-/// whole and fsynced, but a power loss may still lose its folder entry.
+/// What a durable write makes: a file no other has the name of, or a replacement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Unconfirmed {
-    /// A new save: removed again, so the save is reported as failed and the slot keeps only
-    /// what it had before.
-    Remove,
-    /// A file that replaced one of the same name (a side file such as the cloud sync state):
-    /// kept, since the one it replaced is gone already; a power loss leaves one or the other,
-    /// each whole, where removing it would leave neither.
-    Keep,
+pub(crate) enum Placement {
+    /// A new save generation. It never replaces a file: should one of its name appear meanwhile
+    /// (another instance of the game saving the slot on a folder where locks do not work, as
+    /// some network folders), the write fails rather than bury that save. If the folder fsync
+    /// after its rename fails, the new file is removed again, so the save is reported as failed
+    /// and the slot keeps only what it had before.
+    New,
+    /// A side file (such as the cloud sync state) replacing one of the same name. If the folder
+    /// fsync after its rename fails it is kept, since the one it replaced is gone already: a
+    /// power loss leaves one or the other, each whole, where removing it would leave neither.
+    Replace,
 }
 
 /// Writes `parts` (back to back) to `dir/final_name` so that, whatever fails or crashes, the file either does
@@ -25,14 +27,14 @@ pub(crate) enum Unconfirmed {
 /// On any error the temporary file is removed and no existing file is touched. An fsync error is
 /// never retried and never followed by a rename (after a failed fsync the kernel may already
 /// have dropped the dirty pages, so a retry can report success for data that is gone). If the
-/// final folder fsync fails, the error is returned and `unconfirmed` says what happens to the
+/// final folder fsync fails, the error is returned and `placement` says what happens to the
 /// new file.
 pub(crate) fn write_durably(
     fs: &dyn FileSystem,
     dir: &Path,
     final_name: &str,
     parts: &[&[u8]],
-    unconfirmed: Unconfirmed,
+    placement: Placement,
 ) -> Result<PathBuf, StoreError> {
     let final_path = dir.join(final_name);
     let temp_path = dir.join(temp_file_name(final_name));
@@ -56,7 +58,11 @@ pub(crate) fn write_durably(
         return Err(error);
     }
 
-    if let Err(source) = fs.rename(&temp_path, &final_path) {
+    let renamed = match placement {
+        Placement::New => fs.rename_new(&temp_path, &final_path),
+        Placement::Replace => fs.rename(&temp_path, &final_path),
+    };
+    if let Err(source) = renamed {
         let _ = fs.remove_file(&temp_path);
         return Err(StoreError::Io {
             action: "move the finished save into place at",
@@ -66,7 +72,7 @@ pub(crate) fn write_durably(
     }
 
     if let Err(source) = fs.sync_dir(dir) {
-        if unconfirmed == Unconfirmed::Remove {
+        if placement == Placement::New {
             let _ = fs.remove_file(&final_path);
         }
         return Err(StoreError::Io {

@@ -39,6 +39,16 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
     /// Renames a file, atomically replacing any file at `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Renames a file to a name no file has, failing with [`io::ErrorKind::AlreadyExists`] when
+    /// one does. The default looks first and then renames, which a writer in another process
+    /// can slip between; [`OsFileSystem`] does it atomically where the filesystem allows.
+    fn rename_new(&self, from: &Path, to: &Path) -> io::Result<()> {
+        match self.open_read(to) {
+            Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => self.rename(from, to),
+            Err(error) => Err(error),
+        }
+    }
     /// Removes a file.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
     /// Makes a folder's entries durable (`fsync` on the folder), where the platform allows it.
@@ -101,6 +111,26 @@ impl FileSystem for OsFileSystem {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         fs::remove_file(path)
+    }
+
+    /// A hard link to the new name, which the system refuses atomically if the name is taken,
+    /// then the old name removed. Once the link is made the file is in place: the temporary
+    /// name left by a crash or a failed removal is removed by the next open. Filesystems
+    /// without hard links (FAT, exFAT, some network shares) get the default's
+    /// look-then-rename.
+    fn rename_new(&self, from: &Path, to: &Path) -> io::Result<()> {
+        match fs::hard_link(from, to) {
+            Ok(()) => {
+                let _ = fs::remove_file(from);
+                Ok(())
+            }
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(error),
+            Err(_) => match fs::symlink_metadata(to) {
+                Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => fs::rename(from, to),
+                Err(error) => Err(error),
+            },
+        }
     }
 
     #[cfg(unix)]

@@ -5,19 +5,23 @@
 //! makes the [`ImportFile`] that [`SlotStore::import`] takes, so a caller that checks more, such
 //! as cloud sync, works on the same decoded file and nothing is decoded twice), then placed as a
 //! new generation through the same durable write as a save ([`write_durably`]): it never
-//! replaces an existing file. When two devices saved the same slot, the slot is then re-stacked so that
-//! the save made last (by [`SaveMeta::created_at`]) heads it; the other stays one generation
-//! below, loadable and listed by [`SlotStore::saves`].
+//! replaces an existing file.
 //!
-//! Re-stacking copies the newest save on top as a new generation (the same bytes, so the same
-//! save id) and only then removes its old file: a crash in between leaves a duplicate, never a
-//! missing save, and the next import re-stacks again.
+//! When two devices saved the same slot, the save made later (by [`SaveMeta::created_at`])
+//! heads it and the other stays below, loadable and listed by [`SlotStore::saves`]; unless the
+//! player chose the head over the arriving save's line ([`ImportRules::chosen_at`]), or the
+//! arriving save claims a time past this device's clock (see [`ImportRules`]).
+//!
+//! An arriving save that does not head the slot is placed below the head without the head ever
+//! leaving the top: the head is copied two generations up first, the arriving save written
+//! between, and the head's old file removed last. A crash at any point leaves a duplicate of
+//! the head at worst, never the older save on top.
 
-use super::durable::{Unconfirmed, write_durably};
+use super::durable::{Placement, write_durably};
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
-use super::slot_store::SlotStore;
-use crate::format::{self, DecodedSave, FormatError, SaveMeta};
+use super::slot_store::{SlotStore, is_plausible};
+use crate::format::{self, DecodedSave, FormatError, SaveMeta, Timestamp};
 use crate::slot::SlotId;
 use std::collections::HashSet;
 use std::io::Read;
@@ -53,6 +57,32 @@ impl ImportFile<'_> {
     /// The file's metadata.
     pub fn meta(&self) -> &SaveMeta {
         &self.decoded.meta
+    }
+}
+
+/// What an import respects besides the saves' creation times ([`SlotStore::import_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct ImportRules {
+    /// Saves pruning never removes after the import; they do not count as backups. Cloud sync
+    /// keeps this way the saves the arriving save's device could not have seen: the two are in
+    /// conflict until the player chooses, and both stay loadable whatever the backups.
+    pub keep: HashSet<Uuid>,
+    /// When the player chose the save heading the slot over another device's: an arriving save
+    /// made before then (on any device) does not take the head from it.
+    pub chosen_at: Option<Timestamp>,
+}
+
+impl ImportRules {
+    /// Whether `arriving` takes the head from the save heading the slot (the most recently made
+    /// one, unless the player chose another): it must be made later, after the player's choice, and not more than
+    /// [`CLOCK_AHEAD`](super::slot_store::CLOCK_AHEAD) past this device's clock (a device
+    /// whose clock runs ahead would otherwise win every import with saves older than the
+    /// player's).
+    fn heads(&self, arriving: &SaveMeta, head: &SaveMeta) -> bool {
+        let created = arriving.created_at;
+        head.created_at <= created
+            && is_plausible(created)
+            && self.chosen_at.is_none_or(|chosen| created > chosen)
     }
 }
 
@@ -101,17 +131,15 @@ impl SlotStore {
     /// from a newer format version (the error says so). Older generations beyond [`StoreConfig::backups`](super::StoreConfig::backups) are
     /// removed afterwards, as after a save.
     pub fn import(&self, file: ImportFile<'_>) -> Result<ImportOutcome, StoreError> {
-        self.import_keeping(file, &HashSet::new())
+        self.import_with(file, &ImportRules::default())
     }
 
-    /// [`import`](Self::import), never removing a generation that holds a save in `keep` when
-    /// pruning afterwards (such saves do not count as backups). Cloud sync keeps this way the
-    /// saves an arriving save's device could not have seen: the two are in conflict until the
-    /// player chooses, and both must stay loadable whatever the backups.
-    pub fn import_keeping(
+    /// [`import`](Self::import) under `rules`: the saves pruning must keep, and the time the
+    /// player chose the save heading the slot.
+    pub fn import_with(
         &self,
         file: ImportFile<'_>,
-        keep: &HashSet<Uuid>,
+        rules: &ImportRules,
     ) -> Result<ImportOutcome, StoreError> {
         let ImportFile { bytes, decoded } = file;
         let meta = decoded.meta;
@@ -134,11 +162,11 @@ impl SlotStore {
             }
             None => 0,
         };
-        let previous_head = existing.first().map(|s| s.meta.clone());
-        let newest_existing = existing.iter().max_by_key(|s| s.meta.created_at);
-        let heads_slot = newest_existing.is_none_or(|s| s.meta.created_at <= meta.created_at);
-        let generation = match (heads_slot, newest_existing) {
-            (false, Some(newest)) => self.place_below(slot, newest.generation, top, bytes)?,
+        let head = existing.first();
+        let previous_head = head.map(|s| s.meta.clone());
+        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta));
+        let generation = match (heads_slot, head) {
+            (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
         // A listing that misses the file just written (a network folder's stale cache) prunes
@@ -146,7 +174,7 @@ impl SlotStore {
         let generations = self.generations(slot)?;
         let below_head = generations.get(1..).unwrap_or_default();
         // Pruning failures leave an extra old file, as after a save; the import is complete.
-        let _ = self.prune(slot, below_head, keep);
+        let _ = self.prune(slot, below_head, &rules.keep);
         Ok(ImportOutcome::Placed(Box::new(ImportReceipt {
             slot,
             generation,
@@ -222,7 +250,7 @@ impl SlotStore {
             &self.dir,
             name,
             &[bytes],
-            Unconfirmed::Keep,
+            Placement::Replace,
         )
         .map(|_| ())
     }
@@ -288,7 +316,7 @@ impl SlotStore {
             &self.dir,
             &generation_file_name(slot, generation),
             &[bytes],
-            Unconfirmed::Remove,
+            Placement::New,
         )?;
         Ok(generation)
     }

@@ -90,7 +90,7 @@ mod slot_store;
 
 pub use error::{GenerationFailure, StoreError};
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
-pub use import::{ImportFile, ImportOutcome, ImportReceipt, StoredSave};
+pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.
 #[cfg(feature = "cloud")]

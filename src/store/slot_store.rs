@@ -1,6 +1,6 @@
 //! [`SlotStore`]: saves, loads, lists, deletes and copies slots of one profile.
 
-use super::durable::{Unconfirmed, write_durably};
+use super::durable::{Placement, write_durably};
 use super::error::{GenerationFailure, StoreError};
 use super::fs::{FileSystem, LockGuard, OsFileSystem};
 use super::layout::{
@@ -250,7 +250,7 @@ impl SlotStore {
             &self.dir,
             &name,
             &encoded.parts(),
-            Unconfirmed::Remove,
+            Placement::New,
         )?;
         let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
         Ok(SaveReceipt {
@@ -280,7 +280,10 @@ impl SlotStore {
     }
 
     /// The slot the next autosave goes to (see [`save_autosave`](Self::save_autosave)).
-    /// A damaged slot whose backup is unreadable too counts as empty.
+    /// A damaged slot whose backup is unreadable too counts as empty. A slot the save would be
+    /// refused in (headed by a save from a newer format version, or whose newest file cannot be
+    /// read right now) is passed over for the next one in the ring, so one jammed slot never
+    /// stops autosaving; only when every slot is jammed is the first refusal returned.
     pub fn next_autosave_slot(&self) -> Result<SlotId, StoreError> {
         let ring = self.config.layout.auto;
         if ring == 0 {
@@ -291,17 +294,23 @@ impl SlotStore {
             });
         }
         let entries = self.list_slots((0..ring).map(SlotId::Auto))?;
-        if let Some(empty) = entries.iter().find(|entry| entry.shown_save().is_none()) {
-            return Ok(empty.slot);
+        let mut refusal = None;
+        for slot in ring_order(&entries) {
+            match self.check_writable(slot) {
+                Ok(()) => return Ok(slot),
+                Err(error) => {
+                    refusal.get_or_insert(error);
+                }
+            }
         }
-        // Ties (two autosaves in the same millisecond) go to the later slot, so the ring still
-        // advances.
-        let newest = entries
-            .iter()
-            .enumerate()
-            .max_by_key(|(index, entry)| (entry.shown_save().map(|s| s.meta.created_at), *index))
-            .map_or(0, |(index, _)| index);
-        Ok(SlotId::Auto(((newest + 1) % usize::from(ring)) as u16))
+        Err(refusal.expect("the ring has at least one slot"))
+    }
+
+    /// Refuses, as a save would, a slot headed by a save this build must not bury or whose
+    /// generations are used up.
+    fn check_writable(&self, slot: SlotId) -> Result<(), StoreError> {
+        let newest = self.generations(slot)?.first().copied();
+        self.next_generation(slot, newest).map(|_| ())
     }
 
     /// Loads the newest generation of `slot` that decodes, newest first.
@@ -685,6 +694,42 @@ impl SlotStore {
         }
         let _ = self.fs.remove_file(&self.dir.join(name));
     }
+}
+
+/// The autosave slots in the order the ring prefers them: empty ones first, then the slot after
+/// the one holding the most recent autosave (which holds the oldest), and on round the ring.
+///
+/// "Most recent" goes by creation time, but a time more than [`CLOCK_AHEAD`] past this device's
+/// clock (a save from a device whose clock runs ahead) counts as the oldest: trusting it would
+/// keep that slot the most recent for as long as the clock is ahead and freeze the ring.
+/// Ties (two autosaves in the same millisecond) go to the later slot, so the ring still
+/// advances.
+fn ring_order(entries: &[SlotEntry]) -> Vec<SlotId> {
+    let recency = |entry: &SlotEntry| {
+        let created = entry.shown_save()?.meta.created_at;
+        is_plausible(created).then_some(created)
+    };
+    let newest = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.shown_save().is_some())
+        .max_by_key(|(index, entry)| (recency(entry), *index))
+        .map_or(0, |(index, _)| index);
+    let empty = entries.iter().filter(|entry| entry.shown_save().is_none());
+    let rotation = (1..=entries.len())
+        .map(|step| &entries[(newest + step) % entries.len()])
+        .filter(|entry| entry.shown_save().is_some());
+    empty.chain(rotation).map(|entry| entry.slot).collect()
+}
+
+/// How far past this device's clock a save's creation time may be and still be believed
+/// (clocks of devices that sync with time servers differ by far less).
+pub(crate) const CLOCK_AHEAD: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Whether a creation time is not past this device's clock by more than [`CLOCK_AHEAD`].
+pub(crate) fn is_plausible(created: crate::format::Timestamp) -> bool {
+    let limit = crate::format::Timestamp::now().unix_millis() + CLOCK_AHEAD.as_millis() as i64;
+    created.unix_millis() <= limit
 }
 
 /// Creates the profile folder `dir` and its missing parents, and flushes each new folder's

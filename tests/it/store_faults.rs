@@ -380,41 +380,96 @@ fn damage(path: &Path) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// The real filesystem with two quirks of shared or network folders: a listing that misses a
+/// file (a stale listing cache), and another instance of the game that writes the generation a
+/// save is about to take, between its temporary file and its rename (where locks do not work).
+#[derive(Debug, Default)]
+struct QuirkyFs {
+    hidden_from_listings: Option<&'static str>,
+    racing_instance: bool,
+}
+
+/// What the racing instance writes.
+const OTHER_INSTANCE: &[u8] = b"the other instance's save";
+
+impl FileSystem for QuirkyFs {
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+        OsFileSystem.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+        let names = OsFileSystem.list_dir(path)?;
+        let hidden =
+            |name: &std::ffi::OsString| Some(name.to_str()) == Some(self.hidden_from_listings);
+        Ok(names.into_iter().filter(|name| !hidden(name)).collect())
+    }
+    fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn ReadFile>> {
+        OsFileSystem.open_read(path)
+    }
+    fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn WriteFile>> {
+        let file = OsFileSystem.create_new(path)?;
+        let name = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or_default();
+        if self.racing_instance && name.ends_with(".tmp") {
+            let final_name = name.rsplitn(3, '.').nth(2).unwrap();
+            std::fs::write(path.with_file_name(final_name), OTHER_INSTANCE)?;
+        }
+        Ok(file)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        OsFileSystem.rename(from, to)
+    }
+    fn rename_new(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        OsFileSystem.rename_new(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        OsFileSystem.remove_file(path)
+    }
+    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+        OsFileSystem.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn LockGuard>> {
+        OsFileSystem.lock(path)
+    }
+}
+
+/// Issue 23, finding 9: where locks do not work, another instance can write the generation a
+/// save is about to take; the save then fails instead of replacing that instance's save.
+#[test]
+fn a_generation_another_instance_wrote_meanwhile_is_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = prepared_store(dir.path());
+    let racing = QuirkyFs {
+        racing_instance: true,
+        ..QuirkyFs::default()
+    };
+    let store = SlotStore::open_with(config.clone(), Arc::new(racing)).unwrap();
+    let error = store
+        .save(SLOT, fixtures::meta(SLOT, 9), &fixtures::bundle(1_000, 9))
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("move the finished save"),
+        "{error}"
+    );
+    let taken = store.path_of(SLOT, 3);
+    assert_eq!(std::fs::read(&taken).unwrap(), OTHER_INSTANCE);
+    let files = save_files(&config.profile_dir());
+    assert!(
+        files.iter().all(|(name, _)| !name.ends_with(".tmp")),
+        "{files:?}"
+    );
+}
+
 /// Issue 23, finding 9: an import whose listing afterwards misses the file it just wrote (a
 /// network folder's stale listing cache) completes instead of panicking.
 #[test]
 fn an_import_the_listing_does_not_show_yet_completes() {
-    #[derive(Debug)]
-    struct StaleListing(&'static str);
-    impl FileSystem for StaleListing {
-        fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
-            OsFileSystem.create_dir_all(path)
-        }
-        fn list_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
-            let names = OsFileSystem.list_dir(path)?;
-            Ok(names.into_iter().filter(|name| name != self.0).collect())
-        }
-        fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn ReadFile>> {
-            OsFileSystem.open_read(path)
-        }
-        fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn WriteFile>> {
-            OsFileSystem.create_new(path)
-        }
-        fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-            OsFileSystem.rename(from, to)
-        }
-        fn remove_file(&self, path: &Path) -> std::io::Result<()> {
-            OsFileSystem.remove_file(path)
-        }
-        fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
-            OsFileSystem.sync_dir(path)
-        }
-        fn lock(&self, path: &Path) -> std::io::Result<Box<dyn LockGuard>> {
-            OsFileSystem.lock(path)
-        }
-    }
     let dir = tempfile::tempdir().unwrap();
-    let fs = Arc::new(StaleListing("quick-00.g000001.ksav"));
+    let fs = Arc::new(QuirkyFs {
+        hidden_from_listings: Some("quick-00.g000001.ksav"),
+        ..QuirkyFs::default()
+    });
     let store = SlotStore::open_with(StoreConfig::new(dir.path()), fs).unwrap();
     let file = {
         let meta = fixtures::meta(SlotId::Quick, 4);

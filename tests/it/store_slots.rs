@@ -711,3 +711,58 @@ fn concurrent_saves_to_one_slot_never_tear_or_share_a_generation() {
         assert_eq!(decoded.bundle, fixtures::bundle(40_000, seq));
     }
 }
+
+/// Issue 23, finding 4: an autosave slot the ring would pick but a save is refused in (headed
+/// by a save from a newer format version, after a downgrade) is passed over, every time, for
+/// the next slot; before, the ring picked it and every autosave failed.
+#[test]
+fn the_autosave_ring_passes_over_a_slot_it_cannot_save_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let jammed = save_generations(&store, SlotId::Auto(0), 1);
+    claim_newer_version(&jammed[0], FORMAT_VERSION + 1);
+    let mut used = Vec::new();
+    for seq in 0..8 {
+        let receipt = store
+            .save_autosave(
+                fixtures::meta(SlotId::Auto(0), 10 + seq),
+                &fixtures::bundle(10, seq),
+            )
+            .unwrap();
+        used.push(receipt.slot);
+    }
+    assert!(!used.contains(&SlotId::Auto(0)), "{used:?}");
+    // The other four slots take turns.
+    assert_eq!(&used[..4], &[1, 2, 3, 4].map(SlotId::Auto));
+    assert_eq!(&used[4..], &[1, 2, 3, 4].map(SlotId::Auto));
+}
+
+/// Issue 23, finding 3: an autosave dated far past this device's clock (copied from a device
+/// whose clock runs ahead) does not stay "the most recent" and freeze the ring on the slot
+/// after it; before, every autosave went to that one slot.
+#[test]
+fn a_far_future_autosave_does_not_freeze_the_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let now = bevy_keepsake::format::Timestamp::now().unix_millis();
+    for index in 0..5u16 {
+        let slot = SlotId::Auto(index);
+        let minutes_ago = i64::from(10 - index);
+        let mut meta = fixtures::meta(slot, u64::from(index));
+        meta.created_at = bevy_keepsake::format::Timestamp::from_unix_millis(match index {
+            2 => now + 86_400_000,
+            _ => now - minutes_ago * 60_000,
+        });
+        store.save(slot, meta, &fixtures::bundle(10, 1)).unwrap();
+    }
+    let mut used = Vec::new();
+    for seq in 0..5 {
+        let meta = SaveMeta::new(SlotId::Auto(0));
+        let receipt = store
+            .save_autosave(meta, &fixtures::bundle(10, seq))
+            .unwrap();
+        used.push(receipt.slot);
+    }
+    used.sort();
+    assert_eq!(used, (0..5).map(SlotId::Auto).collect::<Vec<_>>());
+}

@@ -6,6 +6,7 @@ mod moto;
 mod moto_install;
 mod plugin;
 mod proxy;
+mod sync_safety;
 
 use crate::common::{crc_fixup, fixtures, real_world};
 use bevy_keepsake::SlotId;
@@ -83,7 +84,27 @@ impl Device {
         name: &str,
         policy: RequestPolicy,
     ) -> Device {
-        let config = StoreConfig::new(dir.path()).backups(32);
+        Device::configured(dir, endpoint, name, policy, |config| config)
+    }
+
+    /// A device whose store keeps `backups` (the default keeps 3).
+    fn with_backups(endpoint: &str, name: &str, backups: u16) -> Device {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = quick_policy();
+        Device::configured(dir, endpoint, name, policy, |config| {
+            config.backups(backups)
+        })
+    }
+
+    /// A device whose store is set up by `configure` from the default configuration.
+    fn configured(
+        dir: tempfile::TempDir,
+        endpoint: &str,
+        name: &str,
+        policy: RequestPolicy,
+        configure: impl FnOnce(StoreConfig) -> StoreConfig,
+    ) -> Device {
+        let config = configure(StoreConfig::new(dir.path()));
         let store = Arc::new(SlotStore::open(config).unwrap());
         let remote = Remote::open(&url(endpoint), GAME, "default", &policy).unwrap();
         let (core, damaged) = SyncCore::open(store.clone(), remote, name).unwrap();
@@ -157,13 +178,23 @@ fn remote_names(device: &Device, endpoint: &str) -> Vec<String> {
     })
 }
 
+/// Two devices play at once, each saving a shared slot and one of its own four times, syncing
+/// after each: every save reaches the cloud, and both devices end with the same heads, the
+/// newest save of each slot. Under the default backups (3) and 0, each keeps what its backups
+/// allow; with room for every save (32), both hold every save.
 #[test]
 fn two_devices_saving_the_same_and_different_slots_end_with_every_save_on_both() {
+    for backups in [3, 0, 32] {
+        two_devices_play(backups);
+    }
+}
+
+fn two_devices_play(backups: u16) {
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
     let endpoint = moto.endpoint();
-    let mut desktop = Device::new(&endpoint, "desktop");
-    let mut laptop = Device::new(&endpoint, "laptop");
+    let mut desktop = Device::with_backups(&endpoint, "desktop", backups);
+    let mut laptop = Device::with_backups(&endpoint, "laptop", backups);
 
     let play = |device: &mut Device, own: SlotId| {
         let mut made = Vec::new();
@@ -188,23 +219,34 @@ fn two_devices_saving_the_same_and_different_slots_end_with_every_save_on_both()
 
     let all: BTreeSet<Uuid> = from_desktop.iter().chain(&from_laptop).copied().collect();
     assert_eq!(all.len(), 16);
-    assert_eq!(
-        desktop.ids(),
-        laptop.ids(),
-        "both devices hold the same saves"
-    );
-    let held: BTreeSet<Uuid> = desktop.ids().into_values().flatten().collect();
-    assert_eq!(held, all, "no save was lost");
-    assert_eq!(desktop.ids()[&SlotId::Manual(0)].len(), 8);
-    assert_eq!(
-        remote_names(&desktop, &endpoint).len(),
-        16,
-        "one object per save"
-    );
+    let names = remote_names(&desktop, &endpoint);
+    assert_eq!(names.len(), 16, "backups {backups}: one object per save");
+    for id in &all {
+        let id = id.simple().to_string();
+        assert!(
+            names.iter().any(|name| name.contains(&id)),
+            "backups {backups}: lost"
+        );
+    }
+    for device in [&desktop, &laptop] {
+        let held: BTreeSet<Uuid> = device.ids().into_values().flatten().collect();
+        assert!(held.is_subset(&all));
+    }
+    if backups >= 8 {
+        assert_eq!(
+            desktop.ids(),
+            laptop.ids(),
+            "both devices hold the same saves"
+        );
+        let held: BTreeSet<Uuid> = desktop.ids().into_values().flatten().collect();
+        assert_eq!(held, all, "no save was lost");
+        assert_eq!(desktop.ids()[&SlotId::Manual(0)].len(), 8);
+    }
 
     for slot in [SlotId::Manual(0), SlotId::Manual(1), SlotId::Manual(2)] {
         let (on_desktop, on_laptop) = (desktop.head(slot), laptop.head(slot));
-        assert_eq!(on_desktop.save_id, on_laptop.save_id, "{slot} has one head");
+        let heads = (on_desktop.save_id, on_laptop.save_id);
+        assert_eq!(heads.0, heads.1, "backups {backups}: {slot} has one head");
         let newest = desktop
             .store
             .saves()
@@ -447,6 +489,16 @@ fn foreign_file(slot: SlotId, bundle: &SaveBundle, minutes_ahead: i64) -> (Remot
     (RemoteName::for_save(&meta, "0123456789ab"), bytes)
 }
 
+/// A save file from the next format version (its header checksum valid), as a newer build of
+/// the game on another device would upload it.
+fn newer_format_file(slot: SlotId, minutes_ahead: i64) -> (RemoteName, Vec<u8>) {
+    let (name, mut bytes) = foreign_file(slot, &world_bundle(), minutes_ahead);
+    bytes[4..6].copy_from_slice(&(format::FORMAT_VERSION + 1).to_le_bytes());
+    let header_crc = crc32fast::hash(&bytes[..36]).to_le_bytes();
+    bytes[36..40].copy_from_slice(&header_crc);
+    (name, bytes)
+}
+
 #[test]
 fn damaged_forged_and_newer_remote_files_never_replace_or_hide_a_local_save() {
     let moto = Moto::start();
@@ -491,11 +543,7 @@ fn damaged_forged_and_newer_remote_files_never_replace_or_hide_a_local_save() {
     files.push((name, bytes));
     let refused_count = files.len();
     // A save from a newer format version (valid header checksum): skipped, not refused.
-    let (name, mut bytes) = foreign_file(slot, &world_bundle(), 8);
-    bytes[4..6].copy_from_slice(&(format::FORMAT_VERSION + 1).to_le_bytes());
-    let header_crc = crc32fast::hash(&bytes[..36]).to_le_bytes();
-    bytes[36..40].copy_from_slice(&header_crc);
-    files.push((name, bytes));
+    files.push(newer_format_file(slot, 8));
 
     let remote = Remote::open(&url(&endpoint), GAME, "default", &quick_policy()).unwrap();
     device.runtime.block_on(async {

@@ -19,6 +19,11 @@ pub enum Fault {
     Delay(Duration),
     /// Hold each request until [`Proxy::release`], then forward.
     Hold,
+    /// Answer a `GET` whose path contains this with a `500`; forward the rest.
+    ServerErrorOnGet(&'static str),
+    /// Answer a `GET` whose path contains this with a body of this many bytes (whatever the
+    /// listing said of its size); forward the rest.
+    OversizedGet(&'static str, usize),
 }
 
 struct Shared {
@@ -107,11 +112,27 @@ fn serve(mut client: TcpStream, upstream_port: u16, shared: &Shared) {
     };
     shared.requests.fetch_add(1, Ordering::SeqCst);
     let fault = *shared.fault.lock().unwrap();
+    let is_get_of = |part: &str| {
+        let line = String::from_utf8_lossy(&request[..request.len().min(1024)]).into_owned();
+        line.starts_with("GET ") && line.lines().next().is_some_and(|l| l.contains(part))
+    };
     match fault {
         Fault::Pass => {}
-        Fault::ServerError => {
+        Fault::ServerErrorOnGet(part) if !is_get_of(part) => {}
+        Fault::OversizedGet(part, _) if !is_get_of(part) => {}
+        Fault::ServerError | Fault::ServerErrorOnGet(_) => {
             let answer = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
             let _ = client.write_all(answer.as_bytes());
+            let _ = client.shutdown(Shutdown::Both);
+            return;
+        }
+        Fault::OversizedGet(_, len) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nETag: \"big\"\r\n\
+                 Last-Modified: Mon, 23 Nov 2026 10:00:00 GMT\r\nConnection: close\r\n\r\n"
+            );
+            let _ = client.write_all(head.as_bytes());
+            let _ = client.write_all(&vec![0x42; len]);
             let _ = client.shutdown(Shutdown::Both);
             return;
         }
