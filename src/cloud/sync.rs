@@ -101,6 +101,9 @@ pub struct SyncCore {
     device_name: String,
     state: SyncState,
     connection: Connection,
+    /// Local saves found damaged when about to be uploaded: not queued again this session (the
+    /// next start checks them once more).
+    damaged_here: HashSet<Uuid>,
     /// The state changed since the state file was last written.
     dirty: bool,
     /// The slots holding saves at the last look (rounds report their state without reading
@@ -123,6 +126,7 @@ impl SyncCore {
             device_name: device_name.into(),
             state,
             connection: Connection::NotYetTried,
+            damaged_here: HashSet::new(),
             dirty: false,
             slots_with_saves: BTreeSet::new(),
         };
@@ -468,7 +472,7 @@ impl SyncCore {
     fn queue_unsynced(&mut self, local: &[StoredSave]) {
         for save in local {
             let id = save.meta.save_id;
-            if !self.state.in_cloud.contains_key(&id) {
+            if !self.state.in_cloud.contains_key(&id) && !self.damaged_here.contains(&id) {
                 self.state.pending.entry(id).or_insert(PendingUpload {
                     slot: save.slot,
                     attempts: 0,
@@ -512,8 +516,10 @@ impl SyncCore {
             };
             match self.upload(save).await {
                 Ok(Sent::Damaged(reason)) => {
-                    // Never retried: the file will not mend, and a load here falls back past it.
+                    // Not retried this session: the file will not mend, and a load here falls
+                    // back past it.
                     self.state.pending.remove(&id);
+                    self.damaged_here.insert(id);
                     self.dirty = true;
                     let name = RemoteName::for_save(&save.meta, self.device_id()).to_string();
                     let reason = format!("not uploaded, the file here is damaged: {reason}");

@@ -241,3 +241,43 @@ fn a_newer_format_remote_file_is_not_downloaded_at_every_start() {
     laptop.sync();
     assert!(!state().unwrap().contains(&name.to_string()));
 }
+
+/// Finding 9: a save whose file was damaged on this disk after it was written (its header and
+/// metadata still read, so it is listed) is checked in full before upload and not sent for
+/// other devices to refuse; the round says why, and the other saves go up.
+#[test]
+fn a_save_damaged_on_disk_is_not_uploaded() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let mut laptop = Device::new(&moto.endpoint(), "laptop");
+    let damaged = laptop.save(SlotId::Manual(0));
+    let intact = laptop.save(SlotId::Manual(1));
+    let path = laptop.store.path_of(SlotId::Manual(0), 1);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(laptop.store.saves_in(SlotId::Manual(0)).unwrap().len(), 1);
+
+    let round = laptop.sync();
+    let uploaded: Vec<_> = round.uploaded.iter().map(|u| u.save_id).collect();
+    assert_eq!(uploaded, [intact], "{round:?}");
+    assert_eq!(round.refused.len(), 1, "{round:?}");
+    assert!(
+        round.refused[0]
+            .name
+            .contains(&damaged.simple().to_string())
+    );
+    assert!(round.refused[0].reason.contains("damaged"), "{round:?}");
+    let names = super::remote_names(&laptop, &moto.endpoint());
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains(&damaged.simple().to_string()))
+    );
+    let again = laptop.sync();
+    assert!(
+        again.refused.is_empty() && again.pending == 0,
+        "retried: {again:?}"
+    );
+}
