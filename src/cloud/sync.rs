@@ -515,3 +515,20 @@ impl SyncCore {
         slots.map(|slot| (slot, state_of(slot))).collect()
     }
 }
+
+/// The app's exit: its last chance this session to upload.
+impl SyncCore {
+    /// Uploads every queued save now, due or not (a backoff would outlast the session; the
+    /// next start retries whatever this leaves).
+    pub async fn upload_all(&mut self) -> SyncRound {
+        let mut round = SyncRound::default();
+        let result = self.upload_pending(&mut round, true).await;
+        self.finish(round, result)
+    }
+
+    /// The saves queued for upload, as (slot, save id).
+    pub fn pending_uploads(&self) -> Vec<(SlotId, Uuid)> {
+        let pending = self.state.pending.iter();
+        pending.map(|(id, upload)| (upload.slot, *id)).collect()
+    }
+}
