@@ -16,6 +16,8 @@
 //!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]).
 //! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
 //!   with backoff, at the latest on the next start.
+//! - When the app exits, the saves made this session, the exit save included, are uploaded
+//!   within the exit's wait; [`CloudExitUpload`] says what could not be (the next start does).
 //!
 //! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
 //! [`CloudPlugin`] connects them to [`KeepsakePlugin`](crate::plugin::KeepsakePlugin).
@@ -24,6 +26,7 @@
 //! [`SaveMeta::device_name`]: crate::format::SaveMeta::device_name
 
 mod error;
+mod exit;
 mod plugin;
 pub mod remote;
 mod state;
@@ -35,6 +38,7 @@ mod worker;
 pub use object_store;
 
 pub use error::{CloudError, Rejection};
+pub use exit::{CloudExitUpload, ExitUploadOutcome};
 pub use plugin::{
     CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
     default_device_name,

@@ -1,5 +1,8 @@
 //! [`CloudPlugin`]: connects the sync thread to [`KeepsakePlugin`]'s saves, listing and menu.
 
+use super::exit::{
+    CloudExitUpload, ExitUploadOutcome, SessionSaves, exit_report, flush, uploads_in,
+};
 use super::remote::{Remote, RequestPolicy};
 use super::sync::{Connection, SlotSync, SyncCore, SyncRound};
 use super::worker::{SyncCommand, SyncReport, SyncWorker};
@@ -8,12 +11,13 @@ use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
 #[cfg(doc)]
 use crate::plugin::KeepsakePlugin;
 use crate::plugin::{
-    KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh, RefreshSlots, SaveCompleted,
-    StoreOpener, report,
+    ExitDeadline, ExitWork, KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh,
+    RefreshSlots, SaveCompleted, StoreOpener, report,
 };
+use bevy::app::OnAppExitSystems;
 use bevy::prelude::*;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// Cloud saves for a game using [`KeepsakePlugin`] (add it after that plugin).
@@ -33,6 +37,12 @@ use uuid::Uuid;
 /// thread syncs at start, on [`RefreshSlots`] and every [`sync_every`](Self::sync_every), and
 /// uploads each save as soon as it is durable. [`CloudStatus`] tells menus the state of each
 /// slot; [`CloudSaveArrived`], [`CloudSaveRefused`] and [`CloudUploaded`] report the work.
+///
+/// When the app exits, the saves made this session (the exit save included) are uploaded
+/// before it closes, within the exit's wait (`max_wait` of
+/// [`SaveOnExit::On`](crate::plugin::SaveOnExit::On), else
+/// [`PENDING_WORK_WAIT`](crate::plugin::PENDING_WORK_WAIT)); [`CloudExitUpload`] and the log
+/// say what could not be, which the next start uploads.
 #[derive(Clone, Debug)]
 pub struct CloudPlugin {
     url: String,
@@ -168,7 +178,13 @@ impl Plugin for CloudPlugin {
             .add_message::<CloudSaveArrived>()
             .add_message::<CloudSaveRefused>()
             .add_message::<CloudUploaded>()
+            .add_message::<CloudExitUpload>()
+            .init_resource::<SessionSaves>()
             .add_systems(Startup, start_sync)
+            .add_systems(
+                Last,
+                upload_before_exit.in_set(OnAppExitSystems).after(ExitWork),
+            )
             .add_systems(
                 PostUpdate,
                 show_in_menu.run_if(resource_changed::<CloudStatus>),
@@ -232,24 +248,29 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
 /// Sends the sync thread each new durable save, refresh request and conflict choice.
 fn forward_commands(
     worker: Option<Res<CloudWorker>>,
-    mut saves: MessageReader<SaveCompleted>,
+    mut session: ResMut<SessionSaves>,
+    saves: Res<Messages<SaveCompleted>>,
     mut refreshes: MessageReader<RefreshSlots>,
     mut choices: MessageReader<UseHiddenSave>,
 ) {
+    // Read even with sync off: the exit reports this session's saves as not uploaded.
+    let made = session.take_new(&saves);
     let Some(worker) = worker else {
         return;
     };
-    for saved in saves.read() {
-        worker.0.send(SyncCommand::SaveMade {
-            slot: saved.slot,
-            save_id: saved.meta.save_id,
-        });
-    }
+    send_saves(&worker.0, made);
     if refreshes.read().count() > 0 {
         worker.0.send(SyncCommand::SyncNow);
     }
     for choice in choices.read() {
         worker.0.send(SyncCommand::UseHiddenSave(choice.slot));
+    }
+}
+
+/// Asks the sync thread to upload `saves` (slot, save id), new durable saves.
+fn send_saves(worker: &SyncWorker, saves: Vec<(SlotId, Uuid)>) {
+    for (slot, save_id) in saves {
+        worker.send(SyncCommand::SaveMade { slot, save_id });
     }
 }
 
@@ -261,24 +282,31 @@ fn receive_reports(world: &mut World) {
         None => return,
     };
     for report in reports {
-        match report {
-            SyncReport::Round(round) => apply_round(world, round),
-            SyncReport::HiddenSaveUsed { slot, result } => {
-                if let Err(error) = result {
-                    warn!("keepsake: could not switch {slot} to its other save: {error}");
-                }
-                world.resource_mut::<ListingRefresh>().request();
-                world.resource_mut::<CloudStatus>().slots.remove(&slot);
+        apply_report(world, report);
+    }
+}
+
+fn apply_report(world: &mut World, report: SyncReport) {
+    match report {
+        SyncReport::Round(round) | SyncReport::Flushed { round, .. } => apply_round(world, round),
+        SyncReport::HiddenSaveUsed { slot, result } => {
+            if let Err(error) = result {
+                warn!("keepsake: could not switch {slot} to its other save: {error}");
             }
-            SyncReport::Stopped(reason) => {
-                error!("keepsake: cloud sync stopped: {reason}");
-                world.resource_mut::<CloudStatus>().stopped = Some(reason);
-            }
+            world.resource_mut::<ListingRefresh>().request();
+            world.resource_mut::<CloudStatus>().slots.remove(&slot);
+        }
+        SyncReport::Stopped(reason) => {
+            error!("keepsake: cloud sync stopped: {reason}");
+            world.resource_mut::<CloudStatus>().stopped = Some(reason);
         }
     }
 }
 
 fn apply_round(world: &mut World, round: SyncRound) {
+    world
+        .resource_mut::<SessionSaves>()
+        .confirm(&round.uploaded);
     if !round.arrived.is_empty() {
         world.resource_mut::<ListingRefresh>().request();
     }
@@ -316,6 +344,70 @@ fn apply_round(world: &mut World, round: SyncRound) {
     status.pending = round.pending;
     status.last_error = round.error;
     status.rounds += 1;
+}
+
+/// In the app's last frame, after the exit save: sends the sync thread the saves it has not
+/// been sent (the exit save), waits for this session's uploads until the exit's deadline, and
+/// reports and logs what did not make it.
+fn upload_before_exit(world: &mut World) {
+    // The core's exit work leaves the deadline once, in the exit frame.
+    let Some(ExitDeadline(deadline)) = world.remove_resource::<ExitDeadline>() else {
+        return;
+    };
+    let made = world.resource_scope(|world, mut session: Mut<SessionSaves>| {
+        session.take_new(world.resource::<Messages<SaveCompleted>>())
+    });
+    if let Some(worker) = world.get_resource::<CloudWorker>() {
+        send_saves(&worker.0, made);
+    }
+    let event = exit_upload(world, deadline);
+    match event.warning() {
+        Some(warning) => warn!("{warning}"),
+        None if !event.uploaded.is_empty() => {
+            info!(
+                "keepsake: {} save(s) uploaded before exit",
+                event.uploaded.len()
+            );
+        }
+        None => {}
+    }
+    report(world, event);
+}
+
+/// Waits, until `deadline`, for the sync thread to upload what is queued; never waits when
+/// sync is off or this session's saves are all in the cloud already.
+fn exit_upload(world: &mut World, deadline: Instant) -> CloudExitUpload {
+    if let Some(reason) = sync_off(world) {
+        return CloudExitUpload {
+            uploaded: Vec::new(),
+            not_uploaded: world.resource::<SessionSaves>().unconfirmed(),
+            outcome: ExitUploadOutcome::SyncOff(reason),
+        };
+    }
+    if world.resource::<SessionSaves>().all_confirmed() {
+        return CloudExitUpload {
+            uploaded: Vec::new(),
+            not_uploaded: Vec::new(),
+            outcome: ExitUploadOutcome::Done,
+        };
+    }
+    let mut uploaded = Vec::new();
+    let end = world.resource_scope(|world, worker: Mut<CloudWorker>| {
+        flush(&worker.0, deadline, |report| {
+            uploaded.extend_from_slice(uploads_in(&report));
+            apply_report(world, report);
+        })
+    });
+    exit_report(end, uploaded, world.resource::<SessionSaves>())
+}
+
+/// Why cloud sync is not running, if it is not.
+fn sync_off(world: &World) -> Option<String> {
+    let stopped = world.resource::<CloudStatus>().stopped.clone();
+    match world.get_resource::<CloudWorker>() {
+        None => Some(stopped.unwrap_or_else(|| "the sync thread did not start".to_owned())),
+        Some(_) => stopped,
+    }
 }
 
 /// Copies each slot's state into the save menu's badges (when the menu is built in).

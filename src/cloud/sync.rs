@@ -624,6 +624,23 @@ impl SyncCore {
     }
 }
 
+/// The app's exit: its last chance this session to upload.
+impl SyncCore {
+    /// Uploads every queued save now, due or not (a backoff would outlast the session; the
+    /// next start retries whatever this leaves).
+    pub async fn upload_all(&mut self) -> SyncRound {
+        let mut round = SyncRound::default();
+        let result = self.upload_pending(&mut round, true).await;
+        self.finish(round, result)
+    }
+
+    /// The saves queued for upload, as (slot, save id).
+    pub fn pending_uploads(&self) -> Vec<(SlotId, Uuid)> {
+        let pending = self.state.pending.iter();
+        pending.map(|(id, upload)| (upload.slot, *id)).collect()
+    }
+}
+
 /// Reads a downloaded object's body, stopping once it passes `limit` bytes: a storage whose
 /// listing understated an object's size (or whose answer is hostile) never makes this device
 /// hold more than the limit. The inner error is the length read when it stopped.

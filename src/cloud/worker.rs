@@ -26,6 +26,9 @@ pub enum SyncCommand {
     SyncNow,
     /// Let the save hidden by the slot's conflict head the slot.
     UseHiddenSave(SlotId),
+    /// The game is about to exit: upload every queued save now, due or not, and answer with
+    /// [`SyncReport::Flushed`].
+    Flush,
 }
 
 /// What the sync thread reports back.
@@ -40,6 +43,13 @@ pub enum SyncReport {
         slot: SlotId,
         /// The outcome.
         result: Result<Option<u64>, String>,
+    },
+    /// [`SyncCommand::Flush`] finished.
+    Flushed {
+        /// The uploads it made, and the state afterwards.
+        round: SyncRound,
+        /// The saves still queued (as slot, save id): the next start uploads them.
+        pending: Vec<(SlotId, Uuid)>,
     },
     /// The runtime could not start; nothing syncs this session.
     Stopped(String),
@@ -82,7 +92,8 @@ impl SyncWorker {
         self.reports.lock().ok()?.try_recv().ok()
     }
 
-    /// Waits up to `timeout` for the next report (for tests and tools, not for frames).
+    /// Waits up to `timeout` for the next report (for tests, tools and the app's last frame,
+    /// never for an ordinary frame).
     pub fn wait_report(&self, timeout: Duration) -> Option<SyncReport> {
         self.reports.lock().ok()?.recv_timeout(timeout).ok()
     }
@@ -121,20 +132,7 @@ fn run(
                 },
             };
             let report = match command {
-                Some(SyncCommand::SaveMade { slot, save_id }) => {
-                    match core.note_save(slot, save_id) {
-                        Ok(()) => SyncReport::Round(core.upload_due().await),
-                        Err(error) => SyncReport::Round(SyncRound {
-                            error: Some(error.to_string()),
-                            ..SyncRound::default()
-                        }),
-                    }
-                }
-                Some(SyncCommand::UseHiddenSave(slot)) => SyncReport::HiddenSaveUsed {
-                    slot,
-                    result: core.use_hidden_save(slot).map_err(|e| e.to_string()),
-                },
-                Some(SyncCommand::SyncNow) => SyncReport::Round(core.sync().await),
+                Some(command) => answer(&mut core, command).await,
                 None if next_sync.is_some_and(|at| at <= Instant::now()) => {
                     next_sync = interval.map(|every| Instant::now() + every);
                     SyncReport::Round(core.sync().await)
@@ -146,6 +144,28 @@ fn run(
             }
         }
     });
+}
+
+/// Does what the game asked.
+async fn answer(core: &mut SyncCore, command: SyncCommand) -> SyncReport {
+    match command {
+        SyncCommand::SaveMade { slot, save_id } => match core.note_save(slot, save_id) {
+            Ok(()) => SyncReport::Round(core.upload_due().await),
+            Err(error) => SyncReport::Round(SyncRound {
+                error: Some(error.to_string()),
+                ..SyncRound::default()
+            }),
+        },
+        SyncCommand::UseHiddenSave(slot) => SyncReport::HiddenSaveUsed {
+            slot,
+            result: core.use_hidden_save(slot).map_err(|e| e.to_string()),
+        },
+        SyncCommand::SyncNow => SyncReport::Round(core.sync().await),
+        SyncCommand::Flush => SyncReport::Flushed {
+            round: core.upload_all().await,
+            pending: core.pending_uploads(),
+        },
+    }
 }
 
 /// When the earliest queued upload is due, on the runtime's clock.

@@ -10,6 +10,10 @@
 //! [`KeepsakeSettings::save_on_exit`] is on, and runs every job until it is done or the wait is
 //! over (`max_wait` of [`SaveOnExit::On`], or [`PENDING_WORK_WAIT`] without an exit save). Writes
 //! are atomic, so giving up leaves the earlier saves intact.
+//!
+//! The wait is measured from the start of the exit and shared: it leaves [`ExitDeadline`] for
+//! the work ordered after [`ExitWork`] in the same frame (the cloud plugin's uploads of this
+//! session's saves), so the app never waits longer than the one `max_wait` in all.
 
 use super::job::{Job, SaveReason, SaveTarget};
 use super::requests::collect_requests;
@@ -23,6 +27,20 @@ use std::time::{Duration, Instant};
 /// How long the last frame waits for saves, loads and deletes already requested when the app
 /// exits without an exit save of its own.
 pub const PENDING_WORK_WAIT: Duration = Duration::from_secs(2);
+
+/// When the exit's wait ends: left by [`finish_before_exit`] for the work that runs after it in
+/// the same frame, which shares the wait.
+#[derive(Resource, Clone, Copy, Debug)]
+#[cfg_attr(
+    not(feature = "cloud"),
+    expect(dead_code, reason = "only the cloud plugin's exit work reads it")
+)]
+pub(crate) struct ExitDeadline(pub(crate) Instant);
+
+/// The plugin's exit work, in `Last` inside [`OnAppExitSystems`](bevy::app::OnAppExitSystems):
+/// work on the saves it makes (cloud uploads) is ordered after it.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ExitWork;
 
 /// Finishes the plugin's work, and makes the exit save, when the app is about to exit.
 pub(crate) fn finish_before_exit(
@@ -38,12 +56,14 @@ pub(crate) fn finish_before_exit(
         return;
     }
     *finished = true;
+    let started = Instant::now();
     collect_requests(world);
     let wait = queue_exit_save(world);
+    world.insert_resource(ExitDeadline(started + wait));
     if world.resource::<JobQueue>().is_idle() {
         return;
     }
-    if !run_until_idle(world, Instant::now() + wait) {
+    if !run_until_idle(world, started + wait) {
         warn!(
             "keepsake: the app exits before its saves finished ({wait:?} waited); \
              the earlier saves are intact"

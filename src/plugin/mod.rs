@@ -37,7 +37,8 @@
 //! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
 //! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, in Bevy's
 //! [`OnAppExitSystems`](bevy::app::OnAppExitSystems) set, after the window exit systems (see the
-//! `exit` module).
+//! `exit` module); with cloud sync, the uploads of the session's saves follow within the same
+//! wait.
 //!
 //! A load's result is therefore visible to `Update` systems of the frame it completes in, and a
 //! save captures the world as the previous frame left it.
@@ -81,7 +82,12 @@ pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 #[cfg(feature = "cloud")]
-pub(crate) use {events::report, listing::ListingRefresh, store::StoreOpener};
+pub(crate) use {
+    events::report,
+    exit::{ExitDeadline, ExitWork},
+    listing::ListingRefresh,
+    store::StoreOpener,
+};
 
 use crate::format::{Compression, EncodeOptions, Limits};
 use crate::snapshot::ensure_registry;
@@ -291,6 +297,7 @@ impl KeepsakePlugin {
                 Last,
                 exit::finish_before_exit
                     .in_set(OnAppExitSystems)
+                    .in_set(exit::ExitWork)
                     .after(ExitSystems),
             )
             .add_systems(

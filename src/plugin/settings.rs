@@ -48,11 +48,14 @@ pub enum SaveOnExit {
     Off,
     /// On `AppExit` (which closing the primary window sends too), capture the world and write it
     /// to `target`; the app closes once the save is durable, or after `max_wait` with a warning
-    /// (the previous saves are intact either way: writes are atomic).
+    /// (the previous saves are intact either way: writes are atomic). With cloud sync
+    /// (`CloudPlugin`, feature `cloud`) the same `max_wait` also covers uploading the saves of
+    /// this session, the exit save included.
     On {
         /// Where the save goes.
         target: SaveTarget,
-        /// The longest the last frame waits for the write.
+        /// The longest the last frame waits, from the start of the exit, for the write (and
+        /// with cloud sync for the uploads).
         max_wait: Duration,
     },
 }
