@@ -90,7 +90,7 @@ pub(crate) use {
 };
 
 use crate::format::{Compression, EncodeOptions, Limits};
-use crate::snapshot::ensure_registry;
+use crate::snapshot::{SaveRegistry, SnapshotError, ensure_registry};
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::app::OnAppExitSystems;
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
@@ -266,6 +266,15 @@ impl Plugin for KeepsakePlugin {
         add_messages(app);
         self.add_systems(app);
         register_reflected_types(app);
+    }
+
+    /// Refuses a save filter that requires a component no save holds (every registration is
+    /// done by now): the game would lose its saved entities at the second save, silently.
+    fn finish(&self, app: &mut App) {
+        let registry = app.world().resource::<SaveRegistry>();
+        if let Some(component) = registry.unsaved_filter_component() {
+            panic!("keepsake: {}", SnapshotError::FilterNotSaved { component });
+        }
     }
 }
 

@@ -128,6 +128,18 @@ pub enum SnapshotError {
         fix: String,
     },
 
+    /// The save filter requires a component that is not registered for saving.
+    #[error(
+        "the save filter requires {component}, which is not registered for saving: loaded \
+         entities would lack it, so the next save would find none of them. To fix it, register \
+         it with `app.register_saveable::<{component}>()` (it derives `Reflect` with \
+         `#[reflect(Component)]`), or filter on a component that is saved"
+    )]
+    FilterNotSaved {
+        /// The component's type name.
+        component: &'static str,
+    },
+
     /// The world lacks the resources the snapshot layer needs.
     #[error(
         "{0} is missing from the world; add `KeepsakePlugin` (or register a saveable type) first"

@@ -837,3 +837,19 @@ fn a_save_requested_in_the_exit_frame_is_written_before_the_app_closes() {
     app.run();
     assert_eq!(saved_healths(dir.path(), SlotId::Manual(7)), Some(vec![42]));
 }
+
+/// Issue 25: the plugin refuses, when the app starts, a save filter on a component that is not
+/// registered for saving (the second save would hold none of the loaded entities), naming the
+/// component and the fix.
+#[test]
+#[should_panic(expected = "register_saveable::<")]
+fn a_filter_on_a_component_that_is_not_saved_is_refused_at_startup() {
+    #[derive(Component)]
+    struct LevelObject;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    app.set_save_filter(bevy_keepsake::snapshot::SaveFilter::with_component::<
+        LevelObject,
+    >());
+    app.finish();
+}

@@ -333,6 +333,43 @@ fn a_custom_filter_chooses_what_is_saved() {
     assert_eq!(snapshot.entities, 1);
 }
 
+/// Issue 25: a custom filter on a registered marker saves the same entities again after a
+/// load; on a marker that is not registered, the save is refused and names it. Before, that
+/// save succeeded, the loaded entities lacked the marker, and the next save held none of them.
+#[test]
+fn a_filter_on_a_marker_that_is_not_saved_is_refused_before_the_second_save_comes_up_empty() {
+    #[derive(Component, Reflect, Default)]
+    #[reflect(Component)]
+    struct Persist;
+
+    let mut saved = app();
+    saved
+        .register_saveable::<Persist>()
+        .set_save_filter(SaveFilter::with_component::<Persist>());
+    let world = saved.world_mut();
+    world.spawn((Persist, Tag(1)));
+    world.spawn((Persist, Tag(2)));
+    let first = snapshot::capture(world).unwrap();
+    load(world, &first, LoadMode::Replace);
+    assert_eq!(snapshot::capture(world).unwrap().entities, 2);
+
+    #[derive(Component)]
+    struct Unsaved;
+    let mut unsaved = app();
+    unsaved.set_save_filter(SaveFilter::with_component::<Unsaved>());
+    let world = unsaved.world_mut();
+    world.spawn((Unsaved, Tag(1)));
+    let error = snapshot::capture(world).unwrap_err();
+    assert!(
+        matches!(error, SnapshotError::FilterNotSaved { component } if component.ends_with("Unsaved"))
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("register_saveable::<") && message.contains("Unsaved"),
+        "{message}"
+    );
+}
+
 #[test]
 fn capture_is_deterministic_and_the_hash_covers_the_blob() {
     let mut app = app();

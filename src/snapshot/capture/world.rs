@@ -17,6 +17,9 @@ pub(super) fn registries(
     let registry = world
         .get_resource::<SaveRegistry>()
         .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?;
+    if let Some(component) = registry.unsaved_filter_component() {
+        return Err(SnapshotError::FilterNotSaved { component });
+    }
     let types = world
         .get_resource::<AppTypeRegistry>()
         .ok_or(SnapshotError::NotSetUp("AppTypeRegistry"))?

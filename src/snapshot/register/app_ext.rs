@@ -101,7 +101,8 @@ pub trait SaveableAppExt {
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         New: Component + Reflect + From<Old>;
 
-    /// Chooses which entities are saved (default: those with [`Saveable`]).
+    /// Chooses which entities are saved (default: those with [`Saveable`]). The components it
+    /// requires must be registered for saving too (see [`SaveFilter::with_component`]).
     fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self;
 }
 

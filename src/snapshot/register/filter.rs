@@ -47,46 +47,72 @@ pub struct Saveable;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SaveFilter {
-    require: Vec<TypeId>,
-    exclude: Vec<TypeId>,
+    require: Vec<FilterComponent>,
+    exclude: Vec<FilterComponent>,
+}
+
+/// A component a [`SaveFilter`] names: its type, and its name for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FilterComponent {
+    id: TypeId,
+    name: &'static str,
+}
+
+impl FilterComponent {
+    fn of<C: Component>() -> Self {
+        FilterComponent {
+            id: TypeId::of::<C>(),
+            name: std::any::type_name::<C>(),
+        }
+    }
 }
 
 impl Default for SaveFilter {
     /// Entities with the [`Saveable`] marker.
     fn default() -> Self {
-        SaveFilter {
-            require: vec![TypeId::of::<Saveable>()],
-            exclude: Vec::new(),
-        }
+        SaveFilter::with_component::<Saveable>()
     }
 }
 
 impl SaveFilter {
     /// A filter that requires component `C` (and nothing else).
+    ///
+    /// `C` must be registered for saving (see
+    /// [`register_saveable`](crate::snapshot::SaveableAppExt::register_saveable)): loaded
+    /// entities get only their saved components, so without it they would no longer match and
+    /// the next save would hold none of them. A save refuses such a filter, naming `C`, and
+    /// `KeepsakePlugin` refuses it when the app starts.
     pub fn with_component<C: Component>() -> Self {
         SaveFilter {
-            require: vec![TypeId::of::<C>()],
+            require: vec![FilterComponent::of::<C>()],
             exclude: Vec::new(),
         }
     }
 
-    /// Also requires component `C`.
+    /// Also requires component `C` (which must be registered for saving, as for
+    /// [`with_component`](Self::with_component)).
     #[must_use]
     pub fn with<C: Component>(mut self) -> Self {
-        self.require.push(TypeId::of::<C>());
+        self.require.push(FilterComponent::of::<C>());
         self
     }
 
     /// Skips entities that have component `C`.
     #[must_use]
     pub fn without<C: Component>(mut self) -> Self {
-        self.exclude.push(TypeId::of::<C>());
+        self.exclude.push(FilterComponent::of::<C>());
         self
     }
 
     /// Whether the filter requires `C`.
     pub fn requires<C: Component>(&self) -> bool {
-        self.require.contains(&TypeId::of::<C>())
+        self.require.iter().any(|c| c.id == TypeId::of::<C>())
+    }
+
+    /// The first required component `is_saved` says is not saved, by name.
+    pub(super) fn first_unsaved(&self, is_saved: impl Fn(TypeId) -> bool) -> Option<&'static str> {
+        let unsaved = self.require.iter().find(|c| !is_saved(c.id));
+        unsaved.map(|c| c.name)
     }
 
     /// Resolves the filter against a world's components: `None` when a required component was
@@ -96,12 +122,12 @@ impl SaveFilter {
         let require = self
             .require
             .iter()
-            .map(|id| components.get_id(*id))
+            .map(|c| components.get_id(c.id))
             .collect::<Option<Vec<_>>>()?;
         let mut exclude: Vec<ComponentId> = self
             .exclude
             .iter()
-            .filter_map(|id| components.get_id(*id))
+            .filter_map(|c| components.get_id(c.id))
             .collect();
         exclude.push(IS_RESOURCE);
         exclude.extend(components.get_id(TypeId::of::<Disabled>()));

@@ -68,6 +68,15 @@ impl SaveRegistry {
         &self.inner.filter
     }
 
+    /// A component the filter requires but that is not registered for saving, by name: loaded
+    /// entities would lack it, so they would not match the filter and the next save would hold
+    /// none of them.
+    pub fn unsaved_filter_component(&self) -> Option<&'static str> {
+        self.inner
+            .filter
+            .first_unsaved(|type_id| self.index_of(type_id).is_some())
+    }
+
     /// Replaces the filter choosing saved entities.
     pub fn set_filter(&mut self, filter: SaveFilter) {
         self.change().filter = filter;
