@@ -95,6 +95,19 @@ pub enum SnapshotError {
         current: u32,
     },
 
+    /// A migration chain stops before today's type: the step from one of its types is missing.
+    #[error(
+        "{type_path} is stored at schema version {found}, whose migrations stop at {stopped_at}: no later migration starts from it; register the step with `register_saveable_migration_step` (or a migration from {stopped_at} to today's type)"
+    )]
+    MigrationStepMissing {
+        /// The type path.
+        type_path: String,
+        /// The version in the blob.
+        found: u32,
+        /// The type the chain reached.
+        stopped_at: &'static str,
+    },
+
     /// A type changed since the save was written in a way a load cannot resolve by name (a
     /// field whose type changed, a serde type whose layout changed, another shape).
     #[error(

@@ -23,7 +23,9 @@ pub(super) const WITH_PLANS: ReaderFn = |types, ops, loader| ValueReader::new(ty
 /// Decodes one column's values: with the current type, or with a legacy type and a conversion.
 pub(super) struct ColumnDecoder<'a> {
     reader: ValueReader<'a>,
-    convert: Option<ConvertFn>,
+    /// The migration steps from the stored version to today's type, in order (none when the
+    /// column is at today's version).
+    convert: Vec<ConvertFn>,
     target: &'static str,
 }
 
@@ -41,16 +43,10 @@ impl<'a> ColumnDecoder<'a> {
         let (type_path, version) = (header.type_path, header.schema_version);
         check_kind(type_path, header.kind, entry.kind)?;
         let (ops, convert, today): (TypeOps, _, Arc<[u8]>) = if version == entry.version {
-            (entry.ops, None, entry.layout_bytes(types))
-        } else if let Some(legacy) = entry.legacy.iter().find(|l| l.version == version) {
-            let today = legacy.ops.layout(types).to_bytes().into();
-            (legacy.ops, Some(legacy.convert), today)
+            (entry.ops, Vec::new(), entry.layout_bytes(types))
         } else {
-            return Err(SnapshotError::UnknownTypeVersion {
-                type_path: type_path.to_owned(),
-                found: version,
-                current: entry.version,
-            });
+            let (ops, steps) = migration_path(entry, type_path, version)?;
+            (ops, steps, ops.layout(types).to_bytes().into())
         };
         let reader = match stored_layout(header, cursor, &today)? {
             Some(stored) => resolving(types, ops, loader, &stored, type_path)?,
@@ -75,12 +71,31 @@ impl<'a> ColumnDecoder<'a> {
 
     pub(super) fn read(&self, bytes: &[u8]) -> Result<Box<dyn Reflect>, String> {
         let value = self.reader.read(bytes)?;
-        match self.convert {
-            None => Ok(value),
-            Some(convert) => {
-                convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
-            }
-        }
+        self.convert.iter().try_fold(value, |value, convert| {
+            convert(value).ok_or_else(|| format!("the migration to {} failed", self.target))
+        })
+    }
+}
+
+/// The type values stored at schema `version` decode as, and the steps to today's type;
+/// refuses a version with no decoder, and a chain with a missing step.
+fn migration_path(
+    entry: &SaveableEntry,
+    type_path: &str,
+    version: u32,
+) -> Result<(TypeOps, Vec<ConvertFn>), SnapshotError> {
+    match entry.migration_path(version) {
+        Some(Ok(path)) => Ok(path),
+        Some(Err(stopped_at)) => Err(SnapshotError::MigrationStepMissing {
+            type_path: type_path.to_owned(),
+            found: version,
+            stopped_at,
+        }),
+        None => Err(SnapshotError::UnknownTypeVersion {
+            type_path: type_path.to_owned(),
+            found: version,
+            current: entry.version,
+        }),
     }
 }
 

@@ -1,8 +1,8 @@
 //! [`SaveableAppExt`], how a game tells keepsake what it saves: `register_saveable` (and its
 //! serde variant) adds a type to the [`SaveRegistry`], `register_saveable_rename` and
-//! `register_saveable_migration` let old saves load after a type was renamed or changed, and
-//! `set_save_filter` chooses the saved entities. The first use creates the registry with the
-//! types every game saves.
+//! `register_saveable_migration` (and `register_saveable_migration_step`, for chains) let old
+//! saves load after a type was renamed or changed, and `set_save_filter` chooses the saved
+//! entities. The first use creates the registry with the types every game saves.
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
@@ -101,6 +101,43 @@ pub trait SaveableAppExt {
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         New: Component + Reflect + From<Old>;
 
+    /// One step of a migration chain of the registered type `T`: values written at the next
+    /// schema version are decoded as `Old` and converted with `From` into `Next`, which is the
+    /// `Old` of a later step (or `T`, which ends the chain). A game on its fourth layout writes
+    /// one conversion per change instead of one from every old layout into today's type.
+    /// Register the steps in the order the type evolved, after `register_saveable::<T>()`.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::SaveableAppExt;
+    ///
+    /// #[derive(Reflect)]
+    /// struct HealthV1(u32);
+    /// #[derive(Reflect)]
+    /// struct HealthV2 { current: u32, max: u32 }
+    /// #[derive(Component, Reflect)]
+    /// struct Health { current: f32, max: f32 }
+    ///
+    /// impl From<HealthV1> for HealthV2 {
+    ///     fn from(old: HealthV1) -> Self { HealthV2 { current: old.0, max: 100 } }
+    /// }
+    /// impl From<HealthV2> for Health {
+    ///     fn from(old: HealthV2) -> Self {
+    ///         Health { current: old.current as f32, max: old.max as f32 }
+    ///     }
+    /// }
+    ///
+    /// App::new()
+    ///     .register_saveable::<Health>()
+    ///     .register_saveable_migration_step::<Health, HealthV1, HealthV2>()
+    ///     .register_saveable_migration::<HealthV2, Health>();
+    /// ```
+    fn register_saveable_migration_step<T, Old, Next>(&mut self) -> &mut Self
+    where
+        T: Component,
+        Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
+        Next: Reflect + From<Old>;
+
     /// Chooses which entities are saved (default: those with [`Saveable`]). The components it
     /// requires must be registered for saving too (see [`SaveFilter::with_component`]).
     fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self;
@@ -151,17 +188,26 @@ impl SaveableAppExt for App {
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         New: Component + Reflect + From<Old>,
     {
+        self.register_saveable_migration_step::<New, Old, New>()
+    }
+
+    fn register_saveable_migration_step<T, Old, Next>(&mut self) -> &mut Self
+    where
+        T: Component,
+        Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
+        Next: Reflect + From<Old>,
+    {
         ensure_registry(self);
         self.register_type::<Old>();
         let known = self
             .world_mut()
             .resource_mut::<SaveRegistry>()
-            .add_migration(TypeId::of::<New>(), LegacyDecoder::of::<Old, New>);
+            .add_migration(TypeId::of::<T>(), LegacyDecoder::of::<Old, Next>);
         if !known {
             warn!(
-                "register_saveable_migration::<{}, {}> ignored: register the new type with register_saveable first",
+                "migration from {} for {} ignored: register the type with register_saveable first",
                 Old::type_path(),
-                std::any::type_name::<New>()
+                std::any::type_name::<T>()
             );
         }
         self

@@ -10,25 +10,30 @@ use bevy::ecs::component::ComponentId;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 use bevy::reflect::{FromReflect, TypePath, TypeRegistry};
+use std::any::TypeId;
 use std::sync::{Arc, OnceLock};
 
-/// Converts a value of a legacy type into the current type.
+/// Converts a value of a legacy type into the next layout of its type.
 pub(crate) type ConvertFn = fn(Box<dyn Reflect>) -> Option<Box<dyn Reflect>>;
 
-/// Decodes an older schema version of a type and converts it into the current one.
+/// Decodes an older schema version of a type as the type it had then (`Old`) and converts it
+/// with `From` into the next layout (`Next`): today's type, or the `Old` of a later version's
+/// decoder, so a chain `V1 → V2 → V3 → today` needs one conversion per step.
 #[derive(Clone, Copy)]
 pub(crate) struct LegacyDecoder {
     pub(crate) version: u32,
     pub(crate) ops: TypeOps,
     pub(crate) convert: ConvertFn,
+    /// The type `convert` makes, and its name for messages.
+    pub(crate) next: (TypeId, &'static str),
 }
 
 impl LegacyDecoder {
     /// Decodes values stored at schema `version` as `Old` and converts them with `From`.
-    pub(crate) fn of<Old, New>(version: u32) -> Self
+    pub(crate) fn of<Old, Next>(version: u32) -> Self
     where
         Old: Reflect + FromReflect + TypePath,
-        New: Reflect + From<Old>,
+        Next: Reflect + From<Old>,
     {
         LegacyDecoder {
             version,
@@ -36,8 +41,9 @@ impl LegacyDecoder {
             convert: |old| {
                 old.take::<Old>()
                     .ok()
-                    .map(|old| Box::new(New::from(old)) as Box<dyn Reflect>)
+                    .map(|old| Box::new(Next::from(old)) as Box<dyn Reflect>)
             },
+            next: (TypeId::of::<Next>(), std::any::type_name::<Next>()),
         }
     }
 }
@@ -111,5 +117,31 @@ impl SaveableEntry {
             .layout
             .get_or_init(|| self.ops.layout(types).to_bytes().into());
         bytes.clone()
+    }
+}
+
+impl SaveableEntry {
+    /// The decoder of values stored at schema `version` and the conversions that bring them to
+    /// today's type, in order: the version's own, then, while its result is not today's type,
+    /// the one of the later version whose `Old` type that result is. `None` when no decoder
+    /// has that version; `Err` names the type a chain stopped at (no later version starts
+    /// from it).
+    pub(crate) fn migration_path(
+        &self,
+        version: u32,
+    ) -> Option<Result<(TypeOps, Vec<ConvertFn>), &'static str>> {
+        let first = self.legacy.iter().find(|l| l.version == version)?;
+        let mut steps = vec![first.convert];
+        let (mut at, mut next) = (version, first.next);
+        // Each step is of a later version than the last, so a chain always ends.
+        while next.0 != self.ops.type_id {
+            let later = |l: &&LegacyDecoder| l.version > at && l.ops.type_id == next.0;
+            let Some(step) = self.legacy.iter().find(later) else {
+                return Some(Err(next.1));
+            };
+            steps.push(step.convert);
+            (at, next) = (step.version, step.next);
+        }
+        Some(Ok((first.ops, steps)))
     }
 }
