@@ -387,6 +387,8 @@ fn damage(path: &Path) {
 struct QuirkyFs {
     hidden_from_listings: Option<&'static str>,
     racing_instance: bool,
+    /// A file every open of which fails with EIO (a bad sector).
+    failing_reads: Option<&'static str>,
 }
 
 /// What the racing instance writes.
@@ -403,6 +405,11 @@ impl FileSystem for QuirkyFs {
         Ok(names.into_iter().filter(|name| !hidden(name)).collect())
     }
     fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn ReadFile>> {
+        let name = path.file_name().and_then(|name| name.to_str());
+        if name.is_some() && name == self.failing_reads {
+            const EIO: i32 = 5;
+            return Err(std::io::Error::from_raw_os_error(EIO));
+        }
         OsFileSystem.open_read(path)
     }
     fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn WriteFile>> {
@@ -482,4 +489,30 @@ fn an_import_the_listing_does_not_show_yet_completes() {
     assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
     let on_disk = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
     assert_eq!(on_disk.generations(SlotId::Quick).unwrap(), [1]);
+}
+
+/// Issue 23, finding 4: an autosave slot whose newest file cannot be read (persistent EIO) is
+/// passed over by the ring; before, the ring picked it as empty every time and every autosave
+/// was refused.
+#[test]
+fn the_autosave_ring_passes_over_a_slot_whose_newest_file_fails_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::new(dir.path());
+    let slot = SlotId::Auto(0);
+    SlotStore::open(config.clone())
+        .unwrap()
+        .save(slot, fixtures::meta(slot, 1), &fixtures::bundle(1_000, 1))
+        .unwrap();
+    let bad_sector = QuirkyFs {
+        failing_reads: Some("auto-00.g000001.ksav"),
+        ..QuirkyFs::default()
+    };
+    let store = SlotStore::open_with(config, Arc::new(bad_sector)).unwrap();
+    for seq in 0..3 {
+        let meta = fixtures::meta(slot, 10 + seq);
+        let receipt = store
+            .save_autosave(meta, &fixtures::bundle(1_000, seq))
+            .unwrap();
+        assert_ne!(receipt.slot, slot);
+    }
 }
