@@ -17,9 +17,11 @@
 //! 1. creates `<name>.<pid>-<n>.tmp` beside the final file (`O_CREAT | O_EXCL`),
 //! 2. writes the header, metadata, thumbnail and payload,
 //! 3. `fsync`s the temporary file,
-//! 4. renames it to the new generation's name (a name no file has),
+//! 4. renames it to the new generation's name (a name no file has; the rename is refused if one
+//!    appeared meanwhile, see [`FileSystem::rename_new`]),
 //! 5. `fsync`s the folder,
-//! 6. removes generations older than the configured number of backups, oldest first.
+//! 6. removes the generations beyond the configured number of intact backups, oldest first
+//!    (damaged generations do not count, so they never push out the last intact one).
 //!
 //! A failure in steps 1–3 removes the temporary file; in step 4 too; in step 5 the new file is
 //! removed again. No step is retried. Step 6 failing leaves an extra old file and is reported in
