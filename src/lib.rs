@@ -38,7 +38,7 @@ pub mod prelude {
         SaveCompleted, SaveFailed, SaveOnExit, SaveReason, SaveRequest, SaveSlots, SaveStarted,
         SaveTarget, SaveTitle, SlotAction,
     };
-    pub use crate::snapshot::{Saveable, SaveableAppExt};
+    pub use crate::snapshot::{SaveKey, Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]
     pub use crate::ui::{SaveMenu, SaveMenuPlugins};
 }

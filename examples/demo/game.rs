@@ -8,7 +8,9 @@
 //!   the entity, as from a load, is kept). The observers, `dress_coin` included, also dress
 //!   entities from saves made before the game registered `Sprite`.
 //!
-//! The camera and the floor never change and are not saved.
+//! The camera and the level (the arena's root and its floor) never change and are not saved.
+//! Coins live under the arena's root, which has a `SaveKey`: a save writes their `ChildOf` by
+//! that key, and a load puts them back under the live root (F5 / F9, or a new session).
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -118,6 +120,14 @@ impl ArenaRng {
     }
 }
 
+/// The arena's root: level geometry the game spawns at startup, never saved. Its `SaveKey`
+/// lets saved coins stay its children across a load.
+#[derive(Component)]
+pub struct ArenaRoot;
+
+/// The root's key.
+pub const ARENA_KEY: &str = "arena";
+
 // ---------------------------------------------------------------------------------------------
 // The plugin
 // ---------------------------------------------------------------------------------------------
@@ -174,7 +184,7 @@ impl Plugin for ArenaPlugin {
             .add_observer(dress_lantern)
             .add_observer(dress_coin)
             .add_observer(dress_enemy)
-            .add_systems(Startup, (spawn_scenery, start_new_game))
+            .add_systems(Startup, (spawn_scenery, start_new_game).chain())
             .add_systems(
                 Update,
                 (
@@ -195,9 +205,19 @@ impl Plugin for ArenaPlugin {
 
 fn spawn_scenery(mut commands: Commands) {
     commands.spawn(Camera2d);
+    let root = commands
+        .spawn((
+            ArenaRoot,
+            SaveKey::new(ARENA_KEY),
+            Name::new("Arena"),
+            Transform::default(),
+            Visibility::default(),
+        ))
+        .id();
     commands.spawn((
         Sprite::from_color(Color::srgb(0.13, 0.15, 0.2), ARENA * 2.0),
         Transform::from_xyz(0.0, 0.0, -10.0),
+        ChildOf(root),
     ));
 }
 
@@ -206,6 +226,7 @@ fn spawn_scenery(mut commands: Commands) {
 /// of the ring with an empty world).
 fn start_new_game(
     mut commands: Commands,
+    arena: Single<Entity, With<ArenaRoot>>,
     mut rng: ResMut<ArenaRng>,
     assets: Res<AssetServer>,
     mut settings: ResMut<KeepsakeSettings>,
@@ -226,12 +247,20 @@ fn start_new_game(
             ChildOf(player),
         ))
         .id();
-    spawn_coins(&mut commands, &mut rng, &assets, 1);
+    spawn_coins(&mut commands, *arena, &mut rng, &assets, 1);
     spawn_enemy(&mut commands, &mut rng, 90.0, player);
     spawn_enemy(&mut commands, &mut rng, 120.0, lantern);
 }
 
-fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, assets: &AssetServer, level: u32) {
+/// The level's coins, under the arena's root (at the origin, so their transforms are the
+/// world's).
+fn spawn_coins(
+    commands: &mut Commands,
+    arena: Entity,
+    rng: &mut ArenaRng,
+    assets: &AssetServer,
+    level: u32,
+) {
     for n in 0..(4 + 2 * level) {
         let value = if n % 4 == 3 { 25 } else { 10 };
         let at = rng.point_in_arena();
@@ -240,6 +269,7 @@ fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, assets: &AssetServer
             Coin { value },
             coin_sprite(assets, value),
             Transform::from_xyz(at.x, at.y, 0.0),
+            ChildOf(arena),
         ));
     }
 }
@@ -405,6 +435,7 @@ fn enemy_hits(
 /// lantern.
 fn next_level(
     mut commands: Commands,
+    arena: Single<Entity, With<ArenaRoot>>,
     coins: Query<(), With<Coin>>,
     players: Query<Entity, With<Player>>,
     mut lanterns: Query<&mut Lantern>,
@@ -419,7 +450,7 @@ fn next_level(
         return;
     };
     level.0 += 1;
-    spawn_coins(&mut commands, &mut rng, &assets, level.0);
+    spawn_coins(&mut commands, *arena, &mut rng, &assets, level.0);
     spawn_enemy(
         &mut commands,
         &mut rng,

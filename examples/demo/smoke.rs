@@ -14,7 +14,9 @@
 //!
 //! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
 
-use crate::game::{ArenaRng, ArenaSystems, Coin, Enemy, Inventory, Lantern, Level, Player, Score};
+use crate::game::{
+    ArenaRng, ArenaRoot, ArenaSystems, Coin, Enemy, Inventory, Lantern, Level, Player, Score,
+};
 use bevy::diagnostic::FrameCount;
 use bevy::input::ButtonState;
 use bevy::input::keyboard::{Key, KeyboardInput, NativeKey};
@@ -159,6 +161,11 @@ fn digest(world: &mut World) -> Digest {
             _ => continue,
         };
         labels.insert(entity, label);
+    }
+    // Level entities are not saved: named by their key, which a load finds them by again.
+    let mut keyed = world.query::<(Entity, &SaveKey)>();
+    for (entity, key) in keyed.iter(world) {
+        labels.insert(entity, format!("level {key}"));
     }
     let name = |entity: Entity| {
         labels
@@ -354,8 +361,9 @@ const STEPS: &[(&str, Step)] = &[
                 differences(&saved, &loaded)
             ));
         }
+        let coins = coins_under_the_arena(world)?;
         info!(
-            "smoke: the quickload matches the quicksave ({} lines)",
+            "smoke: the quickload matches the quicksave ({} lines; {coins} coins under the unsaved arena root)",
             saved.len()
         );
         Ok(true)
@@ -548,6 +556,28 @@ const STEPS: &[(&str, Step)] = &[
         },
     ),
 ];
+
+/// Checks that every coin is a child of the live arena root (an unsaved level entity the
+/// save references by its `SaveKey`), and returns how many there are.
+fn coins_under_the_arena(world: &mut World) -> Result<usize, String> {
+    let mut roots = world.query_filtered::<Entity, With<ArenaRoot>>();
+    let root = roots
+        .single(world)
+        .map_err(|e| format!("no single arena root: {e}"))?;
+    let mut coins = world.query_filtered::<Option<&ChildOf>, With<Coin>>();
+    let parents: Vec<Option<Entity>> = coins
+        .iter(world)
+        .map(|child_of| child_of.map(ChildOf::parent))
+        .collect();
+    let under = parents.iter().filter(|p| **p == Some(root)).count();
+    match (parents.len(), under) {
+        (0, _) => Err("no coins to check".into()),
+        (all, under) if under == all => Ok(all),
+        (all, under) => Err(format!(
+            "only {under} of {all} coins are under the arena root after the load"
+        )),
+    }
+}
 
 fn walk(world: &mut World, frames: u32, keys: &[KeyCode], hold: u32) -> Result<bool, String> {
     for &key in keys {

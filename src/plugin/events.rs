@@ -9,7 +9,7 @@ use crate::format::SaveMeta;
 use crate::slot::SlotId;
 #[cfg(doc)]
 use crate::snapshot::RuntimeAssetHandles;
-use crate::snapshot::{DroppedField, RefusedAssetPath};
+use crate::snapshot::{DroppedField, DroppedReference, RefusedAssetPath};
 use crate::store::GenerationFailure;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -143,6 +143,12 @@ pub struct LoadCompleted {
     /// written): read and dropped, by type and field.
     #[reflect(ignore)]
     pub dropped_fields: Arc<Vec<DroppedField>>,
+    /// References from saved entities to keyed level entities
+    /// ([`SaveKey`](crate::snapshot::SaveKey)) that found no live entity with their key, by
+    /// type, field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out,
+    /// so that entity loads as a root). Empty when every key was found.
+    #[reflect(ignore)]
+    pub dropped_references: Arc<Vec<DroppedReference>>,
 }
 
 /// A load failed; the world is untouched.

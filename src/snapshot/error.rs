@@ -153,9 +153,53 @@ pub enum SnapshotError {
         component: &'static str,
     },
 
+    /// Two entities of the world have one save key, so a load could not tell which of them a
+    /// saved reference meant.
+    #[error(
+        "entities {first} and {second} both have the save key {key:?}; keys must be unique in \
+         a world. To fix it, give one of them another `SaveKey`{}",
+        names_hint(first, second)
+    )]
+    DuplicateSaveKey {
+        /// The key.
+        key: String,
+        /// One entity with it.
+        first: NamedEntity,
+        /// Another.
+        second: NamedEntity,
+    },
+
     /// The world lacks the resources the snapshot layer needs.
     #[error(
         "{0} is missing from the world; add `KeepsakePlugin` (or register a saveable type) first"
     )]
     NotSetUp(&'static str),
+}
+
+/// An entity in a message: its id, and its [`Name`](bevy::prelude::Name) when it has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedEntity {
+    /// The entity.
+    pub entity: bevy::prelude::Entity,
+    /// Its name, if it has a `Name`.
+    pub name: Option<String>,
+}
+
+impl std::fmt::Display for NamedEntity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "{} ({name:?})", self.entity),
+            None => write!(f, "{}", self.entity),
+        }
+    }
+}
+
+/// The other fix for a duplicate key met among names (`use_names_as_save_keys`).
+fn names_hint(first: &NamedEntity, second: &NamedEntity) -> &'static str {
+    match (&first.name, &second.name) {
+        (Some(a), Some(b)) if a == b => {
+            " or another `Name` (with `use_names_as_save_keys`, names are keys)"
+        }
+        _ => "",
+    }
 }

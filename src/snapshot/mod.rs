@@ -109,17 +109,19 @@ mod register;
 pub mod schema;
 mod value;
 
-pub use blob::{BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredRow, inspect, state_hash};
+pub use blob::{
+    BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredKey, StoredRow, inspect, state_hash,
+};
 pub use capture::{
     CHUNK_ROWS, CaptureCache, CaptureStats, PendingSnapshot, Snapshot, capture,
     capture_incremental, capture_without_plans, planned_type_paths,
 };
-pub use error::SnapshotError;
+pub use error::{NamedEntity, SnapshotError};
 pub use load::{
-    ApplyReport, DecodedSnapshot, DroppedField, LoadMode, SkippedType, apply, decode,
-    decode_with_assets, decode_without_plans, dump, dump_with_assets,
+    ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, KeyMiss, LoadMode, SkippedType,
+    apply, decode, decode_with_assets, decode_without_plans, dump, dump_with_assets,
 };
 pub(crate) use register::ensure_registry;
-pub use register::{SaveFilter, SaveRegistry, Saveable, SaveableAppExt};
+pub use register::{EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt};
 pub use value::assets;
 pub use value::assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};

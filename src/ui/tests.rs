@@ -711,6 +711,7 @@ fn loads_from_a_backup_say_so() {
         entity_map: Arc::default(),
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
+        dropped_references: Arc::default(),
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,

@@ -26,6 +26,7 @@ mod snapshot_game_world;
 mod snapshot_hostile;
 mod snapshot_incremental;
 mod snapshot_layouts;
+mod snapshot_level_keys;
 mod snapshot_migration_chain;
 mod snapshot_one_parser;
 mod snapshot_real_world;

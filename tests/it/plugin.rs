@@ -111,6 +111,72 @@ fn press(app: &mut App, key: KeyCode) {
     keys.clear();
 }
 
+/// The level's root, spawned by the game and never saved, and a saved child under it.
+fn spawn_level_with_saved_child(app: &mut App) -> Entity {
+    let world = app.world_mut();
+    let root = world
+        .spawn((SaveKey::new("level/docks"), Transform::default()))
+        .id();
+    world.spawn((Saveable, Health(5), ChildOf(root)));
+    root
+}
+
+fn parent_of_health(app: &mut App) -> Option<Entity> {
+    let world = app.world_mut();
+    let mut query = world.query::<(&Health, Option<&ChildOf>)>();
+    let (_, child_of) = query.single(world).unwrap();
+    child_of.map(ChildOf::parent)
+}
+
+#[test]
+fn a_saved_child_of_an_unsaved_level_root_stays_under_it_through_f5_and_f9() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()));
+    let root = spawn_level_with_saved_child(&mut app);
+    press(&mut app, KeyCode::F5);
+    run_until_results(&mut app, 1);
+
+    set_healths(&mut app, 0);
+    press(&mut app, KeyCode::F9);
+    let results = run_until_results(&mut app, 2);
+    let Outcome::Loaded(loaded) = &results[1] else {
+        panic!("{results:?}")
+    };
+    assert_eq!(*loaded.dropped_references, []);
+    assert_eq!(healths(&mut app), [5]);
+    assert_eq!(parent_of_health(&mut app), Some(root));
+    assert_eq!(app.world().get::<Children>(root).map(|c| c.len()), Some(1));
+
+    // The next session spawns the level again (other entity ids) and quickloads.
+    let mut next = app_with(plugin(dir.path()));
+    next.world_mut()
+        .spawn_batch((0..40).map(|_| Name::new("rock")));
+    let new_root = next
+        .world_mut()
+        .spawn((SaveKey::new("level/docks"), Transform::default()))
+        .id();
+    assert_ne!(new_root, root);
+    press(&mut next, KeyCode::F9);
+    let results = run_until_results(&mut next, 1);
+    assert!(matches!(&results[0], Outcome::Loaded(l) if l.dropped_references.is_empty()));
+    assert_eq!(parent_of_health(&mut next), Some(new_root));
+
+    // A session whose level lacks the root: the load says which reference it dropped.
+    let mut bare = app_with(plugin(dir.path()));
+    press(&mut bare, KeyCode::F9);
+    let results = run_until_results(&mut bare, 1);
+    let Outcome::Loaded(loaded) = &results[0] else {
+        panic!("{results:?}")
+    };
+    let keys: Vec<&str> = loaded
+        .dropped_references
+        .iter()
+        .map(|d| d.key.as_str())
+        .collect();
+    assert_eq!(keys, ["level/docks"]);
+    assert_eq!(parent_of_health(&mut bare), None);
+}
+
 #[test]
 fn save_then_load_round_trips_through_the_plugin() {
     let dir = tempfile::tempdir().unwrap();

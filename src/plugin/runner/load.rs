@@ -113,6 +113,7 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
             entity_map: Arc::new(applied.entity_map),
             refused_asset_paths,
             dropped_fields: Arc::new(applied.dropped_fields),
+            dropped_references: Arc::new(applied.dropped_references),
         },
     );
 }

@@ -1,10 +1,11 @@
 //! The one reader of the blob layout. [`inspect`](super::inspect()), `decode` and `dump` all
 //! read a blob through a [`BlobCursor`], which checks the structure a load relies on as it
-//! goes: the layout version, the entity table (valid ids, none twice), each column's header
-//! (a kind the layout defines, one value for a resource, no type twice), each row's entity
-//! index (inside the entity table, one value per entity and column), and no bytes after the
-//! last column. A bad byte therefore gets the same error whoever reads it.
+//! goes: the layout version, the entity and key tables (valid ids, none twice; see
+//! `entities`), each column's header (a kind the layout defines, one value for a resource, no
+//! type twice), each row's entity index (inside the entity table, one value per entity and
+//! column), and no bytes after the last column. A bad byte therefore gets the same error whoever reads it.
 
+use super::entities::EntityTable;
 use super::layout::{BLOB_VERSION, ColumnKind, LAYOUTS_SINCE};
 use super::reader::BlobReader;
 use crate::snapshot::error::SnapshotError;
@@ -58,24 +59,25 @@ pub(crate) struct BlobCursor<'a> {
 }
 
 impl<'a> BlobCursor<'a> {
-    /// Reads the layout version and the entity table: the cursor, and the saving world's
-    /// entity ids (`Entity::to_bits`) in entity-index order.
-    pub(crate) fn open(blob: &'a [u8]) -> Result<(Self, Vec<u64>), SnapshotError> {
+    /// Reads the layout version, the entity table and the key table: the cursor, and the
+    /// saving world's entity ids (`Entity::to_bits`) in entity-index order with the keyed
+    /// unsaved entities.
+    pub(crate) fn open(blob: &'a [u8]) -> Result<(Self, EntityTable<'a>), SnapshotError> {
         let mut reader = BlobReader::new(blob);
         let layout_version = read_layout_version(&mut reader)?;
-        let entity_ids = read_entity_ids(&mut reader)?;
+        let table = EntityTable::read(&mut reader, layout_version)?;
         let columns_left = reader.u32_count("column count")?;
         let cursor = BlobCursor {
             reader,
             layout_version,
-            entity_count: entity_ids.len() as u32,
+            entity_count: table.ids.len() as u32,
             columns_left,
             column_number: 0,
             column: None,
             type_paths: HashSet::with_capacity(columns_left),
-            last_column_of: vec![u32::MAX; entity_ids.len()],
+            last_column_of: vec![u32::MAX; table.ids.len()],
         };
-        Ok((cursor, entity_ids))
+        Ok((cursor, table))
     }
 
     pub(crate) fn layout_version(&self) -> u8 {
@@ -254,67 +256,6 @@ fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError>
         return Err(malformed(0, "layout version 0 does not exist"));
     }
     Ok(version)
-}
-
-/// The entity table: ids as deltas, each a valid Bevy entity id and listed once.
-fn read_entity_ids(reader: &mut BlobReader<'_>) -> Result<Vec<u64>, SnapshotError> {
-    let table = reader.clone();
-    let count = reader.count("entity count")?;
-    if count > u32::MAX as usize {
-        return Err(malformed(reader.offset(), "more than 2^32 entities"));
-    }
-    let mut ids = Vec::with_capacity(count);
-    let mut bits = 0;
-    for _ in 0..count {
-        let offset = reader.offset();
-        bits = reader.delta(bits, "entity id")?;
-        if !is_entity_id(bits) {
-            return Err(malformed(
-                offset,
-                format!("{bits:#x} is not a valid entity id"),
-            ));
-        }
-        ids.push(bits);
-    }
-    match first_repeat(&ids) {
-        None => Ok(ids),
-        Some(position) => Err(repeated_id(table, &ids, position)),
-    }
-}
-
-/// The position of the first id that repeats an earlier one. Sorting a copy finds whether there
-/// is one without hashing ids the file chooses (a hash set of them cost a fast hash that a
-/// forged file could flood, or a slow one that took a few percent of a load).
-fn first_repeat(ids: &[u64]) -> Option<usize> {
-    let mut sorted = ids.to_vec();
-    sorted.sort_unstable();
-    sorted.windows(2).find(|pair| pair[0] == pair[1])?;
-    let mut seen = HashSet::with_capacity(ids.len());
-    ids.iter().position(|&id| !seen.insert(id))
-}
-
-/// The error for the id at `position`, which repeats an earlier one, at its byte offset
-/// (found by reading the table again from its start: only on this error's path).
-fn repeated_id(mut table: BlobReader<'_>, ids: &[u64], position: usize) -> SnapshotError {
-    let mut offset = table.offset();
-    if table.count("entity count").is_ok() {
-        for _ in 0..=position {
-            offset = table.offset();
-            if table.varint("entity id").is_err() {
-                break;
-            }
-        }
-    }
-    malformed(
-        offset,
-        format!("entity id {:#x} is listed twice", ids[position]),
-    )
-}
-
-/// Bevy's rule (`Entity::try_from_bits`): the low 32 bits hold the index as a `NonMaxU32`
-/// stores it (the index XOR `u32::MAX`), which is never zero.
-fn is_entity_id(bits: u64) -> bool {
-    bits as u32 != 0
 }
 
 fn malformed(offset: usize, reason: impl Into<String>) -> SnapshotError {

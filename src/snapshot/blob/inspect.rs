@@ -11,6 +11,7 @@
 //! the blob, and every count is checked against the bytes left before anything is allocated.
 
 use super::cursor::{BlobCursor, StoredRow};
+use super::entities::StoredKey;
 use super::layout::ColumnKind;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::schema::{TypeLayout, codec};
@@ -40,6 +41,9 @@ pub struct BlobTable<'a> {
     pub layout_version: u8,
     /// The saving world's entity ids (`Entity::to_bits`), in entity-index order.
     pub entity_ids: Vec<u64>,
+    /// The unsaved entities saved values may reference, by key (empty before layout
+    /// version 3).
+    pub keys: Vec<StoredKey<'a>>,
     /// The columns, in stored order.
     pub columns: Vec<StoredColumn<'a>>,
 }
@@ -75,7 +79,7 @@ impl BlobTable<'_> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
-    let (mut cursor, entity_ids) = BlobCursor::open(blob)?;
+    let (mut cursor, entities) = BlobCursor::open(blob)?;
     let mut columns = Vec::new();
     while let Some(header) = cursor.next_column()? {
         let mut rows = Vec::with_capacity(header.rows);
@@ -93,7 +97,8 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
     }
     Ok(BlobTable {
         layout_version: cursor.layout_version(),
-        entity_ids,
+        entity_ids: entities.ids,
+        keys: entities.keys,
         columns,
     })
 }
@@ -127,13 +132,25 @@ mod tests {
         }
     }
 
-    /// A blob by hand: two entities, one component column, one resource column.
+    /// A blob by hand: two entities, one keyed unsaved entity, one component column, one
+    /// resource column.
     fn sample() -> Vec<u8> {
+        sample_with_keys(&[(40, "level/door")])
+    }
+
+    fn sample_with_keys(keys: &[(u64, &str)]) -> Vec<u8> {
         let mut w = W::default();
         w.byte(BLOB_VERSION);
         w.varint(2);
         w.delta(0, 10);
         w.delta(10, 11);
+        w.varint(keys.len() as u64);
+        let mut previous = 0;
+        for &(id, key) in keys {
+            w.delta(previous, id);
+            w.bytes_with_len(key.as_bytes());
+            previous = id;
+        }
         w.bytes.extend_from_slice(&2u32.to_le_bytes());
         w.bytes_with_len(b"game::Health");
         w.varint(3);
@@ -158,6 +175,11 @@ mod tests {
         let blob = sample();
         let table = inspect(&blob).unwrap();
         assert_eq!(table.entity_ids, vec![10, 11]);
+        let door = StoredKey {
+            entity_id: 40,
+            key: "level/door",
+        };
+        assert_eq!(table.keys, vec![door]);
         assert_eq!(table.columns.len(), 2);
         let health = &table.columns[0];
         assert_eq!(
@@ -182,8 +204,9 @@ mod tests {
         assert_eq!(score.kind, ColumnKind::Resource);
         assert_eq!(score.rows[0].value, &[9, 9, 9]);
         let column_bytes: usize = table.columns.iter().map(|c| c.bytes).sum();
-        // layout byte, entity count and two one-byte deltas, the u32 column count.
-        assert_eq!(column_bytes, blob.len() - (1 + 1 + 2 + 4));
+        // layout byte, entity count and two one-byte deltas, the key count, the key's id and
+        // length bytes and its 10 bytes, the u32 column count.
+        assert_eq!(column_bytes, blob.len() - (1 + 1 + 2 + 1 + 2 + 10 + 4));
     }
 
     #[test]
@@ -221,5 +244,23 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_bad_key_table_is_refused_naming_the_problem() {
+        let cases: [(&[(u64, &str)], &str); 4] = [
+            (&[(40, "a"), (30, "b")], "out of order"),
+            (&[(40, "a"), (41, "a")], "listed twice"),
+            (&[(11, "a")], "also a saved entity"),
+            (&[(1 << 32, "a")], "not a valid entity id"),
+        ];
+        for (keys, expected) in cases {
+            let error = inspect(&sample_with_keys(keys)).unwrap_err();
+            assert!(
+                matches!(&error, SnapshotError::Malformed { reason, .. } if reason.contains(expected)),
+                "{keys:?}: {error}"
+            );
+        }
+        assert!(inspect(&sample_with_keys(&[(30, "a"), (40, "b")])).is_ok());
     }
 }

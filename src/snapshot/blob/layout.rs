@@ -1,10 +1,13 @@
 //! The layout's constants: its version, the column kinds, the blob's hash.
 
 /// The snapshot layout version written by this build.
-pub const BLOB_VERSION: u8 = 2;
+pub const BLOB_VERSION: u8 = 3;
 
 /// The first layout version whose columns carry their type's layout.
 pub(crate) const LAYOUTS_SINCE: u8 = 2;
+
+/// The first layout version with the key table (references to unsaved keyed entities).
+pub(crate) const KEYS_SINCE: u8 = 3;
 
 /// Whether a type is saved per entity (a component) or once (a resource): the kind of every
 /// registered type, and the column kind byte of the layout, which is the discriminant.

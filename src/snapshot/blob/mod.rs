@@ -5,7 +5,7 @@
 //! Readers check every length against the bytes that remain before using it, so a hostile blob
 //! cannot make them allocate more than its own size.
 //!
-//! # Layout (version 2)
+//! # Layout (version 3)
 //!
 //! Integers are LEB128 varints (the encoding postcard uses); values are postcard. A *delta* is
 //! the difference to the previous item of its list (the first item's to 0), wrapping, as a
@@ -13,9 +13,11 @@
 //!
 //! | field | encoding |
 //! |-------|----------|
-//! | layout version | `u8`, currently `2` (`1` lacks the columns' type layouts) |
+//! | layout version | `u8`, currently `3` (`2` lacks the key table, `1` also the columns' type layouts) |
 //! | entity count `N` | varint |
 //! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
+//! | key count `K` | varint (since version 3) |
+//! | keyed entities | `K` × (id as a delta, ascending + key as varint length + UTF-8): the unsaved entities with a `SaveKey` (or keyed by `Name`), none of them in the entity table, each key once |
 //! | column count `C` | `u32` little-endian |
 //! | `C` columns | see below; the blob ends after the last one |
 //!
@@ -31,13 +33,15 @@
 //! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
 //!
 //! Entity references inside values are the saving world's ids; a load maps them through the
-//! entity table to the entities it spawns. The whole blob is hashed with XXH3-64 into
+//! entity table to the entities it spawns, and through the key table to the live entities
+//! with the same keys (a level's door, a scene root). The whole blob is hashed with XXH3-64 into
 //! `WorldState::state_hash`, which [`decode`](crate::snapshot::decode) verifies first.
 //!
 //! [`inspect()`] reads this table without the game's types (as the `keepsake` command line does);
 //! [`dump`](crate::snapshot::dump) writes every value as RON text through the registered types.
 
 mod cursor;
+mod entities;
 mod inspect;
 mod layout;
 mod reader;
@@ -46,6 +50,7 @@ mod writer;
 
 pub use cursor::StoredRow;
 pub(crate) use cursor::{BlobCursor, ColumnHeader};
+pub use entities::StoredKey;
 pub use inspect::{BlobTable, StoredColumn, inspect};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
 pub(crate) use reader::BlobReader;

@@ -1,6 +1,7 @@
-//! Writing a blob: the entity table, then each column's header and rows, with the counts the
+//! Writing a blob: the entity and key tables, then each column's header and rows, with the counts the
 //! layout puts in front of what they count filled in afterwards.
 
+use super::entities::StoredKey;
 use super::layout::{BLOB_VERSION, ColumnKind};
 use super::wire::{put_delta, put_varint};
 
@@ -22,9 +23,13 @@ pub(crate) struct OpenColumn {
 }
 
 impl BlobWriter {
-    /// Starts a blob with its layout version and the entity table (`ids` in entity-index
-    /// order), reserving `capacity` bytes in all.
-    pub(crate) fn new(ids: impl ExactSizeIterator<Item = u64>, capacity: usize) -> Self {
+    /// Starts a blob with its layout version, the entity table (`ids` in entity-index order)
+    /// and the key table (`keys` by ascending id), reserving `capacity` bytes in all.
+    pub(crate) fn new(
+        ids: impl ExactSizeIterator<Item = u64>,
+        keys: &[StoredKey<'_>],
+        capacity: usize,
+    ) -> Self {
         let mut bytes = Vec::with_capacity(capacity);
         bytes.push(BLOB_VERSION);
         put_varint(&mut bytes, ids.len() as u64);
@@ -32,6 +37,14 @@ impl BlobWriter {
         for id in ids {
             put_delta(&mut bytes, previous, id);
             previous = id;
+        }
+        put_varint(&mut bytes, keys.len() as u64);
+        let mut previous = 0;
+        for key in keys {
+            put_delta(&mut bytes, previous, key.entity_id);
+            put_varint(&mut bytes, key.key.len() as u64);
+            bytes.extend_from_slice(key.key.as_bytes());
+            previous = key.entity_id;
         }
         let column_count_at = bytes.len();
         bytes.extend_from_slice(&[0; 4]);

@@ -4,6 +4,7 @@
 use super::chunk::{ColumnCache, TableRows};
 use super::column::{CaptureStats, Changes, ColumnRefresh, SavedTables};
 use super::hierarchy::Hierarchy;
+use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
 use super::world::{log_unregistered, registries};
 use crate::snapshot::error::SnapshotError;
@@ -149,6 +150,7 @@ impl CaptureCache {
         let policy = world.get_resource::<RuntimeAssetHandles>().copied();
         let assets = CaptureAssets::new(policy.unwrap_or_default());
         let saved = SavedTables::new(world, &archetypes);
+        let keys = KeyTable::collect(world, registry, &saved)?;
         let changes = Changes {
             since: (!self.stats.started_over).then_some(self.since),
             this_run,
@@ -176,6 +178,7 @@ impl CaptureCache {
         Ok(PendingSnapshot {
             matched,
             hierarchy,
+            keys,
             columns,
             handles_left_out: assets.into_left_out(),
         })

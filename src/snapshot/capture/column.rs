@@ -85,6 +85,14 @@ impl SavedTables {
             .unwrap_or(TableSaved::None)
     }
 
+    /// Whether the archetype's entities are saved.
+    pub(super) fn archetype(&self, archetype: ArchetypeId) -> bool {
+        self.archetypes
+            .get(archetype.index())
+            .copied()
+            .unwrap_or(false)
+    }
+
     pub(super) fn entity(&self, world: &World, entity: Entity) -> bool {
         world
             .entities()

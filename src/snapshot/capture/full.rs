@@ -1,9 +1,10 @@
-//! A full capture: the entity table ordered first, then every registered type's walk writing
+//! A full capture: the entity and key tables first, then every registered type's walk writing
 //! straight into the blob through a [`DirectColumn`] (no chunks kept).
 
 use super::column::SavedTables;
 use super::direct::DirectColumn;
 use super::hierarchy::{DenseIndex, Hierarchy};
+use super::keys::KeyTable;
 use super::pending::Snapshot;
 use super::world::{log_unregistered, registries};
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
@@ -52,10 +53,11 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
     let entities = Hierarchy::collect(world, &archetypes).order(matched);
     let index = DenseIndex::new(&entities);
     let saved = SavedTables::new(world, &archetypes);
+    let keys = KeyTable::collect(world, registry, &saved)?;
     let policy = world.get_resource::<RuntimeAssetHandles>().copied();
     let assets = CaptureAssets::new(policy.unwrap_or_default());
     let ids = entities.iter().map(|entity| entity.to_bits());
-    let mut blob = BlobWriter::new(ids, registry.size_hint());
+    let mut blob = BlobWriter::new(ids, &keys.stored(), registry.size_hint());
     let (mut components, mut resources) = (0, 0);
     for entry in registry.entries() {
         let writer = writer_fn(&types, &entry.ops, &assets);

@@ -15,6 +15,7 @@
 //! | `direct.rs` | one type's column during a full capture: each value straight into the blob |
 //! | `chunk.rs` | a chunk of encoded rows |
 //! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
+//! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
 //! | `full.rs` | [`capture`]: the entity table first, then the direct columns |
 //! | `world.rs` | what every capture reads from the world first |
@@ -58,6 +59,7 @@ mod column;
 mod direct;
 mod full;
 mod hierarchy;
+mod keys;
 mod pending;
 mod world;
 

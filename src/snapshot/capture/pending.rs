@@ -3,6 +3,7 @@
 
 use super::chunk::Chunk;
 use super::hierarchy::{DenseIndex, Hierarchy};
+use super::keys::KeyTable;
 use crate::snapshot::blob::{BlobWriter, ColumnKind, OpenColumn, state_hash};
 use crate::snapshot::register::SaveableEntry;
 use crate::snapshot::value::assets::LeftOutHandle;
@@ -32,6 +33,7 @@ pub struct Snapshot {
 pub struct PendingSnapshot {
     pub(super) matched: Vec<Entity>,
     pub(super) hierarchy: Hierarchy,
+    pub(super) keys: KeyTable,
     pub(super) columns: Vec<(ColumnId, Vec<Arc<Chunk>>)>,
     pub(super) handles_left_out: Vec<LeftOutHandle>,
 }
@@ -59,7 +61,8 @@ impl PendingSnapshot {
             .map(|chunk| chunk.values.len() + chunk.rows() * 2)
             .sum();
         let capacity = values + entities.len() * 4 + 1024;
-        let mut blob = BlobWriter::new(entities.iter().map(|entity| entity.to_bits()), capacity);
+        let ids = entities.iter().map(|entity| entity.to_bits());
+        let mut blob = BlobWriter::new(ids, &self.keys.stored(), capacity);
         let (mut components, mut resources) = (0, 0);
         for (column, chunks) in &self.columns {
             let mut open = blob.open_column(

@@ -6,7 +6,9 @@
 
 use super::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
 use super::dynamic_bundle::DynamicBundle;
-use super::entity_mapping::{EntityFieldMappers, SavedEntityMapper};
+use super::entity_mapping::{
+    DroppedReference, EntityFieldMappers, ResolvedKeys, SavedEntityMapper,
+};
 use crate::snapshot::register::SaveFilter;
 use crate::snapshot::register::SaveableEntry;
 use bevy::ecs::component::ComponentId;
@@ -33,8 +35,12 @@ pub struct ApplyReport {
     pub entity_map: EntityHashMap<Entity>,
     /// Entities despawned first ([`LoadMode::Replace`]).
     pub despawned: usize,
-    /// References to entities that were not saved, now pointing at `Entity::PLACEHOLDER`.
+    /// References to entities that were neither saved nor keyed (see
+    /// [`SaveKey`](crate::snapshot::SaveKey)), now pointing at `Entity::PLACEHOLDER`.
     pub unmapped_references: usize,
+    /// References to keyed unsaved entities that no single live entity answers to, by type,
+    /// field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out).
+    pub dropped_references: Vec<DroppedReference>,
     /// Relationship components (such as `ChildOf`) left out because their target was not
     /// saved: the entity is loaded without that relationship (a child becomes a root).
     pub dropped_relationships: usize,
@@ -47,8 +53,11 @@ pub struct ApplyReport {
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
 ///
 /// Entity references inside values (`Entity` fields of components that map entities, and
-/// `ChildOf`) are remapped to the new entities. A reference to an entity that was not saved
-/// becomes `Entity::PLACEHOLDER`, counted in [`ApplyReport::unmapped_references`] and logged as
+/// `ChildOf`) are remapped to the new entities, and references to keyed unsaved entities (see
+/// [`SaveKey`](crate::snapshot::SaveKey)) to the live entities with the same keys; a key no
+/// single live entity has is listed in [`ApplyReport::dropped_references`] and warned about
+/// once. A reference to an entity that was neither saved nor keyed becomes
+/// `Entity::PLACEHOLDER`, counted in [`ApplyReport::unmapped_references`] and logged as
 /// a warning; a relationship such as `ChildOf` whose target was not saved is left out instead
 /// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
 /// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
@@ -56,6 +65,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
     let DecodedSnapshot {
         registry,
         saved_ids,
+        keys,
         components,
         resources,
         skipped,
@@ -67,18 +77,23 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         LoadMode::Replace => despawn_saved_entities(world, registry.filter()),
         LoadMode::Merge => 0,
     };
+    // Keys are looked up before the spawn: a reference into the level means the level's
+    // entity, never one this load brings.
+    let keys = ResolvedKeys::resolve(world, registry.entity_keys(), keys);
     let spawned = spawn_empty_entities(world, saved_ids.len());
-    let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned);
+    let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned, keys);
     let types = WorldTypes::new(world, registry.entries());
     let dropped_relationships = insert_components(world, &types, &spawned, components, &mut mapper);
     warn_dropped_relationships(dropped_relationships);
     insert_resources(world, &types, resources, &mut mapper);
     warn_unmapped_references(mapper.unmapped);
+    warn_dropped_references(&mapper.dropped);
 
     ApplyReport {
         entity_map: mapper.map,
         despawned,
         unmapped_references: mapper.unmapped,
+        dropped_references: mapper.dropped,
         dropped_relationships,
         skipped_types: skipped,
         dropped_fields,
@@ -175,6 +190,19 @@ fn warn_dropped_relationships(dropped: usize) {
             "keepsake: {dropped} relationship(s) (such as ChildOf) pointed at entities that were not saved and were left out"
         );
     }
+}
+
+/// One warning for the whole load, listing every dropped keyed reference.
+fn warn_dropped_references(dropped: &[DroppedReference]) {
+    if dropped.is_empty() {
+        return;
+    }
+    let list: Vec<String> = dropped.iter().map(ToString::to_string).collect();
+    warn!(
+        "keepsake: {} reference(s) into the level found no entity and now point at Entity::PLACEHOLDER: {}",
+        dropped.len(),
+        list.join("; ")
+    );
 }
 
 fn warn_unmapped_references(unmapped: usize) {

@@ -3,7 +3,7 @@
 //! column's rows decoded as the registered type.
 
 use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
-use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, state_hash};
+use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, StoredKey, state_hash};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::ValueReader;
@@ -49,6 +49,8 @@ pub struct DroppedField {
 pub struct DecodedSnapshot {
     pub(super) registry: SaveRegistry,
     pub(super) saved_ids: Vec<Entity>,
+    /// The unsaved entities saved values may reference, by their saving-world id and key.
+    pub(super) keys: Vec<(Entity, String)>,
     /// The component columns, each sorted by entity index.
     pub(super) components: Vec<DecodedColumn>,
     pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
@@ -146,8 +148,9 @@ fn decode_with(
     reader_fn: ReaderFn,
 ) -> Result<DecodedSnapshot, SnapshotError> {
     verify_hash(blob, expected_hash)?;
-    let (mut cursor, ids) = BlobCursor::open(blob)?;
-    let saved_ids = entities_of(ids, &cursor)?;
+    let (mut cursor, table) = BlobCursor::open(blob)?;
+    let saved_ids = entities_of(table.ids, &cursor)?;
+    let keys = keys_of(&table.keys, &cursor)?;
     let loader = HandleLoader::new(assets);
     let mut columns = ColumnsDecoder::new(registry, types, &loader, reader_fn);
     while let Some(header) = cursor.next_column()? {
@@ -155,6 +158,7 @@ fn decode_with(
     }
     let decoded = columns.finish(saved_ids);
     Ok(DecodedSnapshot {
+        keys,
         refused_asset_paths: loader.into_refused(),
         ..decoded
     })
@@ -182,6 +186,17 @@ fn entities_of(ids: Vec<u64>, cursor: &BlobCursor<'_>) -> Result<Vec<Entity>, Sn
             })
         })
         .collect()
+}
+
+/// The keyed unsaved entities, as entities with their keys; the cursor has checked every id.
+fn keys_of(
+    keys: &[StoredKey<'_>],
+    cursor: &BlobCursor<'_>,
+) -> Result<Vec<(Entity, String)>, SnapshotError> {
+    let ids: Vec<u64> = keys.iter().map(|key| key.entity_id).collect();
+    let entities = entities_of(ids, cursor)?;
+    let keys = keys.iter().map(|key| key.key.to_owned());
+    Ok(entities.into_iter().zip(keys).collect())
 }
 
 /// Decodes the columns one after another, collecting their values and checking each against
@@ -294,6 +309,7 @@ impl<'r> ColumnsDecoder<'r> {
             registry: self.registry.clone(),
             components: self.components,
             saved_ids,
+            keys: Vec::new(),
             resources: self.resources,
             skipped: self.skipped,
             dropped_fields: self.dropped_fields,

@@ -16,7 +16,7 @@
 //! table.
 
 use super::column::{ColumnDecoder, WITH_PLANS, registered, value_error};
-use crate::snapshot::blob::BlobCursor;
+use crate::snapshot::blob::{BlobCursor, StoredKey};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::assets::{CaptureAssets, HandleLoader, RuntimeAssetHandles};
@@ -65,10 +65,11 @@ pub fn dump_with_assets(
     types: &TypeRegistry,
     assets: Option<&AssetServer>,
 ) -> Result<String, SnapshotError> {
-    let (mut cursor, ids) = BlobCursor::open(blob)?;
+    let (mut cursor, table) = BlobCursor::open(blob)?;
     let mut document = Document {
         resources: Vec::new(),
-        entities: vec![Vec::new(); ids.len()],
+        entities: vec![Vec::new(); table.ids.len()],
+        keys: table.keys.clone(),
         unregistered: Vec::new(),
     };
     let loader = HandleLoader::new(assets);
@@ -95,6 +96,7 @@ pub fn dump_with_assets(
 struct Document<'a> {
     resources: Vec<(&'static str, String)>,
     entities: Vec<Vec<(&'static str, String)>>,
+    keys: Vec<StoredKey<'a>>,
     unregistered: Vec<(&'a str, usize)>,
 }
 
@@ -120,7 +122,16 @@ impl Document<'_> {
             write_values(&mut out, values, 3);
             out.push_str("        },\n");
         }
-        out.push_str("    },\n    unregistered: {\n");
+        out.push_str("    },\n");
+        if !self.keys.is_empty() {
+            // References into the level: the ids values hold, and the keys they load by.
+            out.push_str("    keys: {\n");
+            for key in &self.keys {
+                let _ = writeln!(out, "        {}: {},", key.entity_id, quoted(key.key));
+            }
+            out.push_str("    },\n");
+        }
+        out.push_str("    unregistered: {\n");
         for (type_path, count) in &self.unregistered {
             let _ = writeln!(out, "        {}: {count},", quoted(type_path));
         }

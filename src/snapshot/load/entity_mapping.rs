@@ -1,10 +1,51 @@
 //! Remapping the `Entity` fields of loaded values from the saving world's ids to the entities
-//! a load spawned: the id map itself, and how each registered type's fields are reached.
+//! a load spawned, or, for references to keyed unsaved entities, to the live entities with
+//! the same keys: the id map itself, and how each registered type's fields are reached.
 
-use crate::snapshot::register::SaveableEntry;
+use crate::snapshot::register::{EntityKeys, SaveableEntry};
+use crate::snapshot::value::reflect_walk::{Walk, may_hold, walk};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
+use std::any::TypeId;
+use std::collections::HashMap;
+
+/// A saved reference to an unsaved keyed entity that a load could not point at a live entity:
+/// the reference now holds `Entity::PLACEHOLDER` (a relationship such as `ChildOf` is left
+/// out).
+#[derive(Clone, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub struct DroppedReference {
+    /// The type whose value held the reference.
+    pub type_path: String,
+    /// The field, from the type: `my_game::Opens.door`, `bevy_ecs::hierarchy::ChildOf.0`.
+    pub field: String,
+    /// The key of the entity it referenced.
+    pub key: String,
+    /// Why no live entity was found.
+    pub reason: KeyMiss,
+}
+
+/// Why a saved key reference found no live entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub enum KeyMiss {
+    /// No live entity has the key (the level changed, or was not spawned before the load).
+    NoEntity,
+    /// Several live entities have the key, so none was chosen.
+    SeveralEntities,
+}
+
+impl std::fmt::Display for DroppedReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = match self.reason {
+            KeyMiss::NoEntity => "no live entity has that key",
+            KeyMiss::SeveralEntities => "several live entities have that key",
+        };
+        write!(f, "{} → key {:?}: {why}", self.field, self.key)
+    }
+}
 
 /// How each registered type's `Entity` fields are remapped: through `ReflectMapEntities` when
 /// the type registers it (`#[reflect(MapEntities)]`, the way for resources), otherwise through
@@ -12,33 +53,52 @@ use bevy::prelude::*;
 pub(super) struct EntityFieldMappers<'a> {
     entries: &'a [SaveableEntry],
     reflected: Vec<Option<ReflectMapEntities>>,
+    /// Whether the type's values can hold an `Entity` (only those are searched for a dropped
+    /// reference's field).
+    holds_entities: Vec<bool>,
 }
 
 impl<'a> EntityFieldMappers<'a> {
     pub(super) fn new(world: &World, entries: &'a [SaveableEntry]) -> Self {
-        let reflected = match world.get_resource::<AppTypeRegistry>() {
-            Some(types) => {
-                let types = types.read();
-                entries
-                    .iter()
-                    .map(|entry| {
-                        types
-                            .get_type_data::<ReflectMapEntities>(entry.ops.type_id)
-                            .cloned()
-                    })
-                    .collect()
-            }
-            None => vec![None; entries.len()],
+        let Some(types) = world.get_resource::<AppTypeRegistry>() else {
+            let none = vec![None; entries.len()];
+            let holds_entities = vec![true; entries.len()];
+            return EntityFieldMappers {
+                entries,
+                reflected: none,
+                holds_entities,
+            };
         };
-        EntityFieldMappers { entries, reflected }
+        let types = types.read();
+        let reflected = entries
+            .iter()
+            .map(|entry| {
+                let data = types.get_type_data::<ReflectMapEntities>(entry.ops.type_id);
+                data.cloned()
+            })
+            .collect();
+        let holds_entities = entries
+            .iter()
+            .map(|entry| holds_entities(&types, entry.ops.type_id))
+            .collect();
+        EntityFieldMappers {
+            entries,
+            reflected,
+            holds_entities,
+        }
     }
 
+    /// Remaps `value`'s entity references; records the ones to keys no live entity has.
     pub(super) fn map(
         &self,
         entry_index: usize,
         value: &mut dyn Reflect,
         mapper: &mut SavedEntityMapper,
     ) {
+        if !mapper.unresolved.is_empty() && self.holds_entities[entry_index] {
+            let type_path = self.entries[entry_index].ops.type_path;
+            mapper.note_unresolved(type_path, value.as_partial_reflect());
+        }
         match &self.reflected[entry_index] {
             Some(reflected) => reflected.map_entities(value.as_partial_reflect_mut(), mapper),
             None => (self.entries[entry_index].map_entities)(value, mapper),
@@ -46,24 +106,52 @@ impl<'a> EntityFieldMappers<'a> {
     }
 }
 
-/// Maps saved entity ids to the entities spawned for them.
+fn holds_entities(types: &TypeRegistry, type_id: TypeId) -> bool {
+    may_hold(types, type_id, &|id, _| id == TypeId::of::<Entity>())
+}
+
+/// Maps saved entity ids to the entities spawned for them, and keyed unsaved entities' ids to
+/// the live entities with their keys.
 pub(super) struct SavedEntityMapper {
     pub(super) map: EntityHashMap<Entity>,
-    /// How many references pointed at entities that were not saved.
+    /// How many references pointed at entities that were neither saved nor keyed.
     pub(super) unmapped: usize,
+    /// Keyed entities no single live entity answers to, by saved id.
+    unresolved: EntityHashMap<(String, KeyMiss)>,
+    /// The references to them met so far.
+    pub(super) dropped: Vec<DroppedReference>,
 }
 
 impl SavedEntityMapper {
-    /// Maps `saved_ids[i]` to `spawned[i]`.
-    pub(super) fn new(saved_ids: &[Entity], spawned: &[Entity]) -> Self {
+    /// Maps `saved_ids[i]` to `spawned[i]`, and each keyed id to the live entity `live` finds
+    /// for its key.
+    pub(super) fn new(saved_ids: &[Entity], spawned: &[Entity], keys: ResolvedKeys) -> Self {
+        let mut map = keys.found;
+        map.extend(saved_ids.iter().copied().zip(spawned.iter().copied()));
         SavedEntityMapper {
-            map: saved_ids
-                .iter()
-                .copied()
-                .zip(spawned.iter().copied())
-                .collect(),
+            map,
             unmapped: 0,
+            unresolved: keys.missing,
+            dropped: Vec::new(),
         }
+    }
+
+    /// Records the fields of `value` that reference unresolved keyed entities.
+    fn note_unresolved(&mut self, type_path: &str, value: &dyn PartialReflect) {
+        walk(type_path.to_owned(), value, &mut |path, part| {
+            let Some(entity) = part.try_downcast_ref::<Entity>() else {
+                return Walk::Into;
+            };
+            if let Some((key, reason)) = self.unresolved.get(entity) {
+                self.dropped.push(DroppedReference {
+                    type_path: type_path.to_owned(),
+                    field: path.to_owned(),
+                    key: key.clone(),
+                    reason: *reason,
+                });
+            }
+            Walk::Skip
+        });
     }
 }
 
@@ -72,13 +160,57 @@ impl EntityMapper for SavedEntityMapper {
         if source == Entity::PLACEHOLDER {
             return source;
         }
-        self.map.get(&source).copied().unwrap_or_else(|| {
+        if let Some(&mapped) = self.map.get(&source) {
+            return mapped;
+        }
+        // References to unresolved keys are listed by field (`note_unresolved`), not counted.
+        if !self.unresolved.contains_key(&source) {
             self.unmapped += 1;
-            Entity::PLACEHOLDER
-        })
+        }
+        Entity::PLACEHOLDER
     }
 
     fn set_mapped(&mut self, source: Entity, target: Entity) {
         self.map.insert(source, target);
+    }
+}
+
+/// The key table resolved against the live world.
+#[derive(Default)]
+pub(super) struct ResolvedKeys {
+    /// Saved id → the one live entity with its key.
+    found: EntityHashMap<Entity>,
+    /// Saved id → its key and why no entity answers to it.
+    missing: EntityHashMap<(String, KeyMiss)>,
+}
+
+impl ResolvedKeys {
+    /// Finds, for each stored key, the one live entity of `world` that has it.
+    pub(super) fn resolve(world: &World, source: EntityKeys, keys: Vec<(Entity, String)>) -> Self {
+        let mut resolved = ResolvedKeys::default();
+        if keys.is_empty() {
+            return resolved;
+        }
+        let mut live: HashMap<&str, Result<Entity, KeyMiss>> = HashMap::new();
+        for keyed in source.collect(world, |_| true) {
+            live.entry(keyed.key)
+                .and_modify(|found| *found = Err(KeyMiss::SeveralEntities))
+                .or_insert(Ok(keyed.entity));
+        }
+        for (saved, key) in keys {
+            match live
+                .get(key.as_str())
+                .copied()
+                .unwrap_or(Err(KeyMiss::NoEntity))
+            {
+                Ok(entity) => {
+                    resolved.found.insert(saved, entity);
+                }
+                Err(miss) => {
+                    resolved.missing.insert(saved, (key, miss));
+                }
+            }
+        }
+        resolved
     }
 }

@@ -16,3 +16,4 @@ pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
 };
 pub use dump::{dump, dump_with_assets};
+pub use entity_mapping::{DroppedReference, KeyMiss};

@@ -6,6 +6,7 @@
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
+use super::key::{EntityKeys, SaveKey};
 use super::registry::SaveRegistry;
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::value::{ValueEncoding, ViaReflect, ViaSerde};
@@ -138,6 +139,12 @@ pub trait SaveableAppExt {
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         Next: Reflect + From<Old>;
 
+    /// Lets saved entities reference unsaved entities that have a [`Name`] (and no
+    /// [`SaveKey`](crate::snapshot::SaveKey)) by that name, as if it were their `SaveKey`: a
+    /// saved NPC under a level root named `"Cave"` loads under the live `"Cave"`. Names of
+    /// such entities must then be unique (a save with two of one name fails, naming both).
+    fn use_names_as_save_keys(&mut self) -> &mut Self;
+
     /// Chooses which entities are saved (default: those with [`Saveable`]). The components it
     /// requires must be registered for saving too (see [`SaveFilter::with_component`]).
     fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self;
@@ -213,6 +220,14 @@ impl SaveableAppExt for App {
         self
     }
 
+    fn use_names_as_save_keys(&mut self) -> &mut Self {
+        ensure_registry(self);
+        self.world_mut()
+            .resource_mut::<SaveRegistry>()
+            .set_entity_keys(EntityKeys::SaveKeysAndNames);
+        self
+    }
+
     fn set_save_filter(&mut self, filter: SaveFilter) -> &mut Self {
         ensure_registry(self);
         self.world_mut()
@@ -230,6 +245,7 @@ pub(crate) fn ensure_registry(app: &mut App) {
     }
     app.init_resource::<SaveRegistry>();
     app.init_resource::<AppTypeRegistry>();
+    app.register_type::<SaveKey>();
     register::<Saveable, ViaSerde>(app);
     register::<ChildOf, ViaSerde>(app);
 }

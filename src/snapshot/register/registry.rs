@@ -4,6 +4,7 @@
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
+use super::key::EntityKeys;
 use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -30,6 +31,7 @@ struct RegistryInner {
     entries: Vec<SaveableEntry>,
     by_path: HashMap<String, usize>,
     filter: SaveFilter,
+    keys: EntityKeys,
     /// Changes with every change to the entries or the filter.
     revision: u64,
 }
@@ -75,6 +77,16 @@ impl SaveRegistry {
         self.inner
             .filter
             .first_unsaved(|type_id| self.index_of(type_id).is_some())
+    }
+
+    /// Which unsaved entities saved values may reference by key.
+    pub fn entity_keys(&self) -> EntityKeys {
+        self.inner.keys
+    }
+
+    /// Chooses which unsaved entities saved values may reference by key.
+    pub fn set_entity_keys(&mut self, keys: EntityKeys) {
+        self.change().keys = keys;
     }
 
     /// Replaces the filter choosing saved entities.

@@ -16,6 +16,7 @@
 //! Only the types that can hold a handle pay for looking for one: `contains_handles` walks a
 //! type's reflected layout once, when its column is opened.
 
+use super::reflect_walk::{Walk, may_hold, walk};
 use bevy::asset::{
     AssetId, AssetPath, AssetServer, HandleReference, ReflectHandle, TypedHandleReference,
     UntypedHandle,
@@ -25,7 +26,7 @@ use bevy::prelude::*;
 use bevy::reflect::serde::{
     ReflectDeserializerProcessor, ReflectSerializerProcessor, TypedReflectDeserializer,
 };
-use bevy::reflect::{PartialReflect, ReflectRef, TypeInfo, TypeRegistration, TypeRegistry};
+use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration, TypeRegistry};
 use serde::de::DeserializeSeed;
 use serde::{Deserialize, Serialize, Serializer};
 use std::any::TypeId;
@@ -75,39 +76,10 @@ pub struct RefusedAssetPath {
 /// Whether values of `type_id` can hold an asset handle, from the reflected layout (types the
 /// registry cannot describe count as "maybe").
 pub(crate) fn contains_handles(registry: &TypeRegistry, type_id: TypeId) -> bool {
-    let mut seen = HashSet::new();
-    may_hold_handle(registry, type_id, &mut seen)
-}
-
-fn may_hold_handle(registry: &TypeRegistry, type_id: TypeId, seen: &mut HashSet<TypeId>) -> bool {
-    if type_id == TypeId::of::<UntypedHandle>() {
-        return true;
-    }
-    if !seen.insert(type_id) {
-        return false; // recursion: already being looked at
-    }
-    let Some(registration) = registry.get(type_id) else {
-        return true;
-    };
-    if registration.data::<ReflectHandle>().is_some() {
-        return true;
-    }
-    let mut inner = |id: TypeId| may_hold_handle(registry, id, seen);
-    match registration.type_info() {
-        TypeInfo::Struct(info) => info.iter().any(|field| inner(field.type_id())),
-        TypeInfo::TupleStruct(info) => info.iter().any(|field| inner(field.type_id())),
-        TypeInfo::Tuple(info) => info.iter().any(|field| inner(field.type_id())),
-        TypeInfo::List(info) => inner(info.item_ty().id()),
-        TypeInfo::Array(info) => inner(info.item_ty().id()),
-        TypeInfo::Set(info) => inner(info.value_ty().id()),
-        TypeInfo::Map(info) => inner(info.key_ty().id()) || inner(info.value_ty().id()),
-        TypeInfo::Enum(info) => info.iter().any(|variant| match variant {
-            bevy::reflect::enums::VariantInfo::Struct(v) => v.iter().any(|f| inner(f.type_id())),
-            bevy::reflect::enums::VariantInfo::Tuple(v) => v.iter().any(|f| inner(f.type_id())),
-            bevy::reflect::enums::VariantInfo::Unit(_) => false,
-        }),
-        TypeInfo::Opaque(_) => false,
-    }
+    may_hold(registry, type_id, &|id, registration| {
+        id == TypeId::of::<UntypedHandle>()
+            || registration.is_some_and(|r| r.data::<ReflectHandle>().is_some())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,72 +393,6 @@ fn serializable(registration: &TypeRegistration) -> bool {
     registration
         .data::<bevy::reflect::ReflectSerialize>()
         .is_some()
-}
-
-enum Walk {
-    Into,
-    Skip,
-}
-
-/// Visits `value` and, where `visit` says so, its fields, items and entries, depth first, with a
-/// readable path to each (`Looks.layers[2].sprite`, `Ai::Chase.target`, `Stats{"hp"}`).
-fn walk(
-    path: String,
-    value: &dyn PartialReflect,
-    visit: &mut impl FnMut(&str, &dyn PartialReflect) -> Walk,
-) {
-    if let Walk::Skip = visit(&path, value) {
-        return;
-    }
-    match value.reflect_ref() {
-        ReflectRef::Struct(s) => {
-            for i in 0..s.field_len() {
-                if let (Some(name), Some(field)) = (s.name_at(i), s.field_at(i)) {
-                    walk(format!("{path}.{name}"), field, visit);
-                }
-            }
-        }
-        ReflectRef::TupleStruct(s) => {
-            for (i, field) in s.iter_fields().enumerate() {
-                walk(format!("{path}.{i}"), field, visit);
-            }
-        }
-        ReflectRef::Tuple(t) => {
-            for (i, field) in t.iter_fields().enumerate() {
-                walk(format!("{path}.{i}"), field, visit);
-            }
-        }
-        ReflectRef::List(list) => {
-            for (i, item) in list.iter().enumerate() {
-                walk(format!("{path}[{i}]"), item, visit);
-            }
-        }
-        ReflectRef::Array(array) => {
-            for (i, item) in array.iter().enumerate() {
-                walk(format!("{path}[{i}]"), item, visit);
-            }
-        }
-        ReflectRef::Map(map) => {
-            for (key, item) in map.iter() {
-                walk(format!("{path}{{{key:?}}}"), item, visit);
-            }
-        }
-        ReflectRef::Set(set) => {
-            for item in set.iter() {
-                walk(format!("{path}{{..}}"), item, visit);
-            }
-        }
-        ReflectRef::Enum(e) => {
-            let variant = e.variant_name();
-            for (i, field) in e.iter_fields().enumerate() {
-                let name = field.name().map_or_else(|| i.to_string(), str::to_owned);
-                walk(format!("{path}::{variant}.{name}"), field.value(), visit);
-            }
-        }
-        ReflectRef::Opaque(_) => {}
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ mod ops;
 mod plan;
 mod plan_read;
 mod read;
+pub(crate) mod reflect_walk;
 mod resolve;
 mod write;
 
