@@ -158,6 +158,8 @@ pub struct BlobView {
     pub bytes: usize,
     pub layout_version: u8,
     pub entities: usize,
+    /// The keys of the unsaved entities saved values reference (level entities).
+    pub keys: Vec<String>,
     pub columns: Vec<ColumnView>,
 }
 
@@ -167,6 +169,7 @@ impl BlobView {
             bytes: blob_len,
             layout_version: table.layout_version,
             entities: table.entity_count(),
+            keys: table.keys.iter().map(|key| key.key.to_owned()).collect(),
             columns: table
                 .columns
                 .iter()

@@ -5,7 +5,7 @@ use assert_cmd::Command;
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, EncodeOptions, SaveBundle, SaveMeta, Timestamp, WorldState};
-use bevy_keepsake::snapshot::{self, Saveable, SaveableAppExt};
+use bevy_keepsake::snapshot::{self, SaveKey, Saveable, SaveableAppExt};
 use bevy_keepsake::store::{ProfileName, SlotStore, StoreConfig};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -116,7 +116,9 @@ fn heroes_save(dir: &Path) -> PathBuf {
         bag: Vec::new(),
     };
     app.world_mut().spawn((Saveable, ann, Health(9.5)));
-    app.world_mut().spawn((Saveable, bob));
+    // Bob sits at the camp, a level entity the save references by its key.
+    let camp = app.world_mut().spawn(SaveKey::new("camp")).id();
+    app.world_mut().spawn((Saveable, bob, ChildOf(camp)));
     app.world_mut().spawn((Saveable, Health(1.0)));
     let captured = snapshot::capture(app.world()).expect("capture");
     let bundle = SaveBundle::new(WorldState {
@@ -423,7 +425,7 @@ fn dump_prints_values_with_field_names_through_the_saves_layouts() {
             .assert()
             .success(),
     );
-    assert_eq!(json["layout_version"], 2);
+    assert_eq!(json["layout_version"], snapshot::BLOB_VERSION);
     assert_eq!(json["entity_count"], 3);
     assert_eq!(json["unreadable"], 0);
     assert_eq!(json["resources"][0]["value"], "Score(7)");

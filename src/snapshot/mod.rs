@@ -1,6 +1,7 @@
 //! The snapshot: registered components and resources captured by reflection into the save
 //! bundle's `ecs_blob`, and applied back with entity references remapped and the hierarchy
-//! restored.
+//! restored. References to unsaved entities that carry a [`SaveKey`] (level geometry, a scene
+//! root) are written by key and resolved on load to the live entity with that key.
 //!
 //! ```
 //! use bevy::prelude::*;

@@ -329,3 +329,72 @@ fn the_incremental_capture_writes_the_same_key_table() {
     keys.sort_unstable();
     assert_eq!(keys, ["7", "cave", "cave/chest", "cave/door"]);
 }
+
+fn golden() -> std::path::PathBuf {
+    let name = "tests/golden/level-keys-layout3.ksav";
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// The save file of the level-keys world, as this build writes it.
+fn level_keys_save() -> Vec<u8> {
+    use bevy_keepsake::SlotId;
+    use bevy_keepsake::format::{self, EncodeOptions, SaveBundle, SaveMeta, WorldState};
+    let mut app = app();
+    let level = spawn_level(app.world_mut(), 0);
+    spawn_saved(app.world_mut(), &level);
+    let snapshot = snapshot::capture(app.world()).unwrap();
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: snapshot.blob,
+        state_hash: snapshot.state_hash,
+    });
+    let meta = SaveMeta::new(SlotId::Quick).with_title("level keys");
+    format::encode(&meta, &bundle, &EncodeOptions::default())
+        .unwrap()
+        .to_vec()
+}
+
+fn blob_of(file: &[u8]) -> bevy_keepsake::format::WorldState {
+    use bevy_keepsake::format::{self, DecodeOptions};
+    format::decode(file, &DecodeOptions::new())
+        .unwrap()
+        .bundle
+        .world
+}
+
+/// Writes the golden save of the first blob layout with keys. Run by hand once:
+/// `cargo test --test it -- --ignored snapshot_level_keys::write_level_keys_golden_save`.
+#[test]
+#[ignore = "writes tests/golden; run by hand once"]
+fn write_level_keys_golden_save() {
+    std::fs::write(golden(), level_keys_save()).unwrap();
+}
+
+#[test]
+fn the_golden_save_with_keys_loads_into_a_level_spawned_again() {
+    let file = std::fs::read(golden()).unwrap();
+    let stored = blob_of(&file);
+    let mut app = app();
+    let level = spawn_level(app.world_mut(), 12);
+    let registry = app.world().resource::<SaveRegistry>().clone();
+    let types = app.world().resource::<AppTypeRegistry>().clone();
+    let decoded = snapshot::decode(
+        &stored.ecs_blob,
+        stored.state_hash,
+        &registry,
+        &types.read(),
+    )
+    .unwrap();
+    let report = snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+    assert_linked(app.world_mut(), &level, &report);
+    // Today's build writes the same tables (the key table's layout is stable).
+    let today = blob_of(&level_keys_save());
+    let tables = |blob: &[u8]| {
+        let table = snapshot::inspect(blob).unwrap();
+        format!(
+            "{:?} {:?} {:?}",
+            table.entity_ids, table.keys, table.columns
+        )
+    };
+    assert_eq!(tables(&today.ecs_blob), tables(&stored.ecs_blob));
+}

@@ -57,8 +57,18 @@ struct Report {
     entities: Vec<EntityView>,
     /// Entities the filter keeps but `--rows` leaves out.
     more_entities: usize,
+    /// Unsaved entities the values reference by key (level entities), by id.
+    keys: Vec<KeyView>,
     /// Values whose bytes could not be read by their stored layout (each shows its error).
     unreadable: usize,
+}
+
+/// A level entity the save references: its id when saved (as entity references show it), and
+/// the key a load finds it by.
+#[derive(Debug, Serialize)]
+struct KeyView {
+    id: String,
+    key: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,6 +176,7 @@ fn report(path: &Path, examined: &Examined, filter: &Filter) -> Option<Report> {
         resources: Vec::new(),
         entities: Vec::new(),
         more_entities: 0,
+        keys: Vec::new(),
         unreadable: 0,
     };
     // A damaged file whose world snapshot still reads (a wrong hash) is dumped as far as it goes.
@@ -191,6 +202,14 @@ fn report(path: &Path, examined: &Examined, filter: &Filter) -> Option<Report> {
         report.resources = resources(&table, filter);
     }
     (report.entities, report.more_entities) = entities(&table, filter);
+    report.keys = table
+        .keys
+        .iter()
+        .map(|key| KeyView {
+            id: format!("{:#x}", key.entity_id),
+            key: key.key.to_owned(),
+        })
+        .collect();
     report.unreadable = report
         .resources
         .iter()
@@ -286,6 +305,15 @@ fn render(report: &Report, filter: &Filter) -> String {
     if !report.entities.is_empty() || report.more_entities > 0 {
         out.push_str("\nentities:\n");
         render_entities(&mut out, report);
+    }
+    if !report.keys.is_empty() {
+        out.push_str(
+            "
+level entities, referenced by key:\n",
+        );
+        for key in &report.keys {
+            let _ = writeln!(out, "  {}: {:?}", key.id, text::clean(&key.key));
+        }
     }
     if report.resources.is_empty() && report.entities.is_empty() && report.more_entities == 0 {
         let _ = match &filter.type_contains {
