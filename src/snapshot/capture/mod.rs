@@ -17,7 +17,7 @@
 //! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
 //! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
-//! | `full.rs` | [`capture`]: the entity table first, then the direct columns |
+//! | `full.rs` | [`capture`]: the entity and key tables first, then the direct columns |
 //! | `world.rs` | what every capture reads from the world first |
 //!
 //! The typed walk of each type's values (`register::walk`) hands them to the column; this
@@ -41,7 +41,8 @@
 //! Resources are re-encoded when their change tick is newer. Entity references inside values
 //! are written as the saving world's ids, not as entity indices, so moving an entity in the
 //! entity table never invalidates a chunk. The entity table (the filter's entities, ordered by
-//! the hierarchy) is read on the main thread as ids, parents and children; putting it in order,
+//! the hierarchy) is read on the main thread as ids, parents and children, with the key table
+//! (every unsaved entity with a `SaveKey`: a few per level); putting it in order,
 //! giving each row its entity index and joining the chunks into the blob, then hashing it, is
 //! [`PendingSnapshot::finish`], which needs no world and runs on the task pool in the plugin.
 //!
