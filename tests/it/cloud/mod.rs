@@ -155,6 +155,25 @@ impl Device {
         ids
     }
 
+    /// The generations of `slot`, for a failure message: generation, save id, creation time,
+    /// device.
+    fn describe(&self, slot: SlotId) -> String {
+        let saves = self.store.saves().unwrap().into_iter();
+        let lines: Vec<String> = saves
+            .filter(|save| save.slot == slot)
+            .map(|save| {
+                let meta = &save.meta;
+                let device = meta.device_name().unwrap_or("-");
+                let created = meta.created_at.unix_millis();
+                format!(
+                    "g{} {} at {created} by {device}",
+                    save.generation, meta.save_id
+                )
+            })
+            .collect();
+        lines.join(", ")
+    }
+
     /// The save heading `slot`.
     fn head(&self, slot: SlotId) -> SaveMeta {
         self.store.load(slot).unwrap().meta
@@ -246,7 +265,13 @@ fn two_devices_play(backups: u16) {
     for slot in [SlotId::Manual(0), SlotId::Manual(1), SlotId::Manual(2)] {
         let (on_desktop, on_laptop) = (desktop.head(slot), laptop.head(slot));
         let heads = (on_desktop.save_id, on_laptop.save_id);
-        assert_eq!(heads.0, heads.1, "backups {backups}: {slot} has one head");
+        assert_eq!(
+            heads.0,
+            heads.1,
+            "backups {backups}: {slot} has one head; desktop holds {}; laptop holds {}",
+            desktop.describe(slot),
+            laptop.describe(slot)
+        );
         let newest = desktop
             .store
             .saves()
