@@ -115,6 +115,7 @@ pub use capture::{
     capture_incremental, capture_without_plans, planned_type_paths,
 };
 pub use error::SnapshotError;
+pub(crate) use load::bevy_0_19_path_now;
 pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, LoadMode, SkippedType, apply, decode,
     decode_with_assets, decode_without_plans, dump, dump_with_assets,

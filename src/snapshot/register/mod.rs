@@ -7,6 +7,7 @@ mod app_ext;
 mod entry;
 mod filter;
 mod registry;
+mod schema_of;
 mod walk;
 
 pub use app_ext::SaveableAppExt;
