@@ -95,8 +95,19 @@ impl Display for SaveCheck {
         if let Some(error) = &self.error {
             writeln!(f, "  PROBLEM cannot be read: {error}")?;
         }
-        for column in self.columns.iter().filter(|c| c.verdict != Verdict::Unchanged) {
+        let no_layout = |c: &&ColumnCheck| c.verdict == Verdict::NoLayout;
+        let quiet = |c: &&ColumnCheck| c.verdict == Verdict::Unchanged || no_layout(c);
+        for column in self.columns.iter().filter(|c| !quiet(c)) {
             write!(f, "{column}")?;
+        }
+        // A save from before layouts has none on any column: one line, not one per type.
+        let without = self.columns.iter().filter(no_layout).count();
+        if without > 0 {
+            writeln!(
+                f,
+                "  note {without} types saved before layouts (blob layout 1): they cannot be \
+                 checked by layout (a decode with the game's types can)"
+            )?;
         }
         if let Some(error) = &self.load_error {
             writeln!(f, "  PROBLEM does not load with today's types: {error}")?;
