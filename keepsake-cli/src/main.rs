@@ -107,9 +107,10 @@ enum Command {
         /// The second save file.
         b: PathBuf,
     },
-    /// Write the schema file (types, kinds, versions, layouts) that a save records. The tool
-    /// does not have the game's types: give it a save made by today's build. A save does not
-    /// record migrations or renames, so the file lists none; a game writes its complete schema
+    /// Write the schema file (types, kinds, versions, layouts) of the types a save holds, as it
+    /// records them. The tool does not have the game's types: give it a save made by today's
+    /// build that holds every saved type. A save does not record migrations or renames, so the
+    /// file lists none; a game writes its complete schema
     /// with `SaveSchema::of_app(&app).write_file(..)` (or `compat::assert_schema_file` in a test).
     #[command(after_help = EXIT_CODES)]
     Schema {
