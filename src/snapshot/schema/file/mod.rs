@@ -171,3 +171,6 @@ impl SaveSchema {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

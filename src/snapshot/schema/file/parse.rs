@@ -202,6 +202,9 @@ impl<'a> Parser<'a> {
         let Some(line) = self.lines.get(self.at) else {
             return Ok(None);
         };
+        if line.content.starts_with('\t') {
+            return Err(self.error(line.number, "indented with a tab: indent with spaces"));
+        }
         if line.indent < indent {
             return Ok(None);
         }
