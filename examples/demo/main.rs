@@ -28,6 +28,8 @@
 //!     --device laptop --save-root /tmp/arena-laptop
 //! ```
 
+#[cfg(test)]
+mod compat;
 mod crowd;
 mod dump;
 mod game;
