@@ -52,8 +52,16 @@ fn without_the_coin_migration_the_kept_saves_fail() {
     let text = report.to_string();
     assert!(text.contains("demo::game::Coin v1"), "{text}");
     assert!(text.contains("demo::game::Coin.kind"), "{text}");
-    let layouts_only = compat::check_folder(&compat::SaveSchema::of_app(&saved_types()), demo_file("kept-saves"));
-    assert!(layouts_only.to_string().contains("demo::game::Coin v1: migrates to version 2"), "{layouts_only}");
+    let layouts_only = compat::check_folder(
+        &compat::SaveSchema::of_app(&saved_types()),
+        demo_file("kept-saves"),
+    );
+    assert!(
+        layouts_only
+            .to_string()
+            .contains("demo::game::Coin v1: migrates to version 2"),
+        "{layouts_only}"
+    );
 }
 
 /// A save of a small arena with today's types, for the kept saves of a release.
@@ -67,22 +75,40 @@ fn write_kept_save() {
     world.insert_resource(Level(2));
     world.insert_resource(ArenaRng(0x1234_5678_9abc));
     let player = world
-        .spawn((Saveable, Player { speed: 260.0 }, Transform::from_xyz(10.0, -4.0, 1.0)))
+        .spawn((
+            Saveable,
+            Player { speed: 260.0 },
+            Transform::from_xyz(10.0, -4.0, 1.0),
+        ))
         .id();
-    world.spawn((Saveable, Lantern { glow: 2.0 }, Transform::from_xyz(16.0, 14.0, 1.0), ChildOf(player)));
-    for (n, kind) in [CoinKind::Gold, CoinKind::Gem, CoinKind::Gold].into_iter().enumerate() {
+    world.spawn((
+        Saveable,
+        Lantern { glow: 2.0 },
+        Transform::from_xyz(16.0, 14.0, 1.0),
+        ChildOf(player),
+    ));
+    for (n, kind) in [CoinKind::Gold, CoinKind::Gem, CoinKind::Gold]
+        .into_iter()
+        .enumerate()
+    {
         let at = Transform::from_xyz(40.0 * n as f32, 80.0, 0.0);
         world.spawn((Saveable, Coin { kind }, at));
     }
-    world.spawn((Saveable, Enemy { speed: 90.0, target: player }, Transform::from_xyz(-200.0, 0.0, 1.5)));
+    world.spawn((
+        Saveable,
+        Enemy {
+            speed: 90.0,
+            target: player,
+        },
+        Transform::from_xyz(-200.0, 0.0, 1.5),
+    ));
     let captured = snapshot::capture(world).unwrap();
     let bundle = SaveBundle::new(WorldState {
         tick: 1,
         ecs_blob: captured.blob,
         state_hash: captured.state_hash,
     });
-    let meta = SaveMeta::new(SlotId::Manual(0))
-        .with_title("Level 2 · 35 points · 1 gold, 1 gem");
+    let meta = SaveMeta::new(SlotId::Manual(0)).with_title("Level 2 · 35 points · 1 gold, 1 gem");
     let bytes = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
     let name = format!("demo-{}.ksav", env!("CARGO_PKG_VERSION"));
     // A kept save is never replaced: it stands for the release that wrote it.

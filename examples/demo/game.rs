@@ -271,7 +271,11 @@ fn start_new_game(
 
 fn spawn_coins(commands: &mut Commands, rng: &mut ArenaRng, assets: &AssetServer, level: u32) {
     for n in 0..(4 + 2 * level) {
-        let kind = if n % 4 == 3 { CoinKind::Gem } else { CoinKind::Gold };
+        let kind = if n % 4 == 3 {
+            CoinKind::Gem
+        } else {
+            CoinKind::Gold
+        };
         let at = rng.point_in_arena();
         commands.spawn((
             Saveable,
@@ -320,7 +324,9 @@ fn dress_coin(
     assets: Res<AssetServer>,
     mut commands: Commands,
 ) {
-    let kind = coins.get(add.entity).map_or(CoinKind::Gold, |coin| coin.kind);
+    let kind = coins
+        .get(add.entity)
+        .map_or(CoinKind::Gold, |coin| coin.kind);
     let sprite = coin_sprite(&assets, kind);
     commands.entity(add.entity).insert_if_new(sprite);
 }

@@ -86,7 +86,10 @@ pub fn check_blob(schema: &SaveSchema, blob: &[u8]) -> Result<Vec<ColumnCheck>, 
 fn check_column(schema: &SaveSchema, column: &StoredColumn<'_>) -> ColumnCheck {
     let today = schema.lookup(column.type_path).or_else(|| {
         // A save from before layouts names Bevy types by their 0.19 paths, as the loader knows.
-        let moved = column.layout.is_none().then(|| bevy_0_19_path_now(column.type_path));
+        let moved = column
+            .layout
+            .is_none()
+            .then(|| bevy_0_19_path_now(column.type_path));
         schema.lookup(moved??)
     });
     let verdict = match today {

@@ -19,7 +19,10 @@ pub const WRITE_SCHEMA_VAR: &str = "KEEPSAKE_WRITE_SCHEMA";
 pub fn check_kept_saves(app: &App, folder: impl AsRef<Path>) -> CompatReport {
     let world = app.world();
     let schema = SaveSchema::of_world(world);
-    let registry = world.get_resource::<SaveRegistry>().cloned().unwrap_or_default();
+    let registry = world
+        .get_resource::<SaveRegistry>()
+        .cloned()
+        .unwrap_or_default();
     let types = world.resource::<AppTypeRegistry>().read();
     check_folder_with(&schema, folder.as_ref(), |save| {
         snapshot::decode(&save.ecs_blob, save.state_hash, &registry, &types)
@@ -59,9 +62,9 @@ pub fn assert_schema_file(app: &App, path: impl AsRef<Path>) {
     }
     let committed = match SaveSchema::read_file(path) {
         Ok(committed) => committed,
-        Err(error) => panic!(
-            "{error}\nwrite it with {WRITE_SCHEMA_VAR}=1 (the same test), then commit it"
-        ),
+        Err(error) => {
+            panic!("{error}\nwrite it with {WRITE_SCHEMA_VAR}=1 (the same test), then commit it")
+        }
     };
     if committed != today {
         panic!(
@@ -77,7 +80,11 @@ pub fn assert_schema_file(app: &App, path: impl AsRef<Path>) {
 fn schema_differences(committed: &SaveSchema, today: &SaveSchema) -> Vec<String> {
     let mut out = Vec::new();
     for ty in today.types() {
-        match committed.types().iter().find(|c| c.type_path == ty.type_path) {
+        match committed
+            .types()
+            .iter()
+            .find(|c| c.type_path == ty.type_path)
+        {
             None => out.push(format!("{} is new", ty.type_path)),
             Some(old) if old != ty => out.push(format!("{} changed", ty.type_path)),
             Some(_) => {}

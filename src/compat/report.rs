@@ -74,7 +74,10 @@ impl Display for CompatReport {
         if let Some(error) = &self.folder_error {
             writeln!(f, "PROBLEM the folder cannot be listed: {error}")?;
         } else if self.saves.is_empty() {
-            writeln!(f, "PROBLEM no save files (*.ksav) found: nothing was checked")?;
+            writeln!(
+                f,
+                "PROBLEM no save files (*.ksav) found: nothing was checked"
+            )?;
         }
         self.saves.iter().try_for_each(|save| write!(f, "{save}"))
     }
@@ -91,7 +94,11 @@ impl Display for SaveCheck {
             1 => "1 problem".to_owned(),
             n => format!("{n} problems"),
         };
-        writeln!(f, "\n{}: {status} ({unchanged} types unchanged)", self.path.display())?;
+        writeln!(
+            f,
+            "\n{}: {status} ({unchanged} types unchanged)",
+            self.path.display()
+        )?;
         if let Some(error) = &self.error {
             writeln!(f, "  PROBLEM cannot be read: {error}")?;
         }
@@ -119,7 +126,11 @@ impl Display for SaveCheck {
 /// `  <mark> <type> v<version>: <verdict>`, then one line per change.
 impl Display for ColumnCheck {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let mark = if self.verdict.is_problem() { "PROBLEM" } else { "note" };
+        let mark = if self.verdict.is_problem() {
+            "PROBLEM"
+        } else {
+            "note"
+        };
         let name = match &self.loads_as {
             Some(today) => format!("{} (today {today})", self.type_path),
             None => self.type_path.clone(),
@@ -157,7 +168,11 @@ impl Display for ColumnCheck {
                 &[][..],
             ),
             Verdict::KindChanged { stored, today } => (
-                format!("saved as a {}, registered as a {} today", stored.name(), today.name()),
+                format!(
+                    "saved as a {}, registered as a {} today",
+                    stored.name(),
+                    today.name()
+                ),
                 &[][..],
             ),
         };

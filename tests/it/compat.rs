@@ -149,9 +149,16 @@ fn the_schema_records_versions_chains_renames_and_encodings() {
     assert_eq!(gold.migrates_from, [1, 3]);
     let weather = schema.lookup("game::Climate").unwrap();
     assert_eq!(weather.type_path, "game::Weather");
-    assert_eq!(weather.renamed_from, ["game::Climate", "game::old::Weather"]);
+    assert_eq!(
+        weather.renamed_from,
+        ["game::Climate", "game::old::Weather"]
+    );
     assert_eq!(weather.kind, snapshot::ColumnKind::Resource);
-    let paths: Vec<&str> = schema.types().iter().map(|t| t.type_path.as_str()).collect();
+    let paths: Vec<&str> = schema
+        .types()
+        .iter()
+        .map(|t| t.type_path.as_str())
+        .collect();
     let mut sorted = paths.clone();
     sorted.sort();
     assert_eq!(paths, sorted);
@@ -167,7 +174,10 @@ fn kept_saves_fail_on_an_added_field_without_default_until_migrated() {
     // Layouts alone say the save loads by name (a field was added) ...
     let layouts_only = compat::check_folder(&SaveSchema::of_app(&today_app(false)), dir.path());
     assert!(layouts_only.passed(), "{layouts_only}");
-    let quest = &layouts_only.saves[0].columns.iter().find(|c| c.type_path == "game::Quest");
+    let quest = &layouts_only.saves[0]
+        .columns
+        .iter()
+        .find(|c| c.type_path == "game::Quest");
     assert!(matches!(quest.unwrap().verdict, Verdict::ReadsByName(_)));
 
     // ... and the decode with the game's real types finds that `giver` has no default.
@@ -183,7 +193,11 @@ fn kept_saves_fail_on_an_added_field_without_default_until_migrated() {
 
     let migrated = compat::check_kept_saves(&today_app(true), dir.path());
     assert!(migrated.passed(), "{migrated}");
-    assert!(migrated.to_string().contains("game::Quest v1: migrates to version 2"));
+    assert!(
+        migrated
+            .to_string()
+            .contains("game::Quest v1: migrates to version 2")
+    );
     compat::assert_kept_saves_load(&today_app(true), dir.path());
 }
 
@@ -212,7 +226,13 @@ fn versions_newer_than_today_and_unregistered_types_are_reported() {
         .register_saveable::<Weather>()
         .insert_resource(Weather(2));
     write_save(&mut newer, dir.path(), "manual-00.g000001", |world| {
-        world.spawn((Saveable, today::Quest { step: 1, giver: today::Giver::Smith }));
+        world.spawn((
+            Saveable,
+            today::Quest {
+                step: 1,
+                giver: today::Giver::Smith,
+            },
+        ));
     });
     // An older build: Quest at version 1, no Weather.
     let report = compat::check_folder(&SaveSchema::of_app(&today_app(false)), dir.path());
@@ -221,8 +241,14 @@ fn versions_newer_than_today_and_unregistered_types_are_reported() {
         .iter()
         .map(|c| (c.type_path.as_str(), &c.verdict))
         .collect();
-    assert!(verdicts.contains(&("game::Quest", &Verdict::Newer { today: 1 })), "{report}");
-    assert!(verdicts.contains(&("game::Weather", &Verdict::NotRegistered)), "{report}");
+    assert!(
+        verdicts.contains(&("game::Quest", &Verdict::Newer { today: 1 })),
+        "{report}"
+    );
+    assert!(
+        verdicts.contains(&("game::Weather", &Verdict::NotRegistered)),
+        "{report}"
+    );
     assert_eq!(report.problems(), 1, "{report}");
 }
 
@@ -230,7 +256,9 @@ fn versions_newer_than_today_and_unregistered_types_are_reported() {
 fn the_committed_schema_must_be_todays() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("game.schema");
-    SaveSchema::of_app(&today_app(false)).write_file(&file).unwrap();
+    SaveSchema::of_app(&today_app(false))
+        .write_file(&file)
+        .unwrap();
     compat::assert_schema_file(&today_app(false), &file);
     let changed = std::panic::catch_unwind(|| compat::assert_schema_file(&today_app(true), &file));
     let message = *changed.unwrap_err().downcast::<String>().unwrap();

@@ -167,8 +167,14 @@ fn compat_passes_once_the_migration_is_registered() {
         .assert()
         .code(0);
     let out = stdout_of(&assert, root.path());
-    assert!(out.contains("game::Stats v1: migrates to version 2"), "{out}");
-    assert!(out.contains("2 saves in <root>/saves checked against"), "{out}");
+    assert!(
+        out.contains("game::Stats v1: migrates to version 2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 saves in <root>/saves checked against"),
+        "{out}"
+    );
     insta::assert_snapshot!("compat_migrated", out);
 }
 
@@ -178,12 +184,30 @@ fn a_malformed_schema_file_is_refused_naming_the_line_and_type() {
     let saves = release1_saves(root.path());
     let good = SaveSchema::of_app(&today_app(false)).to_text();
     let cases = [
-        (good.replace("  version 1\n  encoding reflect\n  layout struct game::Stats", "  version one\n  encoding reflect\n  layout struct game::Stats"), "(type game::Stats): \"one\" is not a number"),
-        (good.replace("    hp: f32", "    hp f32"), "(type game::Stats): expected `<field>: <layout>`"),
-        (good.replace("    hp: f32", "      hp: f32"), "indented by 6 spaces, expected 4"),
-        (good.replace("keepsake-schema 1", "keepsake-schema 7"), "format version 7 is newer"),
+        (
+            good.replace(
+                "  version 1\n  encoding reflect\n  layout struct game::Stats",
+                "  version one\n  encoding reflect\n  layout struct game::Stats",
+            ),
+            "(type game::Stats): \"one\" is not a number",
+        ),
+        (
+            good.replace("    hp: f32", "    hp f32"),
+            "(type game::Stats): expected `<field>: <layout>`",
+        ),
+        (
+            good.replace("    hp: f32", "      hp: f32"),
+            "indented by 6 spaces, expected 4",
+        ),
+        (
+            good.replace("keepsake-schema 1", "keepsake-schema 7"),
+            "format version 7 is newer",
+        ),
         ("hello\n".to_owned(), "not a keepsake schema file"),
-        (good.replace("    hp: f32", "    hp: f33"), "unknown layout \"f33\""),
+        (
+            good.replace("    hp: f32", "    hp: f33"),
+            "unknown layout \"f33\"",
+        ),
     ];
     for (text, expected) in cases {
         let path = root.path().join("bad.schema");
@@ -249,7 +273,9 @@ fn schema_writes_the_layouts_a_save_records() {
         .code(0);
     keepsake()
         .arg("schema")
-        .arg(super::workspace_file("tests/golden/bevy-0.19-test-world.ksav"))
+        .arg(super::workspace_file(
+            "tests/golden/bevy-0.19-test-world.ksav",
+        ))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("before saves recorded layouts"));

@@ -1,7 +1,7 @@
 //! [`SaveSchema::parse`]: the one reader of the schema file's text, which refuses anything it
 //! would not write back the same, naming the line (and the type it is in).
 
-use super::{Encoding, MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
+use super::types::{Encoding, MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::schema::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
 use std::path::Path;
@@ -69,9 +69,14 @@ impl SaveSchema {
     pub fn parse(text: &str) -> Result<Self, SchemaFileError> {
         Parser::new(text).file()
     }
+
+    /// Reads a schema file written by [`write_file`](Self::write_file) (or by hand).
+    pub fn read_file(path: impl AsRef<Path>) -> Result<Self, SchemaFileError> {
+        read_file(path.as_ref())
+    }
 }
 
-pub(super) fn read_file(path: &Path) -> Result<SaveSchema, SchemaFileError> {
+fn read_file(path: &Path) -> Result<SaveSchema, SchemaFileError> {
     let shown = || path.display().to_string();
     let io = |source| SchemaFileError::Io {
         path: shown(),
@@ -147,7 +152,9 @@ impl<'a> Parser<'a> {
             let (number, content) = (line.number, line.content);
             self.expect_indent(line, 0)?;
             let Some(rest) = content.strip_prefix("type ") else {
-                return Err(self.error(number, format!("expected `type <path>`, found {content:?}")));
+                return Err(
+                    self.error(number, format!("expected `type <path>`, found {content:?}"))
+                );
             };
             let type_path = self.text(number, rest)?;
             if types.iter().any(|ty| ty.type_path == type_path) {
@@ -220,8 +227,20 @@ impl<'a> Parser<'a> {
             let (key, value) = content.split_once(' ').unwrap_or((content, ""));
             match key {
                 "kind" => set(&mut block.kind, self.kind(line, value)?, self, line, key)?,
-                "version" => set(&mut block.version, self.number(line, value)?, self, line, key)?,
-                "encoding" => set(&mut block.encoding, (line, value.to_owned()), self, line, key)?,
+                "version" => set(
+                    &mut block.version,
+                    self.number(line, value)?,
+                    self,
+                    line,
+                    key,
+                )?,
+                "encoding" => set(
+                    &mut block.encoding,
+                    (line, value.to_owned()),
+                    self,
+                    line,
+                    key,
+                )?,
                 "migrates-from" => {
                     let versions = self.versions(line, value)?;
                     set(&mut block.migrates_from, versions, self, line, key)?;
@@ -256,13 +275,19 @@ impl<'a> Parser<'a> {
             };
             return Err(self.error(
                 line,
-                format!("encoding {encoding:?} with {other}: expected `encoding {}`", expected.name()),
+                format!(
+                    "encoding {encoding:?} with {other}: expected `encoding {}`",
+                    expected.name()
+                ),
             ));
         }
         if let Some(bad) = ty.migrates_from.iter().find(|v| **v >= ty.version) {
             return Err(self.error(
                 number,
-                format!("migrates-from {bad} is not older than version {}", ty.version),
+                format!(
+                    "migrates-from {bad} is not older than version {}",
+                    ty.version
+                ),
             ));
         }
         Ok(ty)
@@ -272,7 +297,10 @@ impl<'a> Parser<'a> {
         match value {
             "component" => Ok(ColumnKind::Component),
             "resource" => Ok(ColumnKind::Resource),
-            _ => Err(self.error(line, format!("kind {value:?}: expected component or resource"))),
+            _ => Err(self.error(
+                line,
+                format!("kind {value:?}: expected component or resource"),
+            )),
         }
     }
 
@@ -309,7 +337,13 @@ struct Block {
 }
 
 /// Sets a property given once.
-fn set<T>(slot: &mut Option<T>, value: T, parser: &Parser<'_>, line: usize, key: &str) -> Parsed<()> {
+fn set<T>(
+    slot: &mut Option<T>,
+    value: T,
+    parser: &Parser<'_>,
+    line: usize,
+    key: &str,
+) -> Parsed<()> {
     match slot.replace(value) {
         None => Ok(()),
         Some(_) => Err(parser.error(line, format!("`{key}` is given twice"))),
@@ -321,7 +355,10 @@ impl Parser<'_> {
     /// The node whose line (after its label) is `head`, its children indented by `indent`.
     fn node(&mut self, line: usize, head: &str, indent: usize, depth: usize) -> Parsed<TypeLayout> {
         if depth > MAX_DEPTH {
-            return Err(self.error(line, format!("the layout nests deeper than {MAX_DEPTH} levels")));
+            return Err(self.error(
+                line,
+                format!("the layout nests deeper than {MAX_DEPTH} levels"),
+            ));
         }
         if let Some(leaf) = Leaf::ALL.iter().find(|leaf| leaf.name() == head) {
             return self.no_children(indent).map(|()| TypeLayout::Leaf(*leaf));
@@ -362,7 +399,13 @@ impl Parser<'_> {
     }
 
     /// The nodes without children.
-    fn plain(&mut self, line: usize, keyword: &str, arg: &str, indent: usize) -> Parsed<TypeLayout> {
+    fn plain(
+        &mut self,
+        line: usize,
+        keyword: &str,
+        arg: &str,
+        indent: usize,
+    ) -> Parsed<TypeLayout> {
         let layout = match (keyword, arg.is_empty()) {
             ("handle", false) => TypeLayout::Handle {
                 asset_type: self.text(line, arg)?,
@@ -384,15 +427,20 @@ impl Parser<'_> {
 
     fn no_children(&self, indent: usize) -> Parsed<()> {
         match self.lines.get(self.at) {
-            Some(line) if line.indent >= indent => {
-                Err(self.error(line.number, "this layout has no fields or items to indent under it"))
-            }
+            Some(line) if line.indent >= indent => Err(self.error(
+                line.number,
+                "this layout has no fields or items to indent under it",
+            )),
             _ => Ok(()),
         }
     }
 
     /// The next child, `<label>: <node>`.
-    fn labelled(&mut self, indent: usize, depth: usize) -> Parsed<Option<(usize, String, TypeLayout)>> {
+    fn labelled(
+        &mut self,
+        indent: usize,
+        depth: usize,
+    ) -> Parsed<Option<(usize, String, TypeLayout)>> {
         let Some((line, content)) = self.child(indent)? else {
             return Ok(None);
         };
@@ -415,7 +463,10 @@ impl Parser<'_> {
         while let Some((line, label, layout)) = self.labelled(indent, depth)? {
             if label != fields.len().to_string() {
                 let expected = fields.len();
-                return Err(self.error(line, format!("expected field `{expected}:`, found `{label}:`")));
+                return Err(self.error(
+                    line,
+                    format!("expected field `{expected}:`, found `{label}:`"),
+                ));
             }
             fields.push(layout);
         }
@@ -423,10 +474,18 @@ impl Parser<'_> {
     }
 
     /// The one child labelled `label` (a list's items, a map's keys …).
-    fn only(&mut self, line: usize, label: &str, indent: usize, depth: usize) -> Parsed<Box<TypeLayout>> {
+    fn only(
+        &mut self,
+        line: usize,
+        label: &str,
+        indent: usize,
+        depth: usize,
+    ) -> Parsed<Box<TypeLayout>> {
         match self.labelled(indent, depth)? {
             Some((_, found, layout)) if found == label => Ok(Box::new(layout)),
-            Some((at, found, _)) => Err(self.error(at, format!("expected `{label}:`, found `{found}:`"))),
+            Some((at, found, _)) => {
+                Err(self.error(at, format!("expected `{label}:`, found `{found}:`")))
+            }
             None => Err(self.error(line, format!("`{label}:` is missing under this line"))),
         }
     }
@@ -464,7 +523,9 @@ impl Parser<'_> {
         }
         match unquote(value) {
             Some((text, "")) => Ok(text),
-            Some((_, rest)) => Err(self.error(line, format!("unexpected {rest:?} after the quoted text"))),
+            Some((_, rest)) => {
+                Err(self.error(line, format!("unexpected {rest:?} after the quoted text")))
+            }
             None => Err(self.error(line, format!("{value:?} is not a well-formed quoted text"))),
         }
     }
@@ -472,13 +533,20 @@ impl Parser<'_> {
     /// `label: rest` → the label and the rest.
     fn label<'l>(&self, line: usize, content: &'l str) -> Parsed<(String, &'l str)> {
         let split = match content.starts_with('"') {
-            true => unquote(content).and_then(|(label, rest)| Some((label, rest.strip_prefix(": ")?))),
+            true => {
+                unquote(content).and_then(|(label, rest)| Some((label, rest.strip_prefix(": ")?)))
+            }
             false => content
                 .split_once(": ")
                 .filter(|(label, _)| !label.is_empty())
                 .map(|(label, rest)| (label.to_owned(), rest)),
         };
-        split.ok_or_else(|| self.error(line, format!("expected `<field>: <layout>`, found {content:?}")))
+        split.ok_or_else(|| {
+            self.error(
+                line,
+                format!("expected `<field>: <layout>`, found {content:?}"),
+            )
+        })
     }
 }
 

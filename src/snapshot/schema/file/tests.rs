@@ -2,6 +2,8 @@
 //! malformed file refused with the line and type it is about, never a panic.
 
 use super::*;
+use crate::snapshot::blob::ColumnKind;
+use crate::snapshot::schema::TypeLayout;
 use crate::snapshot::schema::fixtures::*;
 use crate::snapshot::schema::{Field, Leaf, MAX_DEPTH, Variant, VariantFields};
 use proptest::prelude::*;
@@ -38,7 +40,10 @@ fn every_shape() -> SaveSchema {
                     value: Box::new(option(leaf(Leaf::Vec3))),
                 },
             ),
-            field("pair", TypeLayout::Tuple(vec![leaf(Leaf::Bool), leaf(Leaf::Char)])),
+            field(
+                "pair",
+                TypeLayout::Tuple(vec![leaf(Leaf::Bool), leaf(Leaf::Char)]),
+            ),
             field("unit", TypeLayout::Tuple(Vec::new())),
             field(
                 "image",
@@ -47,8 +52,18 @@ fn every_shape() -> SaveSchema {
                 },
             ),
             field("any", TypeLayout::UntypedHandle),
-            field("blob", TypeLayout::Opaque { type_path: "a::B<(f32, u8)>".into() }),
-            field("tree", TypeLayout::Deep { type_path: "game::Tree".into() }),
+            field(
+                "blob",
+                TypeLayout::Opaque {
+                    type_path: "a::B<(f32, u8)>".into(),
+                },
+            ),
+            field(
+                "tree",
+                TypeLayout::Deep {
+                    type_path: "game::Tree".into(),
+                },
+            ),
             field("state", state()),
         ],
     );
@@ -78,7 +93,11 @@ fn every_shape_reads_back_exactly_and_sorted() {
     let schema = every_shape();
     let text = schema.to_text();
     assert_eq!(SaveSchema::parse(&text).unwrap(), schema);
-    let paths: Vec<&str> = schema.types().iter().map(|t| t.type_path.as_str()).collect();
+    let paths: Vec<&str> = schema
+        .types()
+        .iter()
+        .map(|t| t.type_path.as_str())
+        .collect();
     assert_eq!(paths, ["game::Armor", "game::Bag", "game::Named"]);
     assert!(text.starts_with("keepsake-schema 1\n"), "{text}");
     for line in [
@@ -91,17 +110,32 @@ fn every_shape_reads_back_exactly_and_sorted() {
         assert!(text.contains(line), "{line}\nnot in\n{text}");
     }
     // Comments and blank lines anywhere, and line ends of either kind, change nothing.
-    let commented = text.replace("\n  kind", "\n\n   # a note\n  kind").replace('\n', "\r\n");
+    let commented = text
+        .replace("\n  kind", "\n\n   # a note\n  kind")
+        .replace('\n', "\r\n");
     assert_eq!(SaveSchema::parse(&commented).unwrap(), schema);
 }
 
 #[test]
 fn hostile_names_are_quoted_and_read_back() {
     let names = [
-        "", " lead", "trail ", "\"quoted\"", "a: b", "new\nline", "tab\there", "back\\slash",
-        "bell\u{7}", "# not a comment", "ünïcode", "x\u{feff}",
+        "",
+        " lead",
+        "trail ",
+        "\"quoted\"",
+        "a: b",
+        "new\nline",
+        "tab\there",
+        "back\\slash",
+        "bell\u{7}",
+        "# not a comment",
+        "ünïcode",
+        "x\u{feff}",
     ];
-    let fields: Vec<Field> = names.iter().map(|name| field(name, leaf(Leaf::U8))).collect();
+    let fields: Vec<Field> = names
+        .iter()
+        .map(|name| field(name, leaf(Leaf::U8)))
+        .collect();
     let variants: Vec<Variant> = names
         .iter()
         .map(|name| Variant {
@@ -132,35 +166,133 @@ fn error_of(text: &str) -> String {
     SaveSchema::parse(text).unwrap_err().to_string()
 }
 
+/// Damaged copies of a good file: the line replaced (and by what), how many lines past it
+/// the error is (`None`: at the type's own line), the type it names, and its words.
+const MALFORMED: [(&str, &str, Option<usize>, &str, &str); 14] = [
+    (
+        "  kind resource",
+        "  kind thing",
+        Some(0),
+        "game::Armor",
+        "kind \"thing\"",
+    ),
+    (
+        "      []: u8",
+        "      []: u8\n        0: u8",
+        Some(1),
+        "game::Bag",
+        "no fields or items",
+    ),
+    (
+        "      {}: enum core::option::Option<Vec3>",
+        "      {value}: enum x",
+        Some(0),
+        "game::Bag",
+        "expected `{}:`",
+    ),
+    (
+        "  encoding serde",
+        "  encoding reflect",
+        Some(0),
+        "game::Named",
+        "expected `encoding serde`",
+    ),
+    (
+        "  migrates-from 1 3",
+        "  migrates-from 3 1",
+        Some(0),
+        "game::Armor",
+        "must ascend",
+    ),
+    (
+        "  migrates-from 1 3",
+        "  migrates-from 1 4",
+        None,
+        "game::Armor",
+        "not older than version 4",
+    ),
+    (
+        "  version 4",
+        "  version +4",
+        Some(0),
+        "game::Armor",
+        "not a number",
+    ),
+    ("  version 4", "", None, "game::Armor", "no `version` line"),
+    (
+        "  version 4",
+        "  version 4\n  version 4",
+        Some(1),
+        "game::Armor",
+        "given twice",
+    ),
+    (
+        "  kind resource",
+        "  colour red",
+        Some(0),
+        "game::Armor",
+        "unknown property",
+    ),
+    (
+        "    0: f32",
+        "    1: f32",
+        Some(0),
+        "game::Armor",
+        "expected field `0:`",
+    ),
+    (
+        "    0: f32",
+        "\t0: f32",
+        Some(0),
+        "game::Armor",
+        "indented with a tab",
+    ),
+    (
+        "        variant None",
+        "        variant \"None",
+        Some(0),
+        "game::Bag",
+        "not a well-formed quoted text",
+    ),
+    (
+        "        variant None",
+        "        unit None",
+        Some(0),
+        "game::Bag",
+        "expected a variant",
+    ),
+];
+
 #[test]
 fn malformed_files_name_the_line_and_the_type() {
     let good = every_shape().to_text();
     let line_of = |needle: &str| good.lines().position(|l| l == needle).unwrap() + 1;
-    let cases = [
-        (good.replace("  kind resource", "  kind thing"), line_of("  kind resource"), "game::Armor", "kind \"thing\""),
-        (good.replace("      []: u8", "      []: u8\n        0: u8"), line_of("      []: u8") + 1, "game::Bag", "no fields or items"),
-        (good.replace("      {}: enum", "      {value}: enum"), line_of("      {}: enum core::option::Option<Vec3>"), "game::Bag", "expected `{}:`"),
-        (good.replace("  encoding serde", "  encoding reflect"), line_of("  encoding serde"), "game::Named", "expected `encoding serde`"),
-        (good.replace("  migrates-from 1 3", "  migrates-from 3 1"), line_of("  migrates-from 1 3"), "game::Armor", "must ascend"),
-        (good.replace("  migrates-from 1 3", "  migrates-from 1 4"), line_of("type game::Armor"), "game::Armor", "not older than version 4"),
-        (good.replace("  version 4", "  version +4"), line_of("  version 4"), "game::Armor", "not a number"),
-        (good.replace("  version 4\n", ""), line_of("type game::Armor"), "game::Armor", "no `version` line"),
-        (good.replace("  version 4\n", "  version 4\n  version 4\n"), line_of("  version 4") + 1, "game::Armor", "given twice"),
-        (good.replace("  kind resource", "  colour red"), line_of("  kind resource"), "game::Armor", "unknown property"),
-        (good.replace("    0: f32", "    1: f32"), line_of("    0: f32"), "game::Armor", "expected field `0:`"),
-        (good.replace("    0: f32", "\t0: f32"), line_of("    0: f32"), "game::Armor", "indented with a tab"),
-        (good.replace("        variant None", "        variant \"None"), line_of("        variant None"), "game::Bag", "not a well-formed quoted text"),
-        (good.replace("        variant None", "        unit None"), line_of("        variant None"), "game::Bag", "expected a variant"),
-    ];
-    for (text, line, type_path, reason) in cases {
+    for (needle, replacement, past, type_path, reason) in MALFORMED {
+        let lines: Vec<&str> = good
+            .lines()
+            .map(|l| if l == needle { replacement } else { l })
+            .collect();
+        let text = lines.join("\n");
+        let line = match past {
+            Some(past) => line_of(needle) + past,
+            None => line_of(&format!("type {type_path}")),
+        };
         let error = SaveSchema::parse(&text).unwrap_err();
-        let SchemaFileError::Syntax { line: at, type_path: Some(in_type), .. } = &error else {
+        let SchemaFileError::Syntax {
+            line: at,
+            type_path: Some(in_type),
+            ..
+        } = &error
+        else {
             panic!("{reason}: {error:?}");
         };
         assert_eq!((*at, in_type.as_str()), (line, type_path), "{error}");
         assert!(error.to_string().contains(reason), "{reason}: {error}");
     }
-    let twice = format!("{good}\n{}", good.lines().skip(3).collect::<Vec<_>>().join("\n"));
+    let twice = format!(
+        "{good}\n{}",
+        good.lines().skip(3).collect::<Vec<_>>().join("\n")
+    );
     assert!(error_of(&twice).contains("type game::Armor is listed twice"));
     assert!(error_of("").contains("not a keepsake schema file"));
     assert!(error_of("keepsake-schema one\n").contains("not a keepsake schema file"));
@@ -169,17 +301,26 @@ fn malformed_files_name_the_line_and_the_type() {
         SaveSchema::parse("keepsake-schema 2\ntype x\n"),
         Err(SchemaFileError::NewerFormat { found: 2 })
     ));
-    assert_eq!(SaveSchema::parse("keepsake-schema 1\n").unwrap(), SaveSchema::default());
+    assert_eq!(
+        SaveSchema::parse("keepsake-schema 1\n").unwrap(),
+        SaveSchema::default()
+    );
 }
 
 #[test]
 fn a_layout_nested_deeper_than_any_save_holds_is_refused() {
-    let mut text = String::from("keepsake-schema 1\ntype t\n  kind component\n  version 1\n  encoding reflect\n  layout list\n");
+    let mut text = String::from(
+        "keepsake-schema 1\ntype t\n  kind component\n  version 1\n  encoding reflect\n  layout list\n",
+    );
     for depth in 0..MAX_DEPTH + 2 {
         let indent = " ".repeat(4 + 2 * depth);
         text.push_str(&format!("{indent}[]: list\n"));
     }
-    assert!(error_of(&text).contains("nests deeper"), "{}", error_of(&text));
+    assert!(
+        error_of(&text).contains("nests deeper"),
+        "{}",
+        error_of(&text)
+    );
     // As deep as a stored layout may be reads.
     let mut layout = leaf(Leaf::U8);
     for _ in 0..MAX_DEPTH {
@@ -209,7 +350,10 @@ fn arb_layout() -> impl Strategy<Value = TypeLayout> {
     leaf.prop_recursive(5, 48, 4, |inner| {
         let fields = prop::collection::vec((arb_text(), inner.clone()), 0..4)
             .prop_map(|fields: Vec<(String, TypeLayout)>| {
-                fields.into_iter().map(|(n, l)| field(&n, l)).collect::<Vec<_>>()
+                fields
+                    .into_iter()
+                    .map(|(n, l)| field(&n, l))
+                    .collect::<Vec<_>>()
             })
             .boxed();
         let variant_fields = prop_oneof![
@@ -224,12 +368,30 @@ fn arb_layout() -> impl Strategy<Value = TypeLayout> {
             prop::collection::vec(inner.clone(), 0..3).prop_map(TypeLayout::Tuple),
             inner.clone().prop_map(|i| TypeLayout::List(Box::new(i))),
             inner.clone().prop_map(|i| TypeLayout::Set(Box::new(i))),
-            (inner.clone(), any::<u64>()).prop_map(|(i, len)| TypeLayout::Array { item: Box::new(i), len }),
-            (inner.clone(), inner.clone()).prop_map(|(k, v)| TypeLayout::Map { key: Box::new(k), value: Box::new(v) }),
-            (arb_text(), prop::collection::vec((arb_text(), variant_fields), 0..4)).prop_map(|(p, v): (String, Vec<(String, VariantFields)>)| {
-                enumeration(&p, v.into_iter().map(|(name, fields)| Variant { name, fields }).collect())
+            (inner.clone(), any::<u64>()).prop_map(|(i, len)| TypeLayout::Array {
+                item: Box::new(i),
+                len
             }),
-            (arb_text(), inner).prop_map(|(type_path, r)| TypeLayout::Serde { type_path, reflected: Box::new(r) }),
+            (inner.clone(), inner.clone()).prop_map(|(k, v)| TypeLayout::Map {
+                key: Box::new(k),
+                value: Box::new(v)
+            }),
+            (
+                arb_text(),
+                prop::collection::vec((arb_text(), variant_fields), 0..4)
+            )
+                .prop_map(|(p, v): (String, Vec<(String, VariantFields)>)| {
+                    enumeration(
+                        &p,
+                        v.into_iter()
+                            .map(|(name, fields)| Variant { name, fields })
+                            .collect(),
+                    )
+                }),
+            (arb_text(), inner).prop_map(|(type_path, r)| TypeLayout::Serde {
+                type_path,
+                reflected: Box::new(r)
+            }),
         ]
     })
 }

@@ -1,6 +1,7 @@
 //! [`SaveSchema::to_text`]: the schema file's text (see the table in the [module](super)).
 
-use super::{MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
+use super::parse::SchemaFileError;
+use super::types::{MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
 use crate::snapshot::schema::{Field, TypeLayout, Variant, VariantFields};
 use std::fmt::Write;
 
@@ -20,6 +21,15 @@ impl SaveSchema {
             write_type(&mut out, ty);
         }
         out
+    }
+
+    /// Writes the schema's text to `path` (replacing the file).
+    pub fn write_file(&self, path: impl AsRef<std::path::Path>) -> Result<(), SchemaFileError> {
+        let path = path.as_ref();
+        std::fs::write(path, self.to_text()).map_err(|source| SchemaFileError::Io {
+            path: path.display().to_string(),
+            source,
+        })
     }
 }
 
@@ -91,7 +101,12 @@ fn head(layout: &TypeLayout) -> String {
 
 fn named(out: &mut String, fields: &[Field], indent: usize) {
     for field in fields {
-        node(out, &format!("{}: ", name(&field.name)), &field.layout, indent);
+        node(
+            out,
+            &format!("{}: ", name(&field.name)),
+            &field.layout,
+            indent,
+        );
     }
 }
 
@@ -122,13 +137,21 @@ pub(super) fn text(value: &str) -> String {
         && !value.starts_with('"')
         && value.trim() == value
         && !value.chars().any(char::is_control);
-    if plain { value.to_owned() } else { quoted(value) }
+    if plain {
+        value.to_owned()
+    } else {
+        quoted(value)
+    }
 }
 
 /// A field name, which a `: ` follows: as is when it is letters, digits and `_`, else quoted.
 pub(super) fn name(value: &str) -> String {
     let plain = !value.is_empty() && value.chars().all(|c| c.is_alphanumeric() || c == '_');
-    if plain { value.to_owned() } else { quoted(value) }
+    if plain {
+        value.to_owned()
+    } else {
+        quoted(value)
+    }
 }
 
 fn quoted(value: &str) -> String {
