@@ -265,3 +265,94 @@ fn the_committed_schema_must_be_todays() {
     assert!(message.contains("game::Quest changed"), "{message}");
     assert!(message.contains(compat::WRITE_SCHEMA_VAR), "{message}");
 }
+
+/// An earlier release whose types changed in the ways only a migration (or a rename) covers.
+mod release0 {
+    use bevy::prelude::*;
+    use serde::{Deserialize, Serialize};
+
+    /// Written by its serde code: any change to its layout changes its bytes.
+    #[derive(Component, Reflect, Serialize, Deserialize, Default)]
+    #[reflect(Component, Serialize, Deserialize)]
+    #[type_path = "game"]
+    #[type_name = "Gold"]
+    pub struct Gold(pub u32);
+
+    /// A component then; a resource today.
+    #[derive(Component, Reflect, Default)]
+    #[reflect(Component)]
+    #[type_path = "game"]
+    #[type_name = "Weather"]
+    pub struct Weather(pub u8);
+
+    /// Saved under an old module path.
+    #[derive(Component, Reflect, Default)]
+    #[reflect(Component)]
+    #[type_path = "game::old"]
+    #[type_name = "Badge"]
+    pub struct Badge {
+        pub rank: u8,
+    }
+}
+
+#[derive(Component, Reflect, Default)]
+#[reflect(Component)]
+#[type_path = "game"]
+struct Badge {
+    rank: u16,
+}
+
+#[test]
+fn serde_changes_kind_changes_and_renames_are_judged_as_a_load_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut old = App::new();
+    old.register_saveable::<release0::Gold>()
+        .register_saveable::<release0::Weather>()
+        .register_saveable::<release0::Badge>();
+    write_save(&mut old, dir.path(), "auto-00.g000001", |world| {
+        world.spawn((Saveable, release0::Gold(5), release0::Weather(1)));
+        world.spawn((Saveable, release0::Badge { rank: 2 }));
+    });
+    let mut today = App::new();
+    today
+        .register_saveable::<Gold>()
+        .register_saveable::<Weather>()
+        .register_saveable::<Badge>()
+        .register_saveable_rename::<Badge>("game::old::Badge");
+    let report = compat::check_folder(&SaveSchema::of_app(&today), dir.path());
+    let column = |path: &str| {
+        let columns = &report.saves[0].columns;
+        columns
+            .iter()
+            .find(|c| c.type_path == path)
+            .unwrap()
+            .clone()
+    };
+    // u32 → u64 widens for a reflected type, but serde bytes are the type's own.
+    let Verdict::NeedsMigration(changes) = column("game::Gold").verdict else {
+        panic!("{report}");
+    };
+    assert!(
+        changes[0]
+            .to_string()
+            .contains("written by its own serde code"),
+        "{report}"
+    );
+    assert_eq!(
+        column("game::Weather").verdict,
+        Verdict::KindChanged {
+            stored: snapshot::ColumnKind::Component,
+            today: snapshot::ColumnKind::Resource
+        }
+    );
+    let badge = column("game::old::Badge");
+    assert_eq!(badge.loads_as.as_deref(), Some("game::Badge"));
+    assert!(matches!(badge.verdict, Verdict::ReadsByName(_)), "{report}");
+    assert_eq!(report.problems(), 2, "{report}");
+    // The decode agrees: both problems are load errors too.
+    assert!(
+        compat::check_kept_saves(&today, dir.path()).saves[0]
+            .load_error
+            .is_some()
+    );
+}
