@@ -105,6 +105,8 @@ pub mod blob;
 mod capture;
 mod error;
 mod load;
+// The compatibility guard finds a Bevy type that moved since Bevy 0.19 as the loader does.
+pub(crate) use load::bevy_0_19_path_now;
 mod register;
 pub mod schema;
 mod value;
@@ -115,7 +117,6 @@ pub use capture::{
     capture_incremental, capture_without_plans, planned_type_paths,
 };
 pub use error::SnapshotError;
-pub(crate) use load::bevy_0_19_path_now;
 pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, LoadMode, SkippedType, apply, decode,
     decode_with_assets, decode_without_plans, dump, dump_with_assets,

@@ -12,7 +12,6 @@ mod dynamic_bundle;
 mod entity_mapping;
 
 pub use apply::{ApplyReport, LoadMode, apply};
-// The compatibility guard finds a Bevy type that moved since Bevy 0.19 as the loader does.
 pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;
 pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
