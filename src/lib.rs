@@ -9,6 +9,8 @@
 //!   postcard + LZ4 + CRC32).
 //! - [`store`] (engine-free): slots, profiles, durable atomic writes, generations, listings.
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
+//! - [`compat`]: the compatibility guard: the save schema file a game commits, and the check
+//!   of kept saves against today's types (`keepsake compat`, and test helpers).
 //! - [`plugin`]: [`KeepsakePlugin`](plugin::KeepsakePlugin), jobs on the task pool, autosave,
 //!   hotkeys, result events, the thumbnail hook.
 //! - [`ui`] (feature `save_menu`, on by default): [`SaveMenuPlugins`](ui::SaveMenuPlugins), the
@@ -20,6 +22,7 @@
 #[cfg(feature = "cloud")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
 pub mod cloud;
+pub mod compat;
 pub mod format;
 pub mod plugin;
 mod slot;

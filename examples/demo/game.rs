@@ -44,12 +44,49 @@ pub struct Lantern {
     pub glow: f32,
 }
 
-/// Gold is worth 10, gems 25. Its `Sprite` (image by path) is saved with it.
+/// A gold coin or a gem. Its `Sprite` (image by path) is saved with it.
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component)]
 pub struct Coin {
-    /// Points it gives.
+    /// Which it is (schema version 2; version 1 saved its points, see [`CoinV1`]).
+    pub kind: CoinKind,
+}
+
+/// What a coin is.
+#[derive(Reflect, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoinKind {
+    /// 10 points.
+    Gold,
+    /// 25 points.
+    Gem,
+}
+
+impl CoinKind {
+    /// The points it gives.
+    pub fn points(self) -> u32 {
+        match self {
+            CoinKind::Gold => 10,
+            CoinKind::Gem => 25,
+        }
+    }
+}
+
+/// `Coin` as the demo's first release saved it (schema version 1): its points, from which the
+/// kind follows. Kept to read those saves (`examples/demo/kept-saves/`).
+#[derive(Reflect)]
+pub struct CoinV1 {
+    /// 10 for gold, 25 for a gem.
     pub value: u32,
+}
+
+impl From<CoinV1> for Coin {
+    fn from(old: CoinV1) -> Self {
+        let kind = match old.value {
+            25.. => CoinKind::Gem,
+            _ => CoinKind::Gold,
+        };
+        Coin { kind }
+    }
 }
 
 /// An enemy that chases an entity: an `Entity` reference the save must remap.
@@ -147,6 +184,7 @@ pub fn register_saved_types(app: &mut App) {
         .register_saveable::<Player>()
         .register_saveable::<Lantern>()
         .register_saveable::<Coin>()
+        .register_saveable_migration::<CoinV1, Coin>()
         .register_saveable::<Enemy>()
         .register_saveable::<Score>()
         .register_saveable::<Inventory>()
@@ -262,12 +300,16 @@ fn spawn_coins(
     level: u32,
 ) {
     for n in 0..(4 + 2 * level) {
-        let value = if n % 4 == 3 { 25 } else { 10 };
+        let kind = if n % 4 == 3 {
+            CoinKind::Gem
+        } else {
+            CoinKind::Gold
+        };
         let at = rng.point_in_arena();
         commands.spawn((
             Saveable,
-            Coin { value },
-            coin_sprite(assets, value),
+            Coin { kind },
+            coin_sprite(assets, kind),
             Transform::from_xyz(at.x, at.y, 0.0),
             ChildOf(arena),
         ));
@@ -312,15 +354,17 @@ fn dress_coin(
     assets: Res<AssetServer>,
     mut commands: Commands,
 ) {
-    let value = coins.get(add.entity).map_or(10, |coin| coin.value);
-    let sprite = coin_sprite(&assets, value);
+    let kind = coins
+        .get(add.entity)
+        .map_or(CoinKind::Gold, |coin| coin.kind);
+    let sprite = coin_sprite(&assets, kind);
     commands.entity(add.entity).insert_if_new(sprite);
 }
 
-fn coin_sprite(assets: &AssetServer, value: u32) -> Sprite {
-    let image = match value {
-        25 => "sprites/gem.png",
-        _ => "sprites/coin.png",
+fn coin_sprite(assets: &AssetServer, kind: CoinKind) -> Sprite {
+    let image = match kind {
+        CoinKind::Gem => "sprites/gem.png",
+        CoinKind::Gold => "sprites/coin.png",
     };
     Sprite {
         image: assets.load(image),
@@ -402,10 +446,10 @@ fn collect_coins(
                 < reach
             {
                 commands.entity(entity).despawn();
-                score.0 += coin.value;
-                match coin.value {
-                    25 => inventory.gems += 1,
-                    _ => inventory.gold += 1,
+                score.0 += coin.kind.points();
+                match coin.kind {
+                    CoinKind::Gem => inventory.gems += 1,
+                    CoinKind::Gold => inventory.gold += 1,
                 }
             }
         }

@@ -11,6 +11,8 @@
 //!
 //! - `crowd.rs` adds `--crowd N`: N saveable critters wandering unseen, to feel a big world's
 //!   save (the HUD shows the last save's main-thread time); `--smoke` runs with 20 000.
+//! - `compat.rs` (tests, `cargo test --example demo`): the committed `saves.schema` is
+//!   today's and every save in `kept-saves/` loads with today's types.
 //! - `dump.rs` prints a save's world as RON through the game's types, without opening a window:
 //!   `--dump <file>`.
 //!
@@ -28,6 +30,8 @@
 //!     --device laptop --save-root /tmp/arena-laptop
 //! ```
 
+#[cfg(test)]
+mod compat;
 mod crowd;
 mod dump;
 mod game;

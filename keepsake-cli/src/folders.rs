@@ -7,6 +7,9 @@ use bevy_keepsake::store::{
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
+
+/// The save files a `verify` of a folder checks (the same files `compat` checks).
+pub use bevy_keepsake::store::save_files;
 use std::sync::Arc;
 
 /// The real filesystem with every write refused, so a listing cannot touch a player's saves
@@ -141,37 +144,4 @@ pub fn subfolders(folder: &Path) -> io::Result<Vec<PathBuf>> {
 
 fn is_dir(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
-}
-
-/// The save files a `verify` of `folder` checks: `*.ksav` in it and in its sub-folders (a
-/// save root holds one folder per profile), sorted; plus how many other files were passed over.
-pub fn save_files(folder: &Path, depth: usize) -> io::Result<(Vec<PathBuf>, usize)> {
-    let mut files = Vec::new();
-    let mut ignored = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(folder)?.flatten().collect();
-    entries.sort_by_key(|entry| entry.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            ignored += 1;
-            continue;
-        };
-        if kind.is_dir() {
-            if depth > 0 {
-                // A sub-folder that cannot be listed is skipped like any foreign entry.
-                match save_files(&path, depth - 1) {
-                    Ok((more, more_ignored)) => {
-                        files.extend(more);
-                        ignored += more_ignored;
-                    }
-                    Err(_) => ignored += 1,
-                }
-            }
-        } else if has_save_extension(&path) {
-            files.push(path);
-        } else {
-            ignored += 1;
-        }
-    }
-    Ok((files, ignored))
 }

@@ -17,12 +17,16 @@ use std::process::ExitCode;
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success: everything read is intact (verify), the saves are equal (diff)
+  0  success: everything read is intact (verify), the saves are equal (diff), every kept
+     save loads (compat)
   1  damage found (any command), a value not readable by its stored layout (dump),
-     differences found (diff), or no thumbnail (thumbnail)
-  2  usage error, a file or folder could not be read or written, or verify found no save file";
+     differences found (diff), no thumbnail (thumbnail), or a kept save that would not
+     load with the schema's types (compat)
+  2  usage error, a file or folder could not be read or written, a schema file that does
+     not read, or verify or compat found no save file";
 
-/// Inspect, dump, verify, list and compare bevy_keepsake save files (.ksav).
+/// Inspect, dump, verify, list and compare bevy_keepsake save files (.ksav), and check kept
+/// saves against a game's schema.
 #[derive(Parser, Debug)]
 #[command(name = "keepsake", version, after_help = EXIT_CODES)]
 struct Cli {
@@ -103,6 +107,29 @@ enum Command {
         /// The second save file.
         b: PathBuf,
     },
+    /// Write the schema file (types, kinds, versions, layouts) of the types a save holds, as it
+    /// records them. The tool does not have the game's types: give it a save made by today's
+    /// build that holds every saved type. A save does not record migrations or renames, so the
+    /// file lists none; a game writes its complete schema
+    /// with `SaveSchema::of_app(&app).write_file(..)` (or `compat::assert_schema_file` in a test).
+    #[command(after_help = EXIT_CODES)]
+    Schema {
+        /// A save file written by today's build of the game.
+        file: PathBuf,
+        /// Write the schema to this file instead of printing it.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Check every save in a folder (every slot and generation, sub-folders one level down)
+    /// against a schema file: per save, per type and per field, what changed without a
+    /// migration. Exits 1 if any save would not load.
+    #[command(after_help = EXIT_CODES)]
+    Compat {
+        /// The schema file the game commits (see `schema`).
+        schema: PathBuf,
+        /// The folder of kept saves.
+        folder: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -137,6 +164,8 @@ fn main() -> ExitCode {
         Command::Verify { paths } => commands::verify::run(&paths, json),
         Command::Thumbnail { file, output } => commands::thumbnail::run(&file, &output, json),
         Command::Diff { a, b } => commands::diff::run(&a, &b, json),
+        Command::Schema { file, output } => commands::compat::schema(&file, output.as_deref()),
+        Command::Compat { schema, folder } => commands::compat::run(&schema, &folder, json),
     };
     outcome.into()
 }

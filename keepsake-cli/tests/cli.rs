@@ -12,6 +12,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[path = "cli/compat.rs"]
+mod compat;
+
 #[derive(Component, Reflect, Default)]
 struct Health(f32);
 

@@ -106,6 +106,8 @@ pub mod blob;
 mod capture;
 mod error;
 mod load;
+// The compatibility guard finds a Bevy type that moved since Bevy 0.19 as the loader does.
+pub(crate) use load::bevy_0_19_path_now;
 mod register;
 pub mod schema;
 mod value;

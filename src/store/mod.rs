@@ -83,6 +83,7 @@
 
 mod durable;
 mod error;
+mod files;
 mod fs;
 mod import;
 mod layout;
@@ -91,6 +92,7 @@ mod names;
 mod slot_store;
 
 pub use error::{GenerationFailure, StoreError};
+pub use files::save_files;
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};

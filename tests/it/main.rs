@@ -12,6 +12,7 @@ mod bevy_fixtures;
 #[cfg(feature = "cloud")]
 mod cloud;
 mod common;
+mod compat;
 mod corruption_corpus;
 mod crash_sigkill;
 mod disk_full;

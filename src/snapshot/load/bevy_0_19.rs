@@ -56,7 +56,7 @@ fn from_hex(hex: &str) -> Option<Vec<u8>> {
 }
 
 /// The Bevy 0.20 path of a Bevy type a 0.19 save names by its old path.
-pub(super) fn path_now(old_path: &str) -> Option<&'static str> {
+pub(crate) fn path_now(old_path: &str) -> Option<&'static str> {
     table()
         .get(old_path)
         .map(|old| old.path_now)

@@ -12,6 +12,7 @@ mod dynamic_bundle;
 mod entity_mapping;
 
 pub use apply::{ApplyReport, LoadMode, apply};
+pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;
 pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
 };

@@ -9,6 +9,7 @@ mod entry;
 mod filter;
 mod key;
 mod registry;
+mod schema_of;
 mod walk;
 
 pub use app_ext::SaveableAppExt;

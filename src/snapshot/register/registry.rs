@@ -117,6 +117,17 @@ impl SaveRegistry {
         Some((index, &self.inner.entries[index]))
     }
 
+    /// The old paths (from `register_saveable_rename`) that load as the entry at `index`.
+    pub(crate) fn renames_of(&self, index: usize) -> Vec<String> {
+        let own = self.inner.entries[index].ops.type_path;
+        let mut old: Vec<String> = (self.inner.by_path.iter())
+            .filter(|(path, at)| **at == index && path.as_str() != own)
+            .map(|(path, _)| path.clone())
+            .collect();
+        old.sort();
+        old
+    }
+
     fn index_of(&self, type_id: TypeId) -> Option<usize> {
         self.inner
             .entries

@@ -12,10 +12,12 @@
 //!
 //! The bytes of a layout ([`codec`]) are specified in the table there; [`text`] renders a
 //! layout for people (`keepsake inspect`), and [`stored`] reads values by a layout without the
-//! game's types (`keepsake dump`).
+//! game's types (`keepsake dump`). [`file`](mod@file) writes a game's registered types and their layouts
+//! as a text file it commits, which `keepsake compat` checks kept saves against.
 
 pub mod codec;
 pub mod compare;
+pub mod file;
 #[cfg(test)]
 mod fixtures;
 mod leaf;
