@@ -479,9 +479,8 @@ fn enemy_hits(
 /// lantern.
 fn next_level(
     mut commands: Commands,
-    arena: Single<Entity, With<ArenaRoot>>,
+    (arena, players): (Single<Entity, With<ArenaRoot>>, Query<Entity, With<Player>>),
     coins: Query<(), With<Coin>>,
-    players: Query<Entity, With<Player>>,
     mut lanterns: Query<&mut Lantern>,
     mut level: ResMut<Level>,
     mut rng: ResMut<ArenaRng>,
