@@ -7,8 +7,8 @@
 //! new generation through the same durable write as a save ([`write_durably`]): it never
 //! replaces an existing file.
 //!
-//! When two devices saved the same slot, the save made later (by [`SaveMeta::created_at`])
-//! heads it and the other stays below, loadable and listed by [`SlotStore::saves`]; unless the
+//! When two devices saved the same slot, the save made later (by [`SaveMeta::created_at`], then
+//! by save id for saves of one millisecond) heads it and the other stays below, loadable and listed by [`SlotStore::saves`]; unless the
 //! player chose the head over the arriving save's line ([`ImportRules::chosen_at`]), or the
 //! arriving save claims a time past this device's clock (see [`ImportRules`]).
 //!
@@ -78,9 +78,12 @@ impl ImportRules {
     /// [`CLOCK_AHEAD`](super::slot_store::CLOCK_AHEAD) past this device's clock (a device
     /// whose clock runs ahead would otherwise win every import with saves older than the
     /// player's).
+    ///
+    /// Saves made in the same millisecond are ordered by save id, so every device that holds
+    /// both puts the same one on top, whichever arrived first.
     fn heads(&self, arriving: &SaveMeta, head: &SaveMeta) -> bool {
         let created = arriving.created_at;
-        head.created_at <= created
+        (head.created_at, head.save_id) < (created, arriving.save_id)
             && is_plausible(created)
             && self.chosen_at.is_none_or(|chosen| created > chosen)
     }

@@ -766,3 +766,36 @@ fn a_far_future_autosave_does_not_freeze_the_ring() {
     used.sort();
     assert_eq!(used, (0..5).map(SlotId::Auto).collect::<Vec<_>>());
 }
+
+/// Two devices saved one slot in the same millisecond: each imports the other's save, and both
+/// end with the same head (before, the save that arrived second took the head on each device,
+/// so the two devices disagreed for good).
+#[test]
+fn saves_of_one_millisecond_head_the_slot_the_same_way_on_every_device() {
+    let slot = SlotId::Manual(0);
+    let made_at = fixtures::meta(slot, 5).created_at;
+    let save = |seq: u64| SaveMeta {
+        created_at: made_at,
+        ..fixtures::meta(slot, seq)
+    };
+    let (first, second) = (save(1), save(2));
+    let file_of = |meta: &SaveMeta| {
+        let options = bevy_keepsake::format::EncodeOptions::default();
+        bevy_keepsake::format::encode(meta, &fixtures::bundle(2_000, 1), &options)
+            .unwrap()
+            .to_vec()
+    };
+    let mut heads = Vec::new();
+    for (local, arriving) in [(&first, &second), (&second, &first)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        store
+            .save(slot, local.clone(), &fixtures::bundle(2_000, 1))
+            .unwrap();
+        let bytes = file_of(arriving);
+        store.import(store.decode_import(&bytes).unwrap()).unwrap();
+        heads.push(store.load(slot).unwrap().meta.save_id);
+    }
+    assert_eq!(heads[0], heads[1]);
+    assert_eq!(heads[0], first.save_id.max(second.save_id));
+}
