@@ -279,3 +279,43 @@ fn a_small_edit_re_encodes_only_its_rows() {
         "a despawn rebuilds the chunks whose rows moved, not every chunk: {stats:?}"
     );
 }
+
+/// The hierarchy is read again only where it changed: an edit of a value leaves every table's
+/// hierarchy as it was, a new parent re-reads the tables of the entities whose links changed,
+/// and the blob stays the full capture's.
+#[test]
+fn the_hierarchy_is_read_again_only_where_it_changed() {
+    let mut app = world_with(3000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut cache = CaptureCache::default();
+    cache.capture(world).unwrap().finish();
+    let first = cache.stats();
+    assert!(first.hierarchy_tables_read > 0, "{first:?}");
+    assert_eq!(first.hierarchy_tables_reused, 0);
+    world.increment_change_tick();
+
+    let mut query = world.query::<&mut Stats>();
+    query.iter_mut(world).next().unwrap().hp += 1.0;
+    let after_value = cache.capture(world).unwrap().finish();
+    assert_eq!(after_value.blob, snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.hierarchy_tables_read, stats.hierarchy_tables_reused),
+        (0, first.hierarchy_tables_read),
+        "{stats:?}"
+    );
+    world.increment_change_tick();
+
+    let units: Vec<Entity> = world
+        .query_filtered::<Entity, (With<UnitId>, Without<ChildOf>)>()
+        .iter(world)
+        .take(2)
+        .collect();
+    world.entity_mut(units[1]).insert(ChildOf(units[0]));
+    let after_link = cache.capture(world).unwrap().finish();
+    assert_eq!(after_link.blob, snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert!(stats.hierarchy_tables_read > 0, "{stats:?}");
+    assert!(stats.hierarchy_tables_reused > 0, "{stats:?}");
+}

@@ -3,7 +3,7 @@
 
 use super::chunk::{ColumnCache, TableRows};
 use super::column::{CaptureStats, Changes, ColumnRefresh, SavedTables};
-use super::hierarchy::Hierarchy;
+use super::hierarchy::HierarchyCache;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
 use super::world::{log_unregistered, registries};
@@ -60,6 +60,8 @@ pub struct CaptureCache {
     tables: Vec<TableRows>,
     /// The cached chunks of each registered type, by registry entry.
     columns: Vec<ColumnCache>,
+    /// The hierarchy rows of each table at the last capture.
+    hierarchy: HierarchyCache,
     stats: CaptureStats,
 }
 
@@ -146,7 +148,6 @@ impl CaptureCache {
         if self.stats.started_over {
             log_unregistered(world, registry, &archetypes);
         }
-        let hierarchy = Hierarchy::collect(world, &archetypes);
         let policy = world.get_resource::<RuntimeAssetHandles>().copied();
         let assets = CaptureAssets::new(policy.unwrap_or_default());
         let saved = SavedTables::new(world, &archetypes);
@@ -155,6 +156,9 @@ impl CaptureCache {
             since: (!self.stats.started_over).then_some(self.since),
             this_run,
         };
+        let hierarchy = self
+            .hierarchy
+            .refresh(world, &archetypes, &changes, &mut self.stats);
         let mut columns = Vec::with_capacity(registry.entries().len());
         for (entry, cache) in registry.entries().iter().zip(&mut self.columns) {
             let mut column = ColumnRefresh {

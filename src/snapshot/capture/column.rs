@@ -31,6 +31,11 @@ pub struct CaptureStats {
     /// Whether the cache started over (first capture, or the world, registry or filter
     /// changed).
     pub started_over: bool,
+    /// Tables whose hierarchy (`ChildOf`, `Children`) was read again: their entities or links
+    /// changed.
+    pub hierarchy_tables_read: usize,
+    /// Tables whose hierarchy was taken over from the last capture.
+    pub hierarchy_tables_reused: usize,
 }
 
 /// Whether a table's entities are saved: all, none, or some (the filter names a sparse-set
@@ -103,13 +108,37 @@ impl SavedTables {
 
 /// Which change ticks count as changed since the last capture.
 #[derive(Clone, Copy)]
-pub(super) struct Changes {
+pub(crate) struct Changes {
     /// `None` when nothing cached can be trusted.
     pub(super) since: Option<Tick>,
     pub(super) this_run: Tick,
 }
 
 impl Changes {
+    /// Every value counts as changed (nothing cached can be trusted).
+    pub(super) fn everything(this_run: Tick) -> Self {
+        Changes {
+            since: None,
+            this_run,
+        }
+    }
+
+    /// Whether any of `ticks` is newer than the last capture (always, when nothing cached can
+    /// be trusted).
+    pub(super) fn any_changed(&self, ticks: &[UnsafeCell<Tick>]) -> bool {
+        let Some(since) = self.since else {
+            return true;
+        };
+        let (this_run, window) = (self.this_run.get(), self.window(since));
+        // Without a branch per row, so the scan of an unchanged table vectorises.
+        ticks.iter().fold(false, |any, cell| {
+            // SAFETY: the shared borrow of the world keeps anything from writing to the ticks
+            // while they are read.
+            let tick = unsafe { *cell.get() };
+            any | (this_run.wrapping_sub(tick.get()) < window)
+        })
+    }
+
     /// Whether `tick` is newer than `since`, as [`Tick::is_newer_than`] tells (the window is
     /// kept below Bevy's maximum change age, so no clamping is needed).
     fn is_changed(&self, since: Tick, tick: Tick) -> bool {
@@ -227,8 +256,7 @@ impl<'a> ColumnRefresh<'a> {
             let tick = unsafe { *cell.get() };
             this_run.wrapping_sub(tick.get()) < window
         };
-        // Without a branch per row, so the scan of an unchanged chunk vectorises.
-        if !ticks.iter().fold(false, |any, cell| any | newer(cell)) {
+        if !self.changes.any_changed(ticks) {
             return Some(Vec::new());
         }
         Some((0..ticks.len()).filter(|&row| newer(&ticks[row])).collect())

@@ -1,10 +1,14 @@
 //! The order of the entity table: parents before children, siblings in order, and the dense
-//! index each saved entity gets in it.
+//! index each saved entity gets in it; the hierarchy it is worked out from, read table by table
+//! and kept between captures.
 
-use bevy::ecs::archetype::ArchetypeId;
+use super::column::{CaptureStats, Changes};
+use bevy::ecs::archetype::{Archetype, ArchetypeId};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::ecs::storage::{Table, TableId};
 use bevy::prelude::*;
+use std::sync::Arc;
 
 /// Dense indices of the saved entities, looked up by entity index without hashing.
 pub(crate) struct DenseIndex<'a> {
@@ -35,55 +39,164 @@ impl<'a> DenseIndex<'a> {
     }
 }
 
-/// The parent and children of the saved entities that have any, read out of the world so the
-/// order can be worked out without it (on the task pool, for an incremental capture).
+/// The hierarchy rows of one table as a capture read them: the table's entities, each row's
+/// parent (when the table stores `ChildOf`) and children (when it stores `Children`).
 #[derive(Default)]
-pub(crate) struct Hierarchy {
-    parents: EntityHashMap<Entity>,
-    children: EntityHashMap<Vec<Entity>>,
+pub(crate) struct TableLinks {
+    entities: Vec<Entity>,
+    parents: Option<Vec<Entity>>,
+    children: Option<Vec<Vec<Entity>>>,
 }
 
-impl Hierarchy {
-    /// Reads `ChildOf` and `Children` of the entities of the saved archetypes that have them.
-    pub(crate) fn collect(world: &World, archetypes: &[ArchetypeId]) -> Self {
+/// The `ChildOf` and `Children` of the saved entities' tables, read out of the world so the
+/// order can be worked out without it (on the task pool, for an incremental capture). Tables
+/// are shared with the [`HierarchyCache`] that read them.
+#[derive(Default)]
+pub(crate) struct Hierarchy {
+    tables: Vec<Arc<TableLinks>>,
+}
+
+/// The tables' hierarchy rows of the last capture, by table index: a table whose entities and
+/// `ChildOf` / `Children` change ticks are as they were is not read again, so the main thread's
+/// part of a capture costs a comparison per unchanged table rather than a lookup and a hash-map
+/// insert per entity.
+#[derive(Default)]
+pub(crate) struct HierarchyCache {
+    tables: Vec<Option<Arc<TableLinks>>>,
+}
+
+/// The hierarchy's two component ids in a world.
+#[derive(Clone, Copy)]
+struct LinkIds {
+    parent: Option<ComponentId>,
+    children: Option<ComponentId>,
+}
+
+impl HierarchyCache {
+    /// The hierarchy of the tables of `archetypes`, reading again only the tables that changed
+    /// since the last capture (`changes`).
+    /// Counts the tables read and reused in `stats`.
+    pub(crate) fn refresh(
+        &mut self,
+        world: &World,
+        archetypes: &[ArchetypeId],
+        changes: &Changes,
+        stats: &mut CaptureStats,
+    ) -> Hierarchy {
+        let ids = LinkIds {
+            parent: world.component_id::<ChildOf>(),
+            children: world.component_id::<Children>(),
+        };
         let mut hierarchy = Hierarchy::default();
-        let ids = (
-            world.component_id::<ChildOf>(),
-            world.component_id::<Children>(),
-        );
-        for archetype in archetypes
-            .iter()
-            .filter_map(|&id| world.archetypes().get(id))
-        {
-            let has = |id: Option<ComponentId>| id.is_some_and(|id| archetype.contains(id));
-            let (parents, children) = (has(ids.0), has(ids.1));
-            if !parents && !children {
+        for table_id in linked_tables(world, archetypes, ids) {
+            let Some(table) = world.storages().tables.get(table_id) else {
                 continue;
+            };
+            let index = table_id.as_usize();
+            if self.tables.len() <= index {
+                self.tables.resize(index + 1, None);
             }
-            for entity in archetype.entities().iter().map(|entity| entity.id()) {
-                if let Some(child_of) = world.get::<ChildOf>(entity).filter(|_| parents) {
-                    hierarchy.parents.insert(entity, child_of.parent());
+            let cached = self.tables[index]
+                .take()
+                .filter(|links| unchanged(links, table, ids, changes));
+            let links = match cached {
+                Some(links) => {
+                    stats.hierarchy_tables_reused += 1;
+                    links
                 }
-                if let Some(list) = world.get::<Children>(entity).filter(|_| children) {
-                    hierarchy.children.insert(entity, list.to_vec());
+                None => {
+                    stats.hierarchy_tables_read += 1;
+                    Arc::new(read_links(table, ids))
                 }
-            }
+            };
+            self.tables[index] = Some(Arc::clone(&links));
+            hierarchy.tables.push(links);
         }
         hierarchy
     }
+}
+
+/// The tables of `archetypes` that store `ChildOf` or `Children`, each once.
+fn linked_tables(world: &World, archetypes: &[ArchetypeId], ids: LinkIds) -> Vec<TableId> {
+    let has = |archetype: &Archetype, id: Option<ComponentId>| {
+        id.is_some_and(|id| archetype.contains(id))
+    };
+    let mut tables = Vec::new();
+    for archetype in archetypes
+        .iter()
+        .filter_map(|&id| world.archetypes().get(id))
+    {
+        let linked = has(archetype, ids.parent) || has(archetype, ids.children);
+        if linked && !tables.contains(&archetype.table_id()) {
+            tables.push(archetype.table_id());
+        }
+    }
+    tables
+}
+
+/// Whether `links` still describes `table`: the same entities in the same rows, and no
+/// `ChildOf` or `Children` changed since the last capture.
+fn unchanged(links: &TableLinks, table: &Table, ids: LinkIds, changes: &Changes) -> bool {
+    let ticks_unchanged = |id: Option<ComponentId>| {
+        id.and_then(|id| table.get_changed_ticks_slice_for(id))
+            .is_none_or(|ticks| !changes.any_changed(ticks))
+    };
+    links.entities == table.entities()
+        && ticks_unchanged(ids.parent)
+        && ticks_unchanged(ids.children)
+}
+
+/// Reads a table's hierarchy rows.
+fn read_links(table: &Table, ids: LinkIds) -> TableLinks {
+    // SAFETY: the columns of these ids hold `ChildOf` and `Children` values, and the shared
+    // borrow of the world keeps anything from writing to them while they are read.
+    let parents = ids
+        .parent
+        .and_then(|id| unsafe { table.get_data_slice_for::<ChildOf>(id) });
+    // SAFETY: as above.
+    let children = ids
+        .children
+        .and_then(|id| unsafe { table.get_data_slice_for::<Children>(id) });
+    TableLinks {
+        entities: table.entities().to_vec(),
+        // SAFETY: as above: no `&mut` to these rows can exist while the world is borrowed.
+        parents: parents.map(|cells| {
+            cells
+                .iter()
+                .map(|c| unsafe { &*c.get() }.parent())
+                .collect()
+        }),
+        // SAFETY: as above.
+        children: children.map(|cells| {
+            cells
+                .iter()
+                .map(|c| unsafe { &*c.get() }.to_vec())
+                .collect()
+        }),
+    }
+}
+
+impl Hierarchy {
+    /// Reads the hierarchy of the tables of `archetypes` (a full capture: nothing cached).
+    pub(crate) fn collect(world: &World, archetypes: &[ArchetypeId]) -> Self {
+        let changes = Changes::everything(world.read_change_tick());
+        let mut stats = CaptureStats::default();
+        HierarchyCache::default().refresh(world, archetypes, &changes, &mut stats)
+    }
 
     /// Orders saved entities so that every parent comes before its children and siblings keep
-    /// their order, which lets a load rebuild each `Children` list exactly.
+    /// their order, which lets a load rebuild each `Children` list exactly. Entities of the
+    /// tables that are not saved are looked at only as parents of saved ones (never followed).
     pub(crate) fn order(&self, matched: Vec<Entity>) -> Vec<Entity> {
-        if self.parents.is_empty() && self.children.is_empty() {
+        if self.tables.is_empty() {
             return matched;
         }
+        let (parents, children) = self.maps();
         let saved: EntityHashSet = matched.iter().copied().collect();
         let mut ordered = Vec::with_capacity(matched.len());
         let mut stack = Vec::new();
         for &root in &matched {
-            let has_saved_parent = self
-                .parents
+            let has_saved_parent = parents
                 .get(&root)
                 .is_some_and(|parent| saved.contains(parent));
             if has_saved_parent {
@@ -92,11 +205,26 @@ impl Hierarchy {
             stack.push(root);
             while let Some(entity) = stack.pop() {
                 ordered.push(entity);
-                if let Some(children) = self.children.get(&entity) {
+                if let Some(children) = children.get(&entity) {
                     stack.extend(children.iter().rev().filter(|child| saved.contains(*child)));
                 }
             }
         }
         ordered
+    }
+
+    /// Each entity's parent, and each entity's children, from the tables.
+    fn maps(&self) -> (EntityHashMap<Entity>, EntityHashMap<&[Entity]>) {
+        let (mut parents, mut children) = (EntityHashMap::default(), EntityHashMap::default());
+        for table in &self.tables {
+            if let Some(list) = &table.parents {
+                parents.extend(table.entities.iter().copied().zip(list.iter().copied()));
+            }
+            if let Some(lists) = &table.children {
+                let lists = lists.iter().map(Vec::as_slice);
+                children.extend(table.entities.iter().copied().zip(lists));
+            }
+        }
+        (parents, children)
     }
 }
