@@ -319,3 +319,30 @@ fn the_hierarchy_is_read_again_only_where_it_changed() {
     assert!(stats.hierarchy_tables_read > 0, "{stats:?}");
     assert!(stats.hierarchy_tables_reused > 0, "{stats:?}");
 }
+
+/// Captures whose pending snapshots are dropped unfinished leave patches on patches (their
+/// bytes are put together only by `finish`): the capture after them still writes the full
+/// capture's bytes, however long the chain grew.
+#[test]
+fn captures_left_unfinished_still_give_the_full_captures_bytes() {
+    let mut app = world_with(3000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut rng = Rng::new(7);
+    let mut cache = CaptureCache::default();
+    let mut next_id = 2_000_000;
+    for step in 0..40 {
+        for _ in 0..3 {
+            edit(world, &mut rng, &mut next_id);
+        }
+        world.increment_change_tick();
+        let pending = cache.capture(world).unwrap();
+        if step % 13 == 12 {
+            let finished = pending.finish();
+            assert!(finished == snapshot::capture(world).unwrap(), "step {step}");
+        }
+        // Dropped unfinished otherwise.
+    }
+    let last = cache.capture(world).unwrap().finish();
+    assert!(last == snapshot::capture(world).unwrap());
+}

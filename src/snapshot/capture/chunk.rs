@@ -6,28 +6,37 @@ use crate::snapshot::blob::push_prefixed;
 use crate::snapshot::value::assets::CaptureProblem;
 use bevy::prelude::*;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Table rows per chunk: small enough that a change re-encodes or copies little, large enough
 /// that a world of 100 000 entities has only about a hundred chunks per type to check.
 pub const CHUNK_ROWS: usize = 1024;
 
-/// Encoded rows: each row's entity (none for a resource) and its value behind its varint length,
-/// back to back — the blob's bytes for these rows without the entity index deltas.
+/// A chain of patches longer than this is put together on the main thread before another is
+/// added: captures taken without finishing them (`PendingSnapshot::finish` puts the chain
+/// together) would otherwise keep every older chunk alive.
+const MAX_PATCH_DEPTH: u32 = 8;
+
+/// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
+/// rows without the entity index deltas.
 #[derive(Default)]
-pub(crate) struct Chunk {
-    pub(super) entities: Vec<Entity>,
+pub(crate) struct Rows {
     /// Where each row's bytes end in `values`.
-    pub(super) ends: Vec<u32>,
-    pub(super) values: Vec<u8>,
+    ends: Vec<u32>,
+    values: Vec<u8>,
 }
 
-impl Chunk {
-    pub(super) fn rows(&self) -> usize {
+impl Rows {
+    pub(super) fn len(&self) -> usize {
         self.ends.len()
     }
 
-    pub(super) fn start(&self, row: usize) -> usize {
+    /// The bytes of all rows.
+    pub(super) fn byte_len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn start(&self, row: usize) -> usize {
         row.checked_sub(1)
             .map_or(0, |previous| self.ends[previous] as usize)
     }
@@ -36,15 +45,120 @@ impl Chunk {
         &self.values[self.start(row)..self.ends[row] as usize]
     }
 
+    /// Appends a row whose value `write` encodes.
     pub(super) fn push(
         &mut self,
-        entity: Option<Entity>,
         write: impl FnOnce(&mut Vec<u8>) -> Result<(), CaptureProblem>,
     ) -> Result<(), CaptureProblem> {
         push_prefixed(&mut self.values, write)?;
         self.ends.push(self.values.len() as u32);
-        self.entities.extend(entity);
         Ok(())
+    }
+
+    /// `old` with the rows `changed` (ascending) replaced by `new`'s, in order: the rows
+    /// between are copied in runs.
+    fn patched(old: &Rows, changed: &[usize], new: &Rows) -> Rows {
+        let mut rows = Rows {
+            ends: Vec::with_capacity(old.len()),
+            values: Vec::with_capacity(old.values.len() + new.values.len()),
+        };
+        // Bytes of `old` not copied yet start here; rows after the last changed one end
+        // `shift` bytes later in the new rows than in the old.
+        let (mut copied_to, mut shift) = (0usize, 0isize);
+        let mut next = changed.iter().copied().enumerate().peekable();
+        for row in 0..old.len() {
+            let Some((k, _)) = next.next_if(|&(_, changed_row)| changed_row == row) else {
+                rows.ends.push((old.ends[row] as isize + shift) as u32);
+                continue;
+            };
+            rows.values
+                .extend_from_slice(&old.values[copied_to..old.start(row)]);
+            rows.values.extend_from_slice(new.row(k));
+            rows.ends.push(rows.values.len() as u32);
+            copied_to = old.ends[row] as usize;
+            shift = rows.values.len() as isize - copied_to as isize;
+        }
+        rows.values.extend_from_slice(&old.values[copied_to..]);
+        rows
+    }
+}
+
+/// Encoded rows of up to [`CHUNK_ROWS`] table rows of one type (or a resource's value), and
+/// their entities. A patched chunk holds only its changed rows until its bytes are asked for
+/// (by [`PendingSnapshot::finish`](super::PendingSnapshot::finish), on the task pool): the
+/// main thread encodes what changed and copies nothing.
+pub(crate) struct Chunk {
+    /// The rows' entities (none for a resource), shared with the chunks patched from this one.
+    pub(super) entities: Arc<[Entity]>,
+    rows: usize,
+    bytes: OnceLock<Rows>,
+    /// Until `bytes` is set: the chunk this one patches, and its changed rows.
+    patch: Mutex<Option<Patch>>,
+    /// How many patches wait to be put together under this chunk (0 once it has its bytes).
+    depth: u32,
+}
+
+struct Patch {
+    old: Arc<Chunk>,
+    /// Changed rows, ascending, relative to the chunk.
+    changed: Vec<usize>,
+    /// Their new values, in the same order.
+    new: Rows,
+}
+
+impl Chunk {
+    /// A chunk of encoded rows.
+    pub(super) fn ready(entities: Arc<[Entity]>, rows: Rows) -> Self {
+        Chunk {
+            entities,
+            rows: rows.len(),
+            bytes: OnceLock::from(rows),
+            patch: Mutex::new(None),
+            depth: 0,
+        }
+    }
+
+    /// `old` with the rows `changed` (ascending, relative to the chunk) re-encoded as `new`;
+    /// its bytes are put together when first asked for.
+    pub(super) fn patched(old: &Arc<Chunk>, changed: Vec<usize>, new: Rows) -> Self {
+        if old.depth >= MAX_PATCH_DEPTH {
+            old.bytes();
+        }
+        let depth = match old.bytes.get() {
+            Some(_) => 1,
+            None => old.depth + 1,
+        };
+        Chunk {
+            entities: Arc::clone(&old.entities),
+            rows: old.rows,
+            bytes: OnceLock::new(),
+            patch: Mutex::new(Some(Patch {
+                old: Arc::clone(old),
+                changed,
+                new,
+            })),
+            depth,
+        }
+    }
+
+    pub(super) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The chunk's rows, put together from its patch (and the chunks under it) the first time.
+    pub(super) fn bytes(&self) -> &Rows {
+        self.bytes.get_or_init(|| {
+            let patch = self
+                .patch
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            match patch {
+                Some(patch) => Rows::patched(patch.old.bytes(), &patch.changed, &patch.new),
+                // Only `get_or_init` takes the patch, and it runs once.
+                None => Rows::default(),
+            }
+        })
     }
 }
 

@@ -1,8 +1,7 @@
 //! One registered type's column during a capture: the sink its typed walk hands tables and
 //! values to, which decides chunk by chunk what to reuse, patch or encode.
 
-use super::chunk::{CHUNK_ROWS, Chunk, ColumnCache, TableRows, chunk_ranges};
-use crate::snapshot::blob::push_prefixed;
+use super::chunk::{CHUNK_ROWS, Chunk, ColumnCache, Rows, TableRows, chunk_ranges};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ColumnSink, EncodeResource, EncodeRow};
 use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem};
@@ -233,7 +232,7 @@ impl<'a> ColumnRefresh<'a> {
                     self.stats.chunks_reused += 1;
                     Arc::clone(old)
                 }
-                Some((old, rows)) => Arc::new(self.patch(old, range.start, &rows, encode)?),
+                Some((old, rows)) => Arc::new(self.patch(old, range.start, rows, encode)?),
                 _ => {
                     let rows: Vec<usize> = range.collect();
                     Arc::new(self.encode_rows(entities, &rows, encode)?)
@@ -269,57 +268,37 @@ impl<'a> ColumnRefresh<'a> {
         rows: &[usize],
         encode: &mut EncodeRow<'_>,
     ) -> Result<Chunk, SnapshotError> {
-        let mut chunk = Chunk::default();
+        let mut bytes = Rows::default();
         for &row in rows {
             let writer = self.writer();
-            chunk
-                .push(Some(entities[row]), |out| encode(writer, row, out))
+            bytes
+                .push(|out| encode(writer, row, out))
                 .map_err(|problem| self.problem(problem))?;
         }
         self.stats.rows_encoded += rows.len();
         self.stats.chunks_rebuilt += 1;
-        Ok(chunk)
+        let entities: Arc<[Entity]> = rows.iter().map(|&row| entities[row]).collect();
+        Ok(Chunk::ready(entities, bytes))
     }
 
-    /// A copy of `old` with the `changed` rows (relative to the chunk, ascending) re-encoded:
-    /// the rows between them are copied in runs.
+    /// `old` with the `changed` rows (relative to the chunk, ascending) re-encoded. Only they
+    /// are encoded here; the chunk's bytes are put together on the task pool.
     fn patch(
         &mut self,
-        old: &Chunk,
+        old: &Arc<Chunk>,
         first_row: usize,
-        changed: &[usize],
+        changed: Vec<usize>,
         encode: &mut EncodeRow<'_>,
     ) -> Result<Chunk, SnapshotError> {
-        let mut chunk = Chunk {
-            entities: old.entities.clone(),
-            ends: Vec::with_capacity(old.rows()),
-            values: Vec::with_capacity(old.values.len() + changed.len() * 8),
-        };
-        // Bytes of `old` not copied yet start here; rows after the last changed one end
-        // `shift` bytes later in the new chunk than in the old.
-        let (mut copied_to, mut shift) = (0usize, 0isize);
-        let mut next_changed = changed.iter().copied().peekable();
-        for row in 0..old.rows() {
-            if next_changed.next_if_eq(&row).is_none() {
-                chunk.ends.push((old.ends[row] as isize + shift) as u32);
-                continue;
-            }
-            chunk
-                .values
-                .extend_from_slice(&old.values[copied_to..old.start(row)]);
+        let mut new = Rows::default();
+        for &row in &changed {
             let writer = self.writer();
-            push_prefixed(&mut chunk.values, |out| {
-                encode(writer, first_row + row, out)
-            })
-            .map_err(|problem| self.problem(problem))?;
-            chunk.ends.push(chunk.values.len() as u32);
-            copied_to = old.ends[row] as usize;
-            shift = chunk.values.len() as isize - copied_to as isize;
+            new.push(|out| encode(writer, first_row + row, out))
+                .map_err(|problem| self.problem(problem))?;
         }
-        chunk.values.extend_from_slice(&old.values[copied_to..]);
         self.stats.rows_encoded += changed.len();
         self.stats.chunks_patched += 1;
-        Ok(chunk)
+        Ok(Chunk::patched(old, changed, new))
     }
 
     /// Per chunk of `table`: whether its rows hold the same entities as at the last capture.
@@ -424,14 +403,14 @@ impl ColumnSink for ColumnRefresh<'_> {
                 chunk
             }
             _ => {
-                let mut chunk = Chunk::default();
+                let mut bytes = Rows::default();
                 let writer = self.writer();
-                chunk
-                    .push(None, |out| encode(writer, out))
+                bytes
+                    .push(|out| encode(writer, out))
                     .map_err(|problem| self.problem(problem))?;
                 self.stats.rows_encoded += 1;
                 self.stats.chunks_rebuilt += 1;
-                Arc::new(chunk)
+                Arc::new(Chunk::ready(Arc::default(), bytes))
             }
         };
         self.cache.resource = Some((entity, Arc::clone(&chunk)));

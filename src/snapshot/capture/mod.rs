@@ -13,7 +13,7 @@
 //! | `cache.rs` | the cache between captures; the main thread's part of a capture |
 //! | `column.rs` | one type's column during a cached capture: reuse, patch or encode each chunk |
 //! | `direct.rs` | one type's column during a full capture: each value straight into the blob |
-//! | `chunk.rs` | a chunk of encoded rows |
+//! | `chunk.rs` | a chunk of encoded rows, or a patch of one put together when first read |
 //! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
 //! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
@@ -31,8 +31,9 @@
 //!
 //! - reuses it when the table holds the same entities in those rows as at the last capture and
 //!   no value's change tick is newer than that capture;
-//! - *patches* it when only values changed: the changed rows are encoded, the others copied in
-//!   runs from the old chunk;
+//! - *patches* it when only values changed: the changed rows are encoded, and the patched
+//!   chunk holds just them until [`PendingSnapshot::finish`] (on the task pool) copies the
+//!   other rows in runs from the old chunk, so the main thread copies nothing;
 //! - rebuilds it when the rows' entities changed (a spawn, despawn, insert or removal moves
 //!   entities between tables, and a despawn swaps the table's last row into the hole), when the
 //!   table mixes saved and unsaved entities, or when the type can hold asset handles (whose

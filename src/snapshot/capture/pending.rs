@@ -58,7 +58,7 @@ impl PendingSnapshot {
             .columns
             .iter()
             .flat_map(|(_, chunks)| chunks)
-            .map(|chunk| chunk.values.len() + chunk.rows() * 2)
+            .map(|chunk| chunk.bytes().byte_len() + chunk.rows() * 2)
             .sum();
         let capacity = values + entities.len() * 4 + 1024;
         let ids = entities.iter().map(|entity| entity.to_bits());
@@ -98,10 +98,11 @@ fn write_rows(
     index: &DenseIndex<'_>,
 ) {
     for chunk in chunks {
+        let bytes = chunk.bytes();
         if chunk.entities.is_empty() {
             // A resource: its value, without an entity.
             for row in 0..chunk.rows() {
-                blob.row(column, None, chunk.row(row));
+                blob.row(column, None, bytes.row(row));
             }
             continue;
         }
@@ -111,7 +112,7 @@ fn write_rows(
                 debug_assert!(false, "{entity} is in a chunk but not saved");
                 continue;
             };
-            blob.row(column, Some(dense), chunk.row(row));
+            blob.row(column, Some(dense), bytes.row(row));
         }
     }
 }
