@@ -148,32 +148,32 @@ fn unchanged(links: &TableLinks, table: &Table, ids: LinkIds, changes: &Changes)
 
 /// Reads a table's hierarchy rows.
 fn read_links(table: &Table, ids: LinkIds) -> TableLinks {
-    // SAFETY: the columns of these ids hold `ChildOf` and `Children` values, and the shared
-    // borrow of the world keeps anything from writing to them while they are read.
-    let parents = ids
-        .parent
-        .and_then(|id| unsafe { table.get_data_slice_for::<ChildOf>(id) });
-    // SAFETY: as above.
-    let children = ids
-        .children
-        .and_then(|id| unsafe { table.get_data_slice_for::<Children>(id) });
     TableLinks {
         entities: table.entities().to_vec(),
-        // SAFETY: as above: no `&mut` to these rows can exist while the world is borrowed.
-        parents: parents.map(|cells| {
-            cells
-                .iter()
-                .map(|c| unsafe { &*c.get() }.parent())
-                .collect()
-        }),
-        // SAFETY: as above.
-        children: children.map(|cells| {
-            cells
-                .iter()
-                .map(|c| unsafe { &*c.get() }.to_vec())
-                .collect()
-        }),
+        parents: ids
+            .parent
+            .and_then(|id| read_column(table, id, |child_of: &ChildOf| child_of.parent())),
+        children: ids
+            .children
+            .and_then(|id| read_column(table, id, |children: &Children| children.to_vec())),
     }
+}
+
+/// Each row's `read` of the table's column `id`, which holds `C` values.
+fn read_column<C: Component, R>(
+    table: &Table,
+    id: ComponentId,
+    read: impl Fn(&C) -> R,
+) -> Option<Vec<R>> {
+    // SAFETY: `id` is `C`'s component id, so its column holds `C` values, and the shared
+    // borrow of the world keeps anything from writing to them while they are read.
+    let cells = unsafe { table.get_data_slice_for::<C>(id) }?;
+    let values = cells.iter().map(|cell| {
+        // SAFETY: as above: no `&mut C` to this row can exist while the world is borrowed.
+        let value = unsafe { &*cell.get() };
+        read(value)
+    });
+    Some(values.collect())
 }
 
 impl Hierarchy {
