@@ -64,7 +64,11 @@ const SHAPES: [Shape; 5] = [
         real_world::serde_app,
         real_world::populate,
     ),
-    ("many-small", shapes::many_small::app, shapes::many_small::populate),
+    (
+        "many-small",
+        shapes::many_small::app,
+        shapes::many_small::populate,
+    ),
 ];
 
 /// The layouts' share of a blob: the bytes each column's layout takes (its length and bytes).

@@ -20,10 +20,10 @@
 //! Run: `cargo bench --bench shapes` (`KEEPSAKE_BENCH_QUICK=1`: 10k only;
 //! `KEEPSAKE_BENCH_COUNTS=1000,100000` and `KEEPSAKE_BENCH_SHAPES=deep,large` pick).
 
-#[path = "common/shapes.rs"]
-mod shapes;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
+#[path = "common/shapes.rs"]
+mod shapes;
 
 use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
@@ -116,7 +116,10 @@ fn dynamic_world_load(app: &mut App, bytes: &[u8]) {
 
 /// How many saved entities and `ChildOf` links a world holds.
 fn census(world: &mut World) -> (usize, usize) {
-    let saved = world.query_filtered::<(), With<Saveable>>().iter(world).count();
+    let saved = world
+        .query_filtered::<(), With<Saveable>>()
+        .iter(world)
+        .count();
     let children = world
         .query_filtered::<(), (With<Saveable>, With<ChildOf>)>()
         .iter(world)

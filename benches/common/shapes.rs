@@ -406,7 +406,11 @@ pub mod tried {
     fn spawn_unit(world: &mut World, rng: &mut Rng, root: Entity, squad: u32, member: u32) {
         let orders = match rng.below(3) {
             0 => Orders::Hold,
-            1 => Orders::Path((0..1 + rng.below(4)).map(|_| Vec2::splat(rng.unit())).collect()),
+            1 => Orders::Path(
+                (0..1 + rng.below(4))
+                    .map(|_| Vec2::splat(rng.unit()))
+                    .collect(),
+            ),
             _ => Orders::Escort {
                 ward: (member > 0).then_some(squad * 9 + member),
                 route: (0..rng.below(5) as u16).collect(),
