@@ -56,11 +56,11 @@ struct BusyA(u64, u64);
 struct BusyB(u64, u64);
 
 fn busy_a(mut work: ResMut<BusyA>) {
-    work.1 = compute(work.0) ^ work.1;
+    work.1 ^= compute(work.0);
 }
 
 fn busy_b(mut work: ResMut<BusyB>) {
-    work.1 = compute(work.0) ^ work.1;
+    work.1 ^= compute(work.0);
 }
 
 /// A fixed amount of arithmetic standing in for AI, physics and the like.
