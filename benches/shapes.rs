@@ -255,6 +255,10 @@ fn bench_part(
             total
         })
     });
+    if samples.is_empty() {
+        // Filtered out on the command line: nothing was timed.
+        return;
+    }
     samples.sort();
     let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
     println!(
