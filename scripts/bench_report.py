@@ -282,7 +282,7 @@ def layouts_section(get):
 # (`benches/frame_time.rs`). Every target is judged on the worst shape.
 
 # Why the issue-24 targets that are missed are missed (profiles named). Printed under each table.
-SHAPES_WHY = """Why the misses (read from the code paths the benchmarks time; profile below):
+SHAPES_WHY = """Why the misses (from the code paths the benchmarks time, and one profile):
 
 - *Main thread, 10 % changed (≤ 1 ms p99 at 100k)*: `CaptureCache::capture` is O(world) before it
   is O(change). Every capture matches the filter's entities, collects the hierarchy
@@ -303,6 +303,15 @@ SHAPES_WHY = """Why the misses (read from the code paths the benchmarks time; pr
   of each entity and the commands Bevy's `ChildOf` hook queues (the `deep` world, 62 of 63
   entities children, loads at 2.5× at 100k). Per entity the 100k worlds cost more than the 10k
   ones (working sets beyond the caches), so the 100k ratios are lower.
+
+Profile (2026-11-24, `perf record -e cpu-clock --call-graph dwarf` on
+`shapes_tried/main_10pct/100000`, 3,075 samples inside `CaptureCache::capture`): `Hierarchy::collect`
+is 75 % of the main thread's part (its own code 35 %, hash-map growth `reserve_rehash` 14 %,
+`memcpy` 12 %, `Table::get_component` 6 %, `malloc` 6 %): the entity table and its parent and
+children maps are rebuilt from scratch every save. The columns are 23 % (chunk patching and
+copying 12 %, re-encoding the changed `Transform`s 3 %); `matching_entities` 1.4 %. The pool's
+part was not profiled in this run; issue 24's profile of the same world puts LZ4 over the whole
+blob at 11 % of the pool.
 """
 
 FRAME_WHY = """Why the frame misses: the autosave's main-thread part (*capture*, 10 % changed) lands
@@ -314,6 +323,12 @@ stretches the frames it overlaps; at 10k the capture is 1–2 ms, yet p99 grows 
 that reason. Frames *without* autosave have a p50 near 6 ms rather than 3 ms: the two 3 ms
 systems run on both compute threads but overlap only part of the time on this 2-core VM (a
 thread trace showed them often starting about 2 ms apart).
+
+Read with care: this machine is shared, and a run whose frames *without* autosave reach a p99
+well above 8 ms (in the 2026-11-24 run: `reflect-only` at 100k, 24 ms, and `strings-maps`, 15–18
+ms) was disturbed by other work; its ratio understates the autosave's cost (a ratio below 1×
+says nothing). At 100k on `large` (58 MB blob) the pool takes longer than the 10 frames between
+saves, so requests queue and the latency grows to seconds.
 """
 
 SHAPES_TITLE = "## World shapes: snapshot targets on every shape (issue 24)\n"
