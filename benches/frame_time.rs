@@ -1,141 +1,78 @@
-//! Frame time of a headless game with and without an autosave every 10 frames, and the
-//! main-thread capture of each save.
+//! Frame time of a headless game with and without an autosave every 10 frames, on every world
+//! shape of `common/shapes.rs` at 10k and 100k saveable entities (issue 24).
 //!
-//! Three scenarios:
-//! - `10000 entities, empty frame`: the game only integrates every entity's velocity (about
-//!   0.3 ms). Kept for comparison with earlier runs; its ratios are dominated by the capture.
-//! - `10000 entities, 4 ms frame` and `100000 entities, 4 ms frame`: each frame does about 4 ms of
-//!   game work (a fixed amount of computation, calibrated once per run so every scenario does the
-//!   same) and mutates 1 % of the entities (a different 1 % each frame: position and health), as
-//!   a game's simulation would. That is the frame the targets are about: p99 with autosave
-//!   ≤ 1.15× without.
+//! The game, as a player would run it: frames paced to 60 FPS (each frame waits for the rest
+//! of its 16.7 ms, as a vsynced game does; the wait is not in the frame time, and the save's
+//! work on the task pool can use it), two busy systems of about 3 ms each that touch disjoint
+//! data (so Bevy's multi-threaded executor runs them in parallel, on this machine's two
+//! cores), and a tenth of the entities moving every frame (the same tenth, spread over the
+//! world, as a game's moving units are). With autosave, a save is requested every 10 frames, so
+//! each save comes after 10 frames of motion: 10 % of the entities changed since the last one.
+//! A first save before the measured frames fills the plugin's capture cache, as the first save
+//! of a session does.
 //!
-//! The two 4 ms scenarios run twice: with frames back to back (the harshest case: the save's
-//! work on the task pool competes with the next frames for the machine's cores), and paced to
-//! 60 FPS the way a vsynced game is (each frame then waits for the rest of its 16.7 ms, and the
-//! pool's work can use that wait). Frame times are the `app.update()` alone, never the wait.
+//! Per shape and size it prints: frame p50 / p99 without and with autosave and their ratio,
+//! the frames over 16.7 ms in each run (the ones the autosave adds are the difference), the main
+//! thread's part of each save (`SaveCompleted::capture_time`, p50 / p99), each save's latency
+//! (request to `SaveCompleted`), and the pool's work per save measured outside the frames on the
+//! same world after the same change: `PendingSnapshot::finish`, `format::encode` and the durable
+//! write (`SlotStore::save`), alone on the machine.
 //!
-//! Besides the capture time each save reports (`SaveCompleted::capture_time`: the main thread's
-//! part of the plugin's incremental capture), every scenario measures, outside any frame and on
-//! the same world, a full capture (`snapshot::capture`), and the main thread's part of an
-//! incremental capture (`CaptureCache::capture`) after 1 % of the entities changed since the
-//! last one: a run of neighbouring entities (as the game frame changes them), and 1 % scattered
-//! at random over the world (every chunk then has a changed row), with the pool's part
-//! (`PendingSnapshot::finish`) beside it.
-//!
-//! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1` for a short run).
+//! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1`: 120 frames instead of 600;
+//! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes).
 
-#[path = "../tests/it/common/game_world.rs"]
-mod game_world;
+#[path = "../tests/it/common/real_world.rs"]
+mod real_world;
+#[path = "common/shapes.rs"]
+mod shapes;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_keepsake::SlotId;
+use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::plugin::KeepsakePlugin;
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot;
+use bevy_keepsake::snapshot::CaptureCache;
+use bevy_keepsake::store::{SlotStore, StoreConfig};
+use shapes::{Movers, Shape};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const SAVE_EVERY_FRAMES: usize = 10;
 const FRAME_BUDGET: Duration = Duration::from_micros(16_667);
-/// The game work of a realistic frame.
-const GAME_WORK: Duration = Duration::from_millis(4);
-/// Full captures timed on their own per scenario.
-const FULL_CAPTURES: usize = 20;
-/// Incremental captures timed on their own per scenario and kind of change.
-const INCREMENTAL_CAPTURES: usize = 40;
+/// Each busy system's work per frame.
+const BUSY_WORK: Duration = Duration::from_millis(3);
+/// The share of the entities that move every frame.
+const MOVING: usize = 10;
+/// Pool parts timed outside the frames per scenario.
+const POOL_SAVES: usize = 10;
 
-/// What each frame of a scenario does besides the plugin's work.
-#[derive(Clone, Copy, Debug)]
-enum Frame {
-    /// Integrate every entity's velocity, nothing else.
-    Empty,
-    /// `rounds` of computation (about [`GAME_WORK`]) and changes to 1 % of the entities.
-    Game { rounds: u64 },
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Scenario {
-    entities: u32,
-    frame: Frame,
-    pacing: Pacing,
-}
-
-/// When the next frame starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Pacing {
-    /// Right after the last one.
-    BackToBack,
-    /// A 60 FPS frame after the last one started, as with vsync.
-    Vsync60,
-}
-
-impl Scenario {
-    fn title(&self) -> String {
-        match self.frame {
-            Frame::Empty => format!("{} entities, empty frame", self.entities),
-            Frame::Game { .. } => format!(
-                "{} entities, {:.0} ms frame touching 1%{}",
-                self.entities,
-                GAME_WORK.as_secs_f64() * 1e3,
-                match self.pacing {
-                    Pacing::BackToBack => "",
-                    Pacing::Vsync60 => " paced to 60 FPS",
-                }
-            ),
-        }
-    }
-}
-
-/// The game's own work in an empty frame: integrate velocities.
-fn movement(time: Res<Time>, mut bodies: Query<(&mut Transform, &game_world::Velocity)>) {
-    for (mut transform, velocity) in &mut bodies {
-        transform.translation += velocity.0 * time.delta_secs();
-    }
-}
-
-/// The simulated game of a realistic frame: the entities it changes, in turn, and how much it
-/// computes.
+/// One busy system's state: how much it computes, and its own result (so the two systems
+/// share no data and run in parallel).
 #[derive(Resource)]
-struct GameWork {
-    entities: Vec<Entity>,
-    next: usize,
-    rounds: u64,
+struct BusyA(u64, u64);
+
+#[derive(Resource)]
+struct BusyB(u64, u64);
+
+fn busy_a(mut work: ResMut<BusyA>) {
+    work.1 ^= compute(work.0);
 }
 
-/// Changes the next 1 % of the entities (position and health), then computes for the rest of
-/// the frame's game work.
-fn game_work(
-    mut work: ResMut<GameWork>,
-    mut bodies: Query<(
-        &mut Transform,
-        &game_world::Velocity,
-        &mut game_world::Health,
-    )>,
-) {
-    let len = work.entities.len();
-    let touched = (len / 100).max(1);
-    for offset in 0..touched {
-        let entity = work.entities[(work.next + offset) % len];
-        if let Ok((mut transform, velocity, mut health)) = bodies.get_mut(entity) {
-            transform.translation += velocity.0 / 60.0;
-            health.current = (health.current + 1.0) % health.max;
-        }
-    }
-    work.next = (work.next + touched) % len;
-    black_box(compute(work.rounds));
+fn busy_b(mut work: ResMut<BusyB>) {
+    work.1 ^= compute(work.0);
 }
 
 /// A fixed amount of arithmetic standing in for AI, physics and the like.
 fn compute(rounds: u64) -> u64 {
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    for round in 0..rounds {
+    for round in 0..black_box(rounds) {
         state = (state.rotate_left(7) ^ round).wrapping_mul(0x2545_F491_4F6C_DD1D);
     }
     state
 }
 
-/// How many rounds of [`compute`] take [`GAME_WORK`] on this machine (median of a few timings).
+/// How many rounds of [`compute`] take [`BUSY_WORK`] on this machine (median of a few timings).
 fn calibrate() -> u64 {
     const PROBE: u64 = 1 << 20;
     let mut timings: Vec<Duration> = (0..9)
@@ -147,264 +84,236 @@ fn calibrate() -> u64 {
         .collect();
     timings.sort();
     let per_round = timings[timings.len() / 2].as_secs_f64() / PROBE as f64;
-    (GAME_WORK.as_secs_f64() / per_round) as u64
+    (BUSY_WORK.as_secs_f64() / per_round) as u64
 }
 
+/// Each save's main-thread capture time and when it completed.
 #[derive(Resource, Default)]
-struct Captures(Vec<Duration>);
+struct Saves {
+    captures: Vec<Duration>,
+    completed: Vec<Instant>,
+}
 
-fn app(root: &std::path::Path, scenario: Scenario) -> App {
-    let mut app = game_world::app();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET))
-        .add_plugins(
-            KeepsakePlugin::new("frame-time-bench")
-                .save_root(root)
-                .autosave_every(Duration::ZERO),
-        )
-        .init_resource::<Captures>()
-        .add_observer(|saved: On<SaveCompleted>, mut captures: ResMut<Captures>| {
-            captures.0.push(saved.capture_time)
-        });
-    game_world::populate(app.world_mut(), scenario.entities);
-    match scenario.frame {
-        Frame::Empty => {
-            app.add_systems(Update, movement);
-        }
-        Frame::Game { rounds } => {
-            let entities = app
-                .world_mut()
-                .query_filtered::<Entity, With<game_world::Health>>()
-                .iter(app.world())
-                .collect();
-            app.insert_resource(GameWork {
-                entities,
-                next: 0,
-                rounds,
-            })
-            .add_systems(Update, game_work);
-        }
-    }
+fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
+    let mut app = shape.populated(count);
+    app.add_plugins(MinimalPlugins.set(TaskPoolPlugin {
+        task_pool_options: two_compute_threads(),
+    }))
+    .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET))
+    .add_plugins(
+        KeepsakePlugin::new("frame-time-bench")
+            .save_root(root)
+            .autosave_every(Duration::ZERO),
+    )
+    .init_resource::<Saves>()
+    .insert_resource(BusyA(rounds, 0))
+    .insert_resource(BusyB(rounds, 1))
+    .add_systems(Update, (busy_a, busy_b))
+    .add_observer(|saved: On<SaveCompleted>, mut saves: ResMut<Saves>| {
+        saves.captures.push(saved.capture_time);
+        saves.completed.push(Instant::now());
+    });
+    shape.add_motion(&mut app);
+    let world = app.world_mut();
+    let entities = shapes::saved_entities(world);
+    world.insert_resource(Movers(shapes::every_nth(&entities, MOVING, 0)));
     app
 }
 
+/// Bevy's task pools with two compute threads. By default a 2-core machine gets one IO, one
+/// async-compute and one compute thread, and the multi-threaded executor runs systems on the
+/// compute pool only, so the two busy systems would run one after the other (frames of 6 ms,
+/// measured); a game that wants them in parallel asks for this. The plugin's save work still
+/// runs on the async-compute thread, competing with them for the two cores.
+fn two_compute_threads() -> TaskPoolOptions {
+    let mut options = TaskPoolOptions::default();
+    options.compute.min_threads = 2;
+    options
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Sorted frame times and sorted capture times of the saves of one run.
+/// One run's sorted frame times, frames over budget, and its saves.
 struct Run {
     frames: Vec<Duration>,
+    over_budget: usize,
     captures: Vec<Duration>,
+    latencies: Vec<Duration>,
 }
 
-fn run(scenario: Scenario, frames: usize, autosave: bool) -> Run {
-    let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), scenario);
-    for frame in 0..30 {
-        // Warm up; one save among them, as the first save of a session encodes the whole
-        // world (the capture cache starts empty) and is not what the measured saves are about.
-        if autosave && frame == 0 {
-            app.world_mut().write_message(SaveRequest::autosave());
-        }
-        app.update();
-    }
-    while !app.world().resource::<KeepsakeStatus>().is_idle() {
-        app.update();
-    }
-    app.world_mut().resource_mut::<Captures>().0.clear();
-    let mut times = Vec::with_capacity(frames);
-    for frame in 0..frames {
-        if autosave && frame % SAVE_EVERY_FRAMES == 0 {
-            app.world_mut().write_message(SaveRequest::autosave());
-        }
-        let start = Instant::now();
-        app.update();
-        let elapsed = start.elapsed();
-        times.push(elapsed);
-        if scenario.pacing == Pacing::Vsync60 {
-            std::thread::sleep(FRAME_BUDGET.saturating_sub(elapsed));
-        }
-    }
-    // Let the last saves finish before the folder goes away.
-    let deadline = Instant::now() + Duration::from_secs(60);
+/// Runs frames until the plugin has no save in flight (bounded).
+fn settle(app: &mut App) {
+    let deadline = Instant::now() + Duration::from_secs(120);
     while !app.world().resource::<KeepsakeStatus>().is_idle() && Instant::now() < deadline {
         app.update();
     }
+}
+
+/// `frames` paced frames of `app`, with an autosave every [`SAVE_EVERY_FRAMES`] when asked.
+fn run(app: &mut App, frames: usize, autosave: bool) -> Run {
+    // Warm up, then a first save (the full one of a session) that the measured ones follow.
+    for _ in 0..20 {
+        app.update();
+    }
+    if autosave {
+        app.world_mut().write_message(SaveRequest::autosave());
+    }
+    app.update();
+    settle(app);
+    *app.world_mut().resource_mut::<Saves>() = Saves::default();
+    let mut times = Vec::with_capacity(frames);
+    let mut requested = Vec::new();
+    for frame in 1..=frames {
+        let start = Instant::now();
+        if autosave && frame % SAVE_EVERY_FRAMES == 0 {
+            app.world_mut().write_message(SaveRequest::autosave());
+            requested.push(start);
+        }
+        app.update();
+        let elapsed = start.elapsed();
+        times.push(elapsed);
+        std::thread::sleep(FRAME_BUDGET.saturating_sub(elapsed));
+    }
+    settle(app);
+    let over_budget = times.iter().filter(|&&time| time > FRAME_BUDGET).count();
     times.sort();
-    let mut captures = app.world_mut().resource_mut::<Captures>().0.clone();
+    let saves = std::mem::take(&mut *app.world_mut().resource_mut::<Saves>());
+    let mut latencies: Vec<Duration> = requested
+        .iter()
+        .zip(&saves.completed)
+        .map(|(asked, done)| done.duration_since(*asked))
+        .collect();
+    latencies.sort();
+    let mut captures = saves.captures;
     captures.sort();
     Run {
         frames: times,
+        over_budget,
         captures,
+        latencies,
     }
 }
 
-/// Sorted times of full captures of the scenario's world, taken outside any frame.
-fn full_captures(scenario: Scenario) -> Vec<Duration> {
-    let mut app = game_world::app();
-    game_world::populate(app.world_mut(), scenario.entities);
-    let mut times: Vec<Duration> = (0..FULL_CAPTURES)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(snapshot::capture(app.world()).unwrap());
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times
-}
-
-/// Which 1 % of the entities an incremental capture finds changed.
-#[derive(Clone, Copy, Debug)]
-enum Spread {
-    /// Neighbouring entities in spawn order, a different run each time.
-    Together,
-    /// Entities picked at random over the whole world.
-    Scattered,
-}
-
-/// Sorted times of the main thread's part of incremental captures (and of the pool's part)
-/// after `spread` changes to 1 % of the scenario's world, taken outside any frame.
-fn incremental_captures(scenario: Scenario, spread: Spread) -> (Vec<Duration>, Vec<Duration>) {
-    let mut app = game_world::app();
-    game_world::populate(app.world_mut(), scenario.entities);
+/// Sorted times of the pool's part of a save (join, hash, encode, durable write) after
+/// [`SAVE_EVERY_FRAMES`] frames of motion, and of a full save's, outside any frame.
+fn pool_work(app: &mut App, shape: Shape) -> (Vec<Duration>, Vec<Duration>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let save = |pending: bevy_keepsake::snapshot::PendingSnapshot| {
+        let start = Instant::now();
+        let snapshot = pending.finish();
+        let bundle = SaveBundle::new(WorldState {
+            tick: 1,
+            ecs_blob: snapshot.blob,
+            state_hash: snapshot.state_hash,
+        });
+        store
+            .save(SlotId::Auto(0), SaveMeta::new(SlotId::Auto(0)), &bundle)
+            .unwrap();
+        start.elapsed()
+    };
     let world = app.world_mut();
-    let entities: Vec<Entity> = world
-        .query_filtered::<Entity, With<game_world::Health>>()
-        .iter(world)
-        .collect();
-    let touched = (entities.len() / 100).max(1);
-    let mut cache = snapshot::CaptureCache::default();
-    world.increment_change_tick();
-    black_box(cache.capture(world).unwrap().finish());
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let (mut main, mut pool) = (Vec::new(), Vec::new());
-    for run in 0..INCREMENTAL_CAPTURES {
+    let movers = world.resource::<Movers>().0.clone();
+    let mut cache = CaptureCache::default();
+    let (mut changed, mut full) = (Vec::new(), Vec::new());
+    for _ in 0..POOL_SAVES {
         world.increment_change_tick();
-        for offset in 0..touched {
-            let index = match spread {
-                Spread::Together => (run * touched + offset) % entities.len(),
-                Spread::Scattered => {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    (seed % entities.len() as u64) as usize
-                }
-            };
-            if let Some(mut health) = world.get_mut::<game_world::Health>(entities[index]) {
-                health.current = (health.current + 1.0) % health.max;
+        full.push(save(cache.capture(world).unwrap()));
+        for _ in 0..SAVE_EVERY_FRAMES {
+            world.increment_change_tick();
+            for &entity in &movers {
+                shape.touch(world, entity);
             }
         }
         world.increment_change_tick();
-        let start = Instant::now();
-        let pending = cache.capture(world).unwrap();
-        main.push(start.elapsed());
-        let start = Instant::now();
-        black_box(pending.finish());
-        pool.push(start.elapsed());
+        changed.push(save(cache.capture(world).unwrap()));
+        cache.clear();
     }
-    main.sort();
-    pool.sort();
-    (main, pool)
+    changed.sort();
+    full.sort();
+    (changed, full)
 }
 
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
-fn frame_share(duration: Duration) -> f64 {
-    100.0 * duration.as_secs_f64() / FRAME_BUDGET.as_secs_f64()
+fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let without = run(&mut app(dir.path(), shape, count, rounds), frames, false);
+    let mut with_app = app(dir.path(), shape, count, rounds);
+    let with = run(&mut with_app, frames, true);
+    let (pool, pool_full) = pool_work(&mut with_app, shape);
+    let p = percentile;
+    println!(
+        "frame_time/{}, {count} entities, {frames} frames at 60 FPS, autosave every \
+         {SAVE_EVERY_FRAMES} frames",
+        shape.name()
+    );
+    println!(
+        "  without autosave: p50 {:.3} ms, p99 {:.3} ms, {} frames over 16.7 ms",
+        ms(p(&without.frames, 0.5)),
+        ms(p(&without.frames, 0.99)),
+        without.over_budget
+    );
+    println!(
+        "  with autosave:    p50 {:.3} ms, p99 {:.3} ms, {} frames over 16.7 ms (p99 ratio {:.2}x)",
+        ms(p(&with.frames, 0.5)),
+        ms(p(&with.frames, 0.99)),
+        with.over_budget,
+        p(&with.frames, 0.99).as_secs_f64() / p(&without.frames, 0.99).as_secs_f64()
+    );
+    println!(
+        "  capture per save ({} saves): p50 {:.3} ms, p99 {:.3} ms on the main thread; \
+         latency p50 {:.3} ms, p99 {:.3} ms",
+        with.captures.len(),
+        ms(p(&with.captures, 0.5)),
+        ms(p(&with.captures, 0.99)),
+        ms(p(&with.latencies, 0.5)),
+        ms(p(&with.latencies, 0.99))
+    );
+    println!(
+        "  pool per save ({} runs, outside frames): p50 {:.3} ms, p99 {:.3} ms; full save's \
+         p50 {:.3} ms, p99 {:.3} ms",
+        pool.len(),
+        ms(p(&pool, 0.5)),
+        ms(p(&pool, 0.99)),
+        ms(p(&pool_full, 0.5)),
+        ms(p(&pool_full, 0.99))
+    );
 }
 
-fn report(scenario: Scenario, frames: usize) {
-    let without = run(scenario, frames, false);
-    let with = run(scenario, frames, true);
-    let p50_p99 = |times: &[Duration]| (percentile(times, 0.5), percentile(times, 0.99));
-    let (without_p50, without_p99) = p50_p99(&without.frames);
-    let (with_p50, with_p99) = p50_p99(&with.frames);
-    println!(
-        "frame_time/{}, {frames} frames, autosave every {SAVE_EVERY_FRAMES} frames",
-        scenario.title()
-    );
-    println!(
-        "  without autosave: p50 {:.3} ms, p99 {:.3} ms",
-        ms(without_p50),
-        ms(without_p99)
-    );
-    println!(
-        "  with autosave:    p50 {:.3} ms, p99 {:.3} ms (p99 ratio {:.2}x)",
-        ms(with_p50),
-        ms(with_p99),
-        with_p99.as_secs_f64() / without_p99.as_secs_f64()
-    );
-    if !with.captures.is_empty() {
-        let (capture_p50, capture_p99) = p50_p99(&with.captures);
-        println!(
-            "  capture per save ({} saves): p50 {:.3} ms, p99 {:.3} ms = {:.1}% / {:.1}% of a 60 FPS frame",
-            with.captures.len(),
-            ms(capture_p50),
-            ms(capture_p99),
-            frame_share(capture_p50),
-            frame_share(capture_p99)
-        );
-    }
-    if scenario.pacing == Pacing::Vsync60 {
-        // The captures timed on their own are the same as the back-to-back scenario's.
-        return;
-    }
-    let full = full_captures(scenario);
-    let (full_p50, full_p99) = p50_p99(&full);
-    println!(
-        "  full capture ({} runs): p50 {:.3} ms, p99 {:.3} ms = {:.1}% / {:.1}% of a 60 FPS frame",
-        full.len(),
-        ms(full_p50),
-        ms(full_p99),
-        frame_share(full_p50),
-        frame_share(full_p99)
-    );
-    for (spread, label) in [
-        (Spread::Together, "together"),
-        (Spread::Scattered, "scattered"),
-    ] {
-        let (main, pool) = incremental_captures(scenario, spread);
-        let (main_p50, main_p99) = p50_p99(&main);
-        let (pool_p50, pool_p99) = p50_p99(&pool);
-        println!(
-            "  incremental capture, 1% changed {label} ({} runs): p50 {:.3} ms, p99 {:.3} ms on \
-             the main thread; join on the pool p50 {:.3} ms, p99 {:.3} ms",
-            main.len(),
-            ms(main_p50),
-            ms(main_p99),
-            ms(pool_p50),
-            ms(pool_p99)
-        );
+/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 10k and 100k.
+fn counts() -> Vec<u32> {
+    match std::env::var("KEEPSAKE_BENCH_COUNTS") {
+        Ok(list) => list.split(',').map(|n| n.trim().parse().unwrap()).collect(),
+        Err(_) => vec![10_000, 100_000],
     }
 }
 
 fn main() {
     // `cargo test --benches` runs bench binaries without `--bench`; keep that smoke run short.
-    let quick = std::env::var_os("KEEPSAKE_BENCH_QUICK").is_some()
-        || !std::env::args().any(|arg| arg == "--bench");
-    let frames = if quick { 120 } else { 1_200 };
+    let smoke = !std::env::args().any(|arg| arg == "--bench");
+    let quick = smoke || std::env::var_os("KEEPSAKE_BENCH_QUICK").is_some();
+    let frames = if quick { 120 } else { 600 };
     let rounds = calibrate();
     println!(
-        "frame_time: game work calibrated to {rounds} rounds = {:.1} ms",
-        ms(GAME_WORK)
+        "frame_time: each busy system calibrated to {rounds} rounds = {:.1} ms",
+        ms(BUSY_WORK)
     );
-    let game = Frame::Game { rounds };
-    let scenario = |entities, frame, pacing| Scenario {
-        entities,
-        frame,
-        pacing,
+    let (shapes, counts) = if smoke {
+        (vec![Shape::Tried], vec![1_000])
+    } else {
+        (Shape::from_env(), counts())
     };
-    for scenario in [
-        scenario(10_000, Frame::Empty, Pacing::BackToBack),
-        scenario(10_000, game, Pacing::BackToBack),
-        scenario(10_000, game, Pacing::Vsync60),
-        scenario(100_000, game, Pacing::BackToBack),
-        scenario(100_000, game, Pacing::Vsync60),
-    ] {
-        report(scenario, frames);
+    for shape in shapes {
+        for &count in &counts {
+            report(shape, count, frames, rounds);
+        }
     }
 }

@@ -23,6 +23,9 @@ mod blob_v1;
 mod game_world;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
+// The many-small world is the shapes family's (one builder for every bench).
+#[path = "common/shapes.rs"]
+mod shapes;
 
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{self, LoadMode, SaveRegistry, SaveableAppExt, Snapshot, state_hash};
@@ -61,47 +64,12 @@ const SHAPES: [Shape; 5] = [
         real_world::serde_app,
         real_world::populate,
     ),
-    ("many-small", many_small::app, many_small::populate),
+    (
+        "many-small",
+        shapes::many_small::app,
+        shapes::many_small::populate,
+    ),
 ];
-
-/// The world where layouts weigh most: many small reflection-only component types (sixteen,
-/// a struct of two fields each) on every entity, so each value is a few bytes beside its
-/// type's layout.
-mod many_small {
-    use bevy::prelude::*;
-    use bevy_keepsake::snapshot::{Saveable, SaveableAppExt};
-
-    macro_rules! small_components {
-        ($($name:ident),*) => {
-            $(
-                #[derive(Component, Reflect, Default)]
-                #[reflect(Component, Default)]
-                pub struct $name {
-                    pub level: u8,
-                    pub charge: f32,
-                }
-            )*
-
-            pub fn app() -> App {
-                let mut app = App::new();
-                $(app.register_saveable::<$name>();)*
-                app
-            }
-
-            pub fn populate(world: &mut World, count: u32) {
-                for n in 0..count {
-                    let mut entity = world.spawn(Saveable);
-                    $(entity.insert($name { level: (n % 7) as u8, charge: n as f32 * 0.25 });)*
-                }
-            }
-        };
-    }
-
-    small_components!(
-        Flame, Frost, Spark, Venom, Ward, Haste, Slow, Stun, Bleed, Regen, Shield, Rage, Focus,
-        Stealth, Root, Silence
-    );
-}
 
 /// The layouts' share of a blob: the bytes each column's layout takes (its length and bytes).
 fn layout_bytes(blob: &[u8]) -> usize {

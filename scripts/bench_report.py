@@ -5,7 +5,7 @@ Usage: python3 scripts/bench_report.py [--quick] [--no-run] [--before OLD.md --l
 
   --quick   KEEPSAKE_BENCH_QUICK=1 and short criterion runs (a smoke run, not for publishing)
   --no-run  only rebuild the report from the last run's logs and criterion data
-  --only layouts
+  --only layouts|shapes|frame_time
             run only that section's benches and rewrite only that section of BENCHMARKS.md in
             place (it says when it was measured); the other sections keep their figures
   --before  an earlier BENCHMARKS.md (for example `git show REV:BENCHMARKS.md > old.md`): the
@@ -29,9 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-LOGS = TARGET / "bench-logs"
+# KEEPSAKE_BENCH_LOGS keeps one branch's logs apart from others sharing the target folder.
+LOGS = Path(os.environ.get("KEEPSAKE_BENCH_LOGS", TARGET / "bench-logs"))
 CRITERION = TARGET / "criterion"
-BENCHES = ["snapshot", "layouts", "frame_time", "format", "store", "migration", "memory"]
+BENCHES = ["snapshot", "layouts", "shapes", "frame_time", "format", "store", "migration", "memory"]
 
 # The reference report's figures (aw-save, Windows 10 desktop with an NVMe SSD, repeated-byte
 # data), in nanoseconds.
@@ -131,31 +132,6 @@ def ratio(a, b):
     return f"{a / b:.2f}×"
 
 
-# Why the frame-time targets that are missed are missed. Printed under the frame-time table.
-FRAME_WHY = """Where the frame time goes, from the figures above (issue 15's targets):
-
-- *Main-thread capture at 100k with 1 % changed (≤ 1 ms p99)*: met when the changed entities
-  are neighbours (as a game frame changes them); 1 % scattered at random leaves a changed row in
-  every 1024-row chunk, so every chunk of the type is patched on the main thread (1.2–1.6 ms
-  p99). Moving the patching to the pool (the main thread would copy only the changed values)
-  is the next step.
-- *Full capture at 100k on the serde path (≤ 10 ms)*: missed (17.5–20 ms): one postcard
-  encoding per value, every value. Saves no longer do it (only the first of a session, with an
-  empty cache); it stays the reference the incremental capture is tested against.
-- *Frame p99 with autosave ≤ 1.15× without*: missed at both sizes on a quiet machine (the
-  Bevy 0.19 run: 1.54× and 1.92× paced at 10k, 2.98× and 1.51× paced at 100k). A ratio below
-  1× means the machine was busy during the frames *without* autosave (their p99 is then far
-  above the 4 ms the game frame costs), and such a run does not measure this. The autosave in these runs
-  comes after 10 frames that each changed a different 1 %, so about 10 % of the world changed
-  since the last save: at 100k its main-thread part is about 2–3 ms (the *capture per save*
-  column), which is the whole excess of the paced 100k run. At 10k the capture is about 0.3–0.5
-  ms, yet p99 grows by 2.4 ms or more: on this 2-core machine the save's work on the task pool
-  (joining and hashing the blob, encoding, LZ4, the write) runs on the same two cores as the
-  frame's systems and stretches the frame it overlaps. Running that work at a lower thread
-  priority, or spreading it over the idle part of paced frames, is what is left to try; both
-  are unmeasured here.
-"""
-
 # Why the snapshot targets that are missed are missed (from the profiles named; see the
 # `snapshot` module docs). Printed under the targets whatever this run's verdicts are.
 MISSES_WHY = """Where the time goes (`perf record -e cpu-clock` on the bench binary):
@@ -249,34 +225,6 @@ def frame_time_lines(log):
     return picked
 
 
-FRAME_NUMBERS = {
-    "without": r"without autosave: p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-    "with": r"with autosave: +p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-    "capture": r"capture per save \(\d+ saves\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-    "full": r"full capture \(\d+ runs\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-    "together": r"1% changed together \(\d+ runs\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-    "scattered": r"1% changed scattered \(\d+ runs\): p50 ([\d.]+) ms, p99 ([\d.]+) ms",
-}
-
-
-def frame_time_rows(log):
-    """One table row per frame_time scenario: frame p50/p99 without and with autosave, capture."""
-    rows = []
-    for block in re.split(r"^(?=frame_time/)", log, flags=re.M)[1:]:
-        title = re.match(r"frame_time/([^,]+, [^,]+)", block).group(1)
-        found = {key: re.search(pattern, block) for key, pattern in FRAME_NUMBERS.items()}
-        pair = lambda key: (f"{found[key].group(1)} / {found[key].group(2)} ms"
-                            if found[key] else "—")
-        cell = lambda key, group: f"{found[key].group(group)} ms" if found[key] else "—"
-        p99_ratio = "—"
-        if found["with"] and found["without"]:
-            p99_ratio = f"{float(found['with'].group(2)) / float(found['without'].group(2)):.2f}×"
-        rows.append([title, cell("without", 1), cell("without", 2), cell("with", 1),
-                     cell("with", 2), p99_ratio, pair("capture"), pair("full"),
-                     pair("together"), pair("scattered")])
-    return rows
-
-
 LAYOUTS_TITLE = "## Layouts in every save: what they cost, per world\n"
 LAYOUT_WORLDS = {
     "game-serde": "game world, serde types",
@@ -326,6 +274,262 @@ def layouts_section(get):
                    "saved it:\n")
         out.append(table(["entities", "same layout", "resolved", "resolved / same (paired)"], rows))
         out.append("")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 24: the family of world shapes (`benches/shapes.rs`) and the game-like frame bench
+# (`benches/frame_time.rs`). Every target is judged on the worst shape.
+
+# Why the issue-24 targets that are missed are missed (profiles named). Printed under each table.
+SHAPES_WHY = """Why the misses (from the code paths the benchmarks time, and one profile):
+
+- *Main thread, 10 % changed (≤ 1 ms p99 at 100k)*: `CaptureCache::capture` is O(world) before it
+  is O(change). Every capture matches the filter's entities, collects the hierarchy
+  (`Hierarchy::collect`), the saved tables and the key table, and visits every table of every
+  registered type to compare its entities with the cached chunk's. A change spread over the world
+  (every 10th entity) leaves changed rows in every 1024-row chunk, so every chunk is patched:
+  changed values re-encoded on the main thread (reflection plans for reflection-only types: the
+  `strings-maps` world re-encodes 10k `HashMap<String, u32>` and `Vec<String>` values and is the
+  worst shape), the others copied. The shape with one table and no hierarchy (`many-small`) is
+  the cheapest at 1.5–2 ms; the hierarchical ones pay 8–12 ms.
+- *Pool, 1 % changed (≤ 1/10 of a full save)*: `PendingSnapshot::finish` orders the whole entity
+  table, joins every chunk into a fresh blob and hashes it; `format::encode` copies the blob into
+  the postcard bundle, compresses it (LZ4 where it pays) and CRCs it: all O(blob), so a save with
+  1 % changed costs what a full one does (about 1× on every shape).
+- *Full capture and decode + apply against `DynamicWorld` + postcard*: met on some shapes only.
+  Reflection-only values are written and read through per-type plans (one `Any` downcast per
+  leaf), strings and maps entry by entry; a load also pays one box per value, the archetype move
+  of each entity and the commands Bevy's `ChildOf` hook queues (the `deep` world, 62 of 63
+  entities children, loads at 2.5× at 100k). Per entity the 100k worlds cost more than the 10k
+  ones (working sets beyond the caches), so the 100k ratios are lower.
+
+Profile (2026-11-24, `perf record -e cpu-clock --call-graph dwarf` on
+`shapes_tried/main_10pct/100000`, 3,075 samples inside `CaptureCache::capture`): `Hierarchy::collect`
+is 75 % of the main thread's part (its own code 35 %, hash-map growth `reserve_rehash` 14 %,
+`memcpy` 12 %, `Table::get_component` 6 %, `malloc` 6 %): the entity table and its parent and
+children maps are rebuilt from scratch every save. The columns are 23 % (chunk patching and
+copying 12 %, re-encoding the changed `Transform`s 3 %); `matching_entities` 1.4 %. The pool's
+part was not profiled in this run; issue 24's profile of the same world puts LZ4 over the whole
+blob at 11 % of the pool.
+"""
+
+FRAME_WHY = """Why the frame misses: the autosave's main-thread part (*capture*, 10 % changed) lands
+inside one frame, and at 100k it alone is about a frame's budget on the hierarchical shapes
+(see the snapshot section: O(world) table and hierarchy work, then every chunk patched). The
+pool's part (join, hash, encode, LZ4, durable write: a full save's worth whatever changed) runs
+on the async-compute thread at normal priority, on the same two cores as the busy systems, and
+stretches the frames it overlaps; at 10k the capture is 1–2 ms, yet p99 grows by several ms for
+that reason. Frames *without* autosave have a p50 near 6 ms rather than 3 ms: the two 3 ms
+systems run on both compute threads but overlap only part of the time on this 2-core VM (a
+thread trace showed them often starting about 2 ms apart).
+
+Read with care: this machine is shared, and a run whose frames *without* autosave reach a p99
+well above 8 ms (in the 2026-11-24 run: `reflect-only` at 100k, 24 ms, and `strings-maps`, 15–18
+ms) was disturbed by other work; its ratio understates the autosave's cost (a ratio below 1×
+says nothing). At 100k on `large` (58 MB blob) the pool takes longer than the 10 frames between
+saves, so requests queue and the latency grows to seconds.
+"""
+
+SHAPES_TITLE = "## World shapes: snapshot targets on every shape (issue 24)\n"
+FRAME_TITLE = "## Frame time like a game, on every shape (issue 24)\n"
+
+SHAPES = {
+    "real-game": "squads → 3 units → 2 equipment; entity references, enums, maps; mostly "
+                 "reflection-only (`tests/it/common/real_world.rs`)",
+    "tried": "the world issue 24 was found on: 90 % in squads → 4 units → 1 item, strings, "
+             "`HashMap<String, u32>`, `Option`, enums with `Vec` data, serde and reflection-only "
+             "types mixed",
+    "deep": "binary trees six levels deep: 62 of 63 entities are children (hierarchy order, "
+            "`ChildOf` on load)",
+    "strings-maps": "strings, `Vec<String>` and a `HashMap<String, u32>` of 8–15 entries on every "
+                    "entity (per-byte and per-entry costs)",
+    "many-small": "16 small reflection-only components per entity (per-value and per-column costs)",
+    "large": "two large components per entity, `Vec`s of 48 `Vec2` and 96 `u16` (bulk bytes: "
+             "join, hash, compression)",
+    "reflect-only": "no type has serde: plans for structs, enums with data, strings, options, "
+                    "nested `Vec`s; a two-level hierarchy",
+}
+
+PART = r"shapes part, (\S+), (\d+) entities, (\w+): p50 ([\d.]+) ms, p99 ([\d.]+) ms"
+
+
+def worst(values, at_least):
+    """(shape, value) of the worst shape: the smallest value when the target is a minimum."""
+    found = [(shape, v) for shape, v in values.items() if v is not None]
+    if not found:
+        return None, None
+    return (min if at_least else max)(found, key=lambda item: item[1])
+
+
+def target_line(label, values, target, at_least, unit="×"):
+    """One target judged on the worst shape, with every shape's figure after it."""
+    shape, value = worst(values, at_least)
+    if shape is None:
+        return f"- {label}: not measured"
+    sign = "≥" if at_least else "≤"
+    met = value >= target if at_least else value <= target
+    show = {"×": lambda v: f"{v:.2f}×", "ms": lambda v: f"{v:.3f} ms",
+            "frames": lambda v: f"{v:.0f} frames"}[unit]
+    if met:
+        judged = f"**met** ({show(value)} on `{shape}`, target {sign} {show(target)})"
+    elif target == 0:
+        judged = f"**missed** on `{shape}`: {show(value)} for {sign} {show(target)}"
+    elif at_least:
+        judged = (f"**missed** on `{shape}`: {show(value)} for {sign} {show(target)} "
+                  f"({(1 - value / target) * 100:.0f} % short)")
+    else:
+        judged = (f"**missed** on `{shape}`: {show(value)} for {sign} {show(target)} "
+                  f"({value / target:.1f}× the limit)")
+    each = ", ".join(f"{s} {show(v)}" for s, v in values.items() if v is not None)
+    return f"- {label}: {judged}. Every shape: {each}."
+
+
+def shapes_section(get, quick):
+    log = log_text("shapes")
+    sizes = list(dict.fromkeys(re.findall(
+        r"shapes size, (\S+), (\d+) entities: keepsake blob (\d+) bytes, DynamicWorld postcard (\d+) bytes", log)))
+    if not sizes:
+        return []
+    parts = {(s, int(n), name): (float(p50), float(p99)) for s, n, name, p50, p99 in re.findall(PART, log)}
+    failed = sorted(set(re.findall(r"shapes round trip FAILED: (\S+), (\w+), (\d+)", log)))
+    shapes = list(dict.fromkeys(s for s, _, _, _ in sizes))
+    counts = sorted({int(n) for _, n, _, _ in sizes})
+    out = [SHAPES_TITLE,
+           f"Measured {datetime.date.today()} (`cargo bench --bench shapes`"
+           f"{', quick criterion settings: 1 s warm-up, 2 s measurement, 10 samples' if quick else ''}). "
+           "Criterion means unless marked p50 / p99 (taken over every timed iteration of the same "
+           "benchmark). Shapes (`benches/common/shapes.rs`, one builder for every bench):\n"]
+    out += [f"- `{s}`: {SHAPES.get(s, '')}" for s in shapes]
+    out.append("")
+    out.append("Full capture + encode and decode + apply, against `DynamicWorld` + postcard in the "
+               "same run (loads into a fresh app; every contender's load was checked to hold the "
+               "saved entities and `ChildOf` links"
+               + (": **round trip failed** for " + ", ".join(f"{s} {c} at {n}" for s, c, n in failed)
+                  if failed else "") + "):\n")
+    rows = []
+    ratios = {}
+    for s, n, blob, dw in sizes:
+        p = f"shapes_{s}"
+        cap, dws = get(f"{p}/capture/{n}"), get(f"{p}/dw_postcard_save/{n}")
+        load, dwl = get(f"{p}/decode_apply/{n}"), get(f"{p}/dw_postcard_load/{n}")
+        ratios[(s, int(n))] = (quotient(dws, cap), quotient(dwl, load))
+        rows.append([f"`{s}`", n, fmt_time(cap), fmt_time(dws), ratio(dws, cap), fmt_time(load),
+                     fmt_time(dwl), ratio(dwl, load), f"{int(blob):,} B", f"{int(dw) / int(blob):.2f}×"])
+    out.append(table(["shape", "entities", "capture", "DW + postcard save", "DW / ours",
+                      "decode + apply", "DW + postcard load", "DW / ours", "ecs_blob",
+                      "DW postcard / blob"], rows))
+    out.append("")
+    out.append("The main thread's part of a save (`CaptureCache::capture`) after 10 % and 1 % of "
+               "the entities changed since the last capture (every 10th / 100th entity in spawn "
+               "order: spread over every table and chunk, as moving units are), and the pool's "
+               "part (`PendingSnapshot::finish` + `format::encode`; the durable write not "
+               "included) after 1 % changed, against a full save's pool part:\n")
+    rows = []
+    incremental = {}
+    for s in shapes:
+        for n in counts:
+            p = f"shapes_{s}"
+            m10, m1 = get(f"{p}/main_10pct/{n}"), get(f"{p}/main_1pct/{n}")
+            pool1, full = get(f"{p}/pool_1pct/{n}"), get(f"{p}/pool_full/{n}")
+            if m10 is None:
+                continue
+            q = lambda name: parts.get((s, n, name))
+            pair = lambda name: f"{q(name)[0]:.3f} / {q(name)[1]:.3f} ms" if q(name) else "—"
+            incremental[(s, n)] = (q("main_10pct")[1] if q("main_10pct") else None,
+                                   quotient(full, pool1))
+            rows.append([f"`{s}`", n, fmt_time(m10), pair("main_10pct"), fmt_time(m1),
+                         pair("main_1pct"), fmt_time(pool1), fmt_time(full), ratio(pool1, full)])
+    out.append(table(["shape", "entities", "main, 10 % changed", "p50 / p99", "main, 1 % changed",
+                      "p50 / p99", "pool, 1 % changed", "pool, full save", "1 % / full (target ≤ 0.10×)"], rows))
+    out.append("")
+    out.append("Targets (issue 24 and `DESIGN.md`), each judged on the worst shape:\n")
+    for n in (10000, 100000):
+        if any(k[1] == n for k in ratios):
+            at = {s: ratios.get((s, n), (None, None)) for s in shapes}
+            out.append(target_line(f"full capture at {n // 1000}k, DW + postcard / ours",
+                                   {s: v[0] for s, v in at.items()}, 8, True))
+            out.append(target_line(f"decode + apply at {n // 1000}k, DW + postcard / ours",
+                                   {s: v[1] for s, v in at.items()}, 4, True))
+    if any(k[1] == 100000 for k in incremental):
+        at = {s: incremental.get((s, 100000), (None, None)) for s in shapes}
+        out.append(target_line("main-thread part of a save at 100k, 10 % changed, p99",
+                               {s: v[0] for s, v in at.items()}, 1.0, False, unit="ms"))
+        out.append(target_line("pool work per save at 100k, full save / 1 % changed",
+                               {s: v[1] for s, v in at.items()}, 10, True))
+    out.append("")
+    out.append(SHAPES_WHY)
+    return out
+
+
+FRAME_NUMBERS = {
+    "without": r"without autosave: p50 ([\d.]+) ms, p99 ([\d.]+) ms, (\d+) frames over",
+    "with": r"with autosave: +p50 ([\d.]+) ms, p99 ([\d.]+) ms, (\d+) frames over",
+    "capture": r"capture per save \((\d+) saves\): p50 ([\d.]+) ms, p99 ([\d.]+) ms on the main "
+               r"thread; latency p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+    "pool": r"pool per save \(\d+ runs, outside frames\): p50 ([\d.]+) ms, p99 ([\d.]+) ms; full "
+            r"save's p50 ([\d.]+) ms, p99 ([\d.]+) ms",
+}
+
+
+def frame_section(quick):
+    log = log_text("frame_time")
+    blocks = re.split(r"^(?=frame_time/)", log, flags=re.M)[1:]
+    if not blocks:
+        return []
+    frames = re.search(r"(\d+) frames at 60 FPS", blocks[0]).group(1)
+    calibration = re.search(r"calibrated to \d+ rounds = [\d.]+ ms", log)
+    out = [FRAME_TITLE,
+           f"Measured {datetime.date.today()} (`cargo bench --bench frame_time`, {frames} frames per "
+           f"run{', quick mode' if quick else ''}). Headless (`MinimalPlugins`, two compute "
+           "threads so Bevy runs the two busy systems in parallel), paced to 60 FPS (the wait is "
+           "not in the frame time), two busy systems of about 3 ms each, a tenth of the entities "
+           "moving every frame, and with autosave a save every 10 frames, each after 10 frames of "
+           "motion (10 % of the entities changed since the previous save; a first, full save "
+           "comes before the measured frames). *Capture* is `SaveCompleted::capture_time` (the "
+           "main thread's part of each save), *latency* the time from the request to "
+           "`SaveCompleted`, *pool per save* the pool's work (`finish`, `format::encode`, the "
+           "durable write) after the same 10 frames of motion, timed outside the frames on the "
+           "same world, against a full save's.\n"]
+    rows = []
+    added, p99_ratio, capture99 = {}, {}, {}
+    for block in blocks:
+        head = re.match(r"frame_time/(\S+), (\d+) entities", block)
+        s, n = head.group(1), int(head.group(2))
+        f = {key: re.search(pattern, block) for key, pattern in FRAME_NUMBERS.items()}
+        if not (f["without"] and f["with"]):
+            continue
+        w0, w1 = f["without"], f["with"]
+        r = float(w1.group(2)) / float(w0.group(2))
+        more = max(0, int(w1.group(3)) - int(w0.group(3)))
+        added.setdefault(n, {})[s] = float(more)
+        p99_ratio.setdefault(n, {})[s] = r
+        c, pl = f["capture"], f["pool"]
+        if c:
+            capture99.setdefault(n, {})[s] = float(c.group(3))
+        rows.append([f"`{s}`", n, f"{w0.group(1)} / {w0.group(2)} ms", f"{w1.group(1)} / {w1.group(2)} ms",
+                     f"{r:.2f}×", f"{w0.group(3)} / {w1.group(3)}",
+                     f"{c.group(2)} / {c.group(3)} ms" if c else "—",
+                     f"{c.group(4)} / {c.group(5)} ms" if c else "—",
+                     f"{pl.group(1)} / {pl.group(3)} ms" if pl else "—",
+                     f"{float(pl.group(3)) / float(pl.group(1)):.2f}×" if pl else "—"])
+    out.append(table(["shape", "entities", "frame p50 / p99 without", "p50 / p99 with autosave",
+                      "p99 with / without", "frames over 16.7 ms without / with",
+                      "capture p50 / p99", "latency p50 / p99", "pool per save p50 / full save p50",
+                      "full / 10 %"], rows))
+    out.append("")
+    out.append("Targets (issue 24), each judged on the worst shape:\n")
+    for n in sorted(added):
+        out.append(target_line(f"frames over 16.7 ms added by autosaves at {n // 1000}k "
+                               "(with minus without)", added[n], 0, False, unit="frames"))
+        out.append(target_line(f"frame p99 with autosave / without at {n // 1000}k",
+                               p99_ratio[n], 1.10, False))
+    if 100000 in capture99:
+        out.append(target_line("main-thread part of a save at 100k, 10 % changed, p99 "
+                               "(`capture_time` in the game)", capture99[100000], 1.0, False, unit="ms"))
+    out.append("")
+    out.append("```\n" + "\n".join(frame_time_lines(log)) + "\n```\n")
+    out.append(FRAME_WHY)
     return out
 
 
@@ -491,32 +695,8 @@ def report(quick):
 
     out.extend(layouts_section(get))
 
-    # Frame time and memory.
-    frame = log_text("frame_time")
-    if frame:
-        w("## Frame time with autosaves (headless, autosave every 10 frames)\n")
-        rows = frame_time_rows(frame)
-        if rows:
-            w(table(["scenario", "p50 without", "p99 without", "p50 with", "p99 with",
-                     "p99 with / without (target ≤ 1.15×)", "capture per save p50 / p99",
-                     "full capture p50 / p99", "incremental, 1% changed together, p50 / p99",
-                     "incremental, 1% changed scattered, p50 / p99"], rows))
-            w("")
-        w("```\n" + "\n".join(frame_time_lines(frame)) + "\n```")
-        w("The 4 ms frames compute for about 4 ms (a fixed amount of work calibrated once per run) "
-          "and change 1 % of the entities, a different 1 % each frame. Targets (`DESIGN.md`): on the "
-          "4 ms frame, p99 with autosave ≤ 1.15× without at 10k and 100k entities; main-thread "
-          "capture ≤ 1/8 of a 60 FPS frame at 10k and ≤ 1 ms p99 at 100k with 1 % changed. "
-          "\"Capture per save\" is what each save cost the main thread (`SaveCompleted::capture_time`); "
-          "\"full capture\" is `snapshot::capture` of the same world timed on its own; the "
-          "\"incremental\" columns are the main thread's part of `CaptureCache::capture` after 1 % of "
-          "the entities changed since the previous capture, neighbouring ones (\"together\", as the "
-          "game frame changes them) or scattered at random (every 1024-row chunk then has a "
-          "changed row to patch). The empty "
-          "frame (only integrating velocities) is kept for comparison with earlier runs. The 4 ms "
-          "scenarios run with frames back to back and paced to 60 FPS (each frame waits for the "
-          "rest of its 16.7 ms, as a vsynced game does; the wait is not in the frame time).\n")
-        w(FRAME_WHY)
+    out.extend(shapes_section(get, quick))
+    out.extend(frame_section(quick))
     memory = log_text("memory")
     if memory:
         w("## Peak heap (counting allocator)\n")
@@ -686,11 +866,19 @@ def main():
     quick = "--quick" in sys.argv
     if "--only" in sys.argv:
         only = sys.argv[sys.argv.index("--only") + 1]
-        if only != "layouts":
-            sys.exit(f"--only knows one section: layouts (not {only})")
+        # section -> (the heading it is found by, the heading it goes in front of when absent,
+        # how it is built); the other sections of BENCHMARKS.md keep their figures.
+        sections = {
+            "layouts": (LAYOUTS_TITLE, "## Frame time", lambda: layouts_section(estimates().get)),
+            "shapes": ("## World shapes", "## Frame time", lambda: shapes_section(estimates().get, quick)),
+            "frame_time": ("## Frame time", "## Peak heap", lambda: frame_section(quick)),
+        }
+        if only not in sections:
+            sys.exit(f"--only knows {', '.join(sections)} (not {only})")
         if "--no-run" not in sys.argv:
-            run_benches(quick, ["layouts"])
-        rewrite_section(LAYOUTS_TITLE, layouts_section(estimates().get))
+            run_benches(quick, [only])
+        title, before, build = sections[only]
+        rewrite_section(title, build(), before)
         return
     if "--no-run" not in sys.argv:
         run_benches(quick, BENCHES)
