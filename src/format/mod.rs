@@ -72,6 +72,9 @@
 //! no loss: no build could read it.
 
 mod bundle;
+mod cache;
+mod chunk;
+mod chunked;
 mod codec;
 mod decode;
 mod encode;
@@ -79,14 +82,22 @@ mod error;
 mod header;
 mod limits;
 mod meta;
+mod options;
+mod table;
+mod unchunk;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
+pub use cache::ChunkCache;
+pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};
+pub use chunked::ChunkStats;
 pub use codec::{Compression, LZ4_MAX_RATIO};
 pub use decode::{
-    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header,
-    read_summary, read_thumbnail,
+    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,
+    read_header, read_summary, read_thumbnail,
 };
-pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
+pub use encode::{EncodedSave, encode, encode_cached};
+pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use table::{ChunkEntry, ChunkTable};
 pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use limits::Limits;
