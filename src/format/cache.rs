@@ -44,13 +44,12 @@ pub(crate) struct StoredChunk {
     pub(crate) crc: u32,
 }
 
-#[derive(Debug)]
 struct Entry {
     chunk: StoredChunk,
     last_used: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Inner {
     entries: HashMap<ChunkKey, Entry>,
     /// The number of the latest save begun.
@@ -79,9 +78,19 @@ struct Inner {
 /// assert_eq!(first.to_vec(), second.to_vec());
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct ChunkCache {
     inner: Mutex<Inner>,
+}
+
+/// The counts, not the megabytes of chunks.
+impl std::fmt::Debug for ChunkCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkCache")
+            .field("chunks", &self.len())
+            .field("stored_bytes", &self.stored_bytes())
+            .finish()
+    }
 }
 
 impl ChunkCache {
