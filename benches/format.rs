@@ -170,7 +170,9 @@ fn one_percent_changed(blob: &[u8], seed: u64) -> Vec<u8> {
     let budget = blob.len() / 100;
     for _ in 0..budget / 2 / 16 {
         let at = rng.below(out.len() as u64 - 16) as usize;
-        out[at..at + 16].iter_mut().for_each(|b| *b = b.wrapping_add(1));
+        out[at..at + 16]
+            .iter_mut()
+            .for_each(|b| *b = b.wrapping_add(1));
     }
     let insert_at = rng.below(out.len() as u64) as usize;
     let spawned = blob[..budget / 4].to_vec();
@@ -186,6 +188,7 @@ fn one_percent_changed(blob: &[u8], seed: u64) -> Vec<u8> {
 fn chunked(c: &mut Criterion) {
     let mut group = c.benchmark_group("format_v2");
     group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(3));
     for (label, len) in [("1MB_world", 1 << 20), ("6.6MB_world", 6_600_000)] {
         let base = world_bundle(len);
         let mut next = base.clone();

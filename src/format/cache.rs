@@ -42,6 +42,9 @@ pub(crate) struct StoredChunk {
     pub(crate) codec: Compression,
     pub(crate) bytes: Arc<[u8]>,
     pub(crate) crc: u32,
+    /// Stored as is only because it was new when it was stored (see
+    /// [`CompressWhen::ItPays`]): compressed once a later save finds it unchanged.
+    pub(crate) deferred: bool,
 }
 
 struct Entry {
@@ -129,11 +132,12 @@ impl ChunkCache {
         self.lock().entries.clear();
     }
 
-    /// Starts a save: its number, which marks the chunks it uses.
-    pub(crate) fn begin(&self) -> u64 {
+    /// Starts a save: its number, which marks the chunks it uses, and whether an earlier save
+    /// left chunks (then new chunks are changes, not the whole world).
+    pub(crate) fn begin(&self) -> (u64, bool) {
         let mut inner = self.lock();
         inner.save += 1;
-        inner.save
+        (inner.save, !inner.entries.is_empty())
     }
 
     /// The stored form of the chunk with `key`, marked as used by `save`.

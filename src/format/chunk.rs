@@ -142,12 +142,18 @@ mod tests {
         for (index, &end) in ends.iter().enumerate() {
             let len = end - start;
             assert!(len <= MAX_CHUNK, "chunk {index}: {len}");
-            assert!(len >= MIN_CHUNK || end == data.len(), "chunk {index}: {len}");
+            assert!(
+                len >= MIN_CHUNK || end == data.len(),
+                "chunk {index}: {len}"
+            );
             start = end;
         }
         // Anchors, not the maximum, end the chunks of game-shaped data: 64 KiB on average.
         let average = data.len() / ends.len();
-        assert!((MIN_CHUNK..MIN_CHUNK + (24 << 10)).contains(&average), "{average}");
+        assert!(
+            (MIN_CHUNK..MIN_CHUNK + (24 << 10)).contains(&average),
+            "{average}"
+        );
     }
 
     #[test]

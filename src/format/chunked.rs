@@ -29,8 +29,11 @@ pub struct ChunkStats {
     pub reused: usize,
     /// Chunks stored compressed.
     pub compressed: usize,
-    /// Uncompressed bytes of the chunks that were not in the cache (the work this save did).
+    /// Uncompressed bytes of the chunks that were not in the cache, or in it waiting to be
+    /// compressed: what this save checksummed (and compressed, see `codec_bytes`).
     pub new_bytes: usize,
+    /// Uncompressed bytes this save ran through the codec.
+    pub codec_bytes: usize,
 }
 
 /// A version-2 payload ready to be written: its table, then its chunks.
@@ -87,8 +90,8 @@ pub(crate) fn encode_payload(
             start = end;
         }
     }
-    let save = cache.begin();
-    let stored = store_chunks(&pieces, options, cache, save);
+    let (save, warm) = cache.begin();
+    let stored = store_chunks(&pieces, options, cache, (save, warm));
     cache.end();
     let (entries, chunks): (Vec<ChunkEntry>, Vec<Arc<[u8]>>) = stored
         .iter()
@@ -103,12 +106,16 @@ pub(crate) fn encode_payload(
         .filter(|e| e.codec != Compression::None)
         .count();
     let reused = stored.iter().filter(|chunk| chunk.reused).count();
-    let new_bytes = pieces
-        .iter()
-        .zip(&stored)
-        .filter(|(_, chunk)| !chunk.reused)
-        .map(|(raw, _)| raw.len())
-        .sum();
+    let bytes_where = |keep: fn(&Stored) -> bool| -> usize {
+        pieces
+            .iter()
+            .zip(&stored)
+            .filter(|(_, chunk)| keep(chunk))
+            .map(|(raw, _)| raw.len())
+            .sum()
+    };
+    let new_bytes = bytes_where(|chunk| !chunk.reused);
+    let codec_bytes = bytes_where(|chunk| chunk.compressed_now);
     Ok(ChunkedPayload {
         codec: if compressed > 0 {
             options.compression
@@ -124,6 +131,7 @@ pub(crate) fn encode_payload(
             reused,
             compressed,
             new_bytes,
+            codec_bytes,
         },
     })
 }
@@ -138,18 +146,27 @@ fn entry(chunk: &Stored, uncompressed_len: usize) -> ChunkEntry {
     }
 }
 
-/// A chunk's stored form, and whether it came from the cache.
+/// A chunk's stored form, whether it came from the cache as is, and whether this save ran it
+/// through the codec.
 struct Stored {
     chunk: StoredChunk,
     reused: bool,
+    compressed_now: bool,
 }
 
 /// Each piece's stored form: from the cache, or compressed (or not) and checksummed now.
+///
+/// Under [`CompressWhen::ItPays`], once the cache holds an earlier save (`warm`), a chunk not
+/// in it is stored as is, only checksummed, and compressed by the first later save that finds
+/// it unchanged. A chunk that is new is a change, and changed chunks tend to change again
+/// (the rows of moving entities): compressing one costs a compression every save to shrink one
+/// file. Scattered changes (1 % of the entities, at random) touch every chunk of the columns
+/// they change: without this, such a save would compress those columns whole, every time.
 fn store_chunks(
     pieces: &[&[u8]],
     options: &EncodeOptions,
     cache: &ChunkCache,
-    save: u64,
+    (save, warm): (u64, bool),
 ) -> Vec<Stored> {
     let (codec, when) = (options.compression, options.compress_when);
     let keys: Vec<ChunkKey> = pieces
@@ -163,24 +180,31 @@ fn store_chunks(
         .filter(|(_, hit)| hit.is_none())
         .map(|(raw, _)| *raw)
         .collect();
-    let try_codec = codec != Compression::None && worth_trying(codec, when, &missing);
+    let defer = warm && codec != Compression::None && when == CompressWhen::ItPays;
+    let try_codec = codec != Compression::None && !defer && worth_trying(codec, when, &missing);
+    let fresh = |raw: &[u8], key: ChunkKey, codec: Option<Compression>, deferred: bool| {
+        let chunk = store_one(raw, codec, when, deferred);
+        cache.insert(key, chunk.clone(), save);
+        Stored {
+            chunk,
+            reused: false,
+            compressed_now: codec.is_some(),
+        }
+    };
     pieces
         .iter()
         .zip(keys)
         .zip(cached)
         .map(|((raw, key), hit)| match hit {
+            // Unchanged since the save that stored it as is: compressed now, for good.
+            Some(chunk) if chunk.deferred => fresh(raw, key, Some(codec), false),
             Some(chunk) => Stored {
                 chunk,
                 reused: true,
+                compressed_now: false,
             },
-            None => {
-                let chunk = store_one(raw, try_codec.then_some(codec), when);
-                cache.insert(key, chunk.clone(), save);
-                Stored {
-                    chunk,
-                    reused: false,
-                }
-            }
+            None if defer => fresh(raw, key, None, true),
+            None => fresh(raw, key, try_codec.then_some(codec), false),
         })
         .collect()
 }
@@ -206,7 +230,12 @@ fn worth_trying(codec: Compression, when: CompressWhen, missing: &[&[u8]]) -> bo
 }
 
 /// A chunk stored now: compressed when `codec` is given and (under `ItPays`) that pays.
-fn store_one(raw: &[u8], codec: Option<Compression>, when: CompressWhen) -> StoredChunk {
+fn store_one(
+    raw: &[u8],
+    codec: Option<Compression>,
+    when: CompressWhen,
+    deferred: bool,
+) -> StoredChunk {
     let compressed = codec.map(|codec| (codec, codec.compress(raw)));
     let (codec, bytes): (Compression, Arc<[u8]>) = match compressed {
         Some((codec, bytes))
@@ -220,6 +249,7 @@ fn store_one(raw: &[u8], codec: Option<Compression>, when: CompressWhen) -> Stor
         codec,
         crc: crc32fast::hash(&bytes),
         bytes,
+        deferred,
     }
 }
 

@@ -110,8 +110,11 @@ pub fn encode(
 
 /// Like [`encode`], taking every chunk an earlier save through `cache` stored from it, and
 /// keeping the chunks of this one there for the next: a save of a world that changed a little
-/// compresses and checksums only the chunks around the changes. The file is byte for byte the
-/// one [`encode`] writes. (Version-1 files do not use the cache.)
+/// checksums only the chunks around the changes. Under [`CompressWhen::ItPays`] (the default)
+/// those are stored as is, and compressed by the first later save that finds them unchanged:
+/// chunks that change every save are never compressed, the rest once. The file decodes to the
+/// same bundle as the one [`encode`] writes; through an empty cache it is that file byte for
+/// byte. (Version-1 files do not use the cache.)
 pub fn encode_cached(
     meta: &SaveMeta,
     bundle: &SaveBundle,

@@ -113,9 +113,9 @@ pub use decode::{
     read_header, read_summary, read_thumbnail,
 };
 pub use encode::{EncodedSave, encode, encode_cached};
-pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
-pub use table::{ChunkEntry, ChunkTable};
 pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
+pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use table::{ChunkEntry, ChunkTable};

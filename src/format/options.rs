@@ -66,6 +66,12 @@ pub enum CompressWhen {
     /// [`LZ4_PAYS_AT_PERCENT`] % of its size, judged on a sample of a few spread-out windows
     /// for large payloads (so an incompressible payload costs a sample, not a full compression)
     /// and then on the whole compressed result. Otherwise it is stored as is (codec `0`).
+    ///
+    /// In format version 2 each chunk is judged on its own; and with a warm
+    /// [`ChunkCache`](super::ChunkCache) a chunk that changed since the last save is stored as
+    /// is and compressed by the first later save that finds it unchanged: compressing what
+    /// changes every save would cost a compression per save (see
+    /// [`encode_cached`](super::encode_cached)).
     #[default]
     ItPays,
 }
@@ -112,4 +118,3 @@ pub(crate) fn length_within(section: Section, len: usize, limit: u32) -> Result<
     check(section, len, limit)?;
     Ok(len)
 }
-

@@ -108,7 +108,11 @@ fn run(
             .collect();
         let results: Vec<_> = handles
             .into_iter()
-            .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect();
         results.into_iter().collect()
     })

@@ -47,7 +47,10 @@ impl<T> BackgroundThread<T> {
     /// The result, once the work finished. A panic of the work is resumed here, on the polling
     /// thread, as a panic of a pool task would be.
     pub(crate) fn poll(&mut self) -> Option<T> {
-        let result = self.result.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let result = self
+            .result
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         match result.try_recv() {
             Ok(Ok(value)) => Some(value),
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
@@ -143,7 +146,8 @@ mod tests {
 
     #[test]
     fn a_low_priority_save_thread_runs_under_sched_idle_or_nice_19() {
-        let (policy, nice) = poll_until_done(spawn_thread(SavePriority::Low, policy_and_nice).unwrap());
+        let (policy, nice) =
+            poll_until_done(spawn_thread(SavePriority::Low, policy_and_nice).unwrap());
         assert!(
             policy == libc::SCHED_IDLE || nice == 19,
             "policy {policy}, nice {nice}"
@@ -162,7 +166,8 @@ mod tests {
     #[test]
     fn a_panic_on_the_save_thread_is_resumed_where_it_is_polled() {
         let thread = spawn_thread(SavePriority::Low, || -> u8 { panic!("boom") }).unwrap();
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll_until_done(thread)));
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll_until_done(thread)));
         let message = caught.unwrap_err();
         assert_eq!(message.downcast_ref::<&str>(), Some(&"boom"));
     }

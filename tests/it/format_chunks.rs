@@ -5,8 +5,8 @@ use crate::common;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, ChunkCache, CompressWhen, Compression, DecodeOptions, EncodeOptions, FormatError,
-    Header, PayloadLayout, SaveBundle, SaveMeta, Section, WorldState,
+    self, ChunkCache, ChunkStats, CompressWhen, Compression, DecodeOptions, EncodeOptions,
+    FormatError, Header, PayloadLayout, SaveBundle, SaveMeta, Section, WorldState,
 };
 use common::alloc::peak_allocation;
 use common::fixtures::{self, Rng};
@@ -36,17 +36,20 @@ fn bundle(blob: Vec<u8>, tick: u64) -> SaveBundle {
     })
 }
 
-/// `blob` with about `percent` % of its bytes changed: values rewritten in place in a few
-/// places, one run of bytes inserted (a spawn) and one removed (a despawn).
-fn changed(blob: &[u8], percent: usize, seed: u64) -> Vec<u8> {
+/// `blob` with about 1 % of its bytes changed: 16-byte values rewritten in place (half the
+/// budget; `spread` of the blob, from its middle: 1.0 is anywhere), one run of bytes inserted
+/// (a spawn) and one removed (a despawn), which shift everything after them.
+fn changed(blob: &[u8], spread: f64, seed: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let mut out = blob.to_vec();
-    let budget = blob.len() * percent / 100;
-    let mut spent = 0;
-    while spent < budget / 2 {
-        let at = rng.below(out.len() as u64 - 64) as usize;
-        out[at..at + 16].iter_mut().for_each(|b| *b = b.wrapping_add(1));
-        spent += 16;
+    let budget = blob.len() / 100;
+    let span = (blob.len() as f64 * spread) as u64 - 64;
+    let from = (blob.len() as u64 - span) / 2;
+    for _ in 0..budget / 2 / 16 {
+        let at = (from + rng.below(span)) as usize;
+        out[at..at + 16]
+            .iter_mut()
+            .for_each(|b| *b = b.wrapping_add(1));
     }
     let insert_at = rng.below(out.len() as u64) as usize;
     out.splice(insert_at..insert_at, world_blob(budget / 4, seed));
@@ -55,40 +58,73 @@ fn changed(blob: &[u8], percent: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-#[test]
-fn a_save_after_a_one_percent_change_stores_few_new_chunks() {
-    let cache = ChunkCache::new();
+/// A first save through `cache`, then one after a 1 % change: their chunk stats, and the second
+/// save's bundle and file.
+fn two_saves(cache: &ChunkCache, spread: f64) -> (ChunkStats, ChunkStats, SaveBundle, Vec<u8>) {
     let meta = SaveMeta::new(SlotId::Auto(0));
     let options = EncodeOptions::default();
     let first = bundle(world_blob(6_600_000, 1), 1);
-    let full = format::encode_cached(&meta, &first, &options, &cache).unwrap();
-    let full_stats = full.chunk_stats().unwrap();
-    assert_eq!(full_stats.reused, 0);
-    assert!(full_stats.compressed > full_stats.chunks / 2, "{full_stats:?}");
-
-    let second = bundle(changed(&first.world.ecs_blob, 1, 2), 2);
-    let encoded = format::encode_cached(&meta, &second, &options, &cache).unwrap();
-    let stats = encoded.chunk_stats().unwrap();
-    println!("full: {full_stats:?}\n1 % changed: {stats:?}");
-    // Scattered in-place changes touch some chunks; the shifts of the spawn and despawn must
-    // not touch the rest.
-    assert!(
-        stats.new_bytes * 4 < full_stats.new_bytes,
-        "1 % changed re-encoded {} of {} bytes",
-        stats.new_bytes,
-        full_stats.new_bytes
+    let full = format::encode_cached(&meta, &first, &options, cache).unwrap();
+    let second = bundle(changed(&first.world.ecs_blob, spread, 2), 2);
+    let encoded = format::encode_cached(&meta, &second, &options, cache).unwrap();
+    let stats = (full.chunk_stats().unwrap(), encoded.chunk_stats().unwrap());
+    println!(
+        "spread {spread}: full {:?}\n  1 % changed {:?}",
+        stats.0, stats.1
     );
-    // The cached file is the file an encoder without a cache writes, and it decodes.
-    let bytes = encoded.to_vec();
-    assert!(bytes == format::encode(&meta, &second, &options).unwrap().to_vec());
+    (stats.0, stats.1, second, encoded.to_vec())
+}
+
+#[test]
+fn a_save_after_a_clustered_one_percent_change_checksums_few_chunks() {
+    let cache = ChunkCache::new();
+    let (full, changed, second, bytes) = two_saves(&cache, 0.02);
+    assert_eq!(full.reused, 0);
+    assert_eq!(
+        full.codec_bytes, full.new_bytes,
+        "the first save compresses everything"
+    );
+    assert!(full.compressed > full.chunks / 2, "{full:?}");
+    // The edits (2 % of the blob, 2 to 3 chunks), the chunks the 16 KB spawn and despawn fall
+    // in and the few after them before the boundaries are back in step, and the tick's chunk:
+    // about 15 chunks of 103 (measured: 0.95 MB of 6.6 MB).
+    assert!(changed.new_bytes * 5 < full.new_bytes, "{changed:?}");
+    assert_eq!(
+        changed.codec_bytes, 0,
+        "changed chunks wait to be compressed"
+    );
     let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
     assert_eq!(decoded.bundle, second);
 
-    // Unchanged: every chunk but the one holding the tick is reused.
+    // Unchanged: the chunks the last save stored as is are compressed now, once.
+    let meta = SaveMeta::new(SlotId::Auto(1));
     let third = bundle(second.world.ecs_blob.clone(), 3);
-    let again = format::encode_cached(&meta, &third, &options, &cache).unwrap();
+    let again = format::encode_cached(&meta, &third, &EncodeOptions::default(), &cache).unwrap();
     let stats = again.chunk_stats().unwrap();
+    assert!(
+        stats.codec_bytes > 0 && stats.codec_bytes <= changed.new_bytes,
+        "{stats:?}"
+    );
+    assert!(stats.reused >= changed.reused, "{stats:?}");
+    let fourth = bundle(second.world.ecs_blob.clone(), 4);
+    let last = format::encode_cached(&meta, &fourth, &EncodeOptions::default(), &cache).unwrap();
+    let stats = last.chunk_stats().unwrap();
+    // All but the fields before the blob (the tick) and after it (the state hash).
     assert_eq!(stats.reused, stats.chunks - 2, "{stats:?}");
+    assert_eq!(stats.codec_bytes, 0);
+}
+
+#[test]
+fn a_save_after_a_scattered_one_percent_change_compresses_nothing() {
+    // 1 % of the entities changed at random over the world: every chunk has a changed row, so
+    // every chunk is new, and none is compressed (it would change again by the next save).
+    let cache = ChunkCache::new();
+    let (full, changed, second, bytes) = two_saves(&cache, 1.0);
+    assert!(changed.reused < changed.chunks / 10, "{changed:?}");
+    assert_eq!(changed.codec_bytes, 0, "{changed:?}");
+    assert!(full.codec_bytes > 6_000_000);
+    let decoded = format::decode_owned(bytes, &DecodeOptions::default()).unwrap();
+    assert_eq!(decoded.bundle, second);
 }
 
 #[test]
@@ -105,7 +141,11 @@ fn the_cache_keeps_only_the_chunks_of_the_last_two_saves() {
         .chunk_stats()
         .unwrap()
         .chunks;
-    assert!(cache.len() <= 2 * one_save + 2, "{} chunks kept", cache.len());
+    assert!(
+        cache.len() <= 2 * one_save + 2,
+        "{} chunks kept",
+        cache.len()
+    );
     assert!(cache.stored_bytes() > 0);
     cache.clear();
     assert!(cache.is_empty());
@@ -147,9 +187,13 @@ fn a_damaged_chunk_of_a_large_save_is_named_by_index_and_offset() {
     // Large enough to be decompressed on several threads: the first damaged chunk in file
     // order is reported, whichever thread finds it.
     let save = bundle(world_blob(3 << 20, 5), 5);
-    let bytes = format::encode(&SaveMeta::new(SlotId::Quick), &save, &EncodeOptions::default())
-        .unwrap()
-        .to_vec();
+    let bytes = format::encode(
+        &SaveMeta::new(SlotId::Quick),
+        &save,
+        &EncodeOptions::default(),
+    )
+    .unwrap()
+    .to_vec();
     let table = format::read_chunk_table(&bytes, &DecodeOptions::default())
         .unwrap()
         .unwrap();
@@ -171,7 +215,12 @@ fn a_damaged_chunk_of_a_large_save_is_named_by_index_and_offset() {
 // Forged chunk tables, with every checksum valid so only the table lies.
 
 /// Builds a version-2 file from a table (count and raw entries) and chunk data.
-fn forge(codec: Compression, entries: &[(u32, u32, u8)], data: &[u8], uncompressed: u32) -> Vec<u8> {
+fn forge(
+    codec: Compression,
+    entries: &[(u32, u32, u8)],
+    data: &[u8],
+    uncompressed: u32,
+) -> Vec<u8> {
     let meta = postcard::to_stdvec(&SaveMeta::new(SlotId::Quick)).unwrap();
     let mut table = (entries.len() as u32).to_le_bytes().to_vec();
     let mut at = 0usize;

@@ -148,9 +148,10 @@ fn errors_name_the_damaged_section() {
         "{error}"
     );
     assert!(
-        error
-            .to_string()
-            .contains(&format!("checksum mismatch in payload chunk {}", table.chunks.len() - 1)),
+        error.to_string().contains(&format!(
+            "checksum mismatch in payload chunk {}",
+            table.chunks.len() - 1
+        )),
         "{error}"
     );
     assert!(matches!(
@@ -366,7 +367,10 @@ fn todays_encoder_writes_the_v2_golden_file_byte_for_byte() {
     let bytes = format::encode(&meta, &bundle, &golden_v2_options())
         .unwrap()
         .to_vec();
-    assert!(bytes == golden, "the encoder's output differs from tests/golden/v2.ksav");
+    assert!(
+        bytes == golden,
+        "the encoder's output differs from tests/golden/v2.ksav"
+    );
 }
 
 /// Writes the golden file of the current version. Run once when a format version is released:

@@ -40,11 +40,7 @@ pub fn with_valid_checksums(data: &[u8]) -> Option<Vec<u8>> {
 
 /// Rewrites the CRC of every chunk of a version-2 payload that lies within it; returns the
 /// range of the chunk table, or `None` when the table does not fit.
-fn fix_chunks(
-    fixed: &mut [u8],
-    payload: usize,
-    end: usize,
-) -> Option<std::ops::Range<usize>> {
+fn fix_chunks(fixed: &mut [u8], payload: usize, end: usize) -> Option<std::ops::Range<usize>> {
     let count = u32::from_le_bytes(fixed.get(payload..payload + 4)?.try_into().ok()?) as usize;
     let table_end = payload.checked_add(count.checked_mul(13)?.checked_add(4)?)?;
     if table_end > end {
