@@ -275,7 +275,6 @@ pub fn format_section(error: &FormatError) -> &'static str {
         Section::Metadata => "metadata",
         Section::Thumbnail => "thumbnail",
         Section::Payload | Section::ChunkTable => "payload",
-        _ => "file",
     };
     match error {
         FormatError::Truncated { section, .. }

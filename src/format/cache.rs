@@ -40,7 +40,9 @@ impl ChunkKey {
 #[derive(Clone, Debug)]
 pub(crate) struct StoredChunk {
     pub(crate) codec: Compression,
-    pub(crate) bytes: Arc<[u8]>,
+    /// The compressed bytes; `None` when the chunk is stored as is (its bytes are the chunk's
+    /// own, which the writer has: the cache does not keep a copy).
+    pub(crate) bytes: Option<Arc<[u8]>>,
     pub(crate) crc: u32,
     /// Stored as is only because it was new when it was stored (see
     /// [`CompressWhen::ItPays`]): compressed once a later save finds it unchanged.
@@ -64,8 +66,8 @@ struct Inner {
 /// ([`encode_cached`](super::encode_cached)).
 ///
 /// Keep one per folder of saves (the store keeps one per profile): saves of one world share
-/// most chunks whatever their slot. It holds the chunks used by the last two saves, about twice
-/// the size of a save file; [`clear`](Self::clear) frees them. Safe to share between threads:
+/// most chunks whatever their slot. It holds the compressed chunks used by the last two saves
+/// (at most about twice the size of a save file) and the CRC-32 of those stored as is; [`clear`](Self::clear) frees them. Safe to share between threads:
 /// its lock is held only to look chunks up and put them in, never while compressing.
 ///
 /// ```
@@ -118,12 +120,13 @@ impl ChunkCache {
         self.len() == 0
     }
 
-    /// The bytes of the stored chunks it holds.
+    /// The bytes of the compressed chunks it holds (chunks stored as is are not copied).
     pub fn stored_bytes(&self) -> usize {
         self.lock()
             .entries
             .values()
-            .map(|entry| entry.chunk.bytes.len())
+            .filter_map(|entry| entry.chunk.bytes.as_ref())
+            .map(|bytes| bytes.len())
             .sum()
     }
 

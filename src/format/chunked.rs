@@ -36,15 +36,32 @@ pub struct ChunkStats {
     pub codec_bytes: usize,
 }
 
+/// A stored chunk's bytes: compressed (shared with the cache), or the chunk as is, borrowed
+/// from the bundle's blob (no copy) or copied from the few bytes around it.
+#[derive(Clone, Debug)]
+pub(crate) enum Part<'a> {
+    Shared(Arc<[u8]>),
+    Borrowed(&'a [u8]),
+}
+
+impl Part<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Part::Shared(bytes) => bytes,
+            Part::Borrowed(bytes) => bytes,
+        }
+    }
+}
+
 /// A version-2 payload ready to be written: its table, then its chunks.
 #[derive(Clone, Debug)]
-pub(crate) struct ChunkedPayload {
+pub(crate) struct ChunkedPayload<'a> {
     /// The codec of its compressed chunks ([`Compression::None`] when none is).
     pub(crate) codec: Compression,
     /// The chunk count and table (the header's payload CRC covers these bytes).
     pub(crate) table: Vec<u8>,
     /// The stored chunks, in order.
-    pub(crate) chunks: Vec<Arc<[u8]>>,
+    pub(crate) chunks: Vec<Part<'a>>,
     /// The bundle's postcard length.
     pub(crate) uncompressed_len: u32,
     /// Table and chunks.
@@ -69,11 +86,11 @@ fn segments(bundle: &SaveBundle) -> Result<[Vec<u8>; 2], FormatError> {
 }
 
 /// Cuts the bundle into chunks and stores each, from `cache` when it holds it.
-pub(crate) fn encode_payload(
-    bundle: &SaveBundle,
+pub(crate) fn encode_payload<'a>(
+    bundle: &'a SaveBundle,
     options: &EncodeOptions,
     cache: &ChunkCache,
-) -> Result<ChunkedPayload, FormatError> {
+) -> Result<ChunkedPayload<'a>, FormatError> {
     let [before, after] = segments(bundle)?;
     let blob = &bundle.world.ecs_blob[..];
     let total = before.len() + blob.len() + after.len();
@@ -93,13 +110,13 @@ pub(crate) fn encode_payload(
     let (save, warm) = cache.begin();
     let stored = store_chunks(&pieces, options, cache, (save, warm));
     cache.end();
-    let (entries, chunks): (Vec<ChunkEntry>, Vec<Arc<[u8]>>) = stored
+    let (entries, chunks): (Vec<ChunkEntry>, Vec<Part<'a>>) = stored
         .iter()
         .zip(&pieces)
-        .map(|(chunk, raw)| (entry(chunk, raw.len()), Arc::clone(&chunk.chunk.bytes)))
+        .map(|(chunk, raw)| (entry(chunk, raw.len()), part(chunk, raw, blob)))
         .unzip();
     let table = write_table(&entries);
-    let data: usize = chunks.iter().map(|chunk| chunk.len()).sum();
+    let data: usize = chunks.iter().map(|chunk| chunk.bytes().len()).sum();
     let stored_len = length_within(Section::Payload, table_len(entries.len()) + data, u32::MAX)?;
     let compressed = entries
         .iter()
@@ -140,10 +157,28 @@ fn entry(chunk: &Stored, uncompressed_len: usize) -> ChunkEntry {
     ChunkEntry {
         // Within the payload's length, checked above.
         uncompressed_len: uncompressed_len as u32,
-        stored_len: chunk.chunk.bytes.len() as u32,
+        stored_len: chunk
+            .chunk
+            .bytes
+            .as_ref()
+            .map_or(uncompressed_len, |b| b.len()) as u32,
         codec: chunk.chunk.codec,
         crc: chunk.chunk.crc,
     }
+}
+
+/// The bytes a chunk is written as: its compressed form, or the raw piece itself, borrowed when
+/// it lies in `blob` (a chunk stored as is costs no copy).
+fn part<'a>(chunk: &Stored, raw: &[u8], blob: &'a [u8]) -> Part<'a> {
+    if let Some(bytes) = &chunk.chunk.bytes {
+        return Part::Shared(Arc::clone(bytes));
+    }
+    let blob_range = blob.as_ptr_range();
+    if blob_range.contains(&raw.as_ptr()) {
+        let start = raw.as_ptr() as usize - blob.as_ptr() as usize;
+        return Part::Borrowed(&blob[start..start + raw.len()]);
+    }
+    Part::Shared(raw.into())
 }
 
 /// A chunk's stored form, whether it came from the cache as is, and whether this save ran it
@@ -237,19 +272,23 @@ fn store_one(
     deferred: bool,
 ) -> StoredChunk {
     let compressed = codec.map(|codec| (codec, codec.compress(raw)));
-    let (codec, bytes): (Compression, Arc<[u8]>) = match compressed {
+    match compressed {
         Some((codec, bytes))
             if when == CompressWhen::Always || compression_pays(bytes.len(), raw.len()) =>
         {
-            (codec, bytes.into())
+            StoredChunk {
+                codec,
+                crc: crc32fast::hash(&bytes),
+                bytes: Some(bytes.into()),
+                deferred,
+            }
         }
-        _ => (Compression::None, raw.into()),
-    };
-    StoredChunk {
-        codec,
-        crc: crc32fast::hash(&bytes),
-        bytes,
-        deferred,
+        _ => StoredChunk {
+            codec: Compression::None,
+            crc: crc32fast::hash(raw),
+            bytes: None,
+            deferred,
+        },
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::bundle::SaveBundle;
 use super::cache::ChunkCache;
-use super::chunked::{ChunkStats, ChunkedPayload, encode_payload};
+use super::chunked::{ChunkStats, ChunkedPayload, Part, encode_payload};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header};
@@ -12,23 +12,24 @@ use super::options::{
     sample_compressed_len,
 };
 use std::io::Write;
-use std::sync::Arc;
 
-/// A save file encoded in memory, section by section, ready to be written.
+/// A save file encoded in memory, section by section, ready to be written. It borrows the
+/// bundle it was encoded from: chunks stored as is are written from the snapshot blob itself.
 #[derive(Clone, Debug)]
-pub struct EncodedSave {
+pub struct EncodedSave<'a> {
     header: Header,
     header_bytes: [u8; HEADER_LEN],
     meta: Vec<u8>,
     thumbnail: Vec<u8>,
     /// Version 1: the whole payload. Version 2: the chunk table.
     payload: Vec<u8>,
-    /// Version 2: the stored chunks after the table (shared with the encoder's cache).
-    chunks: Vec<Arc<[u8]>>,
+    /// Version 2: the stored chunks after the table (shared with the encoder's cache, or
+    /// borrowed from the bundle).
+    chunks: Vec<Part<'a>>,
     stats: Option<ChunkStats>,
 }
 
-impl EncodedSave {
+impl EncodedSave<'_> {
     /// The header that will be written.
     pub fn header(&self) -> &Header {
         &self.header
@@ -60,7 +61,7 @@ impl EncodedSave {
         ];
         sections
             .into_iter()
-            .chain(self.chunks.iter().map(|chunk| &chunk[..]))
+            .chain(self.chunks.iter().map(Part::bytes))
             .collect()
     }
 
@@ -100,11 +101,11 @@ impl EncodedSave {
 /// assert_eq!(decoded.bundle, bundle);
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
 /// ```
-pub fn encode(
+pub fn encode<'a>(
     meta: &SaveMeta,
-    bundle: &SaveBundle,
+    bundle: &'a SaveBundle,
     options: &EncodeOptions,
-) -> Result<EncodedSave, FormatError> {
+) -> Result<EncodedSave<'a>, FormatError> {
     encode_cached(meta, bundle, options, &ChunkCache::new())
 }
 
@@ -115,12 +116,12 @@ pub fn encode(
 /// chunks that change every save are never compressed, the rest once. The file decodes to the
 /// same bundle as the one [`encode`] writes; through an empty cache it is that file byte for
 /// byte. (Version-1 files do not use the cache.)
-pub fn encode_cached(
+pub fn encode_cached<'a>(
     meta: &SaveMeta,
-    bundle: &SaveBundle,
+    bundle: &'a SaveBundle,
     options: &EncodeOptions,
     cache: &ChunkCache,
-) -> Result<EncodedSave, FormatError> {
+) -> Result<EncodedSave<'a>, FormatError> {
     let limits = &options.limits;
     let meta_bytes = postcard::to_stdvec(meta).map_err(|source| FormatError::Encode {
         section: Section::Metadata,
@@ -161,7 +162,7 @@ pub fn encode_cached(
 fn whole_payload(
     bundle: &SaveBundle,
     options: &EncodeOptions,
-) -> Result<ChunkedPayload, FormatError> {
+) -> Result<ChunkedPayload<'static>, FormatError> {
     let raw = postcard::to_stdvec(bundle).map_err(|source| FormatError::Encode {
         section: Section::Payload,
         source,

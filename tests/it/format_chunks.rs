@@ -72,7 +72,9 @@ fn two_saves(cache: &ChunkCache, spread: f64) -> (ChunkStats, ChunkStats, SaveBu
         "spread {spread}: full {:?}\n  1 % changed {:?}",
         stats.0, stats.1
     );
-    (stats.0, stats.1, second, encoded.to_vec())
+    let bytes = encoded.to_vec();
+    drop(encoded);
+    (stats.0, stats.1, second, bytes)
 }
 
 #[test]
