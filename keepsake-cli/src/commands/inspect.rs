@@ -198,8 +198,8 @@ fn chunk_row(chunks: &ChunkChecks) -> Vec<String> {
     };
     vec![
         format!(
-            "{} chunks ({} compressed, {} B uncompressed)",
-            chunks.chunks, chunks.compressed, chunks.uncompressed_bytes
+            "{} chunks ({} compressed)",
+            chunks.chunks, chunks.compressed
         ),
         chunks.offset.to_string(),
         chunks.stored_bytes.to_string(),
