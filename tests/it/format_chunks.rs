@@ -113,7 +113,8 @@ fn a_save_after_a_clustered_one_percent_change_checksums_few_chunks() {
     let stats = last.chunk_stats().unwrap();
     // All but the fields before the blob (the tick) and after it (the state hash).
     assert_eq!(stats.reused, stats.chunks - 2, "{stats:?}");
-    assert_eq!(stats.codec_bytes, 0);
+    // Those two are new, and few enough bytes to be tried with LZ4 at once.
+    assert!(stats.codec_bytes < 64, "{stats:?}");
 }
 
 #[test]
