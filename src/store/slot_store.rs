@@ -225,6 +225,12 @@ impl SlotStore {
         &self.config
     }
 
+    /// The stored chunks of this profile's last saves, which the next save takes over where
+    /// the world did not change (shared by the store's clones).
+    pub fn chunk_cache(&self) -> &ChunkCache {
+        &self.chunks
+    }
+
     /// The profile folder holding the files.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -387,3 +387,34 @@ fn version_1_files_are_still_written_on_request_and_read() {
     let decoded = format::decode(&encoded.to_vec(), &DecodeOptions::default()).unwrap();
     assert_eq!(decoded.bundle, save);
 }
+
+#[test]
+fn consecutive_saves_of_a_profile_share_its_chunk_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = bevy_keepsake::store::StoreConfig::new(dir.path());
+    let store = bevy_keepsake::store::SlotStore::open(config).unwrap();
+    assert!(store.chunk_cache().is_empty());
+    let world = bundle(world_blob(1 << 20, 11), 1);
+    store
+        .save(SlotId::Auto(0), SaveMeta::new(SlotId::Auto(0)), &world)
+        .unwrap();
+    let after_one = (
+        store.chunk_cache().len(),
+        store.chunk_cache().stored_bytes(),
+    );
+    assert!(after_one.0 > 10 && after_one.1 > 0, "{after_one:?}");
+    // Another slot, the same world: every chunk is found (nothing new to keep), and a clone
+    // of the store (as the plugin hands to its tasks) shares the cache.
+    let clone = store.clone();
+    clone
+        .save(SlotId::Quick, SaveMeta::new(SlotId::Quick), &world)
+        .unwrap();
+    assert_eq!(
+        (
+            store.chunk_cache().len(),
+            store.chunk_cache().stored_bytes()
+        ),
+        after_one
+    );
+    assert_eq!(store.load(SlotId::Quick).unwrap().bundle, world);
+}
