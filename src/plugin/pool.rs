@@ -148,6 +148,10 @@ mod tests {
     fn a_low_priority_save_thread_runs_under_sched_idle_or_nice_19() {
         let (policy, nice) =
             poll_until_done(spawn_thread(SavePriority::Low, policy_and_nice).unwrap());
+        println!(
+            "save thread: policy {policy} (SCHED_IDLE is {}), nice {nice}",
+            libc::SCHED_IDLE
+        );
         assert!(
             policy == libc::SCHED_IDLE || nice == 19,
             "policy {policy}, nice {nice}"
