@@ -10,7 +10,8 @@ mod game_world;
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
-    self, CompressWhen, DecodeOptions, EncodeOptions, SaveBundle, WorldState,
+    self, ChunkCache, CompressWhen, DecodeOptions, EncodeOptions, PayloadLayout, SaveBundle,
+    WorldState,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -160,5 +161,88 @@ fn encode_decode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, serialization, compression, checksum, encode_decode);
+/// `blob` with about 1 % of its bytes changed the way a game changes between two saves: values
+/// rewritten in place at scattered rows (a tenth of the budget each), one run of rows inserted
+/// (spawns) and one removed (despawns), which shift everything after them.
+fn one_percent_changed(blob: &[u8], seed: u64) -> Vec<u8> {
+    let mut rng = fixtures::Rng::new(seed);
+    let mut out = blob.to_vec();
+    let budget = blob.len() / 100;
+    for _ in 0..budget / 2 / 16 {
+        let at = rng.below(out.len() as u64 - 16) as usize;
+        out[at..at + 16]
+            .iter_mut()
+            .for_each(|b| *b = b.wrapping_add(1));
+    }
+    let insert_at = rng.below(out.len() as u64) as usize;
+    let spawned = blob[..budget / 4].to_vec();
+    out.splice(insert_at..insert_at, spawned);
+    let remove_at = rng.below((out.len() - budget) as u64) as usize;
+    out.drain(remove_at..remove_at + budget / 4);
+    out
+}
+
+/// Format version 2: what the pool's encode costs when 1 % of the world changed since the last
+/// save (chunks of the last save in the cache) against a full encode, and a chunked load
+/// (chunks decompressed in parallel) against a version-1 load (one LZ4 block, one thread).
+fn chunked(c: &mut Criterion) {
+    let mut group = c.benchmark_group("format_v2");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for (label, len) in [("1MB_world", 1 << 20), ("6.6MB_world", 6_600_000)] {
+        let base = world_bundle(len);
+        let mut next = base.clone();
+        next.world.ecs_blob = one_percent_changed(&base.world.ecs_blob, 7);
+        next.world.tick += 1;
+        let meta = fixtures::meta(SlotId::Auto(0), 1);
+        let options = EncodeOptions::default();
+        let warm = || {
+            let cache = ChunkCache::new();
+            format::encode_cached(&meta, &base, &options, &cache).unwrap();
+            cache
+        };
+        let cache = warm();
+        let stats = format::encode_cached(&meta, &next, &options, &cache)
+            .unwrap()
+            .chunk_stats()
+            .unwrap();
+        println!("format_v2 {label}: 1 % changed: {stats:?}");
+        group.throughput(Throughput::Bytes(len as u64));
+        group.bench_function(BenchmarkId::new("encode_full", label), |b| {
+            b.iter(|| format::encode(black_box(&meta), &next, &options).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("encode_1pct_changed", label), |b| {
+            b.iter_batched(
+                warm,
+                |cache| format::encode_cached(black_box(&meta), &next, &options, &cache).unwrap(),
+                criterion::BatchSize::PerIteration,
+            )
+        });
+        let v1 = EncodeOptions {
+            layout: PayloadLayout::Whole,
+            compress_when: CompressWhen::Always,
+            ..Default::default()
+        };
+        let v2 = EncodeOptions {
+            compress_when: CompressWhen::Always,
+            ..Default::default()
+        };
+        for (name, options) in [("decode_v1_whole", v1), ("decode_v2_chunked", v2)] {
+            let bytes = format::encode(&meta, &next, &options).unwrap().to_vec();
+            group.bench_function(BenchmarkId::new(name, label), |b| {
+                b.iter(|| format::decode(black_box(&bytes), &DecodeOptions::default()).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    serialization,
+    compression,
+    checksum,
+    encode_decode,
+    chunked
+);
 criterion_main!(benches);

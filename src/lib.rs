@@ -38,8 +38,8 @@ pub mod prelude {
     pub use crate::plugin::{
         AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
         KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, RuntimeAssetHandles,
-        SaveCompleted, SaveFailed, SaveOnExit, SaveReason, SaveRequest, SaveSlots, SaveStarted,
-        SaveTarget, SaveTitle, SlotAction,
+        SaveCompleted, SaveFailed, SaveOnExit, SavePriority, SaveReason, SaveRequest, SaveSlots,
+        SaveStarted, SaveTarget, SaveTitle, SlotAction,
     };
     pub use crate::snapshot::{SaveKey, Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]

@@ -1,6 +1,7 @@
 //! Any bytes through the save file decoder: a typed error or a save, never a panic. Each input
-//! is also tried with its checksums made valid, so the decompressor and postcard decoders
-//! behind them are fuzzed too.
+//! is also tried with its checksums made valid (for a version-2 file, the chunk table's and
+//! every chunk's too), so the chunk table checks, the (parallel) decompressor and the postcard
+//! decoders behind them are fuzzed too. The corpus holds version-1 and version-2 seeds.
 #![no_main]
 
 #[path = "../../tests/it/common/crc_fixup.rs"]
@@ -15,6 +16,7 @@ fn decode_all(data: &[u8]) {
     let _ = format::decode_from(&mut &data[..], &options);
     let _ = format::read_summary(&mut &data[..], &options);
     let _ = format::read_thumbnail(&mut std::io::Cursor::new(data), &options);
+    let _ = format::read_chunk_table(data, &options);
 }
 
 fuzz_target!(|data: &[u8]| {

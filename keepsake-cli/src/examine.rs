@@ -1,7 +1,8 @@
 //! Reading one save file end to end and saying where it is damaged.
 //!
 //! Every check the game makes when it loads, in the same order: header, section lengths against
-//! the [`DecodeOptions`]' limits, metadata CRC and postcard, thumbnail CRC, payload CRC, decompression, postcard,
+//! the [`DecodeOptions`]' limits, metadata CRC and postcard, thumbnail CRC, payload CRC (format
+//! version 2: the chunk table's CRC, then each chunk's), decompression, postcard,
 //! then the `ecs_blob`: its hash against `state_hash` and its table (see
 //! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
@@ -62,12 +63,28 @@ impl SectionCheck {
     }
 }
 
+/// The chunks of a version-2 payload, each checked against its CRC.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChunkChecks {
+    pub chunks: usize,
+    /// How many are stored compressed (the others as is).
+    pub compressed: usize,
+    /// File offset of the first chunk.
+    pub offset: u64,
+    pub stored_bytes: u64,
+    pub uncompressed_bytes: u64,
+    /// The chunks whose CRC does not match, by index from 0.
+    pub damaged: Vec<usize>,
+}
+
 /// Everything learned about one file.
 pub struct Examined {
     pub file_len: u64,
     /// The verified header, if it is intact.
     pub header: Option<Header>,
     pub sections: Vec<SectionCheck>,
+    /// A version-2 file's chunks, when its chunk table is intact.
+    pub chunks: Option<ChunkChecks>,
     /// The metadata, if its section is intact (with the thumbnail when the whole file decoded).
     pub meta: Option<SaveMeta>,
     /// The whole save, if it decoded.
@@ -104,6 +121,7 @@ pub fn examine(path: &Path, options: &DecodeOptions) -> Result<Examined, Unreada
             file_len: len,
             header: None,
             sections: Vec::new(),
+            chunks: None,
             meta: None,
             save: None,
             damage: Some(Damage::new(
@@ -144,6 +162,7 @@ pub fn examine_bytes(bytes: &[u8], options: &DecodeOptions) -> Examined {
         file_len: bytes.len() as u64,
         header,
         sections,
+        chunks: chunk_checks(bytes, options),
         meta,
         save,
         damage,
@@ -165,6 +184,44 @@ fn blob_damage(save: &DecodedSave) -> Option<Damage> {
     snapshot::inspect(&world.ecs_blob)
         .err()
         .map(|error| Damage::new("ecs_blob", error))
+}
+
+/// Each chunk of a version-2 file checked against its CRC, when the chunk table is intact.
+fn chunk_checks(bytes: &[u8], options: &DecodeOptions) -> Option<ChunkChecks> {
+    let table = format::read_chunk_table(bytes, options).ok()??;
+    // The table was checked against the file's length: every chunk lies within `bytes`.
+    let damaged = table
+        .with_offsets()
+        .enumerate()
+        .filter(|(_, (offset, chunk))| {
+            let start = *offset as usize;
+            crc32fast::hash(&bytes[start..start + chunk.stored_len as usize]) != chunk.crc
+        })
+        .map(|(index, _)| index)
+        .collect();
+    Some(ChunkChecks {
+        chunks: table.chunks.len(),
+        compressed: table.compressed(),
+        offset: table.data_offset,
+        stored_bytes: table.chunks.iter().map(|c| u64::from(c.stored_len)).sum(),
+        uncompressed_bytes: table
+            .chunks
+            .iter()
+            .map(|c| u64::from(c.uncompressed_len))
+            .sum(),
+        damaged,
+    })
+}
+
+/// The bytes of a version-2 payload's chunk table (which its payload CRC covers), from its
+/// chunk count, within the payload.
+fn chunk_table_len(header: &Header, bytes: &[u8]) -> u32 {
+    let at = header.payload_offset() as usize;
+    let count = bytes
+        .get(at..at + 4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let len = 4 + 13 * u64::from(count);
+    len.min(u64::from(header.payload_len)) as u32
 }
 
 fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
@@ -193,12 +250,20 @@ fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
             header.thumbnail_len,
             header.thumbnail_crc,
         ),
-        check(
-            "payload",
-            header.payload_offset(),
-            header.payload_len,
-            header.payload_crc,
-        ),
+        match header.version {
+            1 => check(
+                "payload",
+                header.payload_offset(),
+                header.payload_len,
+                header.payload_crc,
+            ),
+            _ => check(
+                "chunk table",
+                header.payload_offset(),
+                chunk_table_len(header, bytes),
+                header.payload_crc,
+            ),
+        },
     ]
 }
 
@@ -209,7 +274,7 @@ pub fn format_section(error: &FormatError) -> &'static str {
         Section::Header => "header",
         Section::Metadata => "metadata",
         Section::Thumbnail => "thumbnail",
-        Section::Payload => "payload",
+        Section::Payload | Section::ChunkTable => "payload",
     };
     match error {
         FormatError::Truncated { section, .. }
@@ -223,7 +288,10 @@ pub fn format_section(error: &FormatError) -> &'static str {
         | FormatError::UnknownCodec { .. }
         | FormatError::UnknownFlags(_)
         | FormatError::ImplausibleSize { .. } => "header",
-        FormatError::Decompress(_) => "payload",
+        FormatError::Decompress(_)
+        | FormatError::InvalidChunkTable { .. }
+        | FormatError::ChunkChecksumMismatch { .. }
+        | FormatError::ChunkDecompress { .. } => "payload",
         _ => "file",
     }
 }

@@ -79,6 +79,15 @@ impl Compression {
         }
     }
 
+    /// How many uncompressed bytes one stored byte can become, at most, under any codec.
+    pub(crate) fn max_expansion_of_any() -> u64 {
+        Self::ALL
+            .into_iter()
+            .map(Self::max_expansion)
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The longest stored form of `uncompressed` bytes (a codec may grow incompressible data).
     fn max_stored_len(self, uncompressed: u64) -> u64 {
         match self {
@@ -154,6 +163,29 @@ impl Compression {
             )));
         }
         Ok(out)
+    }
+
+    /// Decompresses `stored` into `out`, which it must fill exactly (its length is the one a
+    /// chunk table announces, already checked against the limits and
+    /// [`check_sizes`](Self::check_sizes)); the codec's complaint in words otherwise.
+    pub(crate) fn decompress_into(self, stored: &[u8], out: &mut [u8]) -> Result<(), String> {
+        let written = match self {
+            Compression::None if stored.len() == out.len() => {
+                out.copy_from_slice(stored);
+                stored.len()
+            }
+            Compression::None => stored.len(),
+            Compression::Lz4 => {
+                lz4_flex::block::decompress_into(stored, out).map_err(|error| error.to_string())?
+            }
+        };
+        if written != out.len() {
+            return Err(format!(
+                "it produced {written} bytes but the chunk table announces {}",
+                out.len()
+            ));
+        }
+        Ok(())
     }
 
     /// The codecs this build reads, for messages: "0 (none) and 1 (LZ4)".

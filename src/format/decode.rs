@@ -10,6 +10,8 @@ use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
+use super::table::{ChunkTable, read_table};
+use super::unchunk::join_chunks;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -262,6 +264,10 @@ fn decode_payload(
     buffer: Cow<'_, [u8]>,
     payload: Range<usize>,
 ) -> Result<SaveBundle, FormatError> {
+    if header.version >= 2 {
+        let (raw, range) = join_chunks(header, buffer, payload)?;
+        return decode_bundle(raw, range);
+    }
     verify_crc(
         Section::Payload,
         header.payload_crc,
@@ -276,6 +282,20 @@ fn decode_payload(
             decode_bundle(Cow::Owned(raw), 0..expected)
         }
     }
+}
+
+/// The verified chunk table of a whole file held in memory, `None` for a version-1 file (one
+/// block): what `keepsake inspect` shows. The chunks themselves are not read.
+pub fn read_chunk_table(
+    bytes: &[u8],
+    options: &DecodeOptions,
+) -> Result<Option<ChunkTable>, FormatError> {
+    let header = check_whole_file(bytes, options)?;
+    if header.version < 2 {
+        return Ok(None);
+    }
+    let payload = &bytes[header.payload_offset() as usize..header.file_len() as usize];
+    read_table(&header, payload, header.payload_offset()).map(Some)
 }
 
 /// [`SaveBundle`]'s postcard layout with the snapshot blob borrowed from the buffer, so that an
@@ -430,6 +450,6 @@ fn section_end(header: &Header, section: Section) -> u64 {
         Section::Header => HEADER_LEN as u64,
         Section::Metadata => header.thumbnail_offset(),
         Section::Thumbnail => header.payload_offset(),
-        Section::Payload => header.file_len(),
+        Section::Payload | Section::ChunkTable => header.file_len(),
     }
 }

@@ -1,77 +1,35 @@
-//! Writing save files.
+//! Writing save files: version 2 (chunked payload) by default, version 1 on request.
 
 use super::bundle::SaveBundle;
+use super::cache::ChunkCache;
+use super::chunked::{ChunkStats, ChunkedPayload, Part, encode_payload};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{FORMAT_VERSION, HEADER_LEN, Header};
-use super::limits::{Limits, check};
+use super::header::{HEADER_LEN, Header};
 use super::meta::SaveMeta;
+use super::options::{
+    CompressWhen, EncodeOptions, PayloadLayout, SAMPLE_LEN, compression_pays, length_within,
+    sample_compressed_len,
+};
 use std::io::Write;
 
-/// How [`encode`] writes a file.
-///
-/// ```
-/// use bevy_keepsake::format::{Compression, CompressWhen, EncodeOptions};
-///
-/// let options = EncodeOptions { compression: Compression::None, ..Default::default() };
-/// assert_eq!(options.limits, Default::default());
-/// assert_eq!(EncodeOptions::default().compress_when, CompressWhen::ItPays);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EncodeOptions {
-    /// The codec the payload may be stored with (LZ4 by default).
-    pub compression: Compression,
-    /// Whether LZ4 is used for every payload or only for those it shrinks enough to be worth its
-    /// cost (the default); ignored with [`Compression::None`].
-    pub compress_when: CompressWhen,
-    /// The encoder refuses to write a file the reader would refuse under these limits.
-    pub limits: Limits,
-}
-
-/// When the codec of [`EncodeOptions::compression`] ([`Compression::Lz4`] by default) is applied
-/// to a payload.
-///
-/// Compressing costs more main-memory passes than writing: on a fast SSD, LZ4 on 1 MB takes
-/// longer than writing the megabyte, so it pays only when it shrinks the file a lot (smaller
-/// files, faster on slow disks and cloud sync). The codec a file was written with is in its
-/// header, so files written either way read the same.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum CompressWhen {
-    /// Every payload is compressed.
-    Always,
-    /// A payload is compressed only when the codec shrinks it to at most
-    /// [`LZ4_PAYS_AT_PERCENT`] % of its size, judged on a sample of a few spread-out windows
-    /// for large payloads (so an incompressible payload costs a sample, not a full compression)
-    /// and then on the whole compressed result. Otherwise it is stored as is (codec `0`).
-    #[default]
-    ItPays,
-}
-
-/// [`CompressWhen::ItPays`] keeps LZ4 only when the compressed payload is at most this share
-/// (in percent) of the raw one: a smaller saving does not repay the compression time on a
-/// fast disk nor the decompression time of every load.
-pub const LZ4_PAYS_AT_PERCENT: usize = 80;
-
-/// How many windows of a large payload are compressed to judge it.
-const SAMPLE_WINDOWS: usize = 4;
-/// Each window is a quarter of LZ4's 64 KB match distance: long enough to find the repeats that
-/// make game data compress, short enough that the sample costs a few percent of a megabyte.
-const SAMPLE_WINDOW_LEN: usize = 16 << 10;
-/// Payloads up to this size are judged by compressing them whole (as cheap as the sample);
-/// larger ones by the sample first.
-const SAMPLE_LEN: usize = SAMPLE_WINDOWS * SAMPLE_WINDOW_LEN;
-
-/// A save file encoded in memory, section by section, ready to be written.
+/// A save file encoded in memory, section by section, ready to be written. It borrows the
+/// bundle it was encoded from: chunks stored as is are written from the snapshot blob itself.
 #[derive(Clone, Debug)]
-pub struct EncodedSave {
+pub struct EncodedSave<'a> {
     header: Header,
     header_bytes: [u8; HEADER_LEN],
     meta: Vec<u8>,
     thumbnail: Vec<u8>,
+    /// Version 1: the whole payload. Version 2: the chunk table.
     payload: Vec<u8>,
+    /// Version 2: the stored chunks after the table (shared with the encoder's cache, or
+    /// borrowed from the bundle).
+    chunks: Vec<Part<'a>>,
+    stats: Option<ChunkStats>,
 }
 
-impl EncodedSave {
+impl EncodedSave<'_> {
     /// The header that will be written.
     pub fn header(&self) -> &Header {
         &self.header
@@ -87,17 +45,27 @@ impl EncodedSave {
         false
     }
 
-    /// The file's four sections in order: header, metadata, thumbnail, payload.
-    pub fn parts(&self) -> [&[u8]; 4] {
-        [
-            &self.header_bytes,
+    /// What the chunked encoder did (`None` for a version-1 file).
+    pub fn chunk_stats(&self) -> Option<ChunkStats> {
+        self.stats
+    }
+
+    /// The file's bytes in order, without joining them: header, metadata, thumbnail, then the
+    /// payload (version 1: one part; version 2: the chunk table, then each chunk).
+    pub fn parts(&self) -> Vec<&[u8]> {
+        let sections = [
+            &self.header_bytes[..],
             &self.meta,
             &self.thumbnail,
             &self.payload,
-        ]
+        ];
+        sections
+            .into_iter()
+            .chain(self.chunks.iter().map(Part::bytes))
+            .collect()
     }
 
-    /// Writes the whole file to `writer`, section after section.
+    /// Writes the whole file to `writer`, part after part.
     pub fn write_to<W: Write>(&self, mut writer: W) -> Result<(), FormatError> {
         for part in self.parts() {
             writer.write_all(part).map_err(FormatError::write)?;
@@ -114,9 +82,12 @@ impl EncodedSave {
 /// Encodes `meta` and `bundle` into a save file.
 ///
 /// The metadata is postcard-encoded and stored as is; the thumbnail (if any) follows in its own
-/// section; the bundle is postcard-encoded, then compressed as [`EncodeOptions`] say (the
-/// header's codec byte records whether it was). Every section gets a CRC32 and the header a
-/// CRC32 of its own.
+/// section; the bundle is postcard-encoded, then stored as [`EncodeOptions`] say: by default in
+/// content-defined chunks, each compressed when that pays (format version 2), or as one block
+/// (version 1, [`PayloadLayout::Whole`]). Every section and chunk gets a CRC-32 and the header
+/// a CRC-32 of its own.
+///
+/// This compresses every chunk; [`encode_cached`] reuses the chunks of earlier saves.
 ///
 /// ```
 /// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
@@ -130,50 +101,85 @@ impl EncodedSave {
 /// assert_eq!(decoded.bundle, bundle);
 /// # Ok::<(), bevy_keepsake::format::FormatError>(())
 /// ```
-pub fn encode(
+pub fn encode<'a>(
     meta: &SaveMeta,
-    bundle: &SaveBundle,
+    bundle: &'a SaveBundle,
     options: &EncodeOptions,
-) -> Result<EncodedSave, FormatError> {
+) -> Result<EncodedSave<'a>, FormatError> {
+    encode_cached(meta, bundle, options, &ChunkCache::new())
+}
+
+/// Like [`encode`], taking every chunk an earlier save through `cache` stored from it, and
+/// keeping the chunks of this one there for the next: a save of a world that changed a little
+/// checksums only the chunks around the changes. Under [`CompressWhen::ItPays`] (the default)
+/// those are stored as is, and compressed by the first later save that finds them unchanged:
+/// chunks that change every save are never compressed, the rest once. The file decodes to the
+/// same bundle as the one [`encode`] writes; through an empty cache it is that file byte for
+/// byte. (Version-1 files do not use the cache.)
+pub fn encode_cached<'a>(
+    meta: &SaveMeta,
+    bundle: &'a SaveBundle,
+    options: &EncodeOptions,
+    cache: &ChunkCache,
+) -> Result<EncodedSave<'a>, FormatError> {
     let limits = &options.limits;
     let meta_bytes = postcard::to_stdvec(meta).map_err(|source| FormatError::Encode {
         section: Section::Metadata,
         source,
     })?;
     let thumbnail = meta.thumbnail.clone().unwrap_or_default();
-    let raw_payload = postcard::to_stdvec(bundle).map_err(|source| FormatError::Encode {
-        section: Section::Payload,
-        source,
-    })?;
-
     let meta_len = length_within(Section::Metadata, meta_bytes.len(), limits.max_meta)?;
     let thumbnail_len = length_within(Section::Thumbnail, thumbnail.len(), limits.max_thumbnail)?;
-    let payload_uncompressed_len = length_within(
-        Section::Payload,
-        raw_payload.len(),
-        limits.max_payload_uncompressed,
-    )?;
-
-    let (compression, payload) = store_payload(raw_payload, options);
-    let payload_len = length_within(Section::Payload, payload.len(), u32::MAX)?;
-
+    let payload = match options.layout {
+        PayloadLayout::Chunked => encode_payload(bundle, options, cache)?,
+        PayloadLayout::Whole => whole_payload(bundle, options)?,
+    };
     let header = Header {
-        version: FORMAT_VERSION,
-        compression,
+        version: options.layout.format_version(),
+        compression: payload.codec,
         meta_len,
         thumbnail_len,
-        payload_len,
-        payload_uncompressed_len,
+        payload_len: payload.stored_len,
+        payload_uncompressed_len: payload.uncompressed_len,
         meta_crc: crc32fast::hash(&meta_bytes),
         thumbnail_crc: crc32fast::hash(&thumbnail),
-        payload_crc: crc32fast::hash(&payload),
+        // Version 2: the table's CRC (each chunk has its own in the table).
+        payload_crc: crc32fast::hash(&payload.table),
     };
     Ok(EncodedSave {
         header_bytes: header.to_bytes(),
         header,
         meta: meta_bytes,
         thumbnail,
-        payload,
+        payload: payload.table,
+        chunks: payload.chunks,
+        stats: (options.layout == PayloadLayout::Chunked).then_some(payload.stats),
+    })
+}
+
+/// A version-1 payload, in the shape of a chunked one: the whole stored payload as its "table"
+/// and no chunks.
+fn whole_payload(
+    bundle: &SaveBundle,
+    options: &EncodeOptions,
+) -> Result<ChunkedPayload<'static>, FormatError> {
+    let raw = postcard::to_stdvec(bundle).map_err(|source| FormatError::Encode {
+        section: Section::Payload,
+        source,
+    })?;
+    let uncompressed_len = length_within(
+        Section::Payload,
+        raw.len(),
+        options.limits.max_payload_uncompressed,
+    )?;
+    let (codec, payload) = store_payload(raw, options);
+    Ok(ChunkedPayload {
+        codec,
+        stored_len: length_within(Section::Payload, payload.len(), u32::MAX)?,
+        table: payload,
+        chunks: Vec::new(),
+        uncompressed_len,
+        stats: ChunkStats::default(),
     })
 }
 
@@ -198,38 +204,10 @@ fn store_payload(raw: Vec<u8>, options: &EncodeOptions) -> (Compression, Vec<u8>
     }
 }
 
-/// Whether `compressed` bytes out of `raw` are a saving worth decompressing on every load.
-fn compression_pays(compressed: usize, raw: usize) -> bool {
-    compressed * 100 <= raw * LZ4_PAYS_AT_PERCENT
-}
-
-/// The compressed size of [`SAMPLE_WINDOWS`] windows spread evenly over `raw` (first and last
-/// included), each compressed on its own by `codec`; `raw` must be longer than [`SAMPLE_LEN`].
-fn sample_compressed_len(codec: Compression, raw: &[u8]) -> usize {
-    let last_start = raw.len() - SAMPLE_WINDOW_LEN;
-    (0..SAMPLE_WINDOWS)
-        .map(|window| {
-            let start = last_start * window / (SAMPLE_WINDOWS - 1);
-            codec.compress(&raw[start..start + SAMPLE_WINDOW_LEN]).len()
-        })
-        .sum()
-}
-
-/// Converts a section length to the `u32` the header stores, refusing it over `limit`.
-fn length_within(section: Section, len: usize, limit: u32) -> Result<u32, FormatError> {
-    let too_large = FormatError::SizeLimit {
-        section,
-        size: len as u64,
-        limit: limit.into(),
-    };
-    let len = u32::try_from(len).map_err(|_| too_large)?;
-    check(section, len, limit)?;
-    Ok(len)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::options::{SAMPLE_WINDOW_LEN, SAMPLE_WINDOWS};
 
     /// Bytes LZ4 cannot shrink (xorshift output).
     fn noise(len: usize) -> Vec<u8> {
@@ -261,7 +239,10 @@ mod tests {
             SAMPLE_LEN
         ));
 
-        let options = EncodeOptions::default();
+        let options = EncodeOptions {
+            layout: PayloadLayout::Whole,
+            ..Default::default()
+        };
         let (codec, stored) = store_payload(raw.clone(), &options);
         assert_eq!(codec, Compression::None);
         assert_eq!(stored, raw);

@@ -14,6 +14,9 @@ pub enum Section {
     Thumbnail,
     /// The (usually compressed) save bundle.
     Payload,
+    /// The chunk table at the start of a version-2 payload (its CRC is the header's payload
+    /// CRC).
+    ChunkTable,
 }
 
 impl fmt::Display for Section {
@@ -23,6 +26,7 @@ impl fmt::Display for Section {
             Section::Metadata => "metadata",
             Section::Thumbnail => "thumbnail",
             Section::Payload => "payload",
+            Section::ChunkTable => "payload's chunk table",
         })
     }
 }
@@ -154,6 +158,41 @@ pub enum FormatError {
     /// The payload's codec could not decompress it, or produced the wrong size.
     #[error("payload does not decompress: {0}")]
     Decompress(String),
+
+    /// The chunk table of a version-2 payload contradicts itself or the header.
+    #[error("the payload's chunk table is invalid: {problem}; the file is damaged or forged")]
+    InvalidChunkTable {
+        /// What does not add up, in words.
+        problem: String,
+    },
+
+    /// A chunk of a version-2 payload does not match its CRC.
+    #[error(
+        "checksum mismatch in payload chunk {index} (file bytes {offset}..{end}): stored {stored:#010X}, computed {computed:#010X}; the file is damaged"
+    )]
+    ChunkChecksumMismatch {
+        /// The chunk's position in the table, from 0.
+        index: usize,
+        /// File offset of the chunk's first byte.
+        offset: u64,
+        /// File offset just past the chunk.
+        end: u64,
+        /// The CRC-32 in the chunk table.
+        stored: u32,
+        /// The CRC-32 of the bytes present.
+        computed: u32,
+    },
+
+    /// A chunk of a version-2 payload passed its CRC but does not decompress to its length.
+    #[error("payload chunk {index} (at file byte {offset}) does not decompress: {reason}")]
+    ChunkDecompress {
+        /// The chunk's position in the table, from 0.
+        index: usize,
+        /// File offset of the chunk's first byte.
+        offset: u64,
+        /// The codec's description.
+        reason: String,
+    },
 
     /// Postcard could not decode a section.
     #[error("could not decode the {section}: {source}")]

@@ -7,7 +7,7 @@ use super::error::{FormatError, Section};
 pub const MAGIC: [u8; 4] = *b"KPSK";
 
 /// The format version this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Size in bytes of the fixed header.
 pub const HEADER_LEN: usize = 40;
@@ -65,7 +65,7 @@ impl Header {
         bytes[0..4].copy_from_slice(&MAGIC);
         bytes[4..6].copy_from_slice(&self.version.to_le_bytes());
         bytes[6] = self.compression.codec_byte();
-        bytes[7] = 0; // flags: none defined in version 1
+        bytes[7] = 0; // flags: none defined in versions 1 and 2
         bytes[8..12].copy_from_slice(&self.meta_len.to_le_bytes());
         bytes[12..16].copy_from_slice(&self.thumbnail_len.to_le_bytes());
         bytes[16..20].copy_from_slice(&self.payload_len.to_le_bytes());

@@ -3,6 +3,7 @@
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header};
+use super::table::{check_header_sizes, max_table_len};
 
 /// Maximum section sizes a reader accepts (and a writer produces).
 ///
@@ -37,9 +38,11 @@ impl Default for Limits {
 
 impl Limits {
     /// The largest file these limits allow: header, metadata, thumbnail and the largest
-    /// stored form, under any codec, of the largest payload. Readers cap what they read at this.
+    /// stored form, under any codec, of the largest payload with the largest chunk table.
+    /// Readers cap what they read at this.
     pub fn max_file_len(&self) -> u64 {
-        let payload = Compression::max_stored_len_of_any(u64::from(self.max_payload_uncompressed));
+        let largest = u64::from(self.max_payload_uncompressed);
+        let payload = Compression::max_stored_len_of_any(largest) + max_table_len(largest);
         HEADER_LEN as u64 + u64::from(self.max_meta) + u64::from(self.max_thumbnail) + payload
     }
 
@@ -53,9 +56,12 @@ impl Limits {
             header.payload_uncompressed_len,
             self.max_payload_uncompressed,
         )?;
-        header
-            .compression
-            .check_sizes(header.payload_len, header.payload_uncompressed_len)
+        match header.version {
+            1 => header
+                .compression
+                .check_sizes(header.payload_len, header.payload_uncompressed_len),
+            _ => check_header_sizes(header),
+        }
     }
 }
 

@@ -1,34 +1,47 @@
-//! The save file format: a fixed header, metadata, an optional thumbnail and a payload, compressed
-//! with LZ4 when that shrinks it enough to be worth it ([`CompressWhen`]).
+//! The save file format: a fixed header, metadata, an optional thumbnail and a payload. Since
+//! format version 2 the payload is cut into content-defined chunks, each compressed with LZ4 when
+//! that shrinks it enough to be worth it ([`CompressWhen`]) and checksummed on its own, so that
+//! a save of a world that changed a little compresses only the chunks around the changes
+//! ([`ChunkCache`], [`encode_cached`]) and a load decompresses the chunks in parallel.
 //!
 //! This layer is engine-free: it imports nothing from Bevy and can be used by tools that inspect
 //! or convert save files.
 //!
-//! # Byte layout (format version 1)
+//! # Byte layout (format versions 1 and 2)
 //!
 //! A file is four sections back to back: `header | metadata | thumbnail | payload`. All integers
-//! are little-endian. CRCs are CRC-32 (IEEE 802.3, as computed by `crc32fast`).
+//! are little-endian. CRCs are CRC-32 (IEEE 802.3, as computed by `crc32fast`). Where the two
+//! versions differ, the table says so; offsets marked "payload +" count from the payload's start.
 //!
 //! | offset | size | field | notes |
 //! |-------:|-----:|-------|-------|
 //! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
-//! | 4  | 2 | format version | `u16`, currently `1`; a reader refuses newer versions whose header CRC verifies |
-//! | 6  | 1 | codec | `u8`, one of the codec bytes tabled under [`Compression`] (version 1: `0` stored, `1` LZ4 block without size prefix); a writer picks per file (see [`CompressWhen`]) |
-//! | 7  | 1 | flags | `u8`, no flag is defined in version 1: must be `0` |
+//! | 4  | 2 | format version | `u16`, `1` or `2` (this build writes `2` unless told [`PayloadLayout::Whole`]); a reader refuses newer versions whose header CRC verifies |
+//! | 6  | 1 | codec | `u8`, one of the codec bytes tabled under [`Compression`] (`0` stored, `1` LZ4 block without size prefix). v1: the payload's codec. v2: the codec of the compressed chunks, `0` when every chunk is stored as is |
+//! | 7  | 1 | flags | `u8`, no flag is defined in versions 1 and 2: must be `0` |
 //! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
 //! | 12 | 4 | thumbnail length | `u32`, `0` when the save has no thumbnail |
-//! | 16 | 4 | payload length | `u32`, bytes of the payload as stored |
-//! | 20 | 4 | uncompressed payload length | `u32`, equal to the payload length for codec `0` |
+//! | 16 | 4 | payload length | `u32`, bytes of the payload section as stored (v2: chunk table and chunks) |
+//! | 20 | 4 | uncompressed payload length | `u32`, bytes of the postcard bundle (v1: equal to the payload length for codec `0`; v2: the sum of the chunks' uncompressed lengths) |
 //! | 24 | 4 | metadata CRC | over the metadata section |
 //! | 28 | 4 | thumbnail CRC | over the thumbnail section (`0` when empty) |
-//! | 32 | 4 | payload CRC | over the payload as stored (before decompression) |
+//! | 32 | 4 | payload CRC | v1: over the payload as stored (before decompression). v2: over the chunk table (count and entries), whose entries hold each chunk's CRC |
 //! | 36 | 4 | header CRC | over bytes `0..36` |
 //! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail |
 //! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings |
-//! | … | payload length | payload | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
+//! | … | payload length | payload (v1) | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
+//! | payload + 0 | 4 | chunk count `n` (v2) | `u32`; at most `uncompressed / 4096 + 16` |
+//! | payload + 4 + 13·i | 4 | chunk `i`: uncompressed length (v2) | `u32`, never `0` |
+//! | payload + 8 + 13·i | 4 | chunk `i`: stored length (v2) | `u32`, within what its codec can produce (see [`Compression`]) |
+//! | payload + 12 + 13·i | 1 | chunk `i`: codec (v2) | `u8`: `0` stored as is, or the header's codec |
+//! | payload + 13 + 13·i | 4 | chunk `i`: CRC (v2) | over the chunk's stored bytes |
+//! | payload + 4 + 13·n | Σ stored lengths | chunks (v2) | each chunk's stored bytes, in table order; decompressed and joined, they are the [`SaveBundle`] in postcard, exactly as a v1 payload decompresses |
 //!
-//! The file ends exactly after the payload; trailing bytes are an error.
-//!
+//! The file ends exactly after the payload; trailing bytes are an error. Version-2 chunks are
+//! cut where the content says (a gear hash over 64 bytes, see `chunk.rs`), at 56 KiB to
+//! 256 KiB, about 64 KiB on average, and never across the snapshot blob's ends: the bundle's
+//! fields before the blob (which hold the game tick) and after it are chunks of their own.
+
 //! # Reading order and limits
 //!
 //! A reader checks, in this order and each before the work it protects: magic → version `0` (no
@@ -37,12 +50,16 @@
 //! differ) → codec and flags → every length against the [`Limits`] in the reader's
 //! [`DecodeOptions`], and the uncompressed length against what the codec can produce (its largest
 //! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → metadata CRC → thumbnail CRC →
-//! payload CRC → decompression into a buffer of exactly the announced size → postcard decoding
-//! that must consume every byte. Nothing is allocated from a length before that length passed its
+//! payload CRC (v2: the chunk table fits the payload → the table's CRC → the chunk count within
+//! its bound → each entry's codec and lengths → the chunks add up to the header's lengths) →
+//! (v2: each chunk's CRC, then its decompression into its own part of the output, on several
+//! threads for large payloads; a damaged chunk is [`FormatError::ChunkChecksumMismatch`] naming
+//! its index and file offset) → decompression into a buffer of exactly the announced size →
+//! postcard decoding that must consume every byte. Nothing is allocated from a length before that length passed its
 //! checks, and readers grow buffers as data arrives rather than trusting lengths.
 //!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
-//! [`read_thumbnail`]) takes `&DecodeOptions`: whatever a reader needs besides the limits (such
+//! [`read_thumbnail`], [`read_chunk_table`]) takes `&DecodeOptions`: whatever a reader needs besides the limits (such
 //! as a key for sealed saves) is added there, not to the functions' signatures.
 //!
 //! # Versioning
@@ -72,6 +89,9 @@
 //! no loss: no build could read it.
 
 mod bundle;
+mod cache;
+mod chunk;
+mod chunked;
 mod codec;
 mod decode;
 mod encode;
@@ -79,15 +99,23 @@ mod error;
 mod header;
 mod limits;
 mod meta;
+mod options;
+mod table;
+mod unchunk;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
+pub use cache::ChunkCache;
+pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};
+pub use chunked::ChunkStats;
 pub use codec::{Compression, LZ4_MAX_RATIO};
 pub use decode::{
-    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_header,
-    read_summary, read_thumbnail,
+    DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,
+    read_header, read_summary, read_thumbnail,
 };
-pub use encode::{CompressWhen, EncodeOptions, EncodedSave, LZ4_PAYS_AT_PERCENT, encode};
+pub use encode::{EncodedSave, encode, encode_cached};
 pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
 pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
+pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use table::{ChunkEntry, ChunkTable};

@@ -77,6 +77,7 @@ pub use events::{
 };
 pub use exit::PENDING_WORK_WAIT;
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
+pub use pool::SavePriority;
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
@@ -247,6 +248,14 @@ impl KeepsakePlugin {
     #[must_use]
     pub fn autosave_on_focus_loss(mut self, autosave: bool) -> Self {
         self.settings.autosave_on_focus_loss = autosave;
+        self
+    }
+
+    /// The priority of the thread that encodes, compresses and writes each save (default
+    /// [`SavePriority::Low`]; also a field of [`KeepsakeSettings`]).
+    #[must_use]
+    pub fn save_priority(mut self, priority: SavePriority) -> Self {
+        self.settings.save_priority = priority;
         self
     }
 

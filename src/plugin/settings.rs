@@ -1,6 +1,7 @@
 //! Settings that can change while the game runs, and the game-provided text saved with a save.
 
 use super::job::SaveTarget;
+use super::pool::SavePriority;
 use bevy::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -38,6 +39,11 @@ pub struct KeepsakeSettings {
     /// Key/value pairs written into every save's [`SaveMeta::extras`](crate::format::SaveMeta)
     /// (cloud sync records the device here; games can add their own).
     pub save_extras: BTreeMap<String, String>,
+    /// The priority of the thread that encodes, compresses and writes each save. Default
+    /// [`SavePriority::Low`]: below the game's threads (`SCHED_IDLE` on Linux, below normal on
+    /// Windows), so a save never takes a core from the frame. A save made as the app exits
+    /// always runs at normal priority: nothing is left to wait for but the save.
+    pub save_priority: SavePriority,
 }
 
 /// Whether, and where, the app saves when it is about to exit.
@@ -78,6 +84,7 @@ impl Default for KeepsakeSettings {
             save_on_exit: SaveOnExit::Off,
             autosave_on_focus_loss: false,
             save_extras: BTreeMap::new(),
+            save_priority: SavePriority::Low,
         }
     }
 }

@@ -9,7 +9,9 @@ use super::layout::{
 };
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
-use crate::format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta};
+use crate::format::{
+    self, ChunkCache, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta,
+};
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read};
@@ -192,6 +194,9 @@ pub struct SlotStore {
     config: StoreConfig,
     pub(super) dir: PathBuf,
     pub(super) fs: Arc<dyn FileSystem>,
+    /// The stored chunks of this profile's last saves, shared by the store's clones: a save of
+    /// a world that changed a little compresses only the chunks around the changes.
+    chunks: Arc<ChunkCache>,
 }
 
 impl SlotStore {
@@ -205,7 +210,12 @@ impl SlotStore {
     pub fn open_with(config: StoreConfig, fs: Arc<dyn FileSystem>) -> Result<Self, StoreError> {
         let dir = config.profile_dir();
         create_dir_durably(fs.as_ref(), &dir)?;
-        let store = SlotStore { config, dir, fs };
+        let store = SlotStore {
+            config,
+            dir,
+            fs,
+            chunks: Arc::default(),
+        };
         store.remove_stale_temp_files()?;
         Ok(store)
     }
@@ -213,6 +223,12 @@ impl SlotStore {
     /// The configuration.
     pub fn config(&self) -> &StoreConfig {
         &self.config
+    }
+
+    /// The stored chunks of this profile's last saves, which the next save takes over where
+    /// the world did not change (shared by the store's clones).
+    pub fn chunk_cache(&self) -> &ChunkCache {
+        &self.chunks
     }
 
     /// The profile folder holding the files.
@@ -234,12 +250,11 @@ impl SlotStore {
     ) -> Result<SaveReceipt, StoreError> {
         self.check_slot(slot)?;
         meta.slot = slot;
-        let encoded = format::encode(&meta, bundle, &self.config.encode).map_err(|source| {
-            StoreError::Format {
+        let encoded = format::encode_cached(&meta, bundle, &self.config.encode, &self.chunks)
+            .map_err(|source| StoreError::Format {
                 path: self.dir.clone(),
                 source,
-            }
-        })?;
+            })?;
 
         let _lock = self.lock(slot)?;
         let generations = self.generations(slot)?;

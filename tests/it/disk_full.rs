@@ -88,12 +88,8 @@ fn writing_to_dev_full_is_a_typed_error() {
         return; // not every container has /dev/full
     };
     let meta = fixtures::meta(SlotId::Manual(0), 1);
-    let encoded = format::encode(
-        &meta,
-        &fixtures::bundle(100_000, 1),
-        &EncodeOptions::default(),
-    )
-    .unwrap();
+    let bundle = fixtures::bundle(100_000, 1);
+    let encoded = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
     let error = encoded.write_to(file).unwrap_err();
     assert!(
         matches!(&error, FormatError::Io { source, .. } if source.raw_os_error() == Some(libc::ENOSPC)),

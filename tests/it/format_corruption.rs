@@ -5,7 +5,7 @@ use crate::common;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FORMAT_VERSION, FormatError,
-    SaveBundle, SaveMeta, Section, Timestamp, WorldState,
+    PayloadLayout, SaveBundle, SaveMeta, Section, Timestamp, WorldState,
 };
 use common::{crc_fixup, fixtures};
 use std::collections::BTreeMap;
@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use uuid::Uuid;
 
-/// Reference files: with and without a thumbnail, LZ4 and stored.
+/// Reference files: with and without a thumbnail, LZ4 and stored, chunked (version 2) and
+/// whole (version 1, which this build still writes on request).
 fn reference_files() -> Vec<(&'static str, Vec<u8>)> {
     let with_thumbnail = SaveMeta {
         thumbnail: Some(b"\x89PNG\r\n\x1a\n-tiny-thumbnail".to_vec()),
@@ -21,12 +22,13 @@ fn reference_files() -> Vec<(&'static str, Vec<u8>)> {
     };
     let plain = fixtures::meta(SlotId::Quick, 4);
     let bundle = fixtures::bundle(1500, 9);
-    let encode = |meta: &SaveMeta, compression| {
+    let encode = |meta: &SaveMeta, compression, layout| {
         // Always: the fixture does not compress enough for LZ4 to be chosen by default, and the
         // bit flips must reach the decompressor.
         let options = EncodeOptions {
             compression,
             compress_when: CompressWhen::Always,
+            layout,
             ..Default::default()
         };
         let encoded = format::encode(meta, &bundle, &options).unwrap();
@@ -36,11 +38,15 @@ fn reference_files() -> Vec<(&'static str, Vec<u8>)> {
     vec![
         (
             "lz4 with thumbnail",
-            encode(&with_thumbnail, Compression::Lz4),
+            encode(&with_thumbnail, Compression::Lz4, PayloadLayout::Chunked),
         ),
         (
             "stored without thumbnail",
-            encode(&plain, Compression::None),
+            encode(&plain, Compression::None, PayloadLayout::Chunked),
+        ),
+        (
+            "version 1, lz4 with thumbnail",
+            encode(&with_thumbnail, Compression::Lz4, PayloadLayout::Whole),
         ),
     ]
 }
@@ -125,8 +131,41 @@ fn errors_name_the_damaged_section() {
             ..
         }
     ));
+    // Version 2: a damaged chunk is named by its index and file offset, a damaged table as
+    // the chunk table.
+    let table = format::read_chunk_table(&original, &DecodeOptions::default())
+        .unwrap()
+        .expect("a version-2 file");
     let last = original.len() - 1;
+    let (last_offset, _) = table.with_offsets().last().unwrap();
     let error = damage(last);
+    assert!(
+        matches!(
+            error,
+            FormatError::ChunkChecksumMismatch { index, offset, end, .. }
+                if index == table.chunks.len() - 1 && offset == last_offset && end == original.len() as u64
+        ),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains(&format!(
+            "checksum mismatch in payload chunk {}",
+            table.chunks.len() - 1
+        )),
+        "{error}"
+    );
+    assert!(matches!(
+        damage(table.data_offset as usize - 1),
+        FormatError::ChecksumMismatch {
+            section: Section::ChunkTable,
+            ..
+        }
+    ));
+    // Version 1: the payload is one block with one CRC.
+    let (_, whole) = reference_files().remove(2);
+    let mut damaged = whole.clone();
+    *damaged.last_mut().unwrap() ^= 0x10;
+    let error = format::decode(&damaged, &DecodeOptions::default()).unwrap_err();
     assert!(matches!(
         error,
         FormatError::ChecksumMismatch {
@@ -277,6 +316,61 @@ fn golden_v1_decodes_to_the_expected_values() {
     assert_eq!(decoded.header.version, 1);
     assert_eq!(decoded.meta, meta);
     assert_eq!(decoded.bundle, bundle);
+    assert_eq!(
+        format::read_chunk_table(&bytes, &DecodeOptions::default()).unwrap(),
+        None
+    );
+}
+
+/// The values the version-2 golden file holds: the version-1 values around a blob of a few
+/// chunks, some LZ4 shrinks (text) and some it does not (game-shaped numbers), so the file has
+/// both compressed and stored chunks.
+fn golden_v2_values() -> (SaveMeta, SaveBundle) {
+    let (meta, mut bundle) = golden_v1_values();
+    let mut blob = fixtures::game_like_blob(90_000, 2);
+    while blob.len() < 200_000 {
+        blob.extend_from_slice(format!("lantern {} lit at dusk; ", blob.len() % 89).as_bytes());
+    }
+    bundle.world.ecs_blob = blob;
+    (meta, bundle)
+}
+
+fn golden_v2_options() -> EncodeOptions {
+    EncodeOptions::default()
+}
+
+#[test]
+fn golden_v2_decodes_to_the_expected_values() {
+    let bytes = std::fs::read(golden_path(2)).expect("tests/golden/v2.ksav is committed");
+    let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
+    let (meta, bundle) = golden_v2_values();
+    assert_eq!(decoded.header.version, 2);
+    assert_eq!(decoded.meta, meta);
+    assert_eq!(decoded.bundle, bundle);
+    let table = format::read_chunk_table(&bytes, &DecodeOptions::default())
+        .unwrap()
+        .unwrap();
+    let compressed = table.compressed();
+    assert!(
+        compressed > 0 && compressed < table.chunks.len(),
+        "{compressed} of {} chunks compressed: the golden file covers both kinds",
+        table.chunks.len()
+    );
+}
+
+#[test]
+fn todays_encoder_writes_the_v2_golden_file_byte_for_byte() {
+    // The chunk boundaries (the gear table), the table layout and the codec choices are all
+    // part of what makes a cache hit and a golden file: a change to any of them shows here.
+    let golden = std::fs::read(golden_path(2)).expect("tests/golden/v2.ksav is committed");
+    let (meta, bundle) = golden_v2_values();
+    let bytes = format::encode(&meta, &bundle, &golden_v2_options())
+        .unwrap()
+        .to_vec();
+    assert!(
+        bytes == golden,
+        "the encoder's output differs from tests/golden/v2.ksav"
+    );
 }
 
 /// Writes the golden file of the current version. Run once when a format version is released:
@@ -285,15 +379,12 @@ fn golden_v1_decodes_to_the_expected_values() {
 #[ignore = "writes tests/golden; run by hand when releasing a format version"]
 fn write_golden_file() {
     assert_eq!(
-        FORMAT_VERSION, 1,
+        FORMAT_VERSION, 2,
         "add golden values for the new version first"
     );
-    let (meta, bundle) = golden_v1_values();
-    // LZ4 whatever the values compress to, so the golden file keeps the decompressor covered.
-    let options = EncodeOptions {
-        compress_when: CompressWhen::Always,
-        ..Default::default()
-    };
-    let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();
+    let (meta, bundle) = golden_v2_values();
+    let bytes = format::encode(&meta, &bundle, &golden_v2_options())
+        .unwrap()
+        .to_vec();
     std::fs::write(golden_path(FORMAT_VERSION), bytes).unwrap();
 }

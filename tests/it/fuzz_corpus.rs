@@ -213,21 +213,44 @@ fn write_fuzz_seeds() {
     let empty = snapshot::capture(fuzz_world::app().world()).unwrap();
     std::fs::write(blob_dir.join("seed-empty"), &empty.blob).unwrap();
 
-    for (name, compression, blob) in [
+    let large = fixtures::game_like_blob(130_000, 8);
+    for (name, compression, layout, blob) in [
         (
             "seed-lz4-world",
             format::Compression::Lz4,
+            format::PayloadLayout::Whole,
             captured.blob.clone(),
         ),
         (
             "seed-stored-world",
             format::Compression::None,
+            format::PayloadLayout::Whole,
             captured.blob.clone(),
         ),
         (
             "seed-lz4-game",
             format::Compression::Lz4,
+            format::PayloadLayout::Whole,
             fixtures::game_like_blob(3_000, 7),
+        ),
+        (
+            "seed-v2-lz4-world",
+            format::Compression::Lz4,
+            format::PayloadLayout::Chunked,
+            captured.blob.clone(),
+        ),
+        (
+            "seed-v2-stored-world",
+            format::Compression::None,
+            format::PayloadLayout::Chunked,
+            captured.blob.clone(),
+        ),
+        // Several chunks, so mutations reach the table entries after the first.
+        (
+            "seed-v2-lz4-chunks",
+            format::Compression::Lz4,
+            format::PayloadLayout::Chunked,
+            large,
         ),
     ] {
         let meta = format::SaveMeta {
@@ -242,6 +265,7 @@ fn write_fuzz_seeds() {
         let options = EncodeOptions {
             compression,
             compress_when: format::CompressWhen::Always,
+            layout,
             ..Default::default()
         };
         let bytes = format::encode(&meta, &bundle, &options).unwrap().to_vec();

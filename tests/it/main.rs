@@ -16,6 +16,7 @@ mod compat;
 mod corruption_corpus;
 mod crash_sigkill;
 mod disk_full;
+mod format_chunks;
 mod format_corruption;
 mod format_hostile;
 mod format_roundtrip;

@@ -1,6 +1,6 @@
 //! `keepsake inspect <file>`.
 
-use crate::examine::{Damage, Examined, SectionCheck, examine};
+use crate::examine::{ChunkChecks, Damage, Examined, SectionCheck, examine};
 use crate::output::{Outcome, print_json, print_text};
 use crate::text::{self, Table};
 use crate::views::{BlobView, ColumnDetail, HeaderView, MetaView};
@@ -24,6 +24,8 @@ struct Report {
     damage: Option<Damage>,
     header: Option<HeaderView>,
     sections: Vec<SectionCheck>,
+    /// Format version 2: the chunks of the payload.
+    chunks: Option<ChunkChecks>,
     metadata: Option<MetaView>,
     /// Stored payload bytes per uncompressed byte.
     compression_ratio: Option<f64>,
@@ -91,6 +93,7 @@ fn report(path: &Path, examined: &Examined, detail: ColumnDetail) -> Report {
         damage: examined.damage.clone(),
         header: examined.header.as_ref().map(HeaderView::from),
         sections: examined.sections.clone(),
+        chunks: examined.chunks.clone(),
         metadata: examined.meta.as_ref().map(MetaView::from),
         compression_ratio: examined
             .header
@@ -139,7 +142,7 @@ fn render(report: &Report) -> String {
         );
     }
     if !report.sections.is_empty() {
-        render_sections(&mut out, &report.sections);
+        render_sections(&mut out, &report.sections, report.chunks.as_ref());
     }
     if let Some(meta) = &report.metadata {
         let _ = write!(out, "\n{}", render_meta(meta));
@@ -155,7 +158,7 @@ fn render(report: &Report) -> String {
 }
 
 /// The table of the file's sections and their CRC checks.
-fn render_sections(out: &mut String, sections: &[SectionCheck]) {
+fn render_sections(out: &mut String, sections: &[SectionCheck], chunks: Option<&ChunkChecks>) {
     let mut table = Table::new(&["SECTION", "OFFSET", "BYTES", "CRC", "CHECK"]);
     table.row(vec![
         "header".into(),
@@ -178,7 +181,31 @@ fn render_sections(out: &mut String, sections: &[SectionCheck]) {
             check,
         ]);
     }
+    if let Some(chunks) = chunks {
+        table.row(chunk_row(chunks));
+    }
     let _ = write!(out, "\n{}", table.render());
+}
+
+/// The sections table's line for a version-2 payload's chunks, each checked against its CRC.
+fn chunk_row(chunks: &ChunkChecks) -> Vec<String> {
+    let check = match chunks.damaged.as_slice() {
+        [] => "ok".to_owned(),
+        damaged => {
+            let list: Vec<String> = damaged.iter().map(usize::to_string).collect();
+            format!("MISMATCH in chunk {}", list.join(", "))
+        }
+    };
+    vec![
+        format!(
+            "{} chunks ({} compressed)",
+            chunks.chunks, chunks.compressed
+        ),
+        chunks.offset.to_string(),
+        chunks.stored_bytes.to_string(),
+        "-".into(),
+        check,
+    ]
 }
 
 /// The save bundle's fields around the blob.

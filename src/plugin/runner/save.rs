@@ -5,14 +5,18 @@
 //! The capture is incremental: [`SaveCaptureCache`] keeps the encoded rows of the last save, so
 //! the main thread re-encodes only the values that changed since and reads the entity table.
 //! Joining the cached chunks into the blob, hashing it, encoding, compression, checksums and the
-//! durable write all run on the pool.
+//! durable write all run off the main thread: by default on a thread of its own below the
+//! game's threads ([`SavePriority::Low`], see [`crate::plugin::pool`]), else on Bevy's async
+//! compute pool. The store keeps the stored chunks of the last saves of its profile
+//! ([`ChunkCache`](crate::format::ChunkCache)), so only the chunks around what changed are
+//! compressed and checksummed again.
 
 use super::queue::{Outcome, Work};
 use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
 use crate::plugin::job::{SaveReason, SaveTarget};
-use crate::plugin::pool::task_pool;
+use crate::plugin::pool::{BackgroundThread, SavePriority, spawn_thread, task_pool};
 use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
 use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::slot::SlotId;
@@ -101,6 +105,8 @@ struct CapturedSave {
     title: String,
     game_version: String,
     extras: BTreeMap<String, String>,
+    /// Where it is written: on a thread of low priority, or on the pool.
+    priority: SavePriority,
 }
 
 impl CapturedSave {
@@ -152,6 +158,11 @@ fn capture(
         title: world.resource::<SaveTitle>().0.clone(),
         game_version: world.resource::<KeepsakeSettings>().game_version.clone(),
         extras: world.resource::<KeepsakeSettings>().save_extras.clone(),
+        // At exit nothing waits but the save: it must not yield to anything.
+        priority: match reason {
+            SaveReason::Exit => SavePriority::Normal,
+            _ => world.resource::<KeepsakeSettings>().save_priority,
+        },
     })
 }
 
@@ -185,8 +196,16 @@ pub(crate) struct WarnedHandleFields(std::collections::HashSet<String>);
 enum SaveWork {
     /// Captured, waiting (a few frames at most) for its thumbnail.
     AwaitingThumbnail(Box<PendingWrite>),
-    /// Being written on the task pool.
-    Writing(Task<Box<dyn Outcome>>),
+    /// Being written.
+    Writing(Writing),
+}
+
+/// A write under way, where [`SavePriority`] put it.
+enum Writing {
+    /// On Bevy's async compute pool.
+    Pool(Task<Box<dyn Outcome>>),
+    /// On a thread of its own, of lower priority.
+    Thread(BackgroundThread<Box<dyn Outcome>>),
 }
 
 /// A captured save, not yet handed to the pool.
@@ -209,18 +228,29 @@ impl Work for SaveWork {
                 }
                 None
             }
-            SaveWork::Writing(task) => task.poll(),
+            SaveWork::Writing(Writing::Pool(task)) => task.poll(),
+            SaveWork::Writing(Writing::Thread(thread)) => thread.poll(),
         }
     }
 }
 
-/// Writes a captured save on the pool.
+/// Writes a captured save on a thread of low priority, or on the pool (when the save's
+/// priority is normal, or no thread could be created).
 fn spawn_write(
     store: Arc<SlotStore>,
     save: Arc<CapturedSave>,
     thumbnail: Option<Vec<u8>>,
-) -> Task<Box<dyn Outcome>> {
-    task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) })
+) -> Writing {
+    if save.priority == SavePriority::Low {
+        let (store, save, thumbnail) = (Arc::clone(&store), Arc::clone(&save), thumbnail.clone());
+        match spawn_thread(SavePriority::Low, move || {
+            write_outcome(&store, &save, thumbnail)
+        }) {
+            Ok(thread) => return Writing::Thread(thread),
+            Err(error) => warn!("keepsake: no save thread ({error}); saving on the task pool"),
+        }
+    }
+    Writing::Pool(task_pool().spawn(async move { write_outcome(&store, &save, thumbnail) }))
 }
 
 /// Picks the slot (the ring's oldest autosave slot), then encodes, compresses and durably

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 /// When `data` starts like a save file and its sections fit, returns a copy whose section and
-/// header CRCs are correct for its (fuzzed) contents.
+/// header CRCs are correct for its (fuzzed) contents. For a version-2 file whose chunk table
+/// fits in the payload, the CRC of every chunk that fits is made correct too, and the payload
+/// CRC is the table's.
 pub fn with_valid_checksums(data: &[u8]) -> Option<Vec<u8>> {
     let u32_at = |offset: usize| {
         data.get(offset..offset + 4)
@@ -24,8 +26,36 @@ pub fn with_valid_checksums(data: &[u8]) -> Option<Vec<u8>> {
     let crc_of = |range: std::ops::Range<usize>| crc32fast::hash(&data[range]).to_le_bytes();
     fixed[24..28].copy_from_slice(&crc_of(meta_start..thumbnail_start));
     fixed[28..32].copy_from_slice(&crc_of(thumbnail_start..payload_start));
-    fixed[32..36].copy_from_slice(&crc_of(payload_start..end));
+    let version = u16::from_le_bytes([data[4], data[5]]);
+    let covered = match version {
+        2 => fix_chunks(&mut fixed, payload_start, end).unwrap_or(payload_start..end),
+        _ => payload_start..end,
+    };
+    let payload_crc = crc32fast::hash(&fixed[covered]).to_le_bytes();
+    fixed[32..36].copy_from_slice(&payload_crc);
     let header_crc = crc32fast::hash(&fixed[..36]).to_le_bytes();
     fixed[36..40].copy_from_slice(&header_crc);
     Some(fixed)
+}
+
+/// Rewrites the CRC of every chunk of a version-2 payload that lies within it; returns the
+/// range of the chunk table, or `None` when the table does not fit.
+fn fix_chunks(fixed: &mut [u8], payload: usize, end: usize) -> Option<std::ops::Range<usize>> {
+    let count = u32::from_le_bytes(fixed.get(payload..payload + 4)?.try_into().ok()?) as usize;
+    let table_end = payload.checked_add(count.checked_mul(13)?.checked_add(4)?)?;
+    if table_end > end {
+        return None;
+    }
+    let mut chunk = table_end;
+    for index in 0..count {
+        let entry = payload + 4 + index * 13;
+        let stored = u32::from_le_bytes(fixed[entry + 4..entry + 8].try_into().ok()?) as usize;
+        let Some(chunk_end) = chunk.checked_add(stored).filter(|&e| e <= end) else {
+            break;
+        };
+        let crc = crc32fast::hash(&fixed[chunk..chunk_end]).to_le_bytes();
+        fixed[entry + 9..entry + 13].copy_from_slice(&crc);
+        chunk = chunk_end;
+    }
+    Some(payload..table_end)
 }
