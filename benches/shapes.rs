@@ -30,7 +30,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer};
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::snapshot::{self, CaptureCache, LoadMode, SaveRegistry, Saveable};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion};
@@ -182,8 +182,9 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
 }
 
 /// The pool's part of a save: the blob joined and hashed, then the file encoded (metadata,
-/// postcard, LZ4 where it pays, CRCs), as the plugin's save job does before its durable write.
-fn pool_part(pending: snapshot::PendingSnapshot) -> usize {
+/// postcard, chunks compressed where it pays, CRCs) through the profile's chunk cache, as the
+/// plugin's save job does before its durable write.
+fn pool_part(pending: snapshot::PendingSnapshot, chunks: &ChunkCache) -> usize {
     let snapshot = pending.finish();
     let bundle = SaveBundle::new(WorldState {
         tick: 1,
@@ -191,7 +192,7 @@ fn pool_part(pending: snapshot::PendingSnapshot) -> usize {
         state_hash: snapshot.state_hash,
     });
     let meta = SaveMeta::new(SlotId::Auto(0));
-    let encoded = format::encode(&meta, &bundle, &EncodeOptions::default()).unwrap();
+    let encoded = format::encode_cached(&meta, &bundle, &EncodeOptions::default(), chunks).unwrap();
     encoded.len() as usize
 }
 
@@ -216,8 +217,10 @@ fn bench_part(
     entities: &[Entity],
 ) {
     let mut cache = CaptureCache::default();
+    // The profile's chunk cache, kept between saves as the store keeps it.
+    let chunks = ChunkCache::new();
     world.increment_change_tick();
-    black_box(cache.capture(world).unwrap().finish());
+    black_box(pool_part(cache.capture(world).unwrap(), &chunks));
     let mut samples: Vec<Duration> = Vec::new();
     let mut round = 0;
     group.bench_function(BenchmarkId::new(name, count), |b| {
@@ -240,14 +243,14 @@ fn bench_part(
                         shapes::change(world, shape, entities, fraction, round);
                         let pending = cache.capture(world).unwrap();
                         let start = Instant::now();
-                        black_box(pool_part(pending));
+                        black_box(pool_part(pending, &chunks));
                         start.elapsed()
                     }
                     Part::PoolFull => {
                         cache.clear();
                         let pending = cache.capture(world).unwrap();
                         let start = Instant::now();
-                        black_box(pool_part(pending));
+                        black_box(pool_part(pending, &ChunkCache::new()));
                         start.elapsed()
                     }
                 };
