@@ -8,7 +8,7 @@
 //! `#[path]`), next to `real_world.rs`, which this module expects as its sibling `real_world`.
 #![allow(dead_code)]
 
-use super::real_world;
+use super::real_world::{self, Rng};
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder, WorldFilter};
@@ -260,32 +260,9 @@ fn motion<T: Movable>(movers: Res<Movers>, mut values: Query<&mut T>) {
     }
 }
 
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> Self {
-        Rng(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 32) as u32
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 8) as f32 / (1u32 << 24) as f32
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
-    }
-
-    fn position(&mut self) -> Transform {
-        Transform::from_xyz(self.unit() * 1000.0, self.unit() * 1000.0, 0.0)
-    }
+/// A random position in the arena.
+fn position(rng: &mut Rng) -> Transform {
+    Transform::from_xyz(rng.unit() * 1000.0, rng.unit() * 1000.0, 0.0)
 }
 
 const WORDS: [&str; 8] = [
@@ -376,7 +353,7 @@ pub mod tried {
             let root = world
                 .spawn((
                     Saveable,
-                    rng.position(),
+                    position(&mut rng),
                     Name::new(format!("squad {squad}")),
                     Banner {
                         motto: format!("{} stands #{squad}", WORDS[squad as usize % 8]),
@@ -393,7 +370,7 @@ pub mod tried {
             let note = (n % 3 == 0).then(|| format!("dropped by squad {}", n % 97));
             world.spawn((
                 Saveable,
-                rng.position(),
+                position(&mut rng),
                 Name::new(format!("pickup {n}")),
                 Pickup {
                     value: rng.below(500),
@@ -421,7 +398,7 @@ pub mod tried {
             .spawn((
                 Saveable,
                 ChildOf(root),
-                rng.position(),
+                position(rng),
                 Name::new(format!("{} {squad}.{member}", WORDS[member as usize])),
                 Vitals {
                     hp: (rng.unit() * 100.0).round(),
@@ -485,7 +462,7 @@ pub mod deep {
             let depth = (local + 1).ilog2() as u8;
             let mut entity = world.spawn((
                 Saveable,
-                rng.position(),
+                position(&mut rng),
                 Name::new(format!("node {n}")),
                 Node {
                     depth,

@@ -218,10 +218,15 @@ pub fn serde_app() -> App {
     app
 }
 
-/// A deterministic xorshift generator.
-struct Rng(u64);
+/// A deterministic xorshift generator (the benchmark world shapes draw from it too).
+pub(crate) struct Rng(u64);
 
 impl Rng {
+    /// The generator at its fixed seed.
+    pub(crate) fn new() -> Self {
+        Rng(0x2545_F491_4F6C_DD1D)
+    }
+
     fn next(&mut self) -> u32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -229,11 +234,11 @@ impl Rng {
         (self.0 >> 32) as u32
     }
 
-    fn unit(&mut self) -> f32 {
+    pub(crate) fn unit(&mut self) -> f32 {
         (self.next() >> 8) as f32 / (1u32 << 24) as f32
     }
 
-    fn below(&mut self, n: u32) -> u32 {
+    pub(crate) fn below(&mut self, n: u32) -> u32 {
         self.next() % n
     }
 }
@@ -245,7 +250,7 @@ const ATTRIBUTES: [&str; 5] = ["strength", "agility", "wits", "luck", "charm"];
 /// Spawns about `count` saveable entities (rounded down to whole squads of ten: one squad root,
 /// three units under it, two pieces of equipment under each unit) and the resources.
 pub fn populate(world: &mut World, count: u32) {
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut rng = Rng::new();
     let mut next_id = 0u32;
     let mut id = || {
         next_id += 1;
