@@ -2,6 +2,7 @@
 
 use super::events::{DeleteRequest, LoadRequest, SaveRequest};
 use super::job::SlotAction;
+use super::rewind::{RewindPointRequest, RewindRequest, RewindTo};
 use crate::slot::SlotId;
 use bevy::prelude::*;
 
@@ -25,6 +26,13 @@ pub trait KeepsakeCommandsExt {
     fn load(&mut self, slot: SlotId);
     /// Requests deleting `slot` (see [`DeleteRequest`]).
     fn delete_save(&mut self, slot: SlotId);
+    /// Requests a rewind point (see [`RewindPointRequest`]).
+    fn rewind_point(&mut self);
+    /// Requests a rewind `steps` points back: `rewind(1)` goes back to the newest point (see
+    /// [`RewindTo::Back`]).
+    fn rewind(&mut self, steps: usize);
+    /// Requests a rewind to the point `to` names (see [`RewindRequest`]).
+    fn rewind_to(&mut self, to: RewindTo);
     /// Requests `action` on `slot`: the same as [`save`](Self::save), [`load`](Self::load) or
     /// [`delete_save`](Self::delete_save), for menus that hold the action as data.
     fn request(&mut self, action: SlotAction, slot: SlotId);
@@ -45,6 +53,18 @@ impl KeepsakeCommandsExt for Commands<'_, '_> {
 
     fn delete_save(&mut self, slot: SlotId) {
         self.write_message(DeleteRequest { slot });
+    }
+
+    fn rewind_point(&mut self) {
+        self.write_message(RewindPointRequest);
+    }
+
+    fn rewind(&mut self, steps: usize) {
+        self.rewind_to(RewindTo::Back(steps));
+    }
+
+    fn rewind_to(&mut self, to: RewindTo) {
+        self.write_message(RewindRequest { to });
     }
 
     fn request(&mut self, action: SlotAction, slot: SlotId) {

@@ -62,6 +62,7 @@ mod job;
 mod listing;
 pub(crate) mod pool;
 mod requests;
+mod rewind;
 mod runner;
 mod settings;
 mod status;
@@ -78,6 +79,11 @@ pub use events::{
 pub use exit::PENDING_WORK_WAIT;
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use pool::SavePriority;
+pub use rewind::{
+    Evicted, RewindCompleted, RewindError, RewindFailed, RewindPoint, RewindPointFailed,
+    RewindPointId, RewindPointRequest, RewindPointTaken, RewindRequest, RewindRing, RewindSettings,
+    RewindTimer, RewindTo,
+};
 pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
@@ -122,6 +128,7 @@ pub struct KeepsakePlugin {
     store: store::StoreOpener,
     settings: KeepsakeSettings,
     runtime_handles: RuntimeAssetHandles,
+    rewind: RewindSettings,
     schedule: InternedScheduleLabel,
 }
 
@@ -142,6 +149,7 @@ impl KeepsakePlugin {
             },
             settings: KeepsakeSettings::default(),
             runtime_handles: RuntimeAssetHandles::default(),
+            rewind: RewindSettings::default(),
             schedule: PreUpdate.intern(),
         }
     }
@@ -259,6 +267,14 @@ impl KeepsakePlugin {
         self
     }
 
+    /// The rewind ring's settings (see [`RewindSettings`]; also a resource, changeable at run
+    /// time). Default: 60 points, taken only on request, 64 MiB.
+    #[must_use]
+    pub fn rewind(mut self, settings: RewindSettings) -> Self {
+        self.rewind = settings;
+        self
+    }
+
     /// Runs the plugin's systems in `schedule` instead of `PreUpdate` (for games that drive
     /// their simulation from a schedule of their own). Saves capture and loads apply there.
     #[must_use]
@@ -275,6 +291,7 @@ impl Plugin for KeepsakePlugin {
         add_messages(app);
         self.add_systems(app);
         register_reflected_types(app);
+        rewind::build(app, self.rewind.clone());
     }
 
     /// Refuses a save filter that requires a component no save holds (every registration is
@@ -342,6 +359,7 @@ impl KeepsakePlugin {
                         .in_set(KeepsakeSystems::Requests),
                     (
                         runner::run_jobs,
+                        rewind::run_rewind,
                         listing::refresh_listing,
                         runner::publish_status,
                     )

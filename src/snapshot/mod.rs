@@ -116,8 +116,8 @@ pub use blob::{
     BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredKey, StoredRow, inspect, state_hash,
 };
 pub use capture::{
-    CHUNK_ROWS, CaptureCache, CaptureStats, PendingSnapshot, Snapshot, capture,
-    capture_incremental, capture_without_plans, planned_type_paths,
+    CHUNK_ROWS, CaptureCache, CaptureStats, KeptSnapshot, PendingSnapshot, Snapshot,
+    SnapshotHistory, capture, capture_incremental, capture_without_plans, planned_type_paths,
 };
 pub use error::{NamedEntity, SnapshotError};
 pub use load::{

@@ -22,6 +22,7 @@ mod format_hostile;
 mod format_roundtrip;
 mod fuzz_corpus;
 mod plugin;
+mod plugin_rewind;
 mod plugin_thumbnails;
 mod snapshot_evolution;
 mod snapshot_game_world;

@@ -7,6 +7,7 @@ use crate::common::real_world::{self, AiState, GameClock, Owner, Stats, Target, 
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{
     self, CHUNK_ROWS, CaptureCache, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
+    SnapshotHistory,
 };
 
 /// A saveable sparse-set component: its column is walked by archetype, not by table.
@@ -345,4 +346,88 @@ fn captures_left_unfinished_still_give_the_full_captures_bytes() {
     }
     let last = cache.capture(world).unwrap().finish();
     assert!(last == snapshot::capture(world).unwrap());
+}
+
+/// Captures kept by a `SnapshotHistory` (the plugin's rewind points) put back together give
+/// the bytes a full capture of their time gave, whatever happened after: random edits (spawns,
+/// despawns, new parents, a new filter), captures finished in between as a save's are (which
+/// put patches together on the cache's side) or dropped, and older ones put together first.
+#[test]
+fn kept_snapshots_put_back_together_are_the_full_captures_of_their_time() {
+    let mut app = world_with(3000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut rng = Rng::new(26);
+    let mut cache = CaptureCache::default();
+    let mut history = SnapshotHistory::default();
+    let mut next_id = 3_000_000;
+    let mut kept = Vec::new();
+    for step in 0..60 {
+        for _ in 0..1 + rng.below(6) {
+            edit(world, &mut rng, &mut next_id);
+        }
+        if step == 30 {
+            world
+                .resource_mut::<SaveRegistry>()
+                .set_filter(SaveFilter::default().without::<Hidden>());
+        }
+        world.increment_change_tick();
+        let pending = cache.capture(world).unwrap();
+        let point = history.record(&pending);
+        match step % 3 {
+            // A save's capture: recorded, finished, its point dropped.
+            0 => drop(pending.finish()),
+            // Put together right away, as a rewind to the newest point does.
+            1 => assert!(point.pending().finish() == pending.finish(), "step {step}"),
+            _ => kept.push((step, point, snapshot::capture(world).unwrap().blob)),
+        }
+    }
+    // Oldest first, then the rest newest first: each walks a different share of the layers.
+    let (first, rest) = kept.split_at(1);
+    for (step, point, blob) in first.iter().chain(rest.iter().rev()) {
+        let again = point.pending().finish();
+        if again.blob != *blob {
+            explain(&again.blob, blob);
+        }
+        assert!(
+            again.blob == *blob,
+            "the point of step {step} came back different"
+        );
+    }
+}
+
+/// Sixty kept captures of a world where 1 % of the entities change between two of them hold
+/// about one capture plus the changed rows, not sixty captures; dropping them frees it all.
+#[test]
+fn kept_snapshots_share_what_did_not_change() {
+    let mut app = world_with(10_000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut cache = CaptureCache::default();
+    let mut history = SnapshotHistory::default();
+    let blob = snapshot::capture(world).unwrap().blob.len();
+    let units: Vec<Entity> = world
+        .query_filtered::<Entity, With<Stats>>()
+        .iter(world)
+        .collect();
+    let mut rng = Rng::new(60);
+    let mut points = Vec::new();
+    for _ in 0..60 {
+        for _ in 0..units.len() / 100 {
+            let unit = units[rng.below(units.len() as u64) as usize];
+            world.get_mut::<Stats>(unit).unwrap().hp += 1.0;
+            world.get_mut::<Transform>(unit).unwrap().translation.x += 1.0;
+        }
+        world.increment_change_tick();
+        points.push(history.record(&cache.capture(world).unwrap()));
+    }
+    let memory = history.memory();
+    println!("60 points: {memory} bytes, one blob {blob} bytes");
+    assert!(
+        memory < 2 * blob,
+        "60 points hold {memory} bytes, more than twice a blob of {blob} bytes"
+    );
+    drop(points);
+    history.clear();
+    assert_eq!(history.memory(), 0, "dropped points still count");
 }

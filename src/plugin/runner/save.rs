@@ -17,6 +17,7 @@ use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
 use crate::plugin::job::{SaveReason, SaveTarget};
 use crate::plugin::pool::{BackgroundThread, SavePriority, spawn_thread, task_pool};
+use crate::plugin::rewind::RewindRing;
 use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
 use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::slot::SlotId;
@@ -34,6 +35,12 @@ use std::time::{Duration, Instant};
 /// the app. In a mutex so a capture can borrow it next to the world it reads.
 #[derive(Resource, Default)]
 pub(crate) struct SaveCaptureCache(Mutex<CaptureCache>);
+
+impl SaveCaptureCache {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, CaptureCache> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// Captures the world on the main thread, reports [`SaveStarted`], then writes on the pool
 /// (after waiting for a thumbnail when a provider is present); `None` when the capture failed
@@ -132,12 +139,9 @@ fn capture(
     reason: SaveReason,
 ) -> Result<CapturedSave, KeepsakeError> {
     let started = Instant::now();
-    let pending = world
-        .resource::<SaveCaptureCache>()
-        .0
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .capture(world)?;
+    let pending = world.resource::<SaveCaptureCache>().lock().capture(world)?;
+    // The rewind ring's points keep only what changed across this capture.
+    world.resource_mut::<RewindRing>().note(&pending);
     let time = started.elapsed();
     let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());
     let game_tick = world

@@ -6,6 +6,7 @@ use crate::snapshot::blob::push_prefixed;
 use crate::snapshot::value::assets::CaptureProblem;
 use bevy::prelude::*;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Table rows per chunk: small enough that a change re-encodes or copies little, large enough
@@ -16,6 +17,10 @@ pub const CHUNK_ROWS: usize = 1024;
 /// added: captures taken without finishing them (`PendingSnapshot::finish` puts the chain
 /// together) would otherwise keep every older chunk alive.
 const MAX_PATCH_DEPTH: u32 = 8;
+
+/// The next [`Chunk::id`]: ids are never reused, so a history may know a chunk by its id
+/// without holding it.
+static NEXT_CHUNK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
 /// rows without the entity index deltas.
@@ -55,6 +60,38 @@ impl Rows {
         Ok(())
     }
 
+    /// Appends a row already encoded (its length prefix included).
+    fn push_raw(&mut self, row: &[u8]) {
+        self.values.extend_from_slice(row);
+        self.ends.push(self.values.len() as u32);
+    }
+
+    /// The bytes a history counts for these rows: values and row ends.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.values.len() + self.ends.len() * size_of::<u32>()
+    }
+
+    /// `base` with `layers` laid over it, nearest first: each row comes from the first layer
+    /// that holds it (a layer is its rows, ascending, and their values), else from `base`.
+    pub(super) fn layered(base: &Rows, layers: &[Layer<'_>]) -> Rows {
+        let mut next = vec![0usize; layers.len()];
+        let mut rows = Rows {
+            ends: Vec::with_capacity(base.len()),
+            values: Vec::with_capacity(base.values.len()),
+        };
+        for row in 0..base.len() {
+            let mut from = None;
+            for (layer, next) in layers.iter().zip(&mut next) {
+                if layer.changed.get(*next) == Some(&row) {
+                    from = from.or(Some(layer.values.row(*next)));
+                    *next += 1;
+                }
+            }
+            rows.push_raw(from.unwrap_or_else(|| base.row(row)));
+        }
+        rows
+    }
+
     /// `old` with the rows `changed` (ascending) replaced by `new`'s, in order: the rows
     /// between are copied in runs.
     fn patched(old: &Rows, changed: &[usize], new: &Rows) -> Rows {
@@ -83,11 +120,20 @@ impl Rows {
     }
 }
 
+/// Rows laid over a chunk's: which rows (ascending, relative to the chunk), and their values in
+/// the same order.
+pub(super) struct Layer<'a> {
+    pub(super) changed: &'a [usize],
+    pub(super) values: &'a Rows,
+}
+
 /// Encoded rows of up to [`CHUNK_ROWS`] table rows of one type (or a resource's value), and
 /// their entities. A patched chunk holds only its changed rows until its bytes are asked for
 /// (by [`PendingSnapshot::finish`](super::PendingSnapshot::finish), on the task pool): the
 /// main thread encodes what changed and copies nothing.
 pub(crate) struct Chunk {
+    /// Unique for the life of the process (see [`Chunk::id`]).
+    id: u64,
     /// The rows' entities (none for a resource), shared with the chunks patched from this one.
     pub(super) entities: Arc<[Entity]>,
     rows: usize,
@@ -96,20 +142,37 @@ pub(crate) struct Chunk {
     patch: Mutex<Option<Patch>>,
     /// How many patches wait to be put together under this chunk (0 once it has its bytes).
     depth: u32,
+    /// The bytes of its rows and row ends, or at most that (a patch counts the chunk it
+    /// patches and its new rows whole).
+    heap_bytes: usize,
 }
 
 struct Patch {
     old: Arc<Chunk>,
     /// Changed rows, ascending, relative to the chunk.
-    changed: Vec<usize>,
+    changed: Arc<[usize]>,
     /// Their new values, in the same order.
-    new: Rows,
+    new: Arc<Rows>,
+}
+
+/// What a chunk is made of, as a history sees it ([`Chunk::parts`]).
+pub(super) enum ChunkParts {
+    /// Its rows are put together.
+    Whole,
+    /// It patches `old`: the rows `changed` (ascending) have the values `new`.
+    Patch {
+        old: Arc<Chunk>,
+        changed: Arc<[usize]>,
+        new: Arc<Rows>,
+    },
 }
 
 impl Chunk {
     /// A chunk of encoded rows.
     pub(super) fn ready(entities: Arc<[Entity]>, rows: Rows) -> Self {
         Chunk {
+            id: NEXT_CHUNK_ID.fetch_add(1, Ordering::Relaxed),
+            heap_bytes: rows.heap_bytes(),
             entities,
             rows: rows.len(),
             bytes: OnceLock::from(rows),
@@ -129,20 +192,72 @@ impl Chunk {
             None => old.depth + 1,
         };
         Chunk {
+            id: NEXT_CHUNK_ID.fetch_add(1, Ordering::Relaxed),
+            // Exact once the old chunk is put together (at least every `MAX_PATCH_DEPTH`
+            // patches), so the estimate never drifts far.
+            heap_bytes: old.bytes.get().map_or(old.heap_bytes, Rows::heap_bytes) + new.heap_bytes(),
             entities: Arc::clone(&old.entities),
             rows: old.rows,
             bytes: OnceLock::new(),
             patch: Mutex::new(Some(Patch {
                 old: Arc::clone(old),
-                changed,
-                new,
+                changed: changed.into(),
+                new: Arc::new(new),
             })),
             depth,
         }
     }
 
+    /// A number no other chunk of this process has: a chunk reused by the next capture is
+    /// the same chunk, with the same id.
+    pub(super) fn id(&self) -> u64 {
+        self.id
+    }
+
     pub(super) fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// The bytes its rows take (at most: see the field).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.heap_bytes + self.entities.len() * size_of::<Entity>()
+    }
+
+    /// Whether it is a patch not put together yet (and of what), without putting it together.
+    pub(super) fn parts(&self) -> ChunkParts {
+        let patch = self.patch.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*patch {
+            Some(patch) => ChunkParts::Patch {
+                old: Arc::clone(&patch.old),
+                changed: Arc::clone(&patch.changed),
+                new: Arc::clone(&patch.new),
+            },
+            None => ChunkParts::Whole,
+        }
+    }
+
+    /// The values of `rows` (ascending), read through the patches without putting them
+    /// together: a handful of rows out of a chunk costs a handful of copies.
+    pub(super) fn rows_at(&self, rows: &[usize]) -> Rows {
+        let mut out = Rows::default();
+        for &row in rows {
+            self.row_into(row, &mut out);
+        }
+        out
+    }
+
+    fn row_into(&self, row: usize, out: &mut Rows) {
+        if let Some(bytes) = self.bytes.get() {
+            return out.push_raw(bytes.row(row));
+        }
+        match self.parts() {
+            ChunkParts::Patch { old, changed, new } => match changed.binary_search(&row) {
+                Ok(k) => out.push_raw(new.row(k)),
+                Err(_) => old.row_into(row, out),
+            },
+            // Put together since, or being put together by another thread: wait for it.
+            ChunkParts::Whole => out.push_raw(self.bytes().row(row)),
+        }
     }
 
     /// The chunk's rows, put together from its patch (and the chunks under it) the first time.

@@ -51,7 +51,7 @@ pub(crate) struct TableLinks {
 /// The `ChildOf` and `Children` of the saved entities' tables, read out of the world so the
 /// order can be worked out without it (on the task pool, for an incremental capture). Tables
 /// are shared with the [`HierarchyCache`] that read them.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Hierarchy {
     tables: Vec<Arc<TableLinks>>,
 }

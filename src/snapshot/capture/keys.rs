@@ -8,7 +8,7 @@ use crate::snapshot::register::{Keyed, SaveRegistry};
 use bevy::prelude::*;
 
 /// The keyed entities that are not saved, by ascending id, with their keys.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct KeyTable {
     keys: Vec<(u64, String)>,
 }

@@ -14,6 +14,7 @@
 //! | `column.rs` | one type's column during a cached capture: reuse, patch or encode each chunk |
 //! | `direct.rs` | one type's column during a full capture: each value straight into the blob |
 //! | `chunk.rs` | a chunk of encoded rows, or a patch of one put together when first read |
+//! | `history.rs` | captures kept in memory, sharing unchanged chunks (the plugin's rewind points) |
 //! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
 //! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
@@ -61,6 +62,7 @@ mod column;
 mod direct;
 mod full;
 mod hierarchy;
+mod history;
 mod keys;
 mod pending;
 mod world;
@@ -69,4 +71,5 @@ pub use cache::{CaptureCache, capture_incremental};
 pub use chunk::CHUNK_ROWS;
 pub use column::CaptureStats;
 pub use full::{capture, capture_without_plans, planned_type_paths};
+pub use history::{KeptSnapshot, SnapshotHistory};
 pub use pending::{PendingSnapshot, Snapshot};

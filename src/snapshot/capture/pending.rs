@@ -49,6 +49,17 @@ impl PendingSnapshot {
         &self.handles_left_out
     }
 
+    /// Puts every patched chunk together, as [`finish`](Self::finish) would first, without
+    /// writing the blob: for a capture that is kept but not written (a rewind point), off the
+    /// main thread, so that later captures never put long chains of patches together there.
+    pub fn settle(&self) {
+        for (_, chunks) in &self.columns {
+            for chunk in chunks {
+                chunk.bytes();
+            }
+        }
+    }
+
     /// Orders the entity table, gives every row its entity index and joins the chunks into the
     /// blob, then hashes it. Needs no world: the plugin runs it on the task pool.
     pub fn finish(self) -> Snapshot {

@@ -1,0 +1,95 @@
+//! The rewind ring: rewind points kept in memory (undo in puzzle and tactics games, "rewind
+//! time", retry from a moment ago, debugging), restored through the same decode and apply as a
+//! load, never touching the disk.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_keepsake::prelude::*;
+//! use bevy_keepsake::plugin::{RewindSettings, RewindTo};
+//! use std::time::Duration;
+//!
+//! fn rewind_key(keys: Res<ButtonInput<KeyCode>>, mut commands: Commands) {
+//!     if keys.just_pressed(KeyCode::KeyR) {
+//!         commands.rewind_to(RewindTo::Ago(Duration::from_secs(5)));
+//!     }
+//! }
+//!
+//! App::new()
+//!     .add_plugins(DefaultPlugins)
+//!     .add_plugins(KeepsakePlugin::new("my-game").rewind(RewindSettings {
+//!         every: Duration::from_millis(500),
+//!         ..Default::default()
+//!     }))
+//!     .add_systems(Update, rewind_key)
+//!     .run();
+//! ```
+//!
+//! # How a point is kept
+//!
+//! A point is a capture through the plugin's capture cache, the one saves use, so its main
+//! thread part re-encodes only what changed since the last save or point. The ring keeps it as
+//! a [`KeptSnapshot`](crate::snapshot::KeptSnapshot): chunks that did not change are shared
+//! with the other points and with the cache; of a chunk that changed, the older points keep
+//! only the rows that differ. N points of a world that changes 1 % between two of them cost
+//! about one capture plus N times 1 % of it, and dropping the oldest frees its rows at once.
+//! The patches a point's capture made are put together on the task pool.
+//!
+//! # How a rewind happens
+//!
+//! The point's chunks are put back together and decoded on the task pool; the world is changed
+//! on the main thread when that is done (in the [`KeepsakeSystems::Jobs`] set), exactly as a
+//! load's: every saved entity is despawned and the point's entities are spawned again
+//! ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)), references remapped, keyed
+//! level entities found by key. Then:
+//!
+//! - points newer than the one restored are dropped (the future they held did not happen);
+//!   the restored point stays, as the newest, so the same rewind can be made again;
+//! - entities spawned after the point are gone, and entity ids change (see
+//!   [`RewindCompleted::entity_map`]);
+//! - play time and the autosave timer go on: a rewind is part of playing.
+//!
+//! **A load clears the ring**: the points belong to the timeline the load left, and a rewind
+//! must not bring a world back that the loaded save never had.
+//!
+//! [`KeepsakeSystems::Jobs`]: crate::plugin::KeepsakeSystems::Jobs
+
+mod events;
+mod ring;
+mod run;
+mod settings;
+
+pub use events::{
+    RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
+    RewindPointTaken, RewindRequest,
+};
+pub use ring::{Evicted, RewindPoint, RewindPointId, RewindRing, RewindTo};
+pub use settings::{RewindSettings, RewindTimer};
+
+pub(super) use run::run_rewind;
+
+use bevy::prelude::*;
+
+/// Adds the ring's resources, messages, observer and reflected types (the plugin adds
+/// [`run_rewind`] to its job systems).
+pub(super) fn build(app: &mut App, settings: RewindSettings) {
+    app.insert_resource(settings)
+        .init_resource::<RewindRing>()
+        .init_resource::<RewindTimer>()
+        .init_resource::<run::RewindCursors>()
+        .init_resource::<run::Rewinding>()
+        .add_message::<RewindPointRequest>()
+        .add_message::<RewindRequest>()
+        .add_message::<RewindPointTaken>()
+        .add_message::<RewindPointFailed>()
+        .add_message::<RewindCompleted>()
+        .add_message::<RewindFailed>()
+        .add_observer(run::clear_on_load)
+        .register_type::<RewindSettings>()
+        .register_type::<RewindTimer>()
+        .register_type::<RewindPointRequest>()
+        .register_type::<RewindRequest>()
+        .register_type::<RewindPointTaken>()
+        .register_type::<RewindPointFailed>()
+        .register_type::<RewindCompleted>()
+        .register_type::<RewindFailed>();
+}

@@ -1,0 +1,192 @@
+//! The ring's systems: requests and the timer become points and rewinds; a rewind's point is
+//! put together and decoded on the task pool and applied on the main thread, as a load is.
+
+use super::events::{
+    RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
+    RewindPointTaken, RewindRequest,
+};
+use super::ring::{RewindPointId, RewindRing, RewindTo};
+use super::settings::{RewindSettings, RewindTimer};
+use crate::plugin::events::report;
+use crate::plugin::pool::task_pool;
+use crate::plugin::runner::SaveCaptureCache;
+use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry, SnapshotError};
+use bevy::asset::AssetServer;
+use bevy::ecs::message::MessageCursor;
+use bevy::prelude::*;
+use bevy::tasks::Task;
+use bevy::tasks::futures::check_ready;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How far the ring has read its request messages.
+#[derive(Resource, Default)]
+pub(super) struct RewindCursors {
+    points: MessageCursor<RewindPointRequest>,
+    rewinds: MessageCursor<RewindRequest>,
+}
+
+/// The rewind being put together on the pool, if any.
+#[derive(Resource, Default)]
+pub(super) struct Rewinding(Option<RewindTask>);
+
+pub(super) struct RewindTask {
+    to: RewindTo,
+    point: RewindPointId,
+    age: Duration,
+    task: Task<Result<DecodedSnapshot, SnapshotError>>,
+}
+
+/// One frame of the ring: a finished rewind is applied, then a point is taken when asked for
+/// or due, then a rewind asked for starts.
+pub(crate) fn run_rewind(world: &mut World) {
+    finish_rewind(world);
+    let (point_wanted, rewinds) = read_requests(world);
+    let due = {
+        let every = world.resource::<RewindSettings>().every;
+        let delta = world.resource::<Time>().delta();
+        world.resource_mut::<RewindTimer>().tick(delta, every)
+    };
+    // A point taken while a rewind is under way would be forgotten when it lands.
+    if (point_wanted || due) && world.resource::<Rewinding>().0.is_none() {
+        take_point(world);
+    }
+    for to in rewinds {
+        start_rewind(world, to);
+    }
+}
+
+/// The requests of this frame: whether a point is asked for, and the rewinds asked for.
+fn read_requests(world: &mut World) -> (bool, Vec<RewindTo>) {
+    world.resource_scope(|world, mut cursors: Mut<RewindCursors>| {
+        let points = world.resource::<Messages<RewindPointRequest>>();
+        let point_wanted = cursors.points.read(points).count() > 0;
+        let rewinds = world.resource::<Messages<RewindRequest>>();
+        let rewinds = cursors.rewinds.read(rewinds).map(|r| r.to).collect();
+        (point_wanted, rewinds)
+    })
+}
+
+/// Captures the world through the plugin's capture cache (what changed since the last save or
+/// point is encoded) and keeps it as the ring's newest point.
+fn take_point(world: &mut World) {
+    let started = Instant::now();
+    let captured = world.resource::<SaveCaptureCache>().lock().capture(world);
+    let pending = match captured {
+        Ok(pending) => pending,
+        Err(error) => {
+            warn!("keepsake: no rewind point: {error}");
+            let error = Arc::new(error);
+            return report(world, RewindPointFailed { error });
+        }
+    };
+    let now = world.resource::<Time>().elapsed();
+    let settings = world.resource::<RewindSettings>().clone();
+    let mut ring = world.resource_mut::<RewindRing>();
+    let (point, evicted) = ring.keep(&pending, now, &settings);
+    let (points, memory) = (ring.len(), ring.memory());
+    if evicted.for_memory > 0 && points == 1 {
+        warn!(
+            "keepsake: one rewind point holds {memory} bytes, more than the budget of {} \
+             bytes: the ring keeps only the newest point",
+            settings.memory_budget
+        );
+    }
+    world.resource_mut::<RewindTimer>().reset();
+    let entities = pending.entities();
+    // The patches this capture made are put together off the main thread, so the next
+    // captures never have to.
+    task_pool().spawn(async move { pending.settle() }).detach();
+    let capture_time = started.elapsed();
+    report(
+        world,
+        RewindPointTaken {
+            point,
+            entities,
+            capture_time,
+            points,
+            memory,
+            evicted,
+        },
+    );
+}
+
+/// Starts putting the point `to` names together and decoding it on the pool.
+fn start_rewind(world: &mut World, to: RewindTo) {
+    if let Some(running) = &world.resource::<Rewinding>().0 {
+        let error = RewindError::InProgress(running.point);
+        return fail(world, to, error);
+    }
+    let now = world.resource::<Time>().elapsed();
+    let ring = world.resource::<RewindRing>();
+    let Some(point) = ring.find(to, now) else {
+        let points = ring.len();
+        return fail(world, to, RewindError::NoPoint { to, points });
+    };
+    let (kept, id, age) = (point.kept.clone(), point.id, now - point.taken_at);
+    let registry = world.resource::<SaveRegistry>().clone();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let assets = world.get_resource::<AssetServer>().cloned();
+    let task = task_pool().spawn(async move {
+        let snapshot = kept.pending().finish();
+        snapshot::decode_with_assets(
+            &snapshot.blob,
+            snapshot.state_hash,
+            &registry,
+            &types.read(),
+            assets.as_ref(),
+        )
+    });
+    world.resource_mut::<Rewinding>().0 = Some(RewindTask {
+        to,
+        point: id,
+        age,
+        task,
+    });
+}
+
+/// Applies a rewind whose point is decoded, and reports it.
+fn finish_rewind(world: &mut World) {
+    let mut rewinding = world.resource_mut::<Rewinding>();
+    let Some(running) = rewinding.0.as_mut() else {
+        return;
+    };
+    let Some(decoded) = check_ready(&mut running.task) else {
+        return;
+    };
+    let Some(RewindTask { to, point, age, .. }) = rewinding.0.take() else {
+        return;
+    };
+    let decoded = match decoded {
+        Ok(decoded) => decoded,
+        Err(error) => return fail(world, to, RewindError::Snapshot(error)),
+    };
+    let applied = snapshot::apply(world, decoded, LoadMode::Replace);
+    let forgotten = world.resource_mut::<RewindRing>().forget_after(point);
+    world.resource_mut::<RewindTimer>().reset();
+    report(
+        world,
+        RewindCompleted {
+            point,
+            age,
+            forgotten,
+            entity_map: Arc::new(applied.entity_map),
+            dropped_references: Arc::new(applied.dropped_references),
+            dropped_fields: Arc::new(applied.dropped_fields),
+        },
+    );
+}
+
+fn fail(world: &mut World, to: RewindTo, error: RewindError) {
+    warn!("keepsake: rewind to {to:?} failed: {error}");
+    let error = Arc::new(error);
+    report(world, RewindFailed { to, error });
+}
+
+/// A slot loaded: the points are of another timeline, which a rewind must not bring back.
+pub(super) fn clear_on_load(
+    _loaded: On<crate::plugin::LoadCompleted>,
+    mut ring: ResMut<RewindRing>,
+) {
+    ring.clear();
+}

@@ -1,0 +1,333 @@
+//! Captures kept in memory (the plugin's rewind points), sharing what they have in common.
+//!
+//! A [`SnapshotHistory`] turns each capture of one [`CaptureCache`](super::CaptureCache) into a
+//! [`KeptSnapshot`]: per column, one node per chunk. A chunk the next capture reuses keeps its
+//! node, so unchanged chunks are shared by every kept snapshot and with the cache. When the next
+//! capture *patches* a chunk, the chunk's node stops holding the chunk and keeps only the rows
+//! that differ from the patched chunk's node: the newest capture is whole and each older one is
+//! the rows it had before the newer changed them (reverse deltas, as an undo stack keeps them).
+//! So N kept snapshots of a world that changes 1 % between them cost about one set of chunks,
+//! shared with the cache, plus N times 1 % of the rows; dropping the oldest frees exactly its
+//! own rows, with no work; and the main thread's part of keeping a capture is a lookup per
+//! chunk and a copy of the changed rows' old values, read through the patches without putting
+//! them together.
+//!
+//! A chunk rebuilt rather than patched (its table's entities changed: a spawn or despawn) gets a
+//! whole node of its own, and the node of the chunk it replaced stays whole. So do chunks of
+//! captures the history did not record: record every capture of the cache while snapshots are
+//! kept.
+//!
+//! Putting a kept snapshot back together ([`KeptSnapshot::pending`]) lays each node's rows over
+//! the newer ones in one pass per chunk, and runs off the main thread.
+
+use super::chunk::{Chunk, ChunkParts, Layer, Rows};
+use super::hierarchy::Hierarchy;
+use super::keys::KeyTable;
+use super::pending::{ColumnId, PendingSnapshot};
+use bevy::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
+/// unchanged chunks and keep only the changed rows of older captures (see the
+/// [module docs](self)).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{self, CaptureCache, Saveable, SaveableAppExt, SnapshotHistory};
+///
+/// #[derive(Component, Reflect, Default)]
+/// struct Health(f32);
+///
+/// let mut app = App::new();
+/// app.register_saveable::<Health>();
+/// let world = app.world_mut();
+/// let hero = world.spawn((Saveable, Health(7.0))).id();
+///
+/// let (mut cache, mut history) = (CaptureCache::default(), SnapshotHistory::default());
+/// world.increment_change_tick();
+/// let before = history.record(&cache.capture(world)?);
+/// let expected = snapshot::capture(world)?.blob;
+///
+/// world.increment_change_tick();
+/// world.get_mut::<Health>(hero).unwrap().0 = 3.0;
+/// let _now = history.record(&cache.capture(world)?);
+///
+/// // The older capture, put together again, is the world as it was.
+/// assert_eq!(before.pending().finish().blob, expected);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Default)]
+pub struct SnapshotHistory {
+    /// The nodes of the last recorded capture's chunks, by chunk id.
+    last: HashMap<u64, Arc<Node>>,
+    /// The last recorded capture's saved entities.
+    last_matched: Option<Arc<Matched>>,
+    meter: Meter,
+}
+
+/// One capture kept in memory by a [`SnapshotHistory`]; cloning it is cheap (it shares
+/// everything).
+#[derive(Clone)]
+pub struct KeptSnapshot {
+    matched: Arc<Matched>,
+    hierarchy: Hierarchy,
+    keys: Arc<KeyTable>,
+    columns: Arc<[(ColumnId, Vec<Arc<Node>>)]>,
+}
+
+impl SnapshotHistory {
+    /// Keeps `pending` (a capture of the cache this history records), sharing every chunk it
+    /// has in common with the last recorded capture; the nodes of the chunks it patched keep
+    /// only their changed rows from now on. Call it for every capture of the cache, also
+    /// those whose kept snapshot is dropped at once (a save's), so that no patch goes unseen.
+    pub fn record(&mut self, pending: &PendingSnapshot) -> KeptSnapshot {
+        let mut nodes = HashMap::with_capacity(self.last.len());
+        let columns = pending
+            .columns
+            .iter()
+            .map(|(column, chunks)| {
+                let kept = chunks.iter().map(|chunk| self.node_of(chunk, &mut nodes));
+                (column.clone(), kept.collect())
+            })
+            .collect();
+        self.last = nodes;
+        KeptSnapshot {
+            matched: self.matched(&pending.matched),
+            hierarchy: pending.hierarchy.clone(),
+            keys: Arc::new(pending.keys.clone()),
+            columns,
+        }
+    }
+
+    /// The bytes the kept snapshots hold: whole chunks (counted even while the cache shares
+    /// them), older rows, entity tables. An estimate from above.
+    pub fn memory(&self) -> usize {
+        self.meter.0.load(Ordering::Relaxed)
+    }
+
+    /// Forgets the last capture: the next one is kept whole. Snapshots already kept stay
+    /// valid.
+    pub fn clear(&mut self) {
+        self.last.clear();
+        self.last_matched = None;
+    }
+
+    /// The node of `chunk`: its node from the last capture when the cache reused it, else a
+    /// new whole node (and the node of the chunk it patches keeps only the changed rows).
+    fn node_of(&self, chunk: &Arc<Chunk>, nodes: &mut HashMap<u64, Arc<Node>>) -> Arc<Node> {
+        let node = match self.last.get(&chunk.id()) {
+            Some(node) => Arc::clone(node),
+            None => {
+                let node = Node::new(Body::Whole(Arc::clone(chunk)), &self.meter);
+                self.link_older(chunk, &node);
+                node
+            }
+        };
+        nodes.insert(chunk.id(), Arc::clone(&node));
+        node
+    }
+
+    /// When `chunk` patches a chunk of the last capture, that chunk's node becomes the rows
+    /// the patch changed, as they were, over `node`.
+    fn link_older(&self, chunk: &Chunk, node: &Arc<Node>) {
+        let ChunkParts::Patch { old, changed, .. } = chunk.parts() else {
+            return;
+        };
+        if let Some(older) = self.last.get(&old.id()) {
+            older.make_older(node, changed);
+        }
+    }
+
+    /// The saved entities of a capture, shared with the last one's when they are the same.
+    fn matched(&mut self, entities: &[Entity]) -> Arc<Matched> {
+        if let Some(last) = &self.last_matched
+            && *last.entities == *entities
+        {
+            return Arc::clone(last);
+        }
+        let matched = Arc::new(Matched {
+            _counted: Counted::new(&self.meter, size_of_val(entities)),
+            entities: entities.into(),
+        });
+        self.last_matched = Some(Arc::clone(&matched));
+        matched
+    }
+}
+
+impl KeptSnapshot {
+    /// How many entities the kept capture holds.
+    pub fn entities(&self) -> usize {
+        self.matched.entities.len()
+    }
+
+    /// The kept capture put back together, ready for
+    /// [`PendingSnapshot::finish`] to write the blob the capture would have written. Lays the
+    /// older rows over the newer ones chunk by chunk (a copy of each chunk that changed since),
+    /// so run it off the main thread. The chunks it puts together are kept whole from then on.
+    pub fn pending(&self) -> PendingSnapshot {
+        let columns = self
+            .columns
+            .iter()
+            .map(|(column, nodes)| (column.clone(), nodes.iter().map(Node::chunk).collect()))
+            .collect();
+        PendingSnapshot {
+            matched: self.matched.entities.to_vec(),
+            hierarchy: self.hierarchy.clone(),
+            keys: (*self.keys).clone(),
+            columns,
+            handles_left_out: Vec::new(),
+        }
+    }
+}
+
+/// A capture's saved entities, counted while kept.
+struct Matched {
+    entities: Box<[Entity]>,
+    _counted: Counted,
+}
+
+/// One chunk's rows as a history keeps them.
+struct Node {
+    body: Mutex<Body>,
+    meter: Meter,
+}
+
+#[derive(Clone)]
+enum Body {
+    /// The chunk itself.
+    Whole(Arc<Chunk>),
+    /// The rows of `newer`, except `changed` (ascending), whose values here are `values`.
+    Older {
+        newer: Arc<Node>,
+        changed: Arc<[usize]>,
+        values: Arc<Rows>,
+    },
+}
+
+impl Body {
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Body::Whole(chunk) => chunk.heap_bytes(),
+            Body::Older {
+                changed, values, ..
+            } => values.heap_bytes() + size_of_val::<[usize]>(changed),
+        }
+    }
+}
+
+impl Node {
+    fn new(body: Body, meter: &Meter) -> Arc<Node> {
+        meter.add(body.heap_bytes());
+        Arc::new(Node {
+            body: Mutex::new(body),
+            meter: meter.clone(),
+        })
+    }
+
+    fn body(&self) -> MutexGuard<'_, Body> {
+        self.body.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn replace(&self, body: &mut Body, with: Body) {
+        self.meter.add(with.heap_bytes());
+        self.meter.sub(body.heap_bytes());
+        *body = with;
+    }
+
+    /// A whole node whose chunk `newer`'s chunk patched keeps only the rows `changed`, as
+    /// they were.
+    fn make_older(&self, newer: &Arc<Node>, changed: Arc<[usize]>) {
+        let mut body = self.body();
+        let Body::Whole(chunk) = &*body else {
+            return; // only a whole node's chunk is patched by the next capture
+        };
+        let values = Arc::new(chunk.rows_at(&changed));
+        let newer = Arc::clone(newer);
+        self.replace(
+            &mut body,
+            Body::Older {
+                newer,
+                changed,
+                values,
+            },
+        );
+    }
+
+    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
+    /// older rows of every node on the way laid over it (the nearest first). The chunk put
+    /// together replaces the node's body, freeing the newer nodes no one else holds.
+    fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
+        let mut layers: Vec<(Arc<[usize]>, Arc<Rows>)> = Vec::new();
+        let mut node = Arc::clone(self);
+        let newest = loop {
+            let body = node.body().clone();
+            match body {
+                Body::Whole(chunk) => break chunk,
+                Body::Older {
+                    newer,
+                    changed,
+                    values,
+                } => {
+                    layers.push((changed, values));
+                    node = newer;
+                }
+            }
+        };
+        if layers.is_empty() {
+            return newest;
+        }
+        let over: Vec<Layer<'_>> = layers
+            .iter()
+            .map(|(changed, values)| Layer { changed, values })
+            .collect();
+        let rows = Rows::layered(newest.bytes(), &over);
+        let chunk = Arc::new(Chunk::ready(Arc::clone(&newest.entities), rows));
+        self.replace(&mut self.body(), Body::Whole(Arc::clone(&chunk)));
+        chunk
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let body = self.body.get_mut().unwrap_or_else(PoisonError::into_inner);
+        self.meter.sub(body.heap_bytes());
+    }
+}
+
+/// The bytes a history's kept snapshots hold, shared by everything it counts.
+#[derive(Clone, Default)]
+struct Meter(Arc<AtomicUsize>);
+
+impl Meter {
+    fn add(&self, bytes: usize) {
+        self.0.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn sub(&self, bytes: usize) {
+        self.0.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Bytes counted on a [`Meter`] for as long as it lives.
+struct Counted {
+    meter: Meter,
+    bytes: usize,
+}
+
+impl Counted {
+    fn new(meter: &Meter, bytes: usize) -> Self {
+        meter.add(bytes);
+        Counted {
+            meter: meter.clone(),
+            bytes,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.meter.sub(self.bytes);
+    }
+}
