@@ -11,12 +11,18 @@
 //! The camera and the level (the arena's root and its floor) never change and are not saved.
 //! Coins live under the arena's root, which has a `SaveKey`: a save writes their `ChildOf` by
 //! that key, and a load puts them back under the live root (F5 / F9, or a new session).
+//!
+//! The plugin keeps a rewind point every half second (the last 30 seconds, in memory); R goes
+//! back five seconds, through the same decode and apply as a load.
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_keepsake::plugin::Playtime;
 use bevy_keepsake::prelude::*;
+
+/// How far R rewinds.
+pub const REWIND_BY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Half the arena's size; the player stays inside.
 pub const ARENA: Vec2 = Vec2::new(600.0, 320.0);
@@ -233,6 +239,7 @@ impl Plugin for ArenaPlugin {
                     next_level,
                     light_lanterns,
                     show_titles,
+                    rewind_key,
                 )
                     .chain()
                     .in_set(ArenaSystems),
@@ -376,6 +383,13 @@ fn coin_sprite(assets: &AssetServer, kind: CoinKind) -> Sprite {
 fn dress_enemy(add: On<Add<Enemy>>, mut commands: Commands) {
     let sprite = Sprite::from_color(Color::srgb(0.95, 0.3, 0.3), Vec2::splat(ENEMY_SIZE));
     commands.entity(add.entity).insert_if_new(sprite);
+}
+
+/// R rewinds five seconds (to the newest rewind point at least that old).
+fn rewind_key(keys: Res<ButtonInput<KeyCode>>, menu: Res<SaveMenu>, mut commands: Commands) {
+    if !menu.is_open() && keys.just_pressed(KeyCode::KeyR) {
+        commands.rewind_to(RewindTo::Ago(REWIND_BY));
+    }
 }
 
 fn move_player(
@@ -537,6 +551,8 @@ fn hud(
     playtime: Res<Playtime>,
     settings: Res<KeepsakeSettings>,
     last_save: Res<LastSave>,
+    ring: Res<RewindRing>,
+    time: Res<Time>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let text = |text: String| {
@@ -565,6 +581,7 @@ fn hud(
                 );
                 ui.add(egui::Label::new(text(line).size(13.0)).extend());
             }
+            ui.add(egui::Label::new(text(rewind_line(&ring, time.elapsed())).size(13.0)).extend());
         });
     let autosave = match settings.autosave_every.as_secs() {
         0 => "autosave off".to_owned(),
@@ -575,11 +592,25 @@ fn hud(
         .interactable(false)
         .show(ctx, |ui| {
             let help = egui::RichText::new(format!(
-                "WASD / arrows move    F5 quicksave    F9 quickload    Esc save menu    {autosave}"
+                "WASD / arrows move    F5 quicksave    F9 quickload    R rewind {} s    Esc save menu    {autosave}",
+                REWIND_BY.as_secs()
             ))
             .size(14.0)
             .color(egui::Color32::from_gray(190));
             ui.add(egui::Label::new(help).extend());
         });
     Ok(())
+}
+
+/// The rewind ring as the HUD shows it: how many points, how far back, how much memory.
+fn rewind_line(ring: &RewindRing, now: std::time::Duration) -> String {
+    let Some(oldest) = ring.points().next() else {
+        return "Rewind: no points yet".to_owned();
+    };
+    format!(
+        "Rewind: {} points, {:.1} s back, {:.0} KiB",
+        ring.len(),
+        now.saturating_sub(oldest.taken_at).as_secs_f32(),
+        ring.memory() as f64 / 1024.0
+    )
 }

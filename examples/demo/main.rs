@@ -80,6 +80,12 @@ fn main() -> AppExit {
 
     let mut keepsake = KeepsakePlugin::new("keepsake-arena")
         .autosave_every(Duration::from_secs(30))
+        // A rewind point every half second: R goes back five seconds, within the last 30.
+        .rewind(RewindSettings {
+            points: 60,
+            every: Duration::from_millis(500),
+            ..Default::default()
+        })
         .game_version(env!("CARGO_PKG_VERSION"));
     if let Some(options) = &smoke {
         // The check saves into a fresh folder, never into the player's saves, and autosaves

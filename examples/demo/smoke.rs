@@ -12,6 +12,10 @@
 //! asset paths. Last, it closes the window like a player, and checks after the app has exited
 //! that the game saved on exit.
 //!
+//! After the quickload it walks for six and a half seconds while the plugin keeps a rewind
+//! point every half second, presses R (rewind five seconds) and asserts that the world is
+//! exactly the one of the point it went back to.
+//!
 //! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
 
 use crate::game::{
@@ -24,7 +28,9 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::sprite::SpriteAlphaMode;
 use bevy::window::{PrimaryWindow, WindowCloseRequested};
-use bevy_keepsake::plugin::{Playtime, SaveCompleted, SaveStarted};
+use bevy_keepsake::plugin::{
+    Playtime, RewindPointId, RewindPointTaken, SaveCompleted, SaveStarted,
+};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::SlotStatus;
 use bevy_keepsake::store::{SlotStore, StoreConfig};
@@ -94,6 +100,13 @@ impl Plugin for SmokePlugin {
         .add_observer(|e: On<LoadFailed>, mut log: ResMut<Log>| {
             log.failures.push(format!("load failed: {}", e.error));
         })
+        .add_observer(|e: On<RewindPointTaken>, mut log: ResMut<Log>| {
+            log.points_taken.push(e.point)
+        })
+        .add_observer(|e: On<RewindCompleted>, mut log: ResMut<Log>| log.rewound.push(e.point))
+        .add_observer(|e: On<RewindFailed>, mut log: ResMut<Log>| {
+            log.failures.push(format!("rewind failed: {}", e.error));
+        })
         .add_systems(
             Update,
             run_script
@@ -111,6 +124,8 @@ struct Log {
     loaded: Vec<SlotId>,
     failures: Vec<String>,
     shots: Vec<Result<PathBuf, String>>,
+    points_taken: Vec<RewindPointId>,
+    rewound: Vec<RewindPointId>,
 }
 
 #[derive(Resource, Default)]
@@ -128,7 +143,21 @@ struct Script {
     saves_seen: usize,
     closing_tapped: bool,
     toast_at: Option<u32>,
+    rewind: RewindCheck,
 }
+
+/// The rewind step's record: the world at each rewind point taken during the step.
+#[derive(Default)]
+struct RewindCheck {
+    began: Option<Duration>,
+    points_seen: usize,
+    worlds: BTreeMap<RewindPointId, Digest>,
+    tapped: bool,
+}
+
+/// How long the rewind step walks before pressing R: more than [`crate::game::REWIND_BY`] plus the
+/// half second between points, so the point R goes back to was taken during the walk.
+const REWIND_WALK: Duration = Duration::from_millis(6500);
 
 /// Where the last step is with the Bevy 0.19 quicksave.
 #[derive(Clone, Copy, Default)]
@@ -368,6 +397,7 @@ const STEPS: &[(&str, Step)] = &[
         );
         Ok(true)
     }),
+    ("walk, then rewind five seconds with R", rewind_with_r),
     ("save to Manual 3", |world, frames| {
         if frames == 0 {
             world.write_message(SaveRequest::slot(SlotId::Manual(2)));
@@ -781,4 +811,76 @@ fn run_script(world: &mut World) {
             world.write_message(AppExit::error());
         }
     }
+}
+
+/// Walks right for [`REWIND_WALK`] recording the world at every rewind point, presses R, and
+/// compares the world after the rewind with the one recorded at the point it went back to.
+fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
+    let now = world.resource::<Time>().elapsed();
+    if frames == 0 {
+        // Points taken before the walk are not recorded: the world has changed since.
+        let taken = world.resource::<Log>().points_taken.len();
+        let mut script = world.resource_mut::<Script>();
+        script.rewind.began = Some(now);
+        script.rewind.points_seen = taken;
+        press(world, KeyCode::KeyD, ButtonState::Pressed);
+    }
+    if !world.resource::<Script>().rewind.tapped {
+        record_new_points(world);
+        let began = world.resource::<Script>().rewind.began.unwrap_or(now);
+        if now - began >= REWIND_WALK {
+            press(world, KeyCode::KeyD, ButtonState::Released);
+            tap(world, KeyCode::KeyR);
+            world.resource_mut::<Script>().rewind.tapped = true;
+        }
+        return Ok(false);
+    }
+    let Some(&point) = world.resource::<Log>().rewound.last() else {
+        return Ok(false);
+    };
+    let now_world = world_without_playtime(world);
+    let script = world.resource::<Script>();
+    let Some(then) = script.rewind.worlds.get(&point) else {
+        return Err(format!(
+            "R went back to {point:?}, not a point taken during the walk ({:?})",
+            script.rewind.worlds.keys().collect::<Vec<_>>()
+        ));
+    };
+    if *then != now_world {
+        return Err(format!(
+            "the world after the rewind differs from the one at {point:?}:\n{}",
+            differences(then, &now_world)
+        ));
+    }
+    info!(
+        "smoke: R went back to rewind point {} ({} lines match; {} points recorded)",
+        point.0,
+        then.len(),
+        script.rewind.worlds.len()
+    );
+    Ok(true)
+}
+
+/// The world at each rewind point taken this frame (`run_script` runs right after the
+/// plugin's systems, so the world is still the one the point captured).
+fn record_new_points(world: &mut World) {
+    let seen = world.resource::<Script>().rewind.points_seen;
+    let new: Vec<RewindPointId> = world.resource::<Log>().points_taken[seen..].to_vec();
+    if new.is_empty() {
+        return;
+    }
+    let state = world_without_playtime(world);
+    let mut script = world.resource_mut::<Script>();
+    script.rewind.points_seen += new.len();
+    for point in new {
+        script.rewind.worlds.insert(point, state.clone());
+    }
+}
+
+/// The digest without the play time, which a rewind leaves running (it is part of playing).
+fn world_without_playtime(world: &mut World) -> Digest {
+    let mut lines = digest(world);
+    let playtime = format!("{:?}", world.resource::<Playtime>());
+    lines.retain(|line| *line != playtime);
+    lines
 }
