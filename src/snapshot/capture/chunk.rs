@@ -218,9 +218,10 @@ impl Chunk {
         self.rows
     }
 
-    /// The bytes its rows take (at most: see the field).
+    /// The bytes its rows take (at most: see the field), without its entities (which the
+    /// chunks of a table's other columns share).
     pub(super) fn heap_bytes(&self) -> usize {
-        self.heap_bytes + self.entities.len() * size_of::<Entity>()
+        self.heap_bytes
     }
 
     /// Whether it is a patch not put together yet (and of what), without putting it together.
@@ -292,6 +293,9 @@ pub(super) struct TableRows {
     pub(super) checked: u64,
     /// Per chunk: whether its rows hold the same entities as at the last capture.
     pub(super) same: Vec<bool>,
+    /// Per chunk: its entities as every column's chunk of those rows holds them, once a
+    /// column rebuilt one since they last changed (one allocation for all the table's types).
+    pub(super) shared: Vec<Option<Arc<[Entity]>>>,
 }
 
 /// The cached chunks of one registered type.

@@ -205,7 +205,7 @@ impl<'a> ColumnRefresh<'a> {
         for range in chunk_ranges(entities.len()) {
             let keep = |entity: Entity| saved == TableSaved::All || self.is_saved(entity);
             let rows: Vec<usize> = range.filter(|&row| keep(entities[row])).collect();
-            let chunk = self.encode_rows(entities, &rows, encode)?;
+            let chunk = self.encode_rows(rows_of(entities, &rows), &rows, encode)?;
             self.chunks.push(Arc::new(chunk));
         }
         Ok(())
@@ -234,8 +234,9 @@ impl<'a> ColumnRefresh<'a> {
                 }
                 Some((old, rows)) => Arc::new(self.patch(old, range.start, rows, encode)?),
                 _ => {
+                    let shared = self.chunk_entities(table, k, &entities[range.clone()]);
                     let rows: Vec<usize> = range.collect();
-                    Arc::new(self.encode_rows(entities, &rows, encode)?)
+                    Arc::new(self.encode_rows(shared, &rows, encode)?)
                 }
             };
             kept.push(Arc::clone(&chunk));
@@ -261,10 +262,17 @@ impl<'a> ColumnRefresh<'a> {
         Some((0..ticks.len()).filter(|&row| newer(&ticks[row])).collect())
     }
 
-    /// Encodes the given table rows into a new chunk.
+    /// The entities of chunk `k` of `table` (`entities`, as the table holds them now), one
+    /// allocation shared by every column's chunk of those rows until they change.
+    fn chunk_entities(&mut self, table: TableId, k: usize, entities: &[Entity]) -> Arc<[Entity]> {
+        let shared = &mut self.tables[table.as_usize()].shared;
+        Arc::clone(shared[k].get_or_insert_with(|| entities.into()))
+    }
+
+    /// Encodes the given table rows, whose entities are `chunk_entities`, into a new chunk.
     fn encode_rows(
         &mut self,
-        entities: &[Entity],
+        chunk_entities: Arc<[Entity]>,
         rows: &[usize],
         encode: &mut EncodeRow<'_>,
     ) -> Result<Chunk, SnapshotError> {
@@ -277,8 +285,7 @@ impl<'a> ColumnRefresh<'a> {
         }
         self.stats.rows_encoded += rows.len();
         self.stats.chunks_rebuilt += 1;
-        let entities: Arc<[Entity]> = rows.iter().map(|&row| entities[row]).collect();
-        Ok(Chunk::ready(entities, bytes))
+        Ok(Chunk::ready(chunk_entities, bytes))
     }
 
     /// `old` with the `changed` rows (relative to the chunk, ascending) re-encoded. Only they
@@ -324,9 +331,14 @@ impl<'a> ColumnRefresh<'a> {
             rows.entities.truncate(entities.len());
             let kept = rows.entities.len();
             rows.entities.extend_from_slice(&entities[kept..]);
-            for (range, same) in chunk_ranges(entities.len()).zip(&rows.same) {
+            rows.shared.resize(rows.same.len(), None);
+            for ((range, same), shared) in chunk_ranges(entities.len())
+                .zip(&rows.same)
+                .zip(&mut rows.shared)
+            {
                 if !same {
                     rows.entities[range.clone()].copy_from_slice(&entities[range]);
+                    *shared = None;
                 }
             }
             rows.checked = self.generation;
@@ -349,7 +361,7 @@ impl ColumnSink for ColumnRefresh<'_> {
     ) -> Result<(), SnapshotError> {
         for range in chunk_ranges(entities.len()) {
             let rows: Vec<usize> = range.collect();
-            let chunk = self.encode_rows(entities, &rows, encode)?;
+            let chunk = self.encode_rows(rows_of(entities, &rows), &rows, encode)?;
             self.chunks.push(Arc::new(chunk));
         }
         Ok(())
@@ -417,4 +429,9 @@ impl ColumnSink for ColumnRefresh<'_> {
         self.chunks.push(chunk);
         Ok(())
     }
+}
+
+/// The entities of `rows` of a table, for a chunk of its own.
+fn rows_of(entities: &[Entity], rows: &[usize]) -> Arc<[Entity]> {
+    rows.iter().map(|&row| entities[row]).collect()
 }

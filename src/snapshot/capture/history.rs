@@ -27,7 +27,7 @@ use super::pending::{ColumnId, PendingSnapshot};
 use bevy::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 /// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
 /// unchanged chunks and keep only the changed rows of older captures (see the
@@ -64,6 +64,9 @@ pub struct SnapshotHistory {
     last: HashMap<u64, Arc<Node>>,
     /// The last recorded capture's saved entities.
     last_matched: Option<Arc<Matched>>,
+    /// The chunks' entity arrays the kept snapshots may hold, each counted once however many
+    /// columns' chunks share it; by address, forgotten once no one holds it.
+    entity_arrays: HashMap<usize, (Weak<[Entity]>, Counted)>,
     meter: Meter,
 }
 
@@ -93,6 +96,7 @@ impl SnapshotHistory {
             })
             .collect();
         self.last = nodes;
+        self.count_entity_arrays(pending);
         KeptSnapshot {
             matched: self.matched(&pending.matched),
             hierarchy: pending.hierarchy.clone(),
@@ -102,7 +106,8 @@ impl SnapshotHistory {
     }
 
     /// The bytes the kept snapshots hold: whole chunks (counted even while the cache shares
-    /// them), older rows, entity tables. An estimate from above.
+    /// them), older rows, entity tables, and the chunks' entity arrays (until the cache and
+    /// the snapshots both dropped them). An estimate from above.
     pub fn memory(&self) -> usize {
         self.meter.0.load(Ordering::Relaxed)
     }
@@ -112,6 +117,27 @@ impl SnapshotHistory {
     pub fn clear(&mut self) {
         self.last.clear();
         self.last_matched = None;
+        self.entity_arrays
+            .retain(|_, (array, _)| array.strong_count() > 0);
+    }
+
+    /// Counts the entity arrays of `pending`'s chunks not counted yet, and stops counting
+    /// those no one holds any more.
+    fn count_entity_arrays(&mut self, pending: &PendingSnapshot) {
+        self.entity_arrays
+            .retain(|_, (array, _)| array.strong_count() > 0);
+        for (_, chunks) in &pending.columns {
+            for chunk in chunks {
+                let address = Arc::as_ptr(&chunk.entities).cast::<Entity>() as usize;
+                self.entity_arrays.entry(address).or_insert_with(|| {
+                    let bytes = size_of_val::<[Entity]>(&chunk.entities);
+                    (
+                        Arc::downgrade(&chunk.entities),
+                        Counted::new(&self.meter, bytes),
+                    )
+                });
+            }
+        }
     }
 
     /// The node of `chunk`: its node from the last capture when the cache reused it, else a
