@@ -45,7 +45,36 @@ impl<'a> DenseIndex<'a> {
 pub(crate) struct TableLinks {
     entities: Vec<Entity>,
     parents: Option<Vec<Entity>>,
-    children: Option<Vec<Vec<Entity>>>,
+    children: Option<ChildLists>,
+}
+
+/// Each row's children, back to back: one allocation for a table rather than one per row.
+struct ChildLists {
+    /// Where each row's children end in `children`.
+    ends: Vec<u32>,
+    children: Vec<Entity>,
+}
+
+impl ChildLists {
+    fn read(table: &Table, id: ComponentId) -> Option<Self> {
+        let mut lists = ChildLists {
+            ends: Vec::with_capacity(table.entity_count() as usize),
+            children: Vec::new(),
+        };
+        read_column(table, id, |children: &Children| {
+            lists.children.extend_from_slice(children);
+            lists.ends.push(lists.children.len() as u32);
+        })?;
+        Some(lists)
+    }
+
+    /// Each row's children, in row order.
+    fn iter(&self) -> impl Iterator<Item = &[Entity]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.children[start as usize..end as usize])
+    }
 }
 
 /// The `ChildOf` and `Children` of the saved entities' tables, read out of the world so the
@@ -54,6 +83,28 @@ pub(crate) struct TableLinks {
 #[derive(Clone, Default)]
 pub(crate) struct Hierarchy {
     tables: Vec<Arc<TableLinks>>,
+}
+
+impl Hierarchy {
+    /// The tables read, each shared with the captures that read it unchanged.
+    pub(super) fn tables(&self) -> &[Arc<TableLinks>] {
+        &self.tables
+    }
+}
+
+impl TableLinks {
+    /// The bytes its rows take.
+    pub(super) fn heap_bytes(&self) -> usize {
+        let children = self.children.as_ref().map_or(0, |lists| {
+            size_of_val::<[u32]>(&lists.ends) + size_of_val::<[Entity]>(&lists.children)
+        });
+        size_of_val::<[Entity]>(&self.entities)
+            + self
+                .parents
+                .as_ref()
+                .map_or(0, |parents| size_of_val::<[Entity]>(parents))
+            + children
+    }
 }
 
 /// The tables' hierarchy rows of the last capture, by table index: a table whose entities and
@@ -153,9 +204,7 @@ fn read_links(table: &Table, ids: LinkIds) -> TableLinks {
         parents: ids
             .parent
             .and_then(|id| read_column(table, id, |child_of: &ChildOf| child_of.parent())),
-        children: ids
-            .children
-            .and_then(|id| read_column(table, id, |children: &Children| children.to_vec())),
+        children: ids.children.and_then(|id| ChildLists::read(table, id)),
     }
 }
 
@@ -163,7 +212,7 @@ fn read_links(table: &Table, ids: LinkIds) -> TableLinks {
 fn read_column<C: Component, R>(
     table: &Table,
     id: ComponentId,
-    read: impl Fn(&C) -> R,
+    mut read: impl FnMut(&C) -> R,
 ) -> Option<Vec<R>> {
     // SAFETY: `id` is `C`'s component id, so its column holds `C` values, and the shared
     // borrow of the world keeps anything from writing to them while they are read.
@@ -221,8 +270,7 @@ impl Hierarchy {
                 parents.extend(table.entities.iter().copied().zip(list.iter().copied()));
             }
             if let Some(lists) = &table.children {
-                let lists = lists.iter().map(Vec::as_slice);
-                children.extend(table.entities.iter().copied().zip(lists));
+                children.extend(table.entities.iter().copied().zip(lists.iter()));
             }
         }
         (parents, children)

@@ -21,7 +21,7 @@
 //! the newer ones in one pass per chunk, and runs off the main thread.
 
 use super::chunk::{Chunk, ChunkParts, Layer, Rows};
-use super::hierarchy::Hierarchy;
+use super::hierarchy::{Hierarchy, TableLinks};
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot};
 use bevy::prelude::*;
@@ -65,8 +65,10 @@ pub struct SnapshotHistory {
     /// The last recorded capture's saved entities.
     last_matched: Option<Arc<Matched>>,
     /// The chunks' entity arrays the kept snapshots may hold, each counted once however many
-    /// columns' chunks share it; by address, forgotten once no one holds it.
-    entity_arrays: HashMap<usize, (Weak<[Entity]>, Counted)>,
+    /// columns' chunks share it.
+    entity_arrays: SharedCount<[Entity]>,
+    /// The hierarchy tables they hold, each counted once however many captures share it.
+    hierarchy_tables: SharedCount<TableLinks>,
     meter: Meter,
 }
 
@@ -96,7 +98,7 @@ impl SnapshotHistory {
             })
             .collect();
         self.last = nodes;
-        self.count_entity_arrays(pending);
+        self.count_shared(pending);
         KeptSnapshot {
             matched: self.matched(&pending.matched),
             hierarchy: pending.hierarchy.clone(),
@@ -117,26 +119,25 @@ impl SnapshotHistory {
     pub fn clear(&mut self) {
         self.last.clear();
         self.last_matched = None;
-        self.entity_arrays
-            .retain(|_, (array, _)| array.strong_count() > 0);
+        self.entity_arrays.forget_dropped();
+        self.hierarchy_tables.forget_dropped();
     }
 
-    /// Counts the entity arrays of `pending`'s chunks not counted yet, and stops counting
-    /// those no one holds any more.
-    fn count_entity_arrays(&mut self, pending: &PendingSnapshot) {
-        self.entity_arrays
-            .retain(|_, (array, _)| array.strong_count() > 0);
+    /// Counts the entity arrays and hierarchy tables of `pending` not counted yet, and stops
+    /// counting those no one holds any more.
+    fn count_shared(&mut self, pending: &PendingSnapshot) {
+        self.entity_arrays.forget_dropped();
+        self.hierarchy_tables.forget_dropped();
         for (_, chunks) in &pending.columns {
             for chunk in chunks {
-                let address = Arc::as_ptr(&chunk.entities).cast::<Entity>() as usize;
-                self.entity_arrays.entry(address).or_insert_with(|| {
-                    let bytes = size_of_val::<[Entity]>(&chunk.entities);
-                    (
-                        Arc::downgrade(&chunk.entities),
-                        Counted::new(&self.meter, bytes),
-                    )
-                });
+                let bytes = |entities: &[Entity]| size_of_val(entities);
+                self.entity_arrays
+                    .count(&chunk.entities, bytes, &self.meter);
             }
+        }
+        for table in pending.hierarchy.tables() {
+            let bytes = TableLinks::heap_bytes;
+            self.hierarchy_tables.count(table, bytes, &self.meter);
         }
     }
 
@@ -333,6 +334,30 @@ impl Meter {
 
     fn sub(&self, bytes: usize) {
         self.0.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Allocations shared between captures (and with the cache), each counted once, by address,
+/// until no one holds it.
+struct SharedCount<T: ?Sized>(HashMap<usize, (Weak<T>, Counted)>);
+
+impl<T: ?Sized> Default for SharedCount<T> {
+    fn default() -> Self {
+        SharedCount(HashMap::new())
+    }
+}
+
+impl<T: ?Sized> SharedCount<T> {
+    fn count(&mut self, shared: &Arc<T>, bytes: impl FnOnce(&T) -> usize, meter: &Meter) {
+        let address = Arc::as_ptr(shared).cast::<()>() as usize;
+        self.0.entry(address).or_insert_with(|| {
+            let counted = Counted::new(meter, bytes(shared));
+            (Arc::downgrade(shared), counted)
+        });
+    }
+
+    fn forget_dropped(&mut self) {
+        self.0.retain(|_, (shared, _)| shared.strong_count() > 0);
     }
 }
 
