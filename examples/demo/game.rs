@@ -244,7 +244,7 @@ impl Plugin for ArenaPlugin {
                     .chain()
                     .in_set(ArenaSystems),
             )
-            .add_systems(EguiPrimaryContextPass, hud);
+            .add_systems(EguiPrimaryContextPass, (hud, rewind_hud));
     }
 }
 
@@ -551,8 +551,6 @@ fn hud(
     playtime: Res<Playtime>,
     settings: Res<KeepsakeSettings>,
     last_save: Res<LastSave>,
-    ring: Res<RewindRing>,
-    time: Res<Time>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let text = |text: String| {
@@ -581,7 +579,6 @@ fn hud(
                 );
                 ui.add(egui::Label::new(text(line).size(13.0)).extend());
             }
-            ui.add(egui::Label::new(text(rewind_line(&ring, time.elapsed())).size(13.0)).extend());
         });
     let autosave = match settings.autosave_every.as_secs() {
         0 => "autosave off".to_owned(),
@@ -598,6 +595,20 @@ fn hud(
             .size(14.0)
             .color(egui::Color32::from_gray(190));
             ui.add(egui::Label::new(help).extend());
+        });
+    Ok(())
+}
+
+/// The rewind ring, under the score lines.
+fn rewind_hud(mut contexts: EguiContexts, ring: Res<RewindRing>, time: Res<Time>) -> Result {
+    let line = egui::RichText::new(rewind_line(&ring, time.elapsed()))
+        .size(13.0)
+        .color(egui::Color32::WHITE);
+    egui::Area::new(egui::Id::new("hud-rewind"))
+        .anchor(egui::Align2::LEFT_TOP, egui::vec2(16.0, 56.0))
+        .interactable(false)
+        .show(contexts.ctx_mut()?, |ui| {
+            ui.add(egui::Label::new(line).extend())
         });
     Ok(())
 }
