@@ -51,7 +51,9 @@
 //! start and publishes [`KeepsakeStatus`], `runner::save` captures, waits for the thumbnail
 //! (`thumbnail`), writes and reports, and `runner::load` and `runner::delete` do the same for
 //! theirs; `listing` refreshes [`SaveSlots`] in the background; `status` holds the two
-//! resources menus read. Every background part spawns on the task pool of `pool`; `store` opens
+//! resources menus read; the `rewind` folder keeps rewind points in memory and rewinds to them
+//! (after the runner in [`KeepsakeSystems::Jobs`], through the same capture cache as saves).
+//! Every background part spawns on the task pool of `pool`; `store` opens
 //! the slot store in `PreStartup`; `exit` is the last frame's path, through the same runner.
 
 mod commands;

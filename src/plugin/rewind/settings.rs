@@ -22,8 +22,8 @@ use std::time::Duration;
 #[derive(Resource, Clone, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, PartialEq, Default)]
 pub struct RewindSettings {
-    /// The most points the ring holds; the oldest goes when a new one would exceed it.
-    /// Default 60.
+    /// The most points the ring holds (at least one is kept); the oldest goes when a new one
+    /// would exceed it. Default 60.
     pub points: usize,
     /// Time ([`Time`], which stops while the game is paused) between points the ring takes by
     /// itself; `Duration::ZERO` (the default): only on request.
