@@ -100,6 +100,7 @@ mod header;
 mod limits;
 mod meta;
 mod options;
+mod seal;
 mod table;
 mod unchunk;
 
@@ -112,10 +113,13 @@ pub use decode::{
     DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,
     read_header, read_summary, read_thumbnail,
 };
+#[doc(hidden)]
+pub use encode::encode_with_fixed_nonce;
 pub use encode::{EncodedSave, encode, encode_cached};
 pub use error::{FormatError, Section};
-pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
+pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable};

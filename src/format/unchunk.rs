@@ -13,7 +13,7 @@
 use super::codec::Compression;
 use super::error::FormatError;
 use super::header::Header;
-use super::table::{ChunkEntry, ChunkTable, read_table};
+use super::table::{ChunkEntry, ChunkTable, TableCheck, read_table};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -21,15 +21,18 @@ use std::sync::OnceLock;
 /// Uncompressed bytes that justify one more thread.
 const BYTES_PER_THREAD: usize = 512 << 10;
 
-/// Verifies the chunk table and the chunks of the payload `buffer[payload]`, and returns the
-/// bundle's postcard bytes: in place when every chunk is stored as is (no copy), else in a new
-/// buffer of exactly the uncompressed length (already checked against the limits).
+/// Verifies the chunk table and the chunks of the version-2 payload `buffer[payload]` (which
+/// starts at file offset `offset`; a sealed one opened in place), and returns the bundle's
+/// postcard bytes: in place when every chunk is stored as is (no copy), else in a new buffer of
+/// exactly the uncompressed length (already checked against the limits).
 pub(crate) fn join_chunks<'a>(
     header: &Header,
     buffer: Cow<'a, [u8]>,
     payload: Range<usize>,
+    offset: u64,
 ) -> Result<(Cow<'a, [u8]>, Range<usize>), FormatError> {
-    let table = read_table(header, &buffer[payload.clone()], header.payload_offset())?;
+    let check = TableCheck::of(header);
+    let table = read_table(header, &buffer[payload.clone()], offset, check)?;
     let data = payload.start + table.table_len()..payload.end;
     if table.compressed() == 0 {
         let mut nothing = [0u8; 0];
