@@ -358,7 +358,11 @@ fn open_payload<'a>(
         Opening::Plain => return Ok((buffer, payload, header.payload_offset())),
         Opening::Sealed(key) => key,
     };
-    verify_crc(Section::Payload, header.payload_crc, &buffer[payload.clone()])?;
+    verify_crc(
+        Section::Payload,
+        header.payload_crc,
+        &buffer[payload.clone()],
+    )?;
     let (mut owned, payload) = match buffer {
         Cow::Owned(bytes) => (bytes, payload),
         Cow::Borrowed(bytes) => (bytes[payload.clone()].to_vec(), 0..payload.len()),

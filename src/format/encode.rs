@@ -7,11 +7,11 @@ use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header, SEALED_VERSION};
 use super::meta::SaveMeta;
-use super::seal::{NONCE_LEN, SEAL_OVERHEAD, SealKey, Sealing, random_nonce, seal};
 use super::options::{
     CompressWhen, EncodeOptions, PayloadLayout, SAMPLE_LEN, compression_pays, length_within,
     sample_compressed_len,
 };
+use super::seal::{NONCE_LEN, SEAL_OVERHEAD, SealKey, Sealing, random_nonce, seal};
 use std::io::Write;
 
 /// A save file encoded in memory, section by section, ready to be written. It borrows the

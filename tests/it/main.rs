@@ -20,6 +20,7 @@ mod format_chunks;
 mod format_corruption;
 mod format_hostile;
 mod format_roundtrip;
+mod format_seal;
 mod fuzz_corpus;
 mod plugin;
 mod plugin_thumbnails;
