@@ -36,4 +36,5 @@ mod snapshot_real_world;
 mod snapshot_roundtrip;
 mod store_faults;
 mod store_power_loss;
+mod store_seal;
 mod store_slots;
