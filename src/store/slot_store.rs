@@ -546,6 +546,7 @@ impl SlotStore {
                     generations: generations.len(),
                     file_len: summary.header.file_len(),
                     has_thumbnail: summary.header.thumbnail_len > 0,
+                    sealed: summary.header.is_sealed(),
                 })
         };
         match summarize(newest) {

@@ -1,7 +1,7 @@
 //! `keepsake verify <paths>…`: every file checked end to end, the others still checked after a
 //! damaged one.
 
-use crate::examine::examine;
+use crate::examine::{Seal, examine};
 use crate::folders::save_files;
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
@@ -25,13 +25,17 @@ struct FileResult {
     path: String,
     /// `ok`, `damaged` or `unreadable`.
     status: &'static str,
-    /// For a damaged file: `file`, `header`, `metadata`, `thumbnail`, `payload` or `ecs_blob`.
+    /// For a damaged file: `file`, `header`, `metadata`, `thumbnail`, `payload`, `seal` or
+    /// `ecs_blob`.
     section: Option<&'static str>,
     message: Option<String>,
+    /// For a sealed file: `checked` (with `--key`; a broken seal is damage in section `seal`)
+    /// or `unchecked` (without: its CRCs were checked, not its seal). Absent for unsealed files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal: Option<Seal>,
 }
 
-pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
-    let options = DecodeOptions::default();
+pub fn run(paths: &[PathBuf], options: &DecodeOptions, json: bool) -> Outcome {
     let mut report = Report {
         files: Vec::new(),
         checked: 0,
@@ -41,7 +45,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
     };
     for path in paths {
         for file in expand(path, &mut report) {
-            let result = check(&file, &options);
+            let result = check(&file, options);
             match result.status {
                 "damaged" => report.damaged += 1,
                 "unreadable" => report.unreadable += 1,
@@ -82,6 +86,7 @@ fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
                 status: "unreadable",
                 section: None,
                 message: Some(format!("cannot list the folder: {error}")),
+                seal: None,
             });
             Vec::new()
         }
@@ -96,21 +101,27 @@ fn check(path: &Path, options: &DecodeOptions) -> FileResult {
             status: "unreadable",
             section: None,
             message: Some(error.0.to_string()),
+            seal: None,
         },
-        Ok(examined) => match examined.damage {
-            None => FileResult {
-                path: path_text,
-                status: "ok",
-                section: None,
-                message: None,
-            },
-            Some(damage) => FileResult {
-                path: path_text,
-                status: "damaged",
-                section: Some(damage.section),
-                message: Some(damage.message),
-            },
-        },
+        Ok(examined) => {
+            let seal = (examined.seal != Seal::None).then_some(examined.seal);
+            match examined.damage {
+                None => FileResult {
+                    path: path_text,
+                    status: "ok",
+                    section: None,
+                    message: examined.seal.note().map(str::to_owned),
+                    seal,
+                },
+                Some(damage) => FileResult {
+                    path: path_text,
+                    status: "damaged",
+                    section: Some(damage.section),
+                    message: Some(damage.message),
+                    seal,
+                },
+            }
+        }
     }
 }
 
