@@ -36,7 +36,7 @@
 //! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings; v3: not encrypted, authenticated |
 //! | … | payload length | payload (v1) | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
 //! | payload + 0 | 12 | nonce (v3) | AES-256-GCM nonce, drawn at random for each file |
-//! | payload + 12 | payload length − 28 | sealed payload (v3) | a v2 payload (the rows below: chunk table, then chunks) encrypted with AES-256-GCM under the game's key and the nonce; associated data (authenticated, not encrypted): header bytes `0..24` ‖ metadata ‖ thumbnail. Once opened, the chunk table's own CRC is not checked (the tag covers it) and chunk offsets count from payload + 12 |
+//! | payload + 12 | payload length − 28 | sealed payload (v3) | a v2 payload (the rows below: chunk table, then chunks) encrypted with AES-256-GCM under the game's key and the nonce; associated data (authenticated, not encrypted): header bytes `0..24` ‖ metadata ‖ thumbnail. Once opened, the table's and the chunks' CRCs are not checked (the tag covers them; writers still fill them in) and chunk offsets count from payload + 12 |
 //! | payload + length − 16 | 16 | tag (v3) | AES-GCM authentication tag over the associated data and the ciphertext |
 //! | payload + 0 | 4 | chunk count `n` (v2) | `u32`; at most `uncompressed / 4096 + 16` |
 //! | payload + 4 + 13·i | 4 | chunk `i`: uncompressed length (v2) | `u32`, never `0` |
@@ -64,10 +64,11 @@
 //! payload CRC (v3: over the sealed payload; then the seal is opened in place, a wrong key or
 //! an edited byte being [`FormatError::SealBroken`], and the opened v2 payload is read on as
 //! below; v2: the chunk table fits the payload → the table's CRC → the chunk count within its
-//! bound → each entry's codec and lengths → the chunks add up to the header's lengths) → (v2,
-//! v3: each chunk's CRC, then its decompression into its own part of the output, on several
-//! threads for large payloads; a damaged chunk is [`FormatError::ChunkChecksumMismatch`] naming
-//! its index and file offset) → decompression into a buffer of exactly the announced size →
+//! bound → each entry's codec and lengths → the chunks add up to the header's lengths) → (v2:
+//! each chunk's CRC, a damaged chunk being [`FormatError::ChunkChecksumMismatch`] naming its
+//! index and file offset; v3 skips them, the seal having authenticated every byte; then each
+//! chunk's decompression into its own part of the output, on several threads for large
+//! payloads) → decompression into a buffer of exactly the announced size →
 //! postcard decoding that must consume every byte. Nothing is allocated from a length before
 //! that length passed its checks, and readers grow buffers as data arrives rather than trusting
 //! lengths. Listings ([`read_summary`], [`read_thumbnail`]) need no key: a sealed file's
