@@ -177,7 +177,9 @@ fn main() -> ExitCode {
         Command::Schema { file, output } => {
             commands::compat::schema(&file, output.as_deref(), options)
         }
-        Command::Compat { schema, folder } => commands::compat::run(&schema, &folder, json),
+        Command::Compat { schema, folder } => {
+            commands::compat::run(&schema, &folder, options, json)
+        }
     };
     outcome.into()
 }

@@ -217,8 +217,8 @@ struct Sealed<'s> {
 }
 
 /// Seals a chunked `payload` (table and chunks) into one part, `nonce | ciphertext | tag`, and
-/// makes `header` a version-3 header for it (its payload CRC over the sealed bytes, so that disk
-/// damage is found before the seal is checked).
+/// makes `header` a version-3 header for it (its payload CRC over the sealed bytes, so that a
+/// reader tells disk damage from a broken seal).
 fn seal_payload<'a>(
     header: &mut Header,
     payload: ChunkedPayload<'a>,

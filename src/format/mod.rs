@@ -61,9 +61,10 @@
 //! the seal against the options: a sealed file needs a key ([`FormatError::SealedNeedsKey`]), an
 //! unsealed one is refused by a reader with a key unless it accepts them
 //! ([`FormatError::UnsealedRefused`], [`UnsealedSaves`]) → metadata CRC → thumbnail CRC →
-//! payload CRC (v3: over the sealed payload; then the seal is opened in place, a wrong key or
-//! an edited byte being [`FormatError::SealBroken`], and the opened v2 payload is read on as
-//! below; v2: the chunk table fits the payload → the table's CRC → the chunk count within its
+//! payload (v3: the seal is opened in place; when it does not open, the payload CRC, checked
+//! only then, tells disk damage ([`FormatError::ChecksumMismatch`]) from an edited byte or a
+//! wrong key ([`FormatError::SealBroken`]); the opened v2 payload is read on as below. v1: its
+//! CRC. v2: the chunk table fits the payload → the table's CRC → the chunk count within its
 //! bound → each entry's codec and lengths → the chunks add up to the header's lengths) → (v2:
 //! each chunk's CRC, a damaged chunk being [`FormatError::ChunkChecksumMismatch`] naming its
 //! index and file offset; v3 skips them, the seal having authenticated every byte; then each

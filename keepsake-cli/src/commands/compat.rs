@@ -67,7 +67,7 @@ fn recorded_schema(path: &Path, options: &DecodeOptions) -> Result<SaveSchema, S
 }
 
 /// `keepsake compat <schema file> <folder>`.
-pub fn run(schema_file: &Path, folder: &Path, json: bool) -> Outcome {
+pub fn run(schema_file: &Path, folder: &Path, options: &DecodeOptions, json: bool) -> Outcome {
     let schema = match SaveSchema::read_file(schema_file) {
         Ok(schema) => schema,
         Err(error) => {
@@ -75,7 +75,7 @@ pub fn run(schema_file: &Path, folder: &Path, json: bool) -> Outcome {
             return Outcome::Trouble;
         }
     };
-    let report = compat::check_folder(&schema, folder);
+    let report = compat::check_folder_opened(&schema, folder, options);
     if json {
         print_json(&Json::of(&report));
     } else {
