@@ -102,9 +102,10 @@ fn the_sealed_seeds_open_once_resealed_and_the_real_one_opens_as_is() {
         .collect();
     assert!(sealed.len() >= 3, "{} sealed seeds", sealed.len());
     for (path, bytes) in sealed {
-        let input = match path.to_string_lossy().contains("open") {
-            true => crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY).unwrap(),
-            false => bytes.clone(),
+        let input = if path.to_string_lossy().contains("open") {
+            crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY).unwrap()
+        } else {
+            bytes.clone()
         };
         let decoded = format::decode(&input, &fuzz_key());
         assert!(decoded.is_ok(), "{}: {decoded:?}", path.display());
