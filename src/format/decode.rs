@@ -325,8 +325,8 @@ fn decode_payload(
     payload: Range<usize>,
 ) -> Result<SaveBundle, FormatError> {
     if header.version >= 2 {
-        let (buffer, chunked, offset) = open_payload(header, seal, buffer, payload)?;
-        let (raw, range) = join_chunks(header, buffer, chunked, offset)?;
+        let chunked = open_payload(header, seal, buffer, payload)?;
+        let (raw, range) = join_chunks(header, chunked.buffer, chunked.range, chunked.offset)?;
         return decode_bundle(raw, range);
     }
     verify_crc(
@@ -353,9 +353,15 @@ fn open_payload<'a>(
     (opening, associated): (Opening, &[u8]),
     buffer: Cow<'a, [u8]>,
     payload: Range<usize>,
-) -> Result<(Cow<'a, [u8]>, Range<usize>, u64), FormatError> {
+) -> Result<ChunkedPayload<'a>, FormatError> {
     let key = match opening {
-        Opening::Plain => return Ok((buffer, payload, header.payload_offset())),
+        Opening::Plain => {
+            return Ok(ChunkedPayload {
+                buffer,
+                range: payload,
+                offset: header.payload_offset(),
+            });
+        }
         Opening::Sealed(key) => key,
     };
     verify_crc(
@@ -368,9 +374,20 @@ fn open_payload<'a>(
         Cow::Borrowed(bytes) => (bytes[payload.clone()].to_vec(), 0..payload.len()),
     };
     let text = open_in_place(&key, associated, &mut owned[payload.clone()])?;
-    let chunked = payload.start + text.start..payload.start + text.end;
-    let offset = header.payload_offset() + NONCE_LEN as u64;
-    Ok((Cow::Owned(owned), chunked, offset))
+    Ok(ChunkedPayload {
+        buffer: Cow::Owned(owned),
+        range: payload.start + text.start..payload.start + text.end,
+        offset: header.payload_offset() + NONCE_LEN as u64,
+    })
+}
+
+/// A version-2 payload (chunk table, then chunks) ready to be read: `buffer[range]`, whose first
+/// byte is at file offset `offset` (a sealed payload's opened ciphertext is, byte for byte, where
+/// its plaintext is read from).
+struct ChunkedPayload<'a> {
+    buffer: Cow<'a, [u8]>,
+    range: Range<usize>,
+    offset: u64,
 }
 
 /// The verified chunk table of a whole file held in memory, `None` for a version-1 file (one
@@ -393,8 +410,9 @@ pub fn read_chunk_table(
     );
     let payload = at(header.payload_offset(), header.payload_len);
     let seal = (opening, &associated[..]);
-    let (buffer, chunked, offset) = open_payload(&header, seal, Cow::Borrowed(bytes), payload)?;
-    read_table(&header, &buffer[chunked], offset, TableCheck::of(&header)).map(Some)
+    let chunked = open_payload(&header, seal, Cow::Borrowed(bytes), payload)?;
+    let table = &chunked.buffer[chunked.range];
+    read_table(&header, table, chunked.offset, TableCheck::of(&header)).map(Some)
 }
 
 /// [`SaveBundle`]'s postcard layout with the snapshot blob borrowed from the buffer, so that an
