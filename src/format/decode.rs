@@ -63,9 +63,7 @@ impl DecodeOptions {
         self.limits = limits;
         self
     }
-}
 
-impl DecodeOptions {
     /// The key sealed files are opened with (default [`Sealing::Off`]).
     #[must_use]
     pub fn seal(mut self, seal: Sealing) -> Self {
