@@ -218,7 +218,7 @@ pub enum FormatError {
     /// A sealed file's seal does not verify: it was edited after it was sealed (the payload,
     /// or the header, metadata or thumbnail the seal covers), or sealed with another key.
     #[error(
-        "the save's seal is broken: {what}; it was not loaded (a slot loads its newest intact backup instead)"
+        "the save's seal is broken: {what}; its payload was not read (a game loads the slot's newest intact backup instead)"
     )]
     SealBroken {
         /// What the seal covers and what may have changed, in words.

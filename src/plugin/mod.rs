@@ -220,9 +220,9 @@ impl KeepsakePlugin {
     /// the game sealed its saves) are refused unless [`unsealed_saves`](Self::unsealed_saves)
     /// accepts them.
     ///
-    /// The key is in the game's binary: this stops casual editing and saves copied between
-    /// players of different games, not a player with a debugger (see the README's "Sealed
-    /// saves").
+    /// The key is in the game's binary: this stops casual editing, and with a key bound to
+    /// the player ([`SealKey::bound_to`]) saves copied between players; not a player with a
+    /// debugger (see the README's "Sealed saves").
     #[must_use]
     pub fn seal(mut self, key: SealKey) -> Self {
         self.store.encode.seal = Sealing::Key(key);
