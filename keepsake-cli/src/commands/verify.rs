@@ -5,7 +5,7 @@ use crate::examine::{Seal, examine};
 use crate::folders::save_files;
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
-use bevy_keepsake::format::DecodeOptions;
+use bevy_keepsake::format::{DecodeOptions, Sealing};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,8 @@ struct FileResult {
     section: Option<&'static str>,
     message: Option<String>,
     /// For a sealed file: `checked` (with `--key`; a broken seal is damage in section `seal`)
-    /// or `unchecked` (without: its CRCs were checked, not its seal). Absent for unsealed files.
+    /// or `unchecked` (without: its CRCs were checked, not its seal). With `--key`, `none` for
+    /// an unsealed file. Otherwise absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<Seal>,
 }
@@ -93,6 +94,10 @@ fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
     }
 }
 
+/// What `verify --key` says of an intact file that is not sealed.
+const NOT_SEALED: &str =
+    "not sealed (a game that seals its saves loads it only if it accepts unsealed saves)";
+
 fn check(path: &Path, options: &DecodeOptions) -> FileResult {
     let path_text = path.display().to_string();
     match examine(path, options) {
@@ -104,13 +109,19 @@ fn check(path: &Path, options: &DecodeOptions) -> FileResult {
             seal: None,
         },
         Ok(examined) => {
-            let seal = (examined.seal != Seal::None).then_some(examined.seal);
+            // With `--key` the seal is what is being checked: an unsealed file says so.
+            let keyed = options.seal != Sealing::Off && examined.header.is_some();
+            let seal = (examined.seal != Seal::None || keyed).then_some(examined.seal);
+            let note = match examined.seal {
+                Seal::None if keyed => Some(NOT_SEALED),
+                seal => seal.note(),
+            };
             match examined.damage {
                 None => FileResult {
                     path: path_text,
                     status: "ok",
                     section: None,
-                    message: examined.seal.note().map(str::to_owned),
+                    message: note.map(str::to_owned),
                     seal,
                 },
                 Some(damage) => FileResult {

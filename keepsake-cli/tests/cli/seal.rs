@@ -153,6 +153,11 @@ fn verify_checks_crcs_without_the_key_and_the_seal_with_it() {
         status_of(&json, &newest.file_name().unwrap().to_string_lossy())["status"],
         "ok"
     );
+    let quick = store.path_of(SlotId::Quick, 1);
+    let quick = status_of(&json, &quick.file_name().unwrap().to_string_lossy());
+    assert_eq!(quick["status"], "ok");
+    assert_eq!(quick["seal"], "none");
+    assert!(quick["message"].as_str().unwrap().starts_with("not sealed"));
 
     // A wrong key breaks every sealed file's seal; the unsealed quicksave still verifies.
     let wrong = KEY_HEX.replace("00", "01");
