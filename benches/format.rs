@@ -11,7 +11,7 @@ mod game_world;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
     self, ChunkCache, CompressWhen, DecodeOptions, EncodeOptions, PayloadLayout, SaveBundle,
-    WorldState,
+    SealKey, Sealing, WorldState,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -237,12 +237,67 @@ fn chunked(c: &mut Criterion) {
     group.finish();
 }
 
+/// Sealed saves (format version 3) against unsealed ones, without the disk: what a save's pool
+/// part encodes after 1 % of the world changed (chunk cache warm, as the store keeps it), and
+/// what a load decodes from the file's own buffer (`decode_owned`, as the store reads).
+fn sealed(c: &mut Criterion) {
+    let mut group = c.benchmark_group("format_sealed");
+    group.sample_size(30);
+    let key = Sealing::Key(SealKey::from_bytes([0x5E; 32]));
+    for (label, base) in [
+        ("1MB", fixtures::bundle(1 << 20, 1)),
+        ("1MB_world", world_bundle(1 << 20)),
+    ] {
+        let mut next = base.clone();
+        next.world.ecs_blob = one_percent_changed(&base.world.ecs_blob, 7);
+        let meta = fixtures::meta(SlotId::Auto(0), 1);
+        for (name, seal) in [("unsealed", Sealing::Off), ("sealed", key)] {
+            let options = EncodeOptions {
+                seal,
+                ..Default::default()
+            };
+            let warm = || {
+                let cache = ChunkCache::new();
+                format::encode_cached(&meta, &base, &options, &cache).unwrap();
+                cache
+            };
+            group.bench_function(
+                BenchmarkId::new(format!("{name}_encode_1pct"), label),
+                |b| {
+                    b.iter_batched(
+                        warm,
+                        |cache| {
+                            format::encode_cached(black_box(&meta), &next, &options, &cache)
+                                .unwrap()
+                        },
+                        criterion::BatchSize::PerIteration,
+                    )
+                },
+            );
+            let bytes = format::encode(&meta, &next, &options).unwrap().to_vec();
+            let reading = DecodeOptions::new().seal(seal);
+            group.bench_function(
+                BenchmarkId::new(format!("{name}_decode_owned"), label),
+                |b| {
+                    b.iter_batched(
+                        || bytes.clone(),
+                        |bytes| format::decode_owned(bytes, &reading).unwrap(),
+                        criterion::BatchSize::LargeInput,
+                    )
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     serialization,
     compression,
     checksum,
     encode_decode,
-    chunked
+    chunked,
+    sealed
 );
 criterion_main!(benches);

@@ -9,7 +9,7 @@ mod game_world;
 
 use bevy::tasks::{AsyncComputeTaskPool, TaskPool, block_on};
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, CompressWhen, EncodeOptions, SaveBundle, WorldState};
+use bevy_keepsake::format::{self, CompressWhen, EncodeOptions, SaveBundle, SealKey, WorldState};
 use bevy_keepsake::store::{SlotLayout, SlotStore, StoreConfig};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::fs::{self, File};
@@ -96,8 +96,33 @@ fn save_load_cycle(c: &mut Criterion) {
             })
         });
         lz4_always_cycle(&mut group, label, &bundle);
+        if label.starts_with("1MB") {
+            sealed_cycle(&mut group, label, &bundle);
+        }
     }
     group.finish();
+}
+
+/// The same save and load through a store that seals its saves (AES-256-GCM), beside the
+/// unsealed `full_save` and `full_load` of the same bundle in the same run: the target
+/// is a sealed 1 MB save and load within 1.2× of the unsealed ones.
+fn sealed_cycle(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: &str,
+    bundle: &SaveBundle,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let key = SealKey::from_bytes([0x5E; 32]);
+    let store = SlotStore::open(StoreConfig::new(dir.path()).seal(key)).unwrap();
+    let slot = SlotId::Manual(0);
+    let meta = fixtures::meta(slot, 1);
+    group.bench_function(BenchmarkId::new("sealed_full_save", label), |b| {
+        b.iter(|| store.save(slot, meta.clone(), bundle).unwrap())
+    });
+    store.save(slot, meta.clone(), bundle).unwrap();
+    group.bench_function(BenchmarkId::new("sealed_full_load", label), |b| {
+        b.iter(|| store.load(slot).unwrap())
+    });
 }
 
 /// The same save and load with LZ4 on every payload (the behaviour before the codec choice),

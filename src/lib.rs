@@ -35,6 +35,7 @@ pub mod ui;
 /// The types most games use. Generic names (`Job`, `Playtime`, `Toasts`) stay in their modules.
 pub mod prelude {
     pub use crate::SlotId;
+    pub use crate::format::{SealKey, UnsealedSaves};
     pub use crate::plugin::{
         AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
         KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, RewindCompleted,

@@ -6,6 +6,10 @@
 //! then the `ecs_blob`: its hash against `state_hash` and its table (see
 //! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
+//!
+//! A sealed file (format version 3) read without `--key` is checked as far as it can be: its
+//! header, and each section's CRC (the payload's over the sealed bytes); its seal and its
+//! payload's content are not ([`Seal::Unchecked`]).
 
 use crate::text;
 use bevy_keepsake::format::{
@@ -21,7 +25,7 @@ use std::path::Path;
 /// Where a file is damaged and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Damage {
-    /// `file`, `header`, `metadata`, `thumbnail`, `payload` or `ecs_blob`.
+    /// `file`, `header`, `metadata`, `thumbnail`, `payload`, `seal` or `ecs_blob`.
     pub section: &'static str,
     pub message: String,
 }
@@ -77,8 +81,43 @@ pub struct ChunkChecks {
     pub damaged: Vec<usize>,
 }
 
+/// Whether a file is sealed, and whether its seal was checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seal {
+    /// Not sealed (format versions 1 and 2), or not known (the header is damaged).
+    None,
+    /// Sealed, and the seal was checked with `--key` (see the damage for the outcome).
+    Checked,
+    /// Sealed, read without `--key`: the payload was not opened.
+    Unchecked,
+}
+
+impl Seal {
+    /// What the reports say about a sealed file (`None` for an unsealed one: nothing to say).
+    pub fn note(self) -> Option<&'static str> {
+        match self {
+            Seal::None => None,
+            Seal::Checked => Some("sealed, seal checked with --key"),
+            Seal::Unchecked => Some("sealed, seal not checked (pass --key to open the payload)"),
+        }
+    }
+}
+
+/// What `dump` and `diff` say of a sealed file read without `--key`.
+pub fn needs_key(path: &Path) -> String {
+    format!(
+        "{} is a sealed save: its values are encrypted under the game's seal key; pass --key \
+         <64 hex digits, or a file holding the key> (its header and metadata read without it: \
+         see `keepsake inspect`)",
+        path.display()
+    )
+}
+
 /// Everything learned about one file.
 pub struct Examined {
+    /// Whether the file is sealed and its seal was checked.
+    pub seal: Seal,
     pub file_len: u64,
     /// The verified header, if it is intact.
     pub header: Option<Header>,
@@ -118,6 +157,7 @@ pub fn examine(path: &Path, options: &DecodeOptions) -> Result<Examined, Unreada
     match read_bounded(path, options).map_err(Unreadable)? {
         Contents::Bytes(bytes) => Ok(examine_bytes(&bytes, options)),
         Contents::TooLarge(len) => Ok(Examined {
+            seal: Seal::None,
             file_len: len,
             header: None,
             sections: Vec::new(),
@@ -147,26 +187,60 @@ pub fn examine_bytes(bytes: &[u8], options: &DecodeOptions) -> Examined {
     let sections = header
         .map(|h| section_checks(&h, bytes))
         .unwrap_or_default();
-    let meta = format::read_summary(&mut &bytes[..], options)
-        .ok()
-        .map(|summary| summary.meta);
-    let (save, damage) = match format::decode(bytes, options) {
+    let summary = format::read_summary(&mut &bytes[..], options);
+    let (seal, save, damage) = match format::decode(bytes, options) {
         Ok(save) => {
             let damage = blob_damage(&save);
-            (Some(save), damage)
+            (seal_of(header), Some(save), damage)
         }
-        Err(error) => (None, Some(Damage::from_format(&error))),
+        Err(FormatError::SealedNeedsKey) => {
+            let damage = keyless_damage(summary.as_ref().err(), &sections);
+            (Seal::Unchecked, None, damage)
+        }
+        Err(error) => (seal_of(header), None, Some(Damage::from_format(&error))),
     };
+    let meta = summary.ok().map(|summary| summary.meta);
     let meta = save.as_ref().map(|s| s.meta.clone()).or(meta);
+    let chunks = chunk_checks(bytes, header, save.is_some(), options);
     Examined {
+        seal,
         file_len: bytes.len() as u64,
         header,
         sections,
-        chunks: chunk_checks(bytes, options),
+        chunks,
         meta,
         save,
         damage,
     }
+}
+
+fn seal_of(header: Option<Header>) -> Seal {
+    match header {
+        Some(header) if header.is_sealed() => Seal::Checked,
+        _ => Seal::None,
+    }
+}
+
+/// The damage of a sealed file read without its key: its metadata's (the summary's error, which
+/// covers the header too), then the first section whose CRC does not match.
+fn keyless_damage(summary: Option<&FormatError>, sections: &[SectionCheck]) -> Option<Damage> {
+    if let Some(error) = summary {
+        return Some(Damage::from_format(error));
+    }
+    let damaged = sections.iter().find(|section| !section.crc_ok())?;
+    let message = match damaged.crc_computed {
+        None => "the file ends before this section does".to_owned(),
+        Some(computed) => format!(
+            "checksum mismatch: stored {:#010X}, computed {computed:#010X}; the file is damaged",
+            damaged.crc_stored
+        ),
+    };
+    let section = if damaged.name == "thumbnail" {
+        "thumbnail"
+    } else {
+        "payload"
+    };
+    Some(Damage::new(section, message))
 }
 
 fn blob_damage(save: &DecodedSave) -> Option<Damage> {
@@ -186,8 +260,19 @@ fn blob_damage(save: &DecodedSave) -> Option<Damage> {
         .map(|error| Damage::new("ecs_blob", error))
 }
 
-/// Each chunk of a version-2 file checked against its CRC, when the chunk table is intact.
-fn chunk_checks(bytes: &[u8], options: &DecodeOptions) -> Option<ChunkChecks> {
+/// Each chunk of a version-2 file checked against its CRC, when the chunk table is intact. A
+/// sealed file's chunks are encrypted in the file: they are listed once the whole file decoded
+/// (which checked each chunk's CRC after opening the seal), not otherwise.
+fn chunk_checks(
+    bytes: &[u8],
+    header: Option<Header>,
+    decoded: bool,
+    options: &DecodeOptions,
+) -> Option<ChunkChecks> {
+    let sealed = header?.is_sealed();
+    if sealed && !decoded {
+        return None;
+    }
     let table = format::read_chunk_table(bytes, options).ok()??;
     // The table was checked against the file's length: every chunk lies within `bytes`.
     let damaged = table
@@ -195,7 +280,8 @@ fn chunk_checks(bytes: &[u8], options: &DecodeOptions) -> Option<ChunkChecks> {
         .enumerate()
         .filter(|(_, (offset, chunk))| {
             let start = *offset as usize;
-            crc32fast::hash(&bytes[start..start + chunk.stored_len as usize]) != chunk.crc
+            !sealed
+                && crc32fast::hash(&bytes[start..start + chunk.stored_len as usize]) != chunk.crc
         })
         .map(|(index, _)| index)
         .collect();
@@ -257,6 +343,12 @@ fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
                 header.payload_len,
                 header.payload_crc,
             ),
+            _ if header.is_sealed() => check(
+                "sealed payload",
+                header.payload_offset(),
+                header.payload_len,
+                header.payload_crc,
+            ),
             _ => check(
                 "chunk table",
                 header.payload_offset(),
@@ -292,6 +384,9 @@ pub fn format_section(error: &FormatError) -> &'static str {
         | FormatError::InvalidChunkTable { .. }
         | FormatError::ChunkChecksumMismatch { .. }
         | FormatError::ChunkDecompress { .. } => "payload",
+        FormatError::SealBroken { .. }
+        | FormatError::SealedNeedsKey
+        | FormatError::UnsealedRefused => "seal",
         _ => "file",
     }
 }

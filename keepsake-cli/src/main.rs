@@ -8,9 +8,11 @@ mod commands;
 mod examine;
 mod folders;
 mod output;
+mod seal;
 mod text;
 mod views;
 
+use bevy_keepsake::format::SealKey;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +35,12 @@ struct Cli {
     /// Print JSON instead of tables (one document on stdout, for scripts).
     #[arg(long, global = true)]
     json: bool,
+
+    /// The game's seal key, to open sealed saves (format version 3): 64 hexadecimal digits, or
+    /// a file holding them (or the 32 bytes). Without it a sealed save's header and metadata
+    /// are read and checked, its payload is not; with it `verify` checks the seal.
+    #[arg(long, global = true, value_name = "HEX|FILE", value_parser = seal::parse_key)]
+    key: Option<SealKey>,
 
     #[command(subcommand)]
     command: Command,
@@ -136,6 +144,8 @@ fn main() -> ExitCode {
     // clap exits with 2 on usage errors, as documented.
     let cli = Cli::parse();
     let json = cli.json;
+    let options = seal::decode_options(cli.key);
+    let options = &options;
     let outcome = match cli.command {
         Command::List { folder } => commands::list::run(&folder, json),
         Command::Inspect {
@@ -146,7 +156,7 @@ fn main() -> ExitCode {
             layouts,
         } => {
             let values = values.then_some(commands::inspect::ValueCaps { rows, bytes });
-            commands::inspect::run(&file, values, layouts, json)
+            commands::inspect::run(&file, values, layouts, options, json)
         }
         Command::Dump {
             file,
@@ -159,13 +169,17 @@ fn main() -> ExitCode {
                 entity,
                 rows,
             };
-            commands::dump::run(&file, &filter, json)
+            commands::dump::run(&file, &filter, options, json)
         }
-        Command::Verify { paths } => commands::verify::run(&paths, json),
+        Command::Verify { paths } => commands::verify::run(&paths, options, json),
         Command::Thumbnail { file, output } => commands::thumbnail::run(&file, &output, json),
-        Command::Diff { a, b } => commands::diff::run(&a, &b, json),
-        Command::Schema { file, output } => commands::compat::schema(&file, output.as_deref()),
-        Command::Compat { schema, folder } => commands::compat::run(&schema, &folder, json),
+        Command::Diff { a, b } => commands::diff::run(&a, &b, options, json),
+        Command::Schema { file, output } => {
+            commands::compat::schema(&file, output.as_deref(), options)
+        }
+        Command::Compat { schema, folder } => {
+            commands::compat::run(&schema, &folder, options, json)
+        }
     };
     outcome.into()
 }

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/seal.rs"]
+mod seal;
 
 #[derive(Component, Reflect, Default)]
 struct Health(f32);

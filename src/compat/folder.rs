@@ -10,16 +10,28 @@ use std::io::Read;
 use std::path::Path;
 
 /// Checks every save file in `folder` (`*.ksav` in it and in its sub-folders: every slot and
-/// generation of a profile, or of every profile of a save root) against `schema`.
+/// generation of a profile, or of every profile of a save root) against `schema`. Sealed saves
+/// need their key: see [`check_folder_opened`].
 pub fn check_folder(schema: &SaveSchema, folder: impl AsRef<Path>) -> CompatReport {
-    check_folder_with(schema, folder.as_ref(), |_| Ok(()))
+    check_folder_opened(schema, folder, &DecodeOptions::default())
 }
 
-/// [`check_folder`], running `also` on each save whose snapshot reads (the test helper's
+/// [`check_folder`], reading the saves with `options` (the key of sealed saves: `keepsake
+/// compat --key`).
+pub fn check_folder_opened(
+    schema: &SaveSchema,
+    folder: impl AsRef<Path>,
+    options: &DecodeOptions,
+) -> CompatReport {
+    check_folder_with(schema, folder.as_ref(), options, |_| Ok(()))
+}
+
+/// [`check_folder_opened`], running `also` on each save whose snapshot reads (the test helper's
 /// decode with the game's types); its error is the save's `load_error`.
 pub(super) fn check_folder_with(
     schema: &SaveSchema,
     folder: &Path,
+    options: &DecodeOptions,
     mut also: impl FnMut(&WorldState) -> Result<(), String>,
 ) -> CompatReport {
     let mut report = CompatReport {
@@ -42,7 +54,7 @@ pub(super) fn check_folder_with(
             columns: Vec::new(),
             load_error: None,
         };
-        match read_world(&path).and_then(|world| {
+        match read_world(&path, options).and_then(|world| {
             let columns = check_blob(schema, &world.ecs_blob).map_err(|e| e.to_string())?;
             Ok((world, columns))
         }) {
@@ -58,8 +70,7 @@ pub(super) fn check_folder_with(
 }
 
 /// The world snapshot of a save file, its checksums and hash verified.
-fn read_world(path: &Path) -> Result<WorldState, String> {
-    let options = DecodeOptions::default();
+fn read_world(path: &Path, options: &DecodeOptions) -> Result<WorldState, String> {
     let max = options.limits.max_file_len();
     // A FIFO would block the open, a device never ends: only regular files are read.
     if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
@@ -74,7 +85,7 @@ fn read_world(path: &Path) -> Result<WorldState, String> {
     if bytes.len() as u64 > max {
         return Err(format!("larger than any save ({max} bytes)"));
     }
-    let world = format::decode(&bytes, &options)
+    let world = format::decode(&bytes, options)
         .map_err(|e| e.to_string())?
         .bundle
         .world;

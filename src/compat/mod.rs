@@ -38,6 +38,6 @@ pub use crate::snapshot::schema::file::{
     Encoding, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaFileError, SchemaType,
 };
 pub use check::{ColumnCheck, Verdict, check_blob};
-pub use folder::check_folder;
+pub use folder::{check_folder, check_folder_opened};
 pub use game::{WRITE_SCHEMA_VAR, assert_kept_saves_load, assert_schema_file, check_kept_saves};
 pub use report::{CompatReport, SaveCheck};

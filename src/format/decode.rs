@@ -10,7 +10,8 @@ use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
-use super::table::{ChunkTable, read_table};
+use super::seal::{NONCE_LEN, SealKey, Sealing, UnsealedSaves, open_in_place};
+use super::table::{ChunkTable, TableCheck, read_table};
 use super::unchunk::join_chunks;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -19,25 +20,35 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
 /// How every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
-/// [`read_thumbnail`]) reads a file: today the size [`Limits`] it accepts.
+/// [`read_thumbnail`]) reads a file: the size [`Limits`] it accepts, and the key it opens
+/// sealed saves with.
 ///
 /// Built with [`DecodeOptions::new`] (or [`Default`]) and its builder methods, so that options
-/// added later (such as a key for sealed saves) change no reading function's signature and no
-/// caller that does not set them.
+/// added later change no reading function's signature and no caller that does not set them.
 ///
 /// ```
-/// use bevy_keepsake::format::{DecodeOptions, Limits};
+/// use bevy_keepsake::format::{DecodeOptions, Limits, SealKey, Sealing, UnsealedSaves};
 ///
 /// let limits = Limits { max_payload_uncompressed: 64 << 20, ..Limits::default() };
 /// let options = DecodeOptions::new().limits(limits);
 /// assert_eq!(options.limits, limits);
 /// assert_eq!(DecodeOptions::default(), DecodeOptions::from(Limits::default()));
+///
+/// let sealed = DecodeOptions::new().seal(Sealing::Key(SealKey::from_bytes([7; 32])));
+/// assert_eq!(sealed.unsealed, UnsealedSaves::Refuse);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DecodeOptions {
     /// The largest sections accepted, checked before anything is allocated for them.
     pub limits: Limits,
+    /// The key sealed files are opened with ([`Sealing::Off`]: none; their header and metadata
+    /// still read, for listings, but their payload does not).
+    pub seal: Sealing,
+    /// With a key: whether unsealed files are read or refused ([`FormatError::UnsealedRefused`]).
+    /// Without a key unsealed files are always read. Listings read unsealed files' metadata
+    /// either way.
+    pub unsealed: UnsealedSaves,
 }
 
 impl DecodeOptions {
@@ -52,6 +63,39 @@ impl DecodeOptions {
         self.limits = limits;
         self
     }
+
+    /// The key sealed files are opened with (default [`Sealing::Off`]).
+    #[must_use]
+    pub fn seal(mut self, seal: Sealing) -> Self {
+        self.seal = seal;
+        self
+    }
+
+    /// What a reader with a key does with unsealed files (default [`UnsealedSaves::Refuse`]).
+    #[must_use]
+    pub fn unsealed(mut self, unsealed: UnsealedSaves) -> Self {
+        self.unsealed = unsealed;
+        self
+    }
+
+    /// How the payload of a file with `header` is read under these options, or why it is not.
+    fn opening(&self, header: &Header) -> Result<Opening, FormatError> {
+        match (header.is_sealed(), self.seal, self.unsealed) {
+            (true, Sealing::Key(key), _) => Ok(Opening::Sealed(key)),
+            (true, Sealing::Off, _) => Err(FormatError::SealedNeedsKey),
+            (false, Sealing::Key(_), UnsealedSaves::Refuse) => Err(FormatError::UnsealedRefused),
+            (false, _, _) => Ok(Opening::Plain),
+        }
+    }
+}
+
+/// How a payload the options allow to read is read.
+#[derive(Clone, Copy)]
+enum Opening {
+    /// As stored (versions 1 and 2).
+    Plain,
+    /// Opened with the key first (version 3).
+    Sealed(SealKey),
 }
 
 impl From<Limits> for DecodeOptions {
@@ -149,14 +193,14 @@ pub fn decode_owned(bytes: Vec<u8>, options: &DecodeOptions) -> Result<DecodedSa
 
 fn decode_file(bytes: Cow<'_, [u8]>, options: &DecodeOptions) -> Result<DecodedSave, FormatError> {
     let header = check_whole_file(&bytes, options)?;
+    let opening = options.opening(&header)?;
     let range = |start: u64, len: u32| start as usize..(start + u64::from(len)) as usize;
-    let (meta, thumbnail) = decode_meta_and_thumbnail(
-        &header,
-        &bytes[range(header.meta_offset(), header.meta_len)],
-        &bytes[range(header.thumbnail_offset(), header.thumbnail_len)],
-    )?;
+    let meta_bytes = &bytes[range(header.meta_offset(), header.meta_len)];
+    let thumbnail_bytes = &bytes[range(header.thumbnail_offset(), header.thumbnail_len)];
+    let (meta, thumbnail) = decode_meta_and_thumbnail(&header, meta_bytes, thumbnail_bytes)?;
+    let associated = associated_data(&header, meta_bytes, thumbnail_bytes);
     let payload = range(header.payload_offset(), header.payload_len);
-    let bundle = decode_payload(&header, bytes, payload)?;
+    let bundle = decode_payload(&header, (opening, &associated), bytes, payload)?;
     Ok(DecodedSave {
         header,
         meta: SaveMeta { thumbnail, ..meta },
@@ -201,6 +245,7 @@ pub fn decode_from<R: Read>(
     options: &DecodeOptions,
 ) -> Result<DecodedSave, FormatError> {
     let header = read_checked_header(reader, options)?;
+    let opening = options.opening(&header)?;
     let meta = read_section(
         reader,
         header.meta_len,
@@ -227,9 +272,11 @@ pub fn decode_from<R: Read>(
             expected_len: header.file_len(),
         });
     }
+    let associated = associated_data(&header, &meta, &thumbnail);
     let (meta, thumbnail) = decode_meta_and_thumbnail(&header, &meta, &thumbnail)?;
     let payload_len = payload.len();
-    let bundle = decode_payload(&header, Cow::Owned(payload), 0..payload_len)?;
+    let seal = (opening, &associated[..]);
+    let bundle = decode_payload(&header, seal, Cow::Owned(payload), 0..payload_len)?;
     Ok(DecodedSave {
         header,
         meta: SaveMeta { thumbnail, ..meta },
@@ -258,14 +305,26 @@ fn decode_meta_and_thumbnail(
     Ok((meta, (!thumbnail.is_empty()).then(|| thumbnail.to_vec())))
 }
 
-/// Verifies, decompresses and decodes the payload, which is `buffer[payload]`.
+/// What a seal authenticates besides the payload: the header's fixed fields, the metadata and
+/// the thumbnail, as stored (empty for an unsealed file: nothing is copied).
+fn associated_data(header: &Header, meta: &[u8], thumbnail: &[u8]) -> Vec<u8> {
+    if !header.is_sealed() {
+        return Vec::new();
+    }
+    [&header.sealed_fields()[..], meta, thumbnail].concat()
+}
+
+/// Verifies, opens (when sealed), decompresses and decodes the payload, which is
+/// `buffer[payload]`; `seal` is how it is opened and the seal's associated data.
 fn decode_payload(
     header: &Header,
+    seal: (Opening, &[u8]),
     buffer: Cow<'_, [u8]>,
     payload: Range<usize>,
 ) -> Result<SaveBundle, FormatError> {
     if header.version >= 2 {
-        let (raw, range) = join_chunks(header, buffer, payload)?;
+        let chunked = open_payload(header, seal, buffer, payload)?;
+        let (raw, range) = join_chunks(header, chunked.buffer, chunked.range, chunked.offset)?;
         return decode_bundle(raw, range);
     }
     verify_crc(
@@ -284,8 +343,54 @@ fn decode_payload(
     }
 }
 
+/// The chunked (version-2 layout) payload within `buffer[payload]`, with its file offset: the
+/// payload itself when unsealed; when sealed, its CRC verified (so that disk damage reads as
+/// damage, not as a broken seal), then opened in place (an owned buffer is not copied).
+fn open_payload<'a>(
+    header: &Header,
+    (opening, associated): (Opening, &[u8]),
+    buffer: Cow<'a, [u8]>,
+    payload: Range<usize>,
+) -> Result<ChunkedPayload<'a>, FormatError> {
+    let key = match opening {
+        Opening::Plain => {
+            return Ok(ChunkedPayload {
+                buffer,
+                range: payload,
+                offset: header.payload_offset(),
+            });
+        }
+        Opening::Sealed(key) => key,
+    };
+    verify_crc(
+        Section::Payload,
+        header.payload_crc,
+        &buffer[payload.clone()],
+    )?;
+    let (mut owned, payload) = match buffer {
+        Cow::Owned(bytes) => (bytes, payload),
+        Cow::Borrowed(bytes) => (bytes[payload.clone()].to_vec(), 0..payload.len()),
+    };
+    let text = open_in_place(&key, associated, &mut owned[payload.clone()])?;
+    Ok(ChunkedPayload {
+        buffer: Cow::Owned(owned),
+        range: payload.start + text.start..payload.start + text.end,
+        offset: header.payload_offset() + NONCE_LEN as u64,
+    })
+}
+
+/// A version-2 payload (chunk table, then chunks) ready to be read: `buffer[range]`, whose first
+/// byte is at file offset `offset` (a sealed payload's opened ciphertext is, byte for byte, where
+/// its plaintext is read from).
+struct ChunkedPayload<'a> {
+    buffer: Cow<'a, [u8]>,
+    range: Range<usize>,
+    offset: u64,
+}
+
 /// The verified chunk table of a whole file held in memory, `None` for a version-1 file (one
-/// block): what `keepsake inspect` shows. The chunks themselves are not read.
+/// block): what `keepsake inspect` shows. The chunks themselves are not read; a sealed file's
+/// payload is opened with the options' key ([`FormatError::SealedNeedsKey`] without one).
 pub fn read_chunk_table(
     bytes: &[u8],
     options: &DecodeOptions,
@@ -294,8 +399,18 @@ pub fn read_chunk_table(
     if header.version < 2 {
         return Ok(None);
     }
-    let payload = &bytes[header.payload_offset() as usize..header.file_len() as usize];
-    read_table(&header, payload, header.payload_offset()).map(Some)
+    let opening = options.opening(&header)?;
+    let at = |offset: u64, len: u32| offset as usize..(offset + u64::from(len)) as usize;
+    let associated = associated_data(
+        &header,
+        &bytes[at(header.meta_offset(), header.meta_len)],
+        &bytes[at(header.thumbnail_offset(), header.thumbnail_len)],
+    );
+    let payload = at(header.payload_offset(), header.payload_len);
+    let seal = (opening, &associated[..]);
+    let chunked = open_payload(&header, seal, Cow::Borrowed(bytes), payload)?;
+    let table = &chunked.buffer[chunked.range];
+    read_table(&header, table, chunked.offset, TableCheck::of(&header)).map(Some)
 }
 
 /// [`SaveBundle`]'s postcard layout with the snapshot blob borrowed from the buffer, so that an

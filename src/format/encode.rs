@@ -5,12 +5,13 @@ use super::cache::ChunkCache;
 use super::chunked::{ChunkStats, ChunkedPayload, Part, encode_payload};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
-use super::header::{HEADER_LEN, Header};
+use super::header::{HEADER_LEN, Header, SEALED_VERSION};
 use super::meta::SaveMeta;
 use super::options::{
     CompressWhen, EncodeOptions, PayloadLayout, SAMPLE_LEN, compression_pays, length_within,
     sample_compressed_len,
 };
+use super::seal::{NONCE_LEN, SEAL_OVERHEAD, SealKey, Sealing, random_nonce, seal};
 use std::io::Write;
 
 /// A save file encoded in memory, section by section, ready to be written. It borrows the
@@ -116,11 +117,47 @@ pub fn encode<'a>(
 /// chunks that change every save are never compressed, the rest once. The file decodes to the
 /// same bundle as the one [`encode`] writes; through an empty cache it is that file byte for
 /// byte. (Version-1 files do not use the cache.)
+///
+/// Sealed saves ([`EncodeOptions::seal`]) use the cache the same way: it keeps the chunks'
+/// compressed plaintext, and each save seals its payload anew, under a fresh nonce.
 pub fn encode_cached<'a>(
     meta: &SaveMeta,
     bundle: &'a SaveBundle,
     options: &EncodeOptions,
     cache: &ChunkCache,
+) -> Result<EncodedSave<'a>, FormatError> {
+    let seal = match options.seal {
+        Sealing::Off => None,
+        Sealing::Key(key) => Some((key, random_nonce()?)),
+    };
+    encode_with(meta, bundle, options, cache, seal)
+}
+
+/// Like [`encode`], sealing (when [`EncodeOptions::seal`] says so) under `nonce` instead of a
+/// random one, so that a file is the same byte for byte every time: for golden files and fuzz
+/// seeds only. A game must never use it: two saves sealed under one key and one nonce let
+/// whoever holds both forge saves and read the difference of their payloads.
+#[doc(hidden)]
+pub fn encode_with_fixed_nonce<'a>(
+    meta: &SaveMeta,
+    bundle: &'a SaveBundle,
+    options: &EncodeOptions,
+    nonce: [u8; NONCE_LEN],
+) -> Result<EncodedSave<'a>, FormatError> {
+    let seal = match options.seal {
+        Sealing::Off => None,
+        Sealing::Key(key) => Some((key, nonce)),
+    };
+    encode_with(meta, bundle, options, &ChunkCache::new(), seal)
+}
+
+/// [`encode_cached`] with the key and nonce a sealed file is sealed with (`None`: unsealed).
+fn encode_with<'a>(
+    meta: &SaveMeta,
+    bundle: &'a SaveBundle,
+    options: &EncodeOptions,
+    cache: &ChunkCache,
+    seal: Option<(SealKey, [u8; NONCE_LEN])>,
 ) -> Result<EncodedSave<'a>, FormatError> {
     let limits = &options.limits;
     let meta_bytes = postcard::to_stdvec(meta).map_err(|source| FormatError::Encode {
@@ -130,11 +167,12 @@ pub fn encode_cached<'a>(
     let thumbnail = meta.thumbnail.clone().unwrap_or_default();
     let meta_len = length_within(Section::Metadata, meta_bytes.len(), limits.max_meta)?;
     let thumbnail_len = length_within(Section::Thumbnail, thumbnail.len(), limits.max_thumbnail)?;
-    let payload = match options.layout {
-        PayloadLayout::Chunked => encode_payload(bundle, options, cache)?,
-        PayloadLayout::Whole => whole_payload(bundle, options)?,
+    let payload = match (options.layout, seal) {
+        (PayloadLayout::Chunked, _) => encode_payload(bundle, options, cache)?,
+        (PayloadLayout::Whole, None) => whole_payload(bundle, options)?,
+        (PayloadLayout::Whole, Some(_)) => return Err(FormatError::SealNeedsChunkedLayout),
     };
-    let header = Header {
+    let mut header = Header {
         version: options.layout.format_version(),
         compression: payload.codec,
         meta_len,
@@ -146,6 +184,19 @@ pub fn encode_cached<'a>(
         // Version 2: the table's CRC (each chunk has its own in the table).
         payload_crc: crc32fast::hash(&payload.table),
     };
+    let stats = payload.stats;
+    let payload = match seal {
+        Some((key, nonce)) => {
+            let sealing = Sealed {
+                key: &key,
+                nonce,
+                meta: &meta_bytes,
+                thumbnail: &thumbnail,
+            };
+            seal_payload(&mut header, payload, sealing)?
+        }
+        None => payload,
+    };
     Ok(EncodedSave {
         header_bytes: header.to_bytes(),
         header,
@@ -153,7 +204,40 @@ pub fn encode_cached<'a>(
         thumbnail,
         payload: payload.table,
         chunks: payload.chunks,
-        stats: (options.layout == PayloadLayout::Chunked).then_some(payload.stats),
+        stats: (options.layout == PayloadLayout::Chunked).then_some(stats),
+    })
+}
+
+/// What a sealed payload is sealed with and authenticates.
+struct Sealed<'s> {
+    key: &'s SealKey,
+    nonce: [u8; NONCE_LEN],
+    meta: &'s [u8],
+    thumbnail: &'s [u8],
+}
+
+/// Seals a chunked `payload` (table and chunks) into one part, `nonce | ciphertext | tag`, and
+/// makes `header` a version-3 header for it (its payload CRC over the sealed bytes, so that a
+/// reader tells disk damage from a broken seal).
+fn seal_payload<'a>(
+    header: &mut Header,
+    payload: ChunkedPayload<'a>,
+    sealing: Sealed<'_>,
+) -> Result<ChunkedPayload<'a>, FormatError> {
+    let stored = payload.stored_len as usize + SEAL_OVERHEAD;
+    header.version = SEALED_VERSION;
+    header.payload_len = length_within(Section::Payload, stored, u32::MAX)?;
+    let associated = [&header.sealed_fields()[..], sealing.meta, sealing.thumbnail].concat();
+    let plaintext: Vec<&[u8]> = std::iter::once(&payload.table[..])
+        .chain(payload.chunks.iter().map(Part::bytes))
+        .collect();
+    let sealed = seal(sealing.key, sealing.nonce, &associated, &plaintext)?;
+    header.payload_crc = crc32fast::hash(&sealed);
+    Ok(ChunkedPayload {
+        table: sealed,
+        chunks: Vec::new(),
+        stored_len: header.payload_len,
+        ..payload
     })
 }
 

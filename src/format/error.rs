@@ -215,6 +215,37 @@ pub enum FormatError {
         extra: usize,
     },
 
+    /// A sealed file's seal does not verify: it was edited after it was sealed (the payload,
+    /// or the header, metadata or thumbnail the seal covers), or sealed with another key.
+    #[error(
+        "the save's seal is broken: {what}; its payload was not read (a game loads the slot's newest intact backup instead)"
+    )]
+    SealBroken {
+        /// What the seal covers and what may have changed, in words.
+        what: &'static str,
+    },
+
+    /// A sealed file was read for its payload without a key.
+    #[error(
+        "the save is sealed (format version 3): its metadata reads without a key but its payload needs the game's seal key (for the `keepsake` tool: pass `--key`)"
+    )]
+    SealedNeedsKey,
+
+    /// An unsealed file was read by a reader that holds a key and refuses unsealed files.
+    #[error(
+        "the save is not sealed, and this game accepts only sealed saves; if it was made before the game sealed its saves, allow them with `UnsealedSaves::Accept` (`KeepsakePlugin::unsealed_saves`)"
+    )]
+    UnsealedRefused,
+
+    /// Sealing was asked for a version-1 payload ([`PayloadLayout::Whole`]), which sealed files
+    /// do not use (they are version 3, chunked).
+    ///
+    /// [`PayloadLayout::Whole`]: super::PayloadLayout::Whole
+    #[error(
+        "sealed saves are written in format version 3 (a chunked payload); `PayloadLayout::Whole` (version 1) cannot be sealed"
+    )]
+    SealNeedsChunkedLayout,
+
     /// Postcard could not encode a value (only on encode).
     #[error("could not encode the {section}: {source}")]
     Encode {

@@ -6,8 +6,15 @@ use super::error::{FormatError, Section};
 /// The four bytes every save file starts with.
 pub const MAGIC: [u8; 4] = *b"KPSK";
 
-/// The format version this build writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 2;
+/// The newest format version this build reads. It writes version 3 for sealed saves only:
+/// unsealed saves stay version 2 (or 1 on request), which builds from before sealing read.
+pub const FORMAT_VERSION: u16 = 3;
+
+/// The first format version whose files are sealed (see [`Header::is_sealed`]).
+pub const SEALED_VERSION: u16 = 3;
+
+/// Header flag bit: the payload is sealed (defined from version 3, where it is always set).
+const FLAG_SEALED: u8 = 0x01;
 
 /// Size in bytes of the fixed header.
 pub const HEADER_LEN: usize = 40;
@@ -54,6 +61,21 @@ impl Header {
         self.thumbnail_offset() + u64::from(self.thumbnail_len)
     }
 
+    /// Whether the file is sealed (format version 3): its payload is encrypted and, with the
+    /// header's fixed fields, metadata and thumbnail, authenticated under the game's key.
+    pub fn is_sealed(&self) -> bool {
+        self.version >= SEALED_VERSION
+    }
+
+    /// The header's fixed fields a seal authenticates: bytes `0..24` (magic, version, codec,
+    /// flags and lengths). The CRCs after them are not: they describe bytes the seal covers
+    /// anyway, and the payload's is computed over the sealed payload.
+    pub(crate) fn sealed_fields(&self) -> [u8; SEALED_FIELDS] {
+        let mut fields = [0u8; SEALED_FIELDS];
+        fields.copy_from_slice(&self.to_bytes()[..SEALED_FIELDS]);
+        fields
+    }
+
     /// Total length of the file this header describes.
     pub fn file_len(&self) -> u64 {
         self.payload_offset() + u64::from(self.payload_len)
@@ -65,7 +87,7 @@ impl Header {
         bytes[0..4].copy_from_slice(&MAGIC);
         bytes[4..6].copy_from_slice(&self.version.to_le_bytes());
         bytes[6] = self.compression.codec_byte();
-        bytes[7] = 0; // flags: none defined in versions 1 and 2
+        bytes[7] = flags_of(self.version);
         bytes[8..12].copy_from_slice(&self.meta_len.to_le_bytes());
         bytes[12..16].copy_from_slice(&self.thumbnail_len.to_le_bytes());
         bytes[16..20].copy_from_slice(&self.payload_len.to_le_bytes());
@@ -108,7 +130,7 @@ impl Header {
             });
         }
         let compression = Compression::from_codec_byte(bytes[6])?;
-        if bytes[7] != 0 {
+        if bytes[7] != flags_of(version) {
             return Err(FormatError::UnknownFlags(bytes[7]));
         }
         let u32_at = |offset| u32::from_le_bytes(field(bytes, offset));
@@ -123,6 +145,19 @@ impl Header {
             thumbnail_crc: u32_at(28),
             payload_crc: u32_at(32),
         })
+    }
+}
+
+/// Bytes of the header a seal authenticates (see [`Header::sealed_fields`]).
+pub(crate) const SEALED_FIELDS: usize = 24;
+
+/// The flags byte of a version: none in versions 1 and 2, "sealed" in version 3. A file whose
+/// flags differ is refused as [`FormatError::UnknownFlags`].
+fn flags_of(version: u16) -> u8 {
+    if version >= SEALED_VERSION {
+        FLAG_SEALED
+    } else {
+        0
     }
 }
 
@@ -200,6 +235,37 @@ mod tests {
         let crc = crc32fast::hash(&bytes[..HEADER_CRC_COVERS]);
         bytes[36..40].copy_from_slice(&crc.to_le_bytes());
         bytes
+    }
+
+    #[test]
+    fn version_3_is_sealed_and_must_say_so_in_its_flags() {
+        let sealed = Header {
+            version: SEALED_VERSION,
+            ..sample()
+        };
+        let bytes = sealed.to_bytes();
+        assert_eq!(bytes[7], FLAG_SEALED);
+        assert!(Header::parse(&bytes).unwrap().is_sealed());
+        assert!(!Header::parse(&sample_v2().to_bytes()).unwrap().is_sealed());
+
+        // Version 3 without the flag, and version 2 with it: neither was ever written.
+        let mut unflagged = bytes;
+        unflagged[7] = 0;
+        let mut flagged_v2 = sample_v2().to_bytes();
+        flagged_v2[7] = FLAG_SEALED;
+        for (bytes, flags) in [(unflagged, 0), (flagged_v2, FLAG_SEALED)] {
+            assert!(matches!(
+                Header::parse(&with_fresh_crc(bytes)),
+                Err(FormatError::UnknownFlags(found)) if found == flags
+            ));
+        }
+    }
+
+    fn sample_v2() -> Header {
+        Header {
+            version: 2,
+            ..sample()
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header};
+use super::seal::SEAL_OVERHEAD;
 use super::table::{check_header_sizes, max_table_len};
 
 /// Maximum section sizes a reader accepts (and a writer produces).
@@ -38,11 +39,13 @@ impl Default for Limits {
 
 impl Limits {
     /// The largest file these limits allow: header, metadata, thumbnail and the largest
-    /// stored form, under any codec, of the largest payload with the largest chunk table.
-    /// Readers cap what they read at this.
+    /// stored form, under any codec, of the largest payload with the largest chunk table (and a
+    /// seal's nonce and tag). Readers cap what they read at this.
     pub fn max_file_len(&self) -> u64 {
         let largest = u64::from(self.max_payload_uncompressed);
-        let payload = Compression::max_stored_len_of_any(largest) + max_table_len(largest);
+        let payload = Compression::max_stored_len_of_any(largest)
+            + max_table_len(largest)
+            + SEAL_OVERHEAD as u64;
         HEADER_LEN as u64 + u64::from(self.max_meta) + u64::from(self.max_thumbnail) + payload
     }
 

@@ -2,34 +2,42 @@
 //! format version 2 the payload is cut into content-defined chunks, each compressed with LZ4 when
 //! that shrinks it enough to be worth it ([`CompressWhen`]) and checksummed on its own, so that
 //! a save of a world that changed a little compresses only the chunks around the changes
-//! ([`ChunkCache`], [`encode_cached`]) and a load decompresses the chunks in parallel.
+//! ([`ChunkCache`], [`encode_cached`]) and a load decompresses the chunks in parallel. Format
+//! version 3 is version 2 sealed: the payload encrypted and authenticated under a key the game
+//! holds ([`Sealing`], [`SealKey`]), its metadata still readable without the key.
 //!
 //! This layer is engine-free: it imports nothing from Bevy and can be used by tools that inspect
 //! or convert save files.
 //!
-//! # Byte layout (format versions 1 and 2)
+//! # Byte layout (format versions 1, 2 and 3)
 //!
 //! A file is four sections back to back: `header | metadata | thumbnail | payload`. All integers
-//! are little-endian. CRCs are CRC-32 (IEEE 802.3, as computed by `crc32fast`). Where the two
-//! versions differ, the table says so; offsets marked "payload +" count from the payload's start.
+//! are little-endian. CRCs are CRC-32 (IEEE 802.3, as computed by `crc32fast`). Where the
+//! versions differ, the table says so; offsets marked "payload +" count from the payload's start,
+//! and "v2" rows describe version 3's sealed content as well (its "chunked payload", once
+//! opened). Unsealed saves are written as version 2 (or 1), sealed ones as version 3, so that
+//! builds from before sealing refuse sealed files as newer instead of taking them for damaged.
 //!
 //! | offset | size | field | notes |
 //! |-------:|-----:|-------|-------|
 //! | 0  | 4 | magic | ASCII `KPSK` (`4B 50 53 4B`) |
-//! | 4  | 2 | format version | `u16`, `1` or `2` (this build writes `2` unless told [`PayloadLayout::Whole`]); a reader refuses newer versions whose header CRC verifies |
-//! | 6  | 1 | codec | `u8`, one of the codec bytes tabled under [`Compression`] (`0` stored, `1` LZ4 block without size prefix). v1: the payload's codec. v2: the codec of the compressed chunks, `0` when every chunk is stored as is |
-//! | 7  | 1 | flags | `u8`, no flag is defined in versions 1 and 2: must be `0` |
+//! | 4  | 2 | format version | `u16`, `1`, `2` or `3` (this build writes `2` unless told [`PayloadLayout::Whole`] (`1`) or to seal (`3`)); a reader refuses newer versions whose header CRC verifies |
+//! | 6  | 1 | codec | `u8`, one of the codec bytes tabled under [`Compression`] (`0` stored, `1` LZ4 block without size prefix). v1: the payload's codec. v2, v3: the codec of the compressed chunks, `0` when every chunk is stored as is |
+//! | 7  | 1 | flags | `u8`. v1, v2: no flag is defined, must be `0`. v3: must be `0x01` (bit 0, "sealed": AES-256-GCM, see the v3 payload rows); other bits are undefined |
 //! | 8  | 4 | metadata length | `u32`, bytes of the metadata section |
 //! | 12 | 4 | thumbnail length | `u32`, `0` when the save has no thumbnail |
-//! | 16 | 4 | payload length | `u32`, bytes of the payload section as stored (v2: chunk table and chunks) |
-//! | 20 | 4 | uncompressed payload length | `u32`, bytes of the postcard bundle (v1: equal to the payload length for codec `0`; v2: the sum of the chunks' uncompressed lengths) |
+//! | 16 | 4 | payload length | `u32`, bytes of the payload section as stored (v2: chunk table and chunks; v3: nonce, sealed chunk table and chunks, tag) |
+//! | 20 | 4 | uncompressed payload length | `u32`, bytes of the postcard bundle (v1: equal to the payload length for codec `0`; v2, v3: the sum of the chunks' uncompressed lengths) |
 //! | 24 | 4 | metadata CRC | over the metadata section |
 //! | 28 | 4 | thumbnail CRC | over the thumbnail section (`0` when empty) |
-//! | 32 | 4 | payload CRC | v1: over the payload as stored (before decompression). v2: over the chunk table (count and entries), whose entries hold each chunk's CRC |
+//! | 32 | 4 | payload CRC | v1: over the payload as stored (before decompression). v2: over the chunk table (count and entries), whose entries hold each chunk's CRC. v3: over the whole payload section as stored (nonce, ciphertext, tag), so disk damage is told from a broken seal |
 //! | 36 | 4 | header CRC | over bytes `0..36` |
-//! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail |
-//! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings |
+//! | 40 | metadata length | metadata | [`SaveMeta`] in postcard, without its thumbnail; not encrypted in v3 (listings read it without the key) but authenticated |
+//! | … | thumbnail length | thumbnail | PNG bytes, skipped by listings; v3: not encrypted, authenticated |
 //! | … | payload length | payload (v1) | [`SaveBundle`] in postcard, then compressed by the codec (stored as is under codec `0`) |
+//! | payload + 0 | 12 | nonce (v3) | AES-256-GCM nonce, drawn at random for each file |
+//! | payload + 12 | payload length − 28 | sealed payload (v3) | a v2 payload (the rows below: chunk table, then chunks) encrypted with AES-256-GCM under the game's key and the nonce; associated data (authenticated, not encrypted): header bytes `0..24` ‖ metadata ‖ thumbnail. Once opened, the table's and the chunks' CRCs are not checked (the tag covers them; writers still fill them in) and chunk offsets count from payload + 12 |
+//! | payload + length − 16 | 16 | tag (v3) | AES-GCM authentication tag over the associated data and the ciphertext |
 //! | payload + 0 | 4 | chunk count `n` (v2) | `u32`; at most `uncompressed / 4096 + 16` |
 //! | payload + 4 + 13·i | 4 | chunk `i`: uncompressed length (v2) | `u32`, never `0` |
 //! | payload + 8 + 13·i | 4 | chunk `i`: stored length (v2) | `u32`, within what its codec can produce (see [`Compression`]) |
@@ -49,18 +57,28 @@
 //! → version (a newer one is refused before anything else is interpreted, since its layout may
 //! differ) → codec and flags → every length against the [`Limits`] in the reader's
 //! [`DecodeOptions`], and the uncompressed length against what the codec can produce (its largest
-//! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → metadata CRC → thumbnail CRC →
-//! payload CRC (v2: the chunk table fits the payload → the table's CRC → the chunk count within
-//! its bound → each entry's codec and lengths → the chunks add up to the header's lengths) →
-//! (v2: each chunk's CRC, then its decompression into its own part of the output, on several
-//! threads for large payloads; a damaged chunk is [`FormatError::ChunkChecksumMismatch`] naming
-//! its index and file offset) → decompression into a buffer of exactly the announced size →
-//! postcard decoding that must consume every byte. Nothing is allocated from a length before that length passed its
-//! checks, and readers grow buffers as data arrives rather than trusting lengths.
+//! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → (when the payload is to be read)
+//! the seal against the options: a sealed file needs a key ([`FormatError::SealedNeedsKey`]), an
+//! unsealed one is refused by a reader with a key unless it accepts them
+//! ([`FormatError::UnsealedRefused`], [`UnsealedSaves`]) → metadata CRC → thumbnail CRC →
+//! payload (v3: the seal is opened in place; when it does not open, the payload CRC, checked
+//! only then, tells disk damage ([`FormatError::ChecksumMismatch`]) from an edited byte or a
+//! wrong key ([`FormatError::SealBroken`]); the opened v2 payload is read on as below. v1: its
+//! CRC. v2: the chunk table fits the payload → the table's CRC → the chunk count within its
+//! bound → each entry's codec and lengths → the chunks add up to the header's lengths) → (v2:
+//! each chunk's CRC, a damaged chunk being [`FormatError::ChunkChecksumMismatch`] naming its
+//! index and file offset; v3 skips them, the seal having authenticated every byte; then each
+//! chunk's decompression into its own part of the output, on several threads for large
+//! payloads) → decompression into a buffer of exactly the announced size →
+//! postcard decoding that must consume every byte. Nothing is allocated from a length before
+//! that length passed its checks, and readers grow buffers as data arrives rather than trusting
+//! lengths. Listings ([`read_summary`], [`read_thumbnail`]) need no key: a sealed file's
+//! metadata and thumbnail are read unauthenticated there (its CRCs still checked).
 //!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
-//! [`read_thumbnail`], [`read_chunk_table`]) takes `&DecodeOptions`: whatever a reader needs besides the limits (such
-//! as a key for sealed saves) is added there, not to the functions' signatures.
+//! [`read_thumbnail`], [`read_chunk_table`]) takes `&DecodeOptions`: whatever a reader needs
+//! besides the limits (such as the key for sealed saves) is added there, not to the functions'
+//! signatures.
 //!
 //! # Versioning
 //!
@@ -100,6 +118,7 @@ mod header;
 mod limits;
 mod meta;
 mod options;
+mod seal;
 mod table;
 mod unchunk;
 
@@ -112,10 +131,13 @@ pub use decode::{
     DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,
     read_header, read_summary, read_thumbnail,
 };
+#[doc(hidden)]
+pub use encode::encode_with_fixed_nonce;
 pub use encode::{EncodedSave, encode, encode_cached};
 pub use error::{FormatError, Section};
-pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC};
+pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable};

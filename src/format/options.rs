@@ -3,6 +3,7 @@
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::limits::{Limits, check};
+use super::seal::Sealing;
 
 /// How [`encode`](super::encode) writes a file.
 ///
@@ -25,6 +26,9 @@ pub struct EncodeOptions {
     /// How the payload is laid out: in chunks (format version 2, the default) or whole (format
     /// version 1, for readers built before version 2).
     pub layout: PayloadLayout,
+    /// Whether the payload is sealed under a key (format version 3, chunked layout only) or
+    /// written as is ([`Sealing::Off`], the default).
+    pub seal: Sealing,
 }
 
 /// How [`encode`](super::encode) lays out the payload, which decides the file's format version.

@@ -4,6 +4,7 @@
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::Header;
+use super::seal::SEAL_OVERHEAD;
 
 /// Bytes of the chunk count that starts a version-2 payload.
 pub(crate) const COUNT_LEN: usize = 4;
@@ -91,11 +92,43 @@ pub(crate) fn write_table(chunks: &[ChunkEntry]) -> Vec<u8> {
     bytes
 }
 
-/// Checks the payload lengths a version-2 header announces: the uncompressed length within
-/// what the stored bytes can expand to under any codec, the stored length within the largest
-/// stored form plus the largest table.
+/// How a chunk table's bytes are known to be intact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TableCheck {
+    /// Version 2: by this CRC-32 (the header's payload CRC).
+    Crc(u32),
+    /// Version 3: the seal authenticated the whole payload, table included.
+    Sealed,
+}
+
+impl TableCheck {
+    /// How the table of the file with `header` is checked once its payload is readable.
+    pub(crate) fn of(header: &Header) -> Self {
+        if header.is_sealed() {
+            TableCheck::Sealed
+        } else {
+            TableCheck::Crc(header.payload_crc)
+        }
+    }
+}
+
+/// Checks the payload lengths a chunked (version 2 or 3) header announces: the uncompressed
+/// length within what the stored bytes can expand to under any codec, the stored length within
+/// the largest stored form plus the largest table (plus nonce and tag when sealed).
 pub(crate) fn check_header_sizes(header: &Header) -> Result<(), FormatError> {
-    let stored = u64::from(header.payload_len);
+    let overhead = if header.is_sealed() {
+        SEAL_OVERHEAD as u64
+    } else {
+        0
+    };
+    let implausible = FormatError::ImplausibleSize {
+        stored: u64::from(header.payload_len),
+        uncompressed: u64::from(header.payload_uncompressed_len),
+        codec: "a chunked payload",
+    };
+    let Some(stored) = u64::from(header.payload_len).checked_sub(overhead) else {
+        return Err(implausible);
+    };
     let uncompressed = u64::from(header.payload_uncompressed_len);
     let data = stored.saturating_sub(COUNT_LEN as u64);
     let most_stored =
@@ -104,23 +137,21 @@ pub(crate) fn check_header_sizes(header: &Header) -> Result<(), FormatError> {
         || uncompressed > data * Compression::max_expansion_of_any()
         || stored > most_stored
     {
-        return Err(FormatError::ImplausibleSize {
-            stored,
-            uncompressed,
-            codec: "a chunked payload",
-        });
+        return Err(implausible);
     }
     Ok(())
 }
 
-/// Reads and verifies the table at the start of `payload` (the whole payload section, at file
-/// offset `offset`): its CRC (the header's payload CRC), its size, every entry's codec and
-/// lengths, and that the chunks add up to the header's lengths. Allocates no more than the
-/// table's own size.
+/// Reads and verifies the table at the start of `payload` (the version-2 payload: the whole
+/// payload section, or a sealed one's opened ciphertext; at file offset `offset`): its CRC
+/// (unless the seal vouched for it), its size, every entry's codec and lengths, and that the
+/// chunks add up to the header's uncompressed length and fill `payload`. Allocates no more
+/// than the table's own size.
 pub(crate) fn read_table(
     header: &Header,
     payload: &[u8],
     offset: u64,
+    check: TableCheck,
 ) -> Result<ChunkTable, FormatError> {
     let count = u32::from_le_bytes(word(payload, 0)?);
     let len = COUNT_LEN as u64 + ENTRY_LEN as u64 * u64::from(count);
@@ -130,13 +161,15 @@ pub(crate) fn read_table(
             payload.len()
         )));
     };
-    let computed = crc32fast::hash(table);
-    if computed != header.payload_crc {
-        return Err(FormatError::ChecksumMismatch {
-            section: Section::ChunkTable,
-            stored: header.payload_crc,
-            computed,
-        });
+    if let TableCheck::Crc(stored) = check {
+        let computed = crc32fast::hash(table);
+        if computed != stored {
+            return Err(FormatError::ChecksumMismatch {
+                section: Section::ChunkTable,
+                stored,
+                computed,
+            });
+        }
     }
     if u64::from(count) > max_chunks(u64::from(header.payload_uncompressed_len)) {
         return Err(invalid(format!(
@@ -149,7 +182,7 @@ pub(crate) fn read_table(
         .enumerate()
         .map(|(index, entry)| parse_entry(header, index, entry))
         .collect::<Result<Vec<_>, _>>()?;
-    check_totals(header, &chunks, table.len())?;
+    check_totals(header, &chunks, table.len(), payload.len())?;
     Ok(ChunkTable {
         chunks,
         data_offset: offset + len,
@@ -179,11 +212,17 @@ fn parse_entry(header: &Header, index: usize, entry: &[u8]) -> Result<ChunkEntry
     Ok(chunk)
 }
 
-/// The chunks must add up to the header's uncompressed length and fill the payload exactly.
-fn check_totals(header: &Header, chunks: &[ChunkEntry], table: usize) -> Result<(), FormatError> {
+/// The chunks must add up to the header's uncompressed length and fill the `payload` bytes
+/// after the `table` exactly.
+fn check_totals(
+    header: &Header,
+    chunks: &[ChunkEntry],
+    table: usize,
+    payload: usize,
+) -> Result<(), FormatError> {
     let uncompressed: u64 = chunks.iter().map(|c| u64::from(c.uncompressed_len)).sum();
     let stored: u64 = chunks.iter().map(|c| u64::from(c.stored_len)).sum();
-    let data = u64::from(header.payload_len) - table as u64;
+    let data = (payload - table) as u64;
     if uncompressed != u64::from(header.payload_uncompressed_len) || stored != data {
         return Err(invalid(format!(
             "its chunks hold {uncompressed} bytes from {stored} stored, but the header announces \

@@ -13,7 +13,7 @@
 use super::codec::Compression;
 use super::error::FormatError;
 use super::header::Header;
-use super::table::{ChunkEntry, ChunkTable, read_table};
+use super::table::{ChunkEntry, ChunkTable, TableCheck, read_table};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -21,27 +21,46 @@ use std::sync::OnceLock;
 /// Uncompressed bytes that justify one more thread.
 const BYTES_PER_THREAD: usize = 512 << 10;
 
-/// Verifies the chunk table and the chunks of the payload `buffer[payload]`, and returns the
-/// bundle's postcard bytes: in place when every chunk is stored as is (no copy), else in a new
-/// buffer of exactly the uncompressed length (already checked against the limits).
+/// Verifies the chunk table and the chunks of the version-2 payload `buffer[payload]` (which
+/// starts at file offset `offset`; a sealed one opened in place), and returns the bundle's
+/// postcard bytes: in place when every chunk is stored as is (no copy), else in a new buffer of
+/// exactly the uncompressed length (already checked against the limits).
 pub(crate) fn join_chunks<'a>(
     header: &Header,
     buffer: Cow<'a, [u8]>,
     payload: Range<usize>,
+    offset: u64,
 ) -> Result<(Cow<'a, [u8]>, Range<usize>), FormatError> {
-    let table = read_table(header, &buffer[payload.clone()], header.payload_offset())?;
+    let check = TableCheck::of(header);
+    let table = read_table(header, &buffer[payload.clone()], offset, check)?;
     let data = payload.start + table.table_len()..payload.end;
+    // An opened seal vouches for every byte: the chunks' CRCs would be a second pass over the
+    // payload that can no longer fail.
+    let crcs = match check {
+        TableCheck::Crc(_) => ChunkCrcs::Check,
+        TableCheck::Sealed => ChunkCrcs::Skip,
+    };
     if table.compressed() == 0 {
-        let mut nothing = [0u8; 0];
-        let jobs = jobs(&table, &buffer[data.clone()], &mut nothing[..]);
-        run(jobs, |_| Ok(()))?;
+        if crcs == ChunkCrcs::Check {
+            let mut nothing = [0u8; 0];
+            let jobs = jobs(&table, &buffer[data.clone()], &mut nothing[..]);
+            run(jobs, crcs, |_| Ok(()))?;
+        }
         return Ok((buffer, data));
     }
     let mut out = vec![0u8; header.payload_uncompressed_len as usize];
     let jobs = jobs(&table, &buffer[data], &mut out);
-    run(jobs, decompress)?;
+    run(jobs, crcs, decompress)?;
     let len = out.len();
     Ok((Cow::Owned(out), 0..len))
+}
+
+/// Whether each chunk's CRC is checked before it is decompressed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ChunkCrcs {
+    Check,
+    /// The payload came out of an opened seal, which authenticated it whole.
+    Skip,
 }
 
 /// One chunk to check and decompress.
@@ -82,11 +101,12 @@ fn jobs<'a>(table: &ChunkTable, data: &'a [u8], mut out: &'a mut [u8]) -> Vec<Jo
         .collect()
 }
 
-/// Checks every job's CRC, then does `work` on it; on as many threads as the uncompressed
-/// bytes justify, each taking a run of consecutive chunks. The error of the first damaged chunk
-/// (in file order) is returned.
+/// Checks every job's CRC (unless told to skip them), then does `work` on it; on as many
+/// threads as the uncompressed bytes justify, each taking a run of consecutive chunks. The
+/// error of the first damaged chunk (in file order) is returned.
 fn run(
     jobs: Vec<Job<'_>>,
+    crcs: ChunkCrcs,
     work: fn(&mut Job<'_>) -> Result<(), FormatError>,
 ) -> Result<(), FormatError> {
     let total: usize = jobs.iter().map(|job| job.out.len()).sum();
@@ -94,7 +114,9 @@ fn run(
     let groups = split(jobs, total.div_ceil(threads));
     let do_group = |group: Vec<Job<'_>>| {
         group.into_iter().try_for_each(|mut job| {
-            verify(&job)?;
+            if crcs == ChunkCrcs::Check {
+                verify(&job)?;
+            }
             work(&mut job)
         })
     };

@@ -98,7 +98,7 @@ pub(crate) use {
     store::StoreOpener,
 };
 
-use crate::format::{Compression, EncodeOptions, Limits};
+use crate::format::{Compression, EncodeOptions, Limits, SealKey, Sealing, UnsealedSaves};
 use crate::snapshot::{SaveRegistry, SnapshotError, ensure_registry};
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::app::OnAppExitSystems;
@@ -147,6 +147,7 @@ impl KeepsakePlugin {
                 backups: 3,
                 layout: SlotLayout::default(),
                 encode: EncodeOptions::default(),
+                unsealed: UnsealedSaves::default(),
                 filesystem: Arc::new(OsFileSystem),
             },
             settings: KeepsakeSettings::default(),
@@ -219,6 +220,32 @@ impl KeepsakePlugin {
     #[must_use]
     pub fn compression(mut self, compression: Compression) -> Self {
         self.store.encode.compression = compression;
+        self
+    }
+
+    /// Seals every save under `key`: its payload is encrypted and, with its metadata and
+    /// thumbnail, authenticated (AES-256-GCM, format version 3). A save edited by hand, sealed
+    /// by another game or with another key does not load (a slot loads its newest intact
+    /// backup instead); menus and listings still read its metadata. Unsealed saves (made before
+    /// the game sealed its saves) are refused unless [`unsealed_saves`](Self::unsealed_saves)
+    /// accepts them.
+    ///
+    /// The key is in the game's binary: this stops casual editing, and with a key bound to
+    /// the player ([`SealKey::bound_to`]) saves copied between players; not a player with a
+    /// debugger (see the README's "Sealed saves").
+    #[must_use]
+    pub fn seal(mut self, key: SealKey) -> Self {
+        self.store.encode.seal = Sealing::Key(key);
+        self
+    }
+
+    /// Whether a game that [`seal`](Self::seal)s its saves still loads (and imports through
+    /// cloud sync) unsealed ones. Default [`UnsealedSaves::Refuse`]; choose
+    /// [`UnsealedSaves::Accept`] when turning sealing on in a released game, so its players'
+    /// existing saves keep loading (each slot's next save is sealed).
+    #[must_use]
+    pub fn unsealed_saves(mut self, unsealed: UnsealedSaves) -> Self {
+        self.store.unsealed = unsealed;
         self
     }
 

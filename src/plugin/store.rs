@@ -2,7 +2,7 @@
 //! building an app touches no files: opening creates the profile folder and removes stale
 //! temporary files).
 
-use crate::format::EncodeOptions;
+use crate::format::{EncodeOptions, UnsealedSaves};
 use crate::store::{
     FileSystem, ProfileName, SlotLayout, SlotStore, StoreConfig, StoreError, default_save_root,
 };
@@ -32,6 +32,7 @@ pub(crate) struct StoreOpener {
     pub(crate) backups: u16,
     pub(crate) layout: SlotLayout,
     pub(crate) encode: EncodeOptions,
+    pub(crate) unsealed: UnsealedSaves,
     pub(crate) filesystem: Arc<dyn FileSystem>,
 }
 
@@ -47,6 +48,7 @@ impl StoreOpener {
             layout: self.layout,
             backups: self.backups,
             encode: self.encode,
+            unsealed: self.unsealed,
         };
         SlotStore::open_with(config, Arc::clone(&self.filesystem))
     }

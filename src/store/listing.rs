@@ -46,6 +46,9 @@ pub struct SavedSlot {
     pub file_len: u64,
     /// Whether it carries a thumbnail.
     pub has_thumbnail: bool,
+    /// Whether it is sealed (format version 3). A listing reads its metadata without the key
+    /// and does not check its seal: a load does.
+    pub sealed: bool,
 }
 
 impl SlotEntry {

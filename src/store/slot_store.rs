@@ -10,7 +10,8 @@ use super::layout::{
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
 use crate::format::{
-    self, ChunkCache, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta,
+    self, ChunkCache, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta, SealKey,
+    Sealing, UnsealedSaves,
 };
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
@@ -38,9 +39,14 @@ pub struct StoreConfig {
     pub layout: SlotLayout,
     /// How many older generations each slot keeps besides its newest save (default 3).
     pub backups: u16,
-    /// Compression and size limits for writing; reading keeps to the same limits (see
-    /// [`decode_options`](Self::decode_options)), so the store reads every file it writes.
+    /// Compression, size limits and seal for writing; reading keeps to the same limits and
+    /// opens sealed saves with the same key (see [`decode_options`](Self::decode_options)), so
+    /// the store reads every file it writes.
     pub encode: EncodeOptions,
+    /// When the store seals its saves (`encode.seal`): whether it still loads and imports
+    /// unsealed files, such as saves made before the game sealed its saves. Default
+    /// [`UnsealedSaves::Refuse`].
+    pub unsealed: UnsealedSaves,
 }
 
 impl StoreConfig {
@@ -55,6 +61,7 @@ impl StoreConfig {
             layout: SlotLayout::default(),
             backups: 3,
             encode: EncodeOptions::default(),
+            unsealed: UnsealedSaves::default(),
         }
     }
 
@@ -85,14 +92,30 @@ impl StoreConfig {
         self
     }
 
+    /// Seals every save under `key` (format version 3) and opens sealed saves with it; unsealed
+    /// files are then loaded only as [`unsealed`](Self::unsealed) says.
+    #[must_use]
+    pub fn seal(mut self, key: SealKey) -> Self {
+        self.encode.seal = Sealing::Key(key);
+        self
+    }
+
+    /// Whether a sealing store loads and imports unsealed files (default refuse).
+    #[must_use]
+    pub fn unsealed(mut self, unsealed: UnsealedSaves) -> Self {
+        self.unsealed = unsealed;
+        self
+    }
+
     /// The folder of the configured profile: `<root>/<profile>`.
     pub fn profile_dir(&self) -> PathBuf {
         self.root.join(self.profile.as_str())
     }
 
     /// How every read of the store decodes a file: under the limits it writes with
-    /// (`encode.limits`). The one place the store's reading options are built, so a future
-    /// reading option (a key for sealed saves) is set here and reaches every read.
+    /// (`encode.limits`), opening sealed saves with the key it seals with (`encode.seal`) and
+    /// treating unsealed ones as `unsealed` says. The one place the store's reading options are
+    /// built, so every read (loads, listings, imports, cloud sync) gets them.
     ///
     /// ```
     /// use bevy_keepsake::store::StoreConfig;
@@ -102,7 +125,10 @@ impl StoreConfig {
     /// assert_eq!(config.decode_options().limits, config.encode.limits);
     /// ```
     pub fn decode_options(&self) -> DecodeOptions {
-        DecodeOptions::new().limits(self.encode.limits)
+        DecodeOptions::new()
+            .limits(self.encode.limits)
+            .seal(self.encode.seal)
+            .unsealed(self.unsealed)
     }
 }
 
@@ -520,6 +546,7 @@ impl SlotStore {
                     generations: generations.len(),
                     file_len: summary.header.file_len(),
                     has_thumbnail: summary.header.thumbnail_len > 0,
+                    sealed: summary.header.is_sealed(),
                 })
         };
         match summarize(newest) {

@@ -28,6 +28,7 @@ fn saved(slot: SlotId, minutes_ago: i64, title: &str, generation: u64) -> SavedS
         generations: 1,
         file_len: 1000,
         has_thumbnail: generation % 2 == 1,
+        sealed: false,
     }
 }
 

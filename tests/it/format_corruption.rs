@@ -5,7 +5,7 @@ use crate::common;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FORMAT_VERSION, FormatError,
-    PayloadLayout, SaveBundle, SaveMeta, Section, Timestamp, WorldState,
+    PayloadLayout, SaveBundle, SaveMeta, SealKey, Sealing, Section, Timestamp, WorldState,
 };
 use common::{crc_fixup, fixtures};
 use std::collections::BTreeMap;
@@ -373,18 +373,72 @@ fn todays_encoder_writes_the_v2_golden_file_byte_for_byte() {
     );
 }
 
-/// Writes the golden file of the current version. Run once when a format version is released:
+/// The key and nonce of the version-3 (sealed) golden file: fixed, so the file is the same byte
+/// for byte every time it is written (a game never fixes a nonce, see `encode_with_fixed_nonce`).
+const GOLDEN_V3_KEY: SealKey = SealKey::from_bytes(*b"keepsake golden v3 key, 32 bytes");
+const GOLDEN_V3_NONCE: [u8; 12] = *b"golden nonce";
+
+/// Version 3 seals the version-2 golden values.
+fn golden_v3_options() -> EncodeOptions {
+    EncodeOptions {
+        seal: Sealing::Key(GOLDEN_V3_KEY),
+        ..golden_v2_options()
+    }
+}
+
+fn golden_v3_bytes() -> Vec<u8> {
+    let (meta, bundle) = golden_v2_values();
+    format::encode_with_fixed_nonce(&meta, &bundle, &golden_v3_options(), GOLDEN_V3_NONCE)
+        .unwrap()
+        .to_vec()
+}
+
+#[test]
+fn golden_v3_decodes_to_the_expected_values_with_its_key() {
+    let bytes = std::fs::read(golden_path(3)).expect("tests/golden/v3.ksav is committed");
+    let key = DecodeOptions::new().seal(Sealing::Key(GOLDEN_V3_KEY));
+    let decoded = format::decode(&bytes, &key).unwrap();
+    let (meta, bundle) = golden_v2_values();
+    assert_eq!(decoded.header.version, 3);
+    assert!(decoded.header.is_sealed());
+    assert_eq!(decoded.meta, meta);
+    assert_eq!(decoded.bundle, bundle);
+    let table = format::read_chunk_table(&bytes, &key).unwrap().unwrap();
+    assert!(table.compressed() > 0 && table.compressed() < table.chunks.len());
+
+    // Its metadata reads without the key; its payload does not.
+    let keyless = DecodeOptions::default();
+    let summary = format::read_summary(&mut &bytes[..], &keyless).unwrap();
+    assert_eq!(summary.meta.title, meta.title);
+    assert!(matches!(
+        format::decode(&bytes, &keyless),
+        Err(FormatError::SealedNeedsKey)
+    ));
+}
+
+#[test]
+fn todays_encoder_writes_the_v3_golden_file_byte_for_byte() {
+    let golden = std::fs::read(golden_path(3)).expect("tests/golden/v3.ksav is committed");
+    assert!(
+        golden_v3_bytes() == golden,
+        "the encoder's output differs from tests/golden/v3.ksav"
+    );
+}
+
+/// Writes the golden files of the current versions (the newest, sealed, and the newest
+/// unsealed). Run once when a format version is released:
 /// `cargo test --test it -- --ignored format_corruption::write_golden_file`.
 #[test]
 #[ignore = "writes tests/golden; run by hand when releasing a format version"]
 fn write_golden_file() {
     assert_eq!(
-        FORMAT_VERSION, 2,
+        FORMAT_VERSION, 3,
         "add golden values for the new version first"
     );
     let (meta, bundle) = golden_v2_values();
     let bytes = format::encode(&meta, &bundle, &golden_v2_options())
         .unwrap()
         .to_vec();
-    std::fs::write(golden_path(FORMAT_VERSION), bytes).unwrap();
+    std::fs::write(golden_path(2), bytes).unwrap();
+    std::fs::write(golden_path(FORMAT_VERSION), golden_v3_bytes()).unwrap();
 }

@@ -12,7 +12,9 @@ use crate::common;
 
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, DecodeOptions, EncodeOptions, SaveBundle, WorldState};
+use bevy_keepsake::format::{
+    self, DecodeOptions, EncodeOptions, SaveBundle, SealKey, Sealing, UnsealedSaves, WorldState,
+};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
 use common::alloc::peak_allocation;
 use common::{crc_fixup, fixtures, fuzz_layout, fuzz_world};
@@ -62,12 +64,17 @@ fn the_file_decoder_corpus_replays_within_the_memory_bound() {
     let mut worst = 0f64;
     for (path, bytes) in &inputs {
         let (_, peak) = peak_allocation(|| {
-            let options = DecodeOptions::default();
             let fixed = crc_fixup::with_valid_checksums(bytes);
-            for input in std::iter::once(&bytes[..]).chain(fixed.as_deref()) {
-                let _ = format::decode(input, &options);
-                let _ = format::decode_from(&mut &input[..], &options);
-                let _ = format::read_summary(&mut &input[..], &options);
+            let sealed = crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY);
+            for input in std::iter::once(&bytes[..])
+                .chain(fixed.as_deref())
+                .chain(sealed.as_deref())
+            {
+                for options in [DecodeOptions::default(), fuzz_key()] {
+                    let _ = format::decode(input, &options);
+                    let _ = format::decode_from(&mut &input[..], &options);
+                    let _ = format::read_summary(&mut &input[..], &options);
+                }
             }
         });
         worst = worst.max(within_bound(path, peak, bytes.len(), FILE_K, FILE_C));
@@ -77,6 +84,32 @@ fn the_file_decoder_corpus_replays_within_the_memory_bound() {
         inputs.len(),
         worst * 100.0
     );
+}
+
+/// How the fuzz target reads inputs besides without a key: with its key, unsealed files too.
+fn fuzz_key() -> DecodeOptions {
+    DecodeOptions::new()
+        .seal(Sealing::Key(SealKey::from_bytes(crc_fixup::FUZZ_SEAL_KEY)))
+        .unsealed(UnsealedSaves::Accept)
+}
+
+#[test]
+fn the_sealed_seeds_open_once_resealed_and_the_real_one_opens_as_is() {
+    let inputs = inputs("decode_file");
+    let sealed: Vec<_> = inputs
+        .iter()
+        .filter(|(path, _)| path.to_string_lossy().contains("seed-v3"))
+        .collect();
+    assert!(sealed.len() >= 3, "{} sealed seeds", sealed.len());
+    for (path, bytes) in sealed {
+        let input = if path.to_string_lossy().contains("open") {
+            crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY).unwrap()
+        } else {
+            bytes.clone()
+        };
+        let decoded = format::decode(&input, &fuzz_key());
+        assert!(decoded.is_ok(), "{}: {decoded:?}", path.display());
+    }
 }
 
 /// Asserts `peak <= k * input_len + c`; returns how much of that bound was used.
@@ -299,4 +332,62 @@ fn write_layout_fuzz_seeds() {
         let input = fuzz_layout::input(&layout.to_bytes(), value);
         std::fs::write(dir.join(format!("seed-{name}")), input).unwrap();
     }
+}
+
+/// Writes the sealed (version-3) seeds of the file fuzzer: `seed-v3-sealed-world` as the
+/// encoder writes it under the fuzz key and a fixed nonce, and `seed-v3-open-*` with their
+/// payload unencrypted between nonce and tag (the fuzz target seals them for real, see
+/// `crc_fixup::with_valid_seal`), so mutations reach the chunk table:
+/// `cargo test --test it -- --ignored fuzz_corpus::write_sealed_fuzz_seeds`.
+#[test]
+#[ignore = "writes fuzz/corpus seeds"]
+fn write_sealed_fuzz_seeds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/decode_file");
+    let mut app = fuzz_world::app();
+    fuzz_world::populate(app.world_mut());
+    let world = snapshot::capture(app.world()).unwrap().blob;
+    let seeds = [
+        ("seed-v3-sealed-world", world.clone()),
+        ("seed-v3-open-world", world),
+        ("seed-v3-open-chunks", fixtures::game_like_blob(130_000, 8)),
+    ];
+    for (name, blob) in seeds {
+        let meta = format::SaveMeta {
+            thumbnail: Some(b"\x89PNG-thumb".to_vec()),
+            ..fixtures::meta(SlotId::Manual(1), 2)
+        };
+        let bundle = SaveBundle::new(WorldState {
+            tick: 3,
+            state_hash: snapshot::state_hash(&blob),
+            ecs_blob: blob,
+        });
+        let open = EncodeOptions {
+            compress_when: format::CompressWhen::Always,
+            ..Default::default()
+        };
+        let sealed = EncodeOptions {
+            seal: Sealing::Key(SealKey::from_bytes(crc_fixup::FUZZ_SEAL_KEY)),
+            ..open
+        };
+        let nonce = *b"fuzz nonce 1";
+        let mut bytes = format::encode_with_fixed_nonce(&meta, &bundle, &sealed, nonce)
+            .unwrap()
+            .to_vec();
+        if name.contains("open") {
+            // A version-2 file of the same bundle has, as its payload, exactly the plaintext.
+            let plain = format::encode(&meta, &bundle, &open).unwrap();
+            let plain = plain.to_vec();
+            let payload = plain.len() - plain_payload_len(&plain);
+            let start = bytes.len() - 16 - (plain.len() - payload);
+            let end = bytes.len() - 16;
+            bytes[start..end].copy_from_slice(&plain[payload..]);
+            bytes[end..].fill(0);
+        }
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+/// The payload length a file's header announces.
+fn plain_payload_len(file: &[u8]) -> usize {
+    u32::from_le_bytes(file[16..20].try_into().unwrap()) as usize
 }

@@ -6,7 +6,7 @@ use crate::common;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{SaveBundle, SaveMeta, SealKey, WorldState};
 use bevy_keepsake::plugin::{KeepsakeError, KeepsakeStore, Playtime, SlotAction};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
@@ -479,6 +479,43 @@ fn a_load_falls_back_to_a_backup_and_says_so() {
     assert!(loaded.restored_from_backup);
     assert_eq!(loaded.generation, 1);
     assert_eq!(loaded.skipped_generations.len(), 1);
+    assert_eq!(healths(&mut app), [1]);
+}
+
+#[test]
+fn a_sealed_game_writes_sealed_saves_and_loads_past_an_edited_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = SealKey::from_bytes([0x42; 32]);
+    let mut app = app_with(plugin(dir.path()).seal(key));
+    app.world_mut().spawn((Saveable, Health(1)));
+    app.world_mut().resource_mut::<SaveTitle>().0 = "Docks".into();
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(2)));
+    run_until_results(&mut app, 1);
+    set_healths(&mut app, 2);
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(2)));
+    let results = run_until_results(&mut app, 2);
+    let Outcome::Saved(newest) = &results[1] else {
+        panic!("{results:?}")
+    };
+    // A player gives the save a new title, CRCs and all.
+    let mut bytes = std::fs::read(&newest.path).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 3, "sealed");
+    let at = bytes.windows(5).position(|w| w == b"Docks").unwrap();
+    bytes[at] = b'R';
+    let forged = common::crc_fixup::with_valid_checksums(&bytes).unwrap();
+    std::fs::write(&newest.path, forged).unwrap();
+
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(2),
+    });
+    let results = run_until_results(&mut app, 3);
+    let Outcome::Loaded(loaded) = &results[2] else {
+        panic!("{results:?}")
+    };
+    assert!(loaded.restored_from_backup);
+    assert_eq!(loaded.generation, 1);
     assert_eq!(healths(&mut app), [1]);
 }
 

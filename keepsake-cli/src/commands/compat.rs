@@ -4,6 +4,7 @@
 //! judge alike.
 
 use crate::examine::examine;
+use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json, print_text};
 use bevy_keepsake::compat::{self, CompatReport, SaveSchema, SchemaType};
 use bevy_keepsake::format::DecodeOptions;
@@ -11,8 +12,8 @@ use serde::Serialize;
 use std::path::Path;
 
 /// `keepsake schema <save> [-o file]`.
-pub fn schema(path: &Path, output: Option<&Path>) -> Outcome {
-    let schema = match recorded_schema(path) {
+pub fn schema(path: &Path, output: Option<&Path>, options: &DecodeOptions) -> Outcome {
+    let schema = match recorded_schema(path, options) {
         Ok(schema) => schema,
         Err(message) => {
             eprintln!("keepsake: {}: {message}", path.display());
@@ -33,8 +34,11 @@ pub fn schema(path: &Path, output: Option<&Path>) -> Outcome {
 
 /// The schema a save records: each column's type, kind, version and layout. A save does not
 /// record a game's migrations or renames, so those are left out.
-fn recorded_schema(path: &Path) -> Result<SaveSchema, String> {
-    let examined = examine(path, &DecodeOptions::default()).map_err(|e| e.0.to_string())?;
+fn recorded_schema(path: &Path, options: &DecodeOptions) -> Result<SaveSchema, String> {
+    let examined = examine(path, options).map_err(|e| e.0.to_string())?;
+    if examined.seal == Seal::Unchecked {
+        return Err(needs_key(path));
+    }
     if let Some(damage) = &examined.damage {
         return Err(format!("the save is damaged: {damage}"));
     }
@@ -63,7 +67,7 @@ fn recorded_schema(path: &Path) -> Result<SaveSchema, String> {
 }
 
 /// `keepsake compat <schema file> <folder>`.
-pub fn run(schema_file: &Path, folder: &Path, json: bool) -> Outcome {
+pub fn run(schema_file: &Path, folder: &Path, options: &DecodeOptions, json: bool) -> Outcome {
     let schema = match SaveSchema::read_file(schema_file) {
         Ok(schema) => schema,
         Err(error) => {
@@ -71,7 +75,7 @@ pub fn run(schema_file: &Path, folder: &Path, json: bool) -> Outcome {
             return Outcome::Trouble;
         }
     };
-    let report = compat::check_folder(&schema, folder);
+    let report = compat::check_folder_opened(&schema, folder, options);
     if json {
         print_json(&Json::of(&report));
     } else {

@@ -2,6 +2,7 @@
 //! in B and changed, matched by saved entity index and compared by value bytes.
 
 use crate::examine::{Examined, examine};
+use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::MetaView;
@@ -55,9 +56,8 @@ impl TypeDiff {
     }
 }
 
-pub fn run(a: &Path, b: &Path, json: bool) -> Outcome {
-    let options = DecodeOptions::default();
-    let (Some(left), Some(right)) = (readable(a, &options), readable(b, &options)) else {
+pub fn run(a: &Path, b: &Path, options: &DecodeOptions, json: bool) -> Outcome {
+    let (Some(left), Some(right)) = (readable(a, options), readable(b, options)) else {
         return Outcome::Trouble;
     };
     let (Some(Ok(table_a)), Some(Ok(table_b))) = (left.blob_table(), right.blob_table()) else {
@@ -121,6 +121,10 @@ fn readable(path: &Path, options: &DecodeOptions) -> Option<Examined> {
     match examine(path, options) {
         Err(error) => {
             eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);
+            None
+        }
+        Ok(examined) if examined.seal == Seal::Unchecked => {
+            eprintln!("keepsake: cannot compare: {}", needs_key(path));
             None
         }
         Ok(examined) => match &examined.damage {

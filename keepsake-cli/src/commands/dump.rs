@@ -9,6 +9,7 @@
 //! them instead.
 
 use crate::examine::{Damage, Examined, examine};
+use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json, print_text};
 use crate::text;
 use bevy_keepsake::format::DecodeOptions;
@@ -137,14 +138,18 @@ fn shown(value: &StoredValue, column_type: &str) -> String {
     }
 }
 
-pub fn run(path: &Path, filter: &Filter, json: bool) -> Outcome {
-    let examined = match examine(path, &DecodeOptions::default()) {
+pub fn run(path: &Path, filter: &Filter, options: &DecodeOptions, json: bool) -> Outcome {
+    let examined = match examine(path, options) {
         Ok(examined) => examined,
         Err(error) => {
             eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);
             return Outcome::Trouble;
         }
     };
+    if examined.seal == Seal::Unchecked {
+        eprintln!("keepsake: {}", needs_key(path));
+        return Outcome::Trouble;
+    }
     let Some(report) = report(path, &examined, filter) else {
         return Outcome::Trouble;
     };

@@ -1,6 +1,6 @@
 //! `keepsake inspect <file>`.
 
-use crate::examine::{ChunkChecks, Damage, Examined, SectionCheck, examine};
+use crate::examine::{ChunkChecks, Damage, Examined, Seal, SectionCheck, examine};
 use crate::output::{Outcome, print_json, print_text};
 use crate::text::{self, Table};
 use crate::views::{BlobView, ColumnDetail, HeaderView, MetaView};
@@ -22,6 +22,10 @@ struct Report {
     size: u64,
     status: &'static str,
     damage: Option<Damage>,
+    /// For a sealed file: `checked` (with `--key`) or `unchecked` (without: the payload was
+    /// not opened). Absent for unsealed files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal: Option<Seal>,
     header: Option<HeaderView>,
     sections: Vec<SectionCheck>,
     /// Format version 2: the chunks of the payload.
@@ -49,8 +53,14 @@ const NO_LAYOUT: &str = "no layout (saved before layouts)";
 /// How far `--layouts` indents each layout under its column's line.
 const LAYOUT_INDENT: &str = "    ";
 
-pub fn run(path: &Path, values: Option<ValueCaps>, layouts: bool, json: bool) -> Outcome {
-    let examined = match examine(path, &DecodeOptions::default()) {
+pub fn run(
+    path: &Path,
+    values: Option<ValueCaps>,
+    layouts: bool,
+    options: &DecodeOptions,
+    json: bool,
+) -> Outcome {
+    let examined = match examine(path, options) {
         Ok(examined) => examined,
         Err(error) => {
             eprintln!("keepsake: cannot read {}: {}", path.display(), error.0);
@@ -91,6 +101,7 @@ fn report(path: &Path, examined: &Examined, detail: ColumnDetail) -> Report {
             "ok"
         },
         damage: examined.damage.clone(),
+        seal: (examined.seal != Seal::None).then_some(examined.seal),
         header: examined.header.as_ref().map(HeaderView::from),
         sections: examined.sections.clone(),
         chunks: examined.chunks.clone(),
@@ -126,6 +137,9 @@ fn render(report: &Report) -> String {
     );
     if let Some(damage) = &report.damage {
         let _ = writeln!(out, "damaged: {damage}");
+    }
+    if let Some(note) = report.seal.and_then(Seal::note) {
+        let _ = writeln!(out, "{note}");
     }
     if let Some(header) = &report.header {
         let _ = writeln!(

@@ -37,6 +37,10 @@ struct SavedView {
     generations: usize,
     file_len: u64,
     has_thumbnail: bool,
+    /// Sealed (format version 3): its metadata is read without the key, its seal not checked
+    /// (`keepsake verify --key` checks it). Absent for unsealed saves.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    sealed: bool,
     /// The device that made the save (cloud sync records it); `null` when it recorded none.
     /// Also in `meta.extras`, under its key; here so a reader need not know the key.
     device: Option<String>,
@@ -50,6 +54,7 @@ impl From<&SavedSlot> for SavedView {
             generations: saved.generations,
             file_len: saved.file_len,
             has_thumbnail: saved.has_thumbnail,
+            sealed: saved.sealed,
             // A blank name would print as an empty cell; it says no more than none.
             device: saved
                 .meta
@@ -84,10 +89,14 @@ impl SlotView {
     }
 
     fn status_text(&self) -> String {
-        match (&self.damaged_generation, self.restored_from_backup) {
+        let status = match (&self.damaged_generation, self.restored_from_backup) {
             (None, _) => "ok".into(),
             (Some(g), true) => format!("damaged (g{g}), restored from backup"),
             (Some(g), false) => format!("damaged (g{g}), no readable backup"),
+        };
+        match &self.shown {
+            Some(shown) if shown.sealed => status + ", sealed",
+            _ => status,
         }
     }
 }

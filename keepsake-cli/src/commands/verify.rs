@@ -1,11 +1,11 @@
 //! `keepsake verify <paths>…`: every file checked end to end, the others still checked after a
 //! damaged one.
 
-use crate::examine::examine;
+use crate::examine::{Seal, examine};
 use crate::folders::save_files;
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
-use bevy_keepsake::format::DecodeOptions;
+use bevy_keepsake::format::{DecodeOptions, Sealing};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -25,13 +25,18 @@ struct FileResult {
     path: String,
     /// `ok`, `damaged` or `unreadable`.
     status: &'static str,
-    /// For a damaged file: `file`, `header`, `metadata`, `thumbnail`, `payload` or `ecs_blob`.
+    /// For a damaged file: `file`, `header`, `metadata`, `thumbnail`, `payload`, `seal` or
+    /// `ecs_blob`.
     section: Option<&'static str>,
     message: Option<String>,
+    /// For a sealed file: `checked` (with `--key`; a broken seal is damage in section `seal`)
+    /// or `unchecked` (without: its CRCs were checked, not its seal). With `--key`, `none` for
+    /// an unsealed file. Otherwise absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal: Option<Seal>,
 }
 
-pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
-    let options = DecodeOptions::default();
+pub fn run(paths: &[PathBuf], options: &DecodeOptions, json: bool) -> Outcome {
     let mut report = Report {
         files: Vec::new(),
         checked: 0,
@@ -41,7 +46,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Outcome {
     };
     for path in paths {
         for file in expand(path, &mut report) {
-            let result = check(&file, &options);
+            let result = check(&file, options);
             match result.status {
                 "damaged" => report.damaged += 1,
                 "unreadable" => report.unreadable += 1,
@@ -82,11 +87,16 @@ fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
                 status: "unreadable",
                 section: None,
                 message: Some(format!("cannot list the folder: {error}")),
+                seal: None,
             });
             Vec::new()
         }
     }
 }
+
+/// What `verify --key` says of an intact file that is not sealed.
+const NOT_SEALED: &str =
+    "not sealed (a game that seals its saves loads it only if it accepts unsealed saves)";
 
 fn check(path: &Path, options: &DecodeOptions) -> FileResult {
     let path_text = path.display().to_string();
@@ -96,21 +106,33 @@ fn check(path: &Path, options: &DecodeOptions) -> FileResult {
             status: "unreadable",
             section: None,
             message: Some(error.0.to_string()),
+            seal: None,
         },
-        Ok(examined) => match examined.damage {
-            None => FileResult {
-                path: path_text,
-                status: "ok",
-                section: None,
-                message: None,
-            },
-            Some(damage) => FileResult {
-                path: path_text,
-                status: "damaged",
-                section: Some(damage.section),
-                message: Some(damage.message),
-            },
-        },
+        Ok(examined) => {
+            // With `--key` the seal is what is being checked: an unsealed file says so.
+            let keyed = options.seal != Sealing::Off && examined.header.is_some();
+            let seal = (examined.seal != Seal::None || keyed).then_some(examined.seal);
+            let note = match examined.seal {
+                Seal::None if keyed => Some(NOT_SEALED),
+                seal => seal.note(),
+            };
+            match examined.damage {
+                None => FileResult {
+                    path: path_text,
+                    status: "ok",
+                    section: None,
+                    message: note.map(str::to_owned),
+                    seal,
+                },
+                Some(damage) => FileResult {
+                    path: path_text,
+                    status: "damaged",
+                    section: Some(damage.section),
+                    message: Some(damage.message),
+                    seal,
+                },
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@ mod moto;
 mod moto_install;
 mod plugin;
 mod proxy;
+mod seal;
 mod sync_safety;
 
 use crate::common::{crc_fixup, fixtures, real_world};

@@ -1,6 +1,44 @@
 //! Makes fuzzed bytes pass the save file's checksums, so fuzzing reaches the decompressor and
-//! the postcard decoders behind them instead of stopping at the first CRC.
+//! the postcard decoders behind them instead of stopping at the first CRC; and, for sealed
+//! (version-3) files, its seal, so fuzzing reaches the chunk table behind it.
 #![allow(dead_code)]
+
+use aes_gcm::aead::{AeadInOut, KeyInit};
+
+/// The key the fuzz target opens sealed files with, and its sealed seeds are sealed under.
+pub const FUZZ_SEAL_KEY: [u8; 32] = *b"bevy_keepsake fuzz seal key, 32b";
+
+/// When `data` is a version-3 file whose sections fit, returns a copy sealed for real under
+/// `key`: the bytes between its nonce and tag taken as the plaintext (so a seed holds its
+/// payload unencrypted there, and mutations of it reach the chunk table), encrypted with the
+/// file's own nonce, the tag recomputed, then every CRC made valid
+/// ([`with_valid_checksums`]).
+pub fn with_valid_seal(data: &[u8], key: &[u8; 32]) -> Option<Vec<u8>> {
+    let u32_at = |offset: usize| {
+        data.get(offset..offset + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    if data.get(..4)? != b"KPSK" || data.get(4..6)? != [3, 0] {
+        return None;
+    }
+    let (meta, thumbnail, payload) = (u32_at(8)?, u32_at(12)?, u32_at(16)?);
+    let payload_start = 40usize.checked_add(meta)?.checked_add(thumbnail)?;
+    let end = payload_start.checked_add(payload)?;
+    if end > data.len() || payload < 28 {
+        return None;
+    }
+    let associated = [&data[..24], &data[40..payload_start]].concat();
+    let mut sealed = data.to_vec();
+    let (head, tag) = sealed[..end].split_at_mut(end - 16);
+    let (nonce, text) = head[payload_start..].split_at_mut(12);
+    let nonce: [u8; 12] = (&*nonce).try_into().ok()?;
+    let cipher = aes_gcm::Aes256Gcm::new(&(*key).into());
+    let computed = cipher
+        .encrypt_inout_detached(&nonce.into(), &associated, text.into())
+        .ok()?;
+    tag.copy_from_slice(&computed);
+    with_valid_checksums(&sealed)
+}
 
 /// When `data` starts like a save file and its sections fit, returns a copy whose section and
 /// header CRCs are correct for its (fuzzed) contents. For a version-2 file whose chunk table
