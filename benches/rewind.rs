@@ -44,18 +44,10 @@ fn counts() -> Vec<u32> {
 
 /// Prints p50 / p99 of `samples`.
 fn report(samples: &mut [Duration], shape: Shape, count: u32, name: &str) {
-    if samples.is_empty() {
-        return; // filtered out on the command line
+    if let Some(percentiles) = shapes::percentiles(samples) {
+        let shape = shape.name();
+        println!("rewind part, {shape}, {count} entities, {name}: {percentiles}");
     }
-    samples.sort();
-    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
-    println!(
-        "rewind part, {}, {count} entities, {name}: p50 {:.3} ms, p99 {:.3} ms ({} runs)",
-        shape.name(),
-        at(0.5).as_secs_f64() * 1e3,
-        at(0.99).as_secs_f64() * 1e3,
-        samples.len()
-    );
 }
 
 /// A world of `shape`, its capture cache and history, and 60 points taken 1 % apart.

@@ -260,19 +260,10 @@ fn bench_part(
             total
         })
     });
-    if samples.is_empty() {
-        // Filtered out on the command line: nothing was timed.
-        return;
+    if let Some(percentiles) = shapes::percentiles(&mut samples) {
+        let shape = shape.name();
+        println!("shapes part, {shape}, {count} entities, {name}: {percentiles}");
     }
-    samples.sort();
-    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
-    println!(
-        "shapes part, {}, {count} entities, {name}: p50 {:.3} ms, p99 {:.3} ms ({} runs)",
-        shape.name(),
-        at(0.5).as_secs_f64() * 1e3,
-        at(0.99).as_secs_f64() * 1e3,
-        samples.len()
-    );
 }
 
 fn bench_incremental(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32) {

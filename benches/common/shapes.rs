@@ -713,3 +713,19 @@ pub mod reflect_only {
         }
     }
 }
+
+/// "p50 … ms, p99 … ms (n runs)" of `samples`, for the benches that judge a p99 (criterion
+/// reports means); `None` when nothing was timed (filtered out on the command line).
+pub fn percentiles(samples: &mut [std::time::Duration]) -> Option<String> {
+    if samples.is_empty() {
+        return None;
+    }
+    samples.sort();
+    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
+    Some(format!(
+        "p50 {:.3} ms, p99 {:.3} ms ({} runs)",
+        at(0.5).as_secs_f64() * 1e3,
+        at(0.99).as_secs_f64() * 1e3,
+        samples.len()
+    ))
+}

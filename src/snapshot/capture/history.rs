@@ -21,7 +21,7 @@
 //! the newer ones in one pass per chunk, and runs off the main thread.
 
 use super::chunk::{Chunk, ChunkParts, Layer, Rows};
-use super::hierarchy::{Hierarchy, TableLinks};
+use super::hierarchy::Hierarchy;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot};
 use bevy::prelude::*;
@@ -64,11 +64,11 @@ pub struct SnapshotHistory {
     last: HashMap<u64, Arc<Node>>,
     /// The last recorded capture's saved entities.
     last_matched: Option<Arc<Matched>>,
-    /// The chunks' entity arrays the kept snapshots may hold, each counted once however many
-    /// columns' chunks share it.
-    entity_arrays: SharedCount<[Entity]>,
-    /// The hierarchy tables they hold, each counted once however many captures share it.
-    hierarchy_tables: SharedCount<TableLinks>,
+    /// The chunks' entity arrays the kept snapshots hold, each counted once however many
+    /// columns' chunks and snapshots share it.
+    entity_arrays: SharedCount,
+    /// The hierarchy tables they hold, each counted once however many snapshots share it.
+    hierarchy_tables: SharedCount,
     meter: Meter,
 }
 
@@ -80,6 +80,9 @@ pub struct KeptSnapshot {
     hierarchy: Hierarchy,
     keys: Arc<KeyTable>,
     columns: Arc<[(ColumnId, Vec<Arc<Node>>)]>,
+    /// The counts of the entity arrays and hierarchy tables it holds: they stop counting when
+    /// the last snapshot holding them is dropped (the cache may hold them longer).
+    _counted: Arc<[Arc<Counted>]>,
 }
 
 impl SnapshotHistory {
@@ -98,8 +101,8 @@ impl SnapshotHistory {
             })
             .collect();
         self.last = nodes;
-        self.count_shared(pending);
         KeptSnapshot {
+            _counted: self.count_shared(pending),
             matched: self.matched(&pending.matched),
             hierarchy: pending.hierarchy.clone(),
             keys: Arc::new(pending.keys.clone()),
@@ -108,8 +111,8 @@ impl SnapshotHistory {
     }
 
     /// The bytes the kept snapshots hold: whole chunks (counted even while the cache shares
-    /// them), older rows, entity tables, and the chunks' entity arrays (until the cache and
-    /// the snapshots both dropped them). An estimate from above.
+    /// them), older rows, entity tables, the chunks' entity arrays and the hierarchy tables.
+    /// An estimate from above.
     pub fn memory(&self) -> usize {
         self.meter.0.load(Ordering::Relaxed)
     }
@@ -119,26 +122,30 @@ impl SnapshotHistory {
     pub fn clear(&mut self) {
         self.last.clear();
         self.last_matched = None;
-        self.entity_arrays.forget_dropped();
-        self.hierarchy_tables.forget_dropped();
     }
 
-    /// Counts the entity arrays and hierarchy tables of `pending` not counted yet, and stops
-    /// counting those no one holds any more.
-    fn count_shared(&mut self, pending: &PendingSnapshot) {
+    /// The counts of the entity arrays and hierarchy tables `pending` holds, each shared with
+    /// the snapshots that hold it already.
+    fn count_shared(&mut self, pending: &PendingSnapshot) -> Arc<[Arc<Counted>]> {
         self.entity_arrays.forget_dropped();
         self.hierarchy_tables.forget_dropped();
+        let mut counted = Vec::new();
         for (_, chunks) in &pending.columns {
             for chunk in chunks {
-                let bytes = |entities: &[Entity]| size_of_val(entities);
-                self.entity_arrays
-                    .count(&chunk.entities, bytes, &self.meter);
+                let bytes = size_of_val::<[Entity]>(&chunk.entities);
+                counted.push(
+                    self.entity_arrays
+                        .count(&chunk.entities, bytes, &self.meter),
+                );
             }
         }
         for table in pending.hierarchy.tables() {
-            let bytes = TableLinks::heap_bytes;
-            self.hierarchy_tables.count(table, bytes, &self.meter);
+            let bytes = table.heap_bytes();
+            counted.push(self.hierarchy_tables.count(table, bytes, &self.meter));
         }
+        counted.sort_unstable_by_key(|count| Arc::as_ptr(count) as usize);
+        counted.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        counted.into()
     }
 
     /// The node of `chunk`: its node from the last capture when the cache reused it, else a
@@ -337,27 +344,26 @@ impl Meter {
     }
 }
 
-/// Allocations shared between captures (and with the cache), each counted once, by address,
-/// until no one holds it.
-struct SharedCount<T: ?Sized>(HashMap<usize, (Weak<T>, Counted)>);
+/// Allocations kept snapshots share (with each other and with the cache), each counted once,
+/// by address, for as long as a snapshot holds its count. While a snapshot holds the count it
+/// holds the allocation too, so the address cannot be reused meanwhile.
+#[derive(Default)]
+struct SharedCount(HashMap<usize, Weak<Counted>>);
 
-impl<T: ?Sized> Default for SharedCount<T> {
-    fn default() -> Self {
-        SharedCount(HashMap::new())
-    }
-}
-
-impl<T: ?Sized> SharedCount<T> {
-    fn count(&mut self, shared: &Arc<T>, bytes: impl FnOnce(&T) -> usize, meter: &Meter) {
+impl SharedCount {
+    /// The count of `shared`, made when no snapshot holds one.
+    fn count<T: ?Sized>(&mut self, shared: &Arc<T>, bytes: usize, meter: &Meter) -> Arc<Counted> {
         let address = Arc::as_ptr(shared).cast::<()>() as usize;
-        self.0.entry(address).or_insert_with(|| {
-            let counted = Counted::new(meter, bytes(shared));
-            (Arc::downgrade(shared), counted)
-        });
+        if let Some(counted) = self.0.get(&address).and_then(Weak::upgrade) {
+            return counted;
+        }
+        let counted = Arc::new(Counted::new(meter, bytes));
+        self.0.insert(address, Arc::downgrade(&counted));
+        counted
     }
 
     fn forget_dropped(&mut self) {
-        self.0.retain(|_, (shared, _)| shared.strong_count() > 0);
+        self.0.retain(|_, counted| counted.strong_count() > 0);
     }
 }
 
