@@ -3,6 +3,8 @@
 //!
 //! Run: `cargo bench --bench memory`.
 
+// Each bench uses a part of the test helpers.
+#[allow(dead_code)]
 #[path = "../tests/it/common/alloc.rs"]
 mod alloc;
 #[path = "../tests/it/common/game_world.rs"]

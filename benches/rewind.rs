@@ -12,11 +12,18 @@
 //!   (`snapshot::apply`, as a load).
 //!
 //! Each prints p50 / p99 over every timed iteration. Before timing, 60 points of the world
-//! changing 1 % between two of them are kept and their memory printed
-//! (`SnapshotHistory::memory`, an estimate from above) against one full blob.
+//! changing 1 % between two of them are kept, and two memory figures printed against one full
+//! blob: what the points hold (`SnapshotHistory::memory`, an estimate from above that counts
+//! the chunks they share with the capture cache), and what keeping them added to the heap
+//! (a counting allocator: the heap after the 60 points less the heap before them, the capture
+//! cache warm in both).
 //!
 //! Run: `cargo bench --bench rewind`.
 
+// Each bench uses a part of the test helpers.
+#[allow(dead_code)]
+#[path = "../tests/it/common/alloc.rs"]
+mod alloc;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
@@ -31,6 +38,9 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use shapes::Shape;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOC: alloc::CountingAlloc = alloc::CountingAlloc;
 
 /// How many points the memory figure and the rewinds are taken over (the ring's default).
 const POINTS: usize = 60;
@@ -67,19 +77,26 @@ impl Ring {
         let blob = snapshot::capture(world).unwrap().blob.len();
         let (mut cache, mut history) = (CaptureCache::default(), SnapshotHistory::default());
         world.increment_change_tick();
-        let mut points = Vec::new();
-        for round in 0..POINTS {
-            shapes::change(world, shape, &entities, 0.01, round);
-            let pending = cache.capture(world).unwrap();
-            points.push(history.record(&pending));
-            pending.settle();
-        }
+        // The cache warm, as in a game that saved once: the points add to it.
+        cache.capture(world).unwrap().settle();
+        let (points, added) = alloc::net_allocation(|| {
+            let mut points = Vec::new();
+            for round in 0..POINTS {
+                shapes::change(world, shape, &entities, 0.01, round);
+                let pending = cache.capture(world).unwrap();
+                points.push(history.record(&pending));
+                pending.settle();
+            }
+            points
+        });
         let memory = history.memory();
         println!(
-            "rewind memory, {}, {count} entities: {POINTS} points 1 % apart hold {memory} bytes, \
-             one blob {blob} bytes: {:.2}x",
+            "rewind memory, {}, {count} entities: {POINTS} points 1 % apart hold {memory} bytes \
+             ({:.2}x one blob of {blob} bytes); keeping them added {added} bytes to the heap \
+             ({:.2}x)",
             shape.name(),
-            memory as f64 / blob as f64
+            memory as f64 / blob as f64,
+            added as f64 / blob as f64
         );
         Ring {
             app,

@@ -69,3 +69,12 @@ pub fn peak_allocation<R>(f: impl FnOnce() -> R) -> (R, usize) {
     let peak = PEAK.with(Cell::get).max(0) as usize;
     (result, peak)
 }
+
+/// Runs `f` and returns its result with the bytes the current thread held after the call
+/// beyond what it held before: what the call allocated and kept, less what it freed of what
+/// was there before.
+pub fn net_allocation<R>(f: impl FnOnce() -> R) -> (R, isize) {
+    let before = CURRENT.with(Cell::get);
+    let result = f();
+    (result, CURRENT.with(Cell::get) - before)
+}
