@@ -86,7 +86,8 @@ fn take_point(world: &mut World) {
     let (point, evicted) = ring.keep(&pending, now, &settings);
     let (points, memory) = (ring.len(), ring.memory());
     if evicted.for_memory > 0 && points == 1 {
-        warn!(
+        // Once: it would be true of every point from now on.
+        warn_once!(
             "keepsake: one rewind point holds {memory} bytes, more than the budget of {} \
              bytes: the ring keeps only the newest point",
             settings.memory_budget
@@ -123,7 +124,8 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         let points = ring.len();
         return fail(world, to, RewindError::NoPoint { to, points });
     };
-    let (kept, id, age) = (point.kept.clone(), point.id, now - point.taken_at);
+    let age = now.saturating_sub(point.taken_at);
+    let (kept, id) = (point.kept.clone(), point.id);
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
     let assets = world.get_resource::<AssetServer>().cloned();
