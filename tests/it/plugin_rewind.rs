@@ -328,3 +328,36 @@ fn loading_a_slot_clears_the_ring() {
     assert!(app.world().resource::<RewindRing>().is_empty());
     assert_eq!(app.world().resource::<RewindRing>().memory(), 0);
 }
+
+#[test]
+fn a_point_asked_for_during_a_rewind_is_taken_once_it_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), RewindSettings::default(), 300);
+    add_level(&mut app);
+    take_point(&mut app);
+    let first = state(&mut app);
+    let (mut rng, mut next_id) = (Rng::new(9), 4_000_000);
+    play(&mut app, &mut rng, &mut next_id);
+    // Both in one frame: the rewind starts, the point waits for it.
+    app.world_mut().commands().rewind(1);
+    app.world_mut().commands().rewind_point();
+    update_until(&mut app, "the rewind and the point", |seen| {
+        seen.rewound.len() == 1 && seen.taken.len() == 2
+    });
+    let seen = app.world().resource::<Seen>();
+    assert!(seen.failed.is_empty(), "{:?}", seen.failed);
+    let ring = app.world().resource::<RewindRing>();
+    assert_eq!(
+        ring.len(),
+        2,
+        "the first point and the one taken after the rewind"
+    );
+    // The new point holds the world the rewind brought back.
+    let newest = ring.points().last().unwrap().id;
+    play(&mut app, &mut rng, &mut next_id);
+    rewind(&mut app, RewindTo::Point(newest));
+    assert!(
+        state(&mut app) == first,
+        "the waiting point is not of the rewound world"
+    );
+}

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Asks for a rewind point: the world as this frame's capture sees it (the previous frame's
-/// end), kept in memory.
+/// end), kept in memory. Asked for while a rewind is under way, it is taken once the rewind
+/// landed, of the world it brought back.
 #[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, Default, PartialEq)]
 pub struct RewindPointRequest;

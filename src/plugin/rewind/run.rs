@@ -19,11 +19,13 @@ use bevy::tasks::futures::check_ready;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How far the ring has read its request messages.
+/// How far the ring has read its request messages, and whether a point asked for waits for
+/// a rewind to land (it is then taken of the world the rewind brought back).
 #[derive(Resource, Default)]
 pub(super) struct RewindCursors {
     points: MessageCursor<RewindPointRequest>,
     rewinds: MessageCursor<RewindRequest>,
+    point_waiting: bool,
 }
 
 /// The rewind being put together on the pool, if any.
@@ -37,30 +39,37 @@ pub(super) struct RewindTask {
     task: Task<Result<DecodedSnapshot, SnapshotError>>,
 }
 
-/// One frame of the ring: a finished rewind is applied, then a point is taken when asked for
-/// or due, then a rewind asked for starts.
+/// One frame of the ring: a finished rewind is applied, a rewind asked for starts, then a point
+/// is taken when asked for or due (one asked for waits for a rewind under way to land: taken
+/// before it, it would be forgotten when it lands).
 pub(crate) fn run_rewind(world: &mut World) {
     finish_rewind(world);
     let (point_wanted, rewinds) = read_requests(world);
+    for to in rewinds {
+        start_rewind(world, to);
+    }
     let due = {
         let every = world.resource::<RewindSettings>().every;
         let delta = world.resource::<Time>().delta();
         world.resource_mut::<RewindTimer>().tick(delta, every)
     };
-    // A point taken while a rewind is under way would be forgotten when it lands.
-    if (point_wanted || due) && world.resource::<Rewinding>().0.is_none() {
-        take_point(world);
-    }
-    for to in rewinds {
-        start_rewind(world, to);
+    if point_wanted || due {
+        if world.resource::<Rewinding>().0.is_none() {
+            take_point(world);
+        } else if point_wanted {
+            world.resource_mut::<RewindCursors>().point_waiting = true;
+        }
     }
 }
 
 /// The requests of this frame: whether a point is asked for, and the rewinds asked for.
 fn read_requests(world: &mut World) -> (bool, Vec<RewindTo>) {
+    let rewinding = world.resource::<Rewinding>().0.is_some();
     world.resource_scope(|world, mut cursors: Mut<RewindCursors>| {
         let points = world.resource::<Messages<RewindPointRequest>>();
-        let point_wanted = cursors.points.read(points).count() > 0;
+        let asked = cursors.points.read(points).count() > 0;
+        let waited = !rewinding && std::mem::take(&mut cursors.point_waiting);
+        let point_wanted = asked || waited;
         let rewinds = world.resource::<Messages<RewindRequest>>();
         let rewinds = cursors.rewinds.read(rewinds).map(|r| r.to).collect();
         (point_wanted, rewinds)
