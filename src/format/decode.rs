@@ -344,8 +344,9 @@ fn decode_payload(
 }
 
 /// The chunked (version-2 layout) payload within `buffer[payload]`, with its file offset: the
-/// payload itself when unsealed; when sealed, its CRC verified (so that disk damage reads as
-/// damage, not as a broken seal), then opened in place (an owned buffer is not copied).
+/// payload itself when unsealed; when sealed, opened in place (an owned buffer is not copied),
+/// its CRC verified only when it does not open (so that disk damage reads as damage, not as a
+/// broken seal).
 fn open_payload<'a>(
     header: &Header,
     (opening, associated): (Opening, &[u8]),
@@ -362,16 +363,20 @@ fn open_payload<'a>(
         }
         Opening::Sealed(key) => key,
     };
-    verify_crc(
-        Section::Payload,
-        header.payload_crc,
-        &buffer[payload.clone()],
-    )?;
     let (mut owned, payload) = match buffer {
         Cow::Owned(bytes) => (bytes, payload),
         Cow::Borrowed(bytes) => (bytes[payload.clone()].to_vec(), 0..payload.len()),
     };
-    let text = open_in_place(&key, associated, &mut owned[payload.clone()])?;
+    // An intact file opens at the first try, without a CRC pass; one that does not open is
+    // told apart by its CRC (the tag is checked before anything is decrypted, so the bytes are
+    // still as stored): disk damage is damage, anything else a broken seal.
+    let text = match open_in_place(&key, associated, &mut owned[payload.clone()]) {
+        Ok(text) => text,
+        Err(broken) => {
+            verify_crc(Section::Payload, header.payload_crc, &owned[payload])?;
+            return Err(broken);
+        }
+    };
     Ok(ChunkedPayload {
         buffer: Cow::Owned(owned),
         range: payload.start + text.start..payload.start + text.end,
