@@ -6,8 +6,9 @@ use super::thumbnails::{decode_thumbnail, encode_thumbnail};
 use super::toast_queue::{Toast, ToastKind, Toasts};
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{
-    Job, KeepsakeError, KeepsakeStatus, LoadCompleted, SaveCompleted, SaveFailed, SaveReason,
-    SaveSlots, SaveStarted, SaveTarget, SlotAction,
+    Job, KeepsakeError, KeepsakeStatus, LoadCompleted, RewindCompleted, RewindError, RewindFailed,
+    RewindPointId, RewindTo, SaveCompleted, SaveFailed, SaveReason, SaveSlots, SaveStarted,
+    SaveTarget, SlotAction,
 };
 use crate::slot::SlotId;
 use crate::store::{SavedSlot, SlotEntry, SlotStatus, StoreError};
@@ -721,6 +722,38 @@ fn loads_from_a_backup_say_so() {
     assert_eq!(
         Toast::load_completed(&loaded(true)).text,
         "Loaded Manual 3 (restored from backup)"
+    );
+}
+
+#[test]
+fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
+    let rewound = RewindCompleted {
+        point: RewindPointId(4),
+        age: Duration::from_millis(5250),
+        forgotten: 2,
+        entity_map: Arc::default(),
+        dropped_references: Arc::default(),
+        dropped_fields: Arc::default(),
+    };
+    assert_eq!(Toast::rewind_completed(&rewound).text, "Rewound 5.2 s");
+    let failed = |points| RewindFailed {
+        to: RewindTo::Ago(Duration::from_secs(5)),
+        error: Arc::new(RewindError::NoPoint {
+            to: RewindTo::Ago(Duration::from_secs(5)),
+            points,
+        }),
+    };
+    assert_eq!(
+        Toast::rewind_failed(&failed(0)).text,
+        "Nothing to rewind to yet"
+    );
+    let toast = Toast::rewind_failed(&failed(3));
+    assert_eq!(
+        (toast.text.as_str(), toast.kind),
+        (
+            "Rewind failed: no rewind point 5.0 s back: the ring holds 3",
+            ToastKind::Error
+        )
     );
 }
 

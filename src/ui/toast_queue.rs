@@ -3,8 +3,8 @@
 //! plugin, drawn by the view, tested without rendering.
 
 use crate::plugin::{
-    DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
-    SaveReason, SaveStarted,
+    DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, RewindCompleted,
+    RewindError, RewindFailed, SaveCompleted, SaveFailed, SaveReason, SaveStarted,
 };
 use bevy::prelude::*;
 use std::collections::VecDeque;
@@ -107,6 +107,21 @@ impl Toast {
             _ => format!("Deleted {}", event.slot),
         };
         Toast::new(text, ToastKind::Success, None)
+    }
+
+    /// "Rewound 5.0 s".
+    pub fn rewind_completed(event: &RewindCompleted) -> Self {
+        let seconds = event.age.as_secs_f32();
+        Toast::new(format!("Rewound {seconds:.1} s"), ToastKind::Success, None)
+    }
+
+    /// "Nothing to rewind to yet" when the ring is empty, else "Rewind failed: `<reason>`".
+    pub fn rewind_failed(event: &RewindFailed) -> Self {
+        let text = match &*event.error {
+            RewindError::NoPoint { points: 0, .. } => "Nothing to rewind to yet".to_owned(),
+            error => format!("Rewind failed: {error}"),
+        };
+        Toast::new(text, ToastKind::Error, None)
     }
 
     /// "Delete failed: `<reason>`".

@@ -1,13 +1,13 @@
 //! [`SaveToastsPlugin`]: short notices in the corner ("Saving…", "Saved to Manual 3", "Save
-//! failed: …"), shown whether or not the menu is open. The plugin's result events become
+//! failed: …", "Rewound 5.0 s"), shown whether or not the menu is open. The plugin's result events become
 //! [`Toasts`] (plain data, in the `toast_queue` module); the view draws them.
 
 use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
 use super::toast_queue::{Toast, Toasts};
 use super::view;
 use crate::plugin::{
-    DeleteCompleted, DeleteFailed, LoadCompleted, LoadFailed, SaveCompleted, SaveFailed,
-    SaveStarted,
+    DeleteCompleted, DeleteFailed, LoadCompleted, LoadFailed, RewindCompleted, RewindFailed,
+    SaveCompleted, SaveFailed, SaveStarted,
 };
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
@@ -29,6 +29,8 @@ impl Plugin for SaveToastsPlugin {
             .add_observer(toast_on::<LoadFailed>(Toast::load_failed))
             .add_observer(toast_on::<DeleteCompleted>(Toast::delete_completed))
             .add_observer(toast_on::<DeleteFailed>(Toast::delete_failed))
+            .add_observer(toast_on::<RewindCompleted>(Toast::rewind_completed))
+            .add_observer(toast_on::<RewindFailed>(Toast::rewind_failed))
             .add_systems(Update, expire_toasts.in_set(SaveMenuSystems::Input))
             .add_systems(
                 EguiPrimaryContextPass,

@@ -90,7 +90,7 @@ pub struct RewindFailed {
 #[non_exhaustive]
 pub enum RewindError {
     /// The ring holds no such point.
-    #[error("no rewind point matches {to:?}: the ring holds {points} points")]
+    #[error("no rewind point {to}: the ring holds {points}")]
     NoPoint {
         /// The point asked for.
         to: RewindTo,
@@ -98,7 +98,7 @@ pub enum RewindError {
         points: usize,
     },
     /// Another rewind is being put together; this one was not started.
-    #[error("a rewind is already under way (to point {0:?})")]
+    #[error("a rewind is already under way (to point {})", .0.0)]
     InProgress(RewindPointId),
     /// The point could not be read back (its types changed since it was taken).
     #[error("the rewind point could not be read back: {0}")]

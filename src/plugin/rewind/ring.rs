@@ -36,6 +36,18 @@ pub struct Evicted {
     pub for_memory: usize,
 }
 
+/// As a player reads it: "1 point back", "5.0 s back", "point 12".
+impl std::fmt::Display for RewindTo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RewindTo::Back(1) => f.write_str("1 point back"),
+            RewindTo::Back(n) => write!(f, "{n} points back"),
+            RewindTo::Ago(age) => write!(f, "{:.1} s back", age.as_secs_f32()),
+            RewindTo::Point(id) => write!(f, "point {}", id.0),
+        }
+    }
+}
+
 /// One rewind point: the world as a capture saw it, kept in memory.
 pub struct RewindPoint {
     /// Its number.

@@ -189,7 +189,7 @@ fn finish_rewind(world: &mut World) {
 }
 
 fn fail(world: &mut World, to: RewindTo, error: RewindError) {
-    warn!("keepsake: rewind to {to:?} failed: {error}");
+    warn!("keepsake: rewind ({to}) failed: {error}");
     let error = Arc::new(error);
     report(world, RewindFailed { to, error });
 }
