@@ -13,8 +13,8 @@
 //! that the game saved on exit.
 //!
 //! After the quickload it walks for six and a half seconds while the plugin keeps a rewind
-//! point every half second, presses R (rewind five seconds) and asserts that the world is
-//! exactly the one of the point it went back to.
+//! point every half second, presses R (rewind five seconds), asserts that the world is exactly
+//! the one of the point it went back to, and takes a screenshot of it.
 //!
 //! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
 

@@ -566,3 +566,46 @@ fn a_value_that_cannot_be_saved_is_named_down_to_its_field_with_a_fix() {
     let store = store.get().unwrap();
     assert!(store.generations(SlotId::Manual(0)).unwrap().is_empty());
 }
+
+/// The cache re-encodes every capture the columns of types that can hold handles (each capture
+/// reports the handles it left out), so their chunks are new every time. Rewind points must
+/// still share them when they did not change: twenty points of an unchanged world hold about
+/// what one does, and one that changed still comes back as it was.
+#[test]
+fn rewind_points_share_unchanged_chunks_of_types_with_handles() {
+    use bevy_keepsake::snapshot::{self, CaptureCache, SnapshotHistory};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), RuntimeAssetHandles::Silent);
+    let world = app.world_mut();
+    world.spawn_batch((0..3000).map(|n| {
+        let tint = Tint(n as u8, 1, 2);
+        let looks = Looks {
+            tint,
+            ..Looks::default()
+        };
+        (Saveable, looks)
+    }));
+    world.increment_change_tick();
+    let (mut cache, mut history) = (CaptureCache::default(), SnapshotHistory::default());
+    let first = history.record(&cache.capture(world).unwrap());
+    let blob = snapshot::capture(world).unwrap().blob;
+    let one = history.memory();
+    let mut points = vec![first];
+    for _ in 0..19 {
+        world.increment_change_tick();
+        points.push(history.record(&cache.capture(world).unwrap()));
+    }
+    assert!(
+        history.memory() < one + one / 5,
+        "20 unchanged points hold {} bytes, one held {one}",
+        history.memory()
+    );
+    let mut looks = world.query::<&mut Looks>();
+    looks.iter_mut(world).next().unwrap().tint = Tint(9, 9, 9);
+    world.increment_change_tick();
+    points.push(history.record(&cache.capture(world).unwrap()));
+    assert!(
+        points[0].pending().finish().blob == blob,
+        "the first point changed"
+    );
+}

@@ -24,7 +24,7 @@ static NEXT_CHUNK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
 /// rows without the entity index deltas.
-#[derive(Default)]
+#[derive(Default, PartialEq, Eq)]
 pub(crate) struct Rows {
     /// Where each row's bytes end in `values`.
     ends: Vec<u32>,
@@ -222,6 +222,15 @@ impl Chunk {
     /// chunks of a table's other columns share).
     pub(super) fn heap_bytes(&self) -> usize {
         self.heap_bytes
+    }
+
+    /// Whether it holds the same entities and rows as `other`, both put together already (a
+    /// patch not put together yet is never the same, as far as this can tell).
+    pub(super) fn same_as(&self, other: &Chunk) -> bool {
+        match (self.bytes.get(), other.bytes.get()) {
+            (Some(rows), Some(other_rows)) => self.entities == other.entities && rows == other_rows,
+            _ => false,
+        }
     }
 
     /// Whether it is a patch not put together yet (and of what), without putting it together.

@@ -13,9 +13,11 @@
 //! them together.
 //!
 //! A chunk rebuilt rather than patched (its table's entities changed: a spawn or despawn) gets a
-//! whole node of its own, and the node of the chunk it replaced stays whole. So do chunks of
-//! captures the history did not record: record every capture of the cache while snapshots are
-//! kept.
+//! whole node of its own, and the node of the chunk it replaced stays whole, unless it was
+//! rebuilt with the same entities and rows (the cache rebuilds the chunks of types that can
+//! hold asset handles at every capture): then it shares the last capture's node. Chunks of
+//! captures the history did not record get whole nodes too: record every capture of the cache
+//! while snapshots are kept.
 //!
 //! Putting a kept snapshot back together ([`KeptSnapshot::pending`]) lays each node's rows over
 //! the newer ones in one pass per chunk, and runs off the main thread.
@@ -62,6 +64,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 pub struct SnapshotHistory {
     /// The nodes of the last recorded capture's chunks, by chunk id.
     last: HashMap<u64, Arc<Node>>,
+    /// The same nodes by column and chunk, in the capture's order.
+    last_columns: Vec<Vec<Arc<Node>>>,
     /// The last recorded capture's saved entities.
     last_matched: Option<Arc<Matched>>,
     /// The chunks' entity arrays the kept snapshots hold, each counted once however many
@@ -92,17 +96,19 @@ impl SnapshotHistory {
     /// those whose kept snapshot is dropped at once (a save's), so that no patch goes unseen.
     pub fn record(&mut self, pending: &PendingSnapshot) -> KeptSnapshot {
         let mut nodes = HashMap::with_capacity(self.last.len());
-        let columns = pending
-            .columns
-            .iter()
-            .map(|(column, chunks)| {
-                let kept = chunks.iter().map(|chunk| self.node_of(chunk, &mut nodes));
+        let columns: Vec<(ColumnId, Vec<Arc<Node>>)> = (pending.columns.iter().enumerate())
+            .map(|(c, (column, chunks))| {
+                let kept = (chunks.iter().enumerate())
+                    .map(|(i, chunk)| self.node_of(chunk, (c, i), &mut nodes));
                 (column.clone(), kept.collect())
             })
             .collect();
         self.last = nodes;
+        self.last_columns = columns.iter().map(|(_, nodes)| nodes.clone()).collect();
+        let counted = self.count_shared(&self.last_columns.concat(), &pending.hierarchy);
+        let columns = columns.into();
         KeptSnapshot {
-            _counted: self.count_shared(pending),
+            _counted: counted,
             matched: self.matched(&pending.matched),
             hierarchy: pending.hierarchy.clone(),
             keys: Arc::new(pending.keys.clone()),
@@ -121,25 +127,25 @@ impl SnapshotHistory {
     /// valid.
     pub fn clear(&mut self) {
         self.last.clear();
+        self.last_columns.clear();
         self.last_matched = None;
     }
 
-    /// The counts of the entity arrays and hierarchy tables `pending` holds, each shared with
-    /// the snapshots that hold it already.
-    fn count_shared(&mut self, pending: &PendingSnapshot) -> Arc<[Arc<Counted>]> {
+    /// The counts of the entity arrays of `nodes`' chunks (all whole when a capture is
+    /// recorded) and of the hierarchy tables, each shared with the snapshots that hold it
+    /// already.
+    fn count_shared(&mut self, nodes: &[Arc<Node>], hierarchy: &Hierarchy) -> Arc<[Arc<Counted>]> {
         self.entity_arrays.forget_dropped();
         self.hierarchy_tables.forget_dropped();
         let mut counted = Vec::new();
-        for (_, chunks) in &pending.columns {
-            for chunk in chunks {
+        for node in nodes {
+            if let Body::Whole(chunk) = &*node.body() {
                 let bytes = size_of_val::<[Entity]>(&chunk.entities);
-                counted.push(
-                    self.entity_arrays
-                        .count(&chunk.entities, bytes, &self.meter),
-                );
+                let meter = &self.meter;
+                counted.push(self.entity_arrays.count(&chunk.entities, bytes, meter));
             }
         }
-        for table in pending.hierarchy.tables() {
+        for table in hierarchy.tables() {
             let bytes = table.heap_bytes();
             counted.push(self.hierarchy_tables.count(table, bytes, &self.meter));
         }
@@ -148,19 +154,37 @@ impl SnapshotHistory {
         counted.into()
     }
 
-    /// The node of `chunk`: its node from the last capture when the cache reused it, else a
-    /// new whole node (and the node of the chunk it patches keeps only the changed rows).
-    fn node_of(&self, chunk: &Arc<Chunk>, nodes: &mut HashMap<u64, Arc<Node>>) -> Arc<Node> {
+    /// The node of `chunk` (the `at`-th of its column): its node from the last capture when the
+    /// cache reused it or rebuilt it the same, else a new whole node (and the node of the chunk
+    /// it patches keeps only the changed rows).
+    fn node_of(
+        &self,
+        chunk: &Arc<Chunk>,
+        at: (usize, usize),
+        nodes: &mut HashMap<u64, Arc<Node>>,
+    ) -> Arc<Node> {
         let node = match self.last.get(&chunk.id()) {
             Some(node) => Arc::clone(node),
-            None => {
+            None => self.rebuilt_same(chunk, at).unwrap_or_else(|| {
                 let node = Node::new(Body::Whole(Arc::clone(chunk)), &self.meter);
                 self.link_older(chunk, &node);
                 node
-            }
+            }),
         };
         nodes.insert(chunk.id(), Arc::clone(&node));
         node
+    }
+
+    /// The last capture's node at `at` when `chunk` was rebuilt with the same entities and rows
+    /// (the cache rebuilds every capture the chunks of types that can hold asset handles):
+    /// points then share it as they share a reused chunk.
+    fn rebuilt_same(&self, chunk: &Chunk, (column, index): (usize, usize)) -> Option<Arc<Node>> {
+        let node = self.last_columns.get(column)?.get(index)?;
+        let same = match &*node.body() {
+            Body::Whole(old) => old.same_as(chunk),
+            Body::Older { .. } => false,
+        };
+        same.then(|| Arc::clone(node))
     }
 
     /// When `chunk` patches a chunk of the last capture, that chunk's node becomes the rows
