@@ -21,6 +21,8 @@
 //! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1`: 120 frames instead of 600;
 //! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes).
 
+#[path = "common/env.rs"]
+mod env;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
@@ -288,18 +290,15 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
     );
 }
 
-/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 10k and 100k.
+/// Entity counts (see `common/env.rs`): 10k and 100k, in a quick run too.
 fn counts() -> Vec<u32> {
-    match std::env::var("KEEPSAKE_BENCH_COUNTS") {
-        Ok(list) => list.split(',').map(|n| n.trim().parse().unwrap()).collect(),
-        Err(_) => vec![10_000, 100_000],
-    }
+    env::counts(&[10_000, 100_000], &[10_000, 100_000])
 }
 
 fn main() {
     // `cargo test --benches` runs bench binaries without `--bench`; keep that smoke run short.
     let smoke = !std::env::args().any(|arg| arg == "--bench");
-    let quick = smoke || std::env::var_os("KEEPSAKE_BENCH_QUICK").is_some();
+    let quick = smoke || env::quick_run();
     let frames = if quick { 120 } else { 600 };
     let rounds = calibrate();
     println!(

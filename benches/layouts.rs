@@ -19,6 +19,8 @@
 #[path = "../tests/it/common/blob_v1.rs"]
 #[allow(dead_code, reason = "the tests' helper also rewrites save files")]
 mod blob_v1;
+#[path = "common/env.rs"]
+mod env;
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;
 #[path = "../tests/it/common/real_world.rs"]
@@ -33,19 +35,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 1k with
-/// `KEEPSAKE_BENCH_QUICK`, else 1k, 10k and 100k.
+/// Entity counts (see `common/env.rs`): 1k in a quick run, else 1k, 10k and 100k.
 fn counts() -> Vec<u32> {
-    if let Ok(list) = std::env::var("KEEPSAKE_BENCH_COUNTS") {
-        return list
-            .split(',')
-            .filter_map(|n| n.trim().parse().ok())
-            .collect();
-    }
-    if std::env::var_os("KEEPSAKE_BENCH_QUICK").is_some() {
-        return vec![1_000];
-    }
-    vec![1_000, 10_000, 100_000]
+    env::counts(&[1_000], &[1_000, 10_000, 100_000])
 }
 
 /// One benchmark world: its name and how to build it.

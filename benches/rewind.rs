@@ -24,6 +24,8 @@
 #[allow(dead_code)]
 #[path = "../tests/it/common/alloc.rs"]
 mod alloc;
+#[path = "common/env.rs"]
+mod env;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
@@ -45,11 +47,9 @@ static ALLOC: alloc::CountingAlloc = alloc::CountingAlloc;
 /// How many points the memory figure and the rewinds are taken over (the ring's default).
 const POINTS: usize = 60;
 
+/// Entity counts (see `common/env.rs`): 10k, the targets' count.
 fn counts() -> Vec<u32> {
-    match std::env::var("KEEPSAKE_BENCH_COUNTS") {
-        Ok(list) => list.split(',').map(|n| n.trim().parse().unwrap()).collect(),
-        Err(_) => vec![10_000],
-    }
+    env::counts(&[10_000], &[10_000])
 }
 
 /// Prints p50 / p99 of `samples`.

@@ -20,6 +20,8 @@
 //! Run: `cargo bench --bench shapes` (`KEEPSAKE_BENCH_QUICK=1`: 10k only;
 //! `KEEPSAKE_BENCH_COUNTS=1000,100000` and `KEEPSAKE_BENCH_SHAPES=deep,large` pick).
 
+#[path = "common/env.rs"]
+mod env;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
@@ -49,16 +51,9 @@ impl LoadFromPath for NoAssets {
     }
 }
 
-/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 10k with
-/// `KEEPSAKE_BENCH_QUICK`, else 1k, 10k and 100k.
+/// Entity counts (see `common/env.rs`): 10k in a quick run, else 1k, 10k and 100k.
 fn counts() -> Vec<u32> {
-    if let Ok(list) = std::env::var("KEEPSAKE_BENCH_COUNTS") {
-        return list.split(',').map(|n| n.trim().parse().unwrap()).collect();
-    }
-    match std::env::var("KEEPSAKE_BENCH_QUICK") {
-        Ok(_) => vec![10_000],
-        Err(_) => vec![1_000, 10_000, 100_000],
-    }
+    env::counts(&[10_000], &[1_000, 10_000, 100_000])
 }
 
 /// A populated world of one shape and its encodings by both contenders.

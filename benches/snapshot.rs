@@ -12,6 +12,8 @@
 //! contender's load is checked against the saved world (compared by `UnitId`); a contender
 //! that does not round-trip prints `round trip FAILED: <contender>` and is still timed.
 
+#[path = "common/env.rs"]
+mod env;
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;
 #[path = "../tests/it/common/real_world.rs"]
@@ -54,16 +56,9 @@ fn dynamic_world(world: &mut World) -> DynamicWorld {
         .build()
 }
 
-/// Entity counts: `KEEPSAKE_BENCH_COUNTS` (comma-separated) when set, else 1k with
-/// `KEEPSAKE_BENCH_QUICK`, else 1k, 10k and 100k.
+/// Entity counts (see `common/env.rs`): 1k in a quick run, else 1k, 10k and 100k.
 fn counts() -> Vec<u32> {
-    if let Ok(list) = std::env::var("KEEPSAKE_BENCH_COUNTS") {
-        return list.split(',').map(|n| n.trim().parse().unwrap()).collect();
-    }
-    match std::env::var("KEEPSAKE_BENCH_QUICK") {
-        Ok(_) => vec![1_000],
-        Err(_) => vec![1_000, 10_000, 100_000],
-    }
+    env::counts(&[1_000], &[1_000, 10_000, 100_000])
 }
 
 /// One world and its encodings by every contender.
