@@ -311,7 +311,7 @@ fn associated_data(header: &Header, meta: &[u8], thumbnail: &[u8]) -> Vec<u8> {
     if !header.is_sealed() {
         return Vec::new();
     }
-    [&header.sealed_fields()[..], meta, thumbnail].concat()
+    header.seal_associated_data(meta, thumbnail)
 }
 
 /// Verifies, opens (when sealed), decompresses and decodes the payload, which is

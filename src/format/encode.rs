@@ -227,7 +227,7 @@ fn seal_payload<'a>(
     let stored = payload.stored_len as usize + SEAL_OVERHEAD;
     header.version = SEALED_VERSION;
     header.payload_len = length_within(Section::Payload, stored, u32::MAX)?;
-    let associated = [&header.sealed_fields()[..], sealing.meta, sealing.thumbnail].concat();
+    let associated = header.seal_associated_data(sealing.meta, sealing.thumbnail);
     let plaintext: Vec<&[u8]> = std::iter::once(&payload.table[..])
         .chain(payload.chunks.iter().map(Part::bytes))
         .collect();

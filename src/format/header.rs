@@ -67,13 +67,13 @@ impl Header {
         self.version >= SEALED_VERSION
     }
 
-    /// The header's fixed fields a seal authenticates: bytes `0..24` (magic, version, codec,
-    /// flags and lengths). The CRCs after them are not: they describe bytes the seal covers
-    /// anyway, and the payload's is computed over the sealed payload.
-    pub(crate) fn sealed_fields(&self) -> [u8; SEALED_FIELDS] {
-        let mut fields = [0u8; SEALED_FIELDS];
-        fields.copy_from_slice(&self.to_bytes()[..SEALED_FIELDS]);
-        fields
+    /// What a seal authenticates besides the payload, for the writer and the reader alike: the
+    /// header's fixed fields (bytes `0..24`: magic, version, codec, flags and lengths), then the
+    /// metadata and the thumbnail as stored. The CRCs after the fixed fields are not: they
+    /// describe bytes the seal covers anyway, and the payload's is computed over the sealed
+    /// payload.
+    pub(crate) fn seal_associated_data(&self, meta: &[u8], thumbnail: &[u8]) -> Vec<u8> {
+        [&self.to_bytes()[..SEALED_FIELDS], meta, thumbnail].concat()
     }
 
     /// Total length of the file this header describes.
@@ -148,7 +148,7 @@ impl Header {
     }
 }
 
-/// Bytes of the header a seal authenticates (see [`Header::sealed_fields`]).
+/// Bytes of the header a seal authenticates (see [`Header::seal_associated_data`]).
 pub(crate) const SEALED_FIELDS: usize = 24;
 
 /// The flags byte of a version: none in versions 1 and 2, "sealed" in version 3. A file whose
