@@ -19,13 +19,11 @@ use bevy::tasks::futures::check_ready;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How far the ring has read its request messages, and whether a point asked for waits for
-/// a rewind to land (it is then taken of the world the rewind brought back).
+/// How far the ring has read its request messages.
 #[derive(Resource, Default)]
 pub(super) struct RewindCursors {
     points: MessageCursor<RewindPointRequest>,
     rewinds: MessageCursor<RewindRequest>,
-    point_waiting: bool,
 }
 
 /// The rewind being put together on the pool, if any.
@@ -37,14 +35,17 @@ pub(super) struct RewindTask {
     point: RewindPointId,
     age: Duration,
     task: Task<Result<DecodedSnapshot, SnapshotError>>,
+    /// A point was asked for meanwhile: it is taken once the rewind landed, of the world it
+    /// brought back (taken before, it would be forgotten when the rewind lands).
+    point_waiting: bool,
 }
 
 /// One frame of the ring: a finished rewind is applied, a rewind asked for starts, then a point
 /// is taken when asked for or due (one asked for waits for a rewind under way to land: taken
 /// before it, it would be forgotten when it lands).
 pub(crate) fn run_rewind(world: &mut World) {
-    finish_rewind(world);
-    let (point_wanted, rewinds) = read_requests(world);
+    let point_waited = finish_rewind(world);
+    let (point_asked, rewinds) = read_requests(world);
     for to in rewinds {
         start_rewind(world, to);
     }
@@ -53,23 +54,19 @@ pub(crate) fn run_rewind(world: &mut World) {
         let delta = world.resource::<Time>().delta();
         world.resource_mut::<RewindTimer>().tick(delta, every)
     };
-    if point_wanted || due {
-        if world.resource::<Rewinding>().0.is_none() {
-            take_point(world);
-        } else if point_wanted {
-            world.resource_mut::<RewindCursors>().point_waiting = true;
-        }
+    match world.resource_mut::<Rewinding>().0.as_mut() {
+        // A point due by the timer is skipped: the timer starts again when the rewind lands.
+        Some(running) => running.point_waiting |= point_asked,
+        None if point_asked || point_waited || due => take_point(world),
+        None => {}
     }
 }
 
 /// The requests of this frame: whether a point is asked for, and the rewinds asked for.
 fn read_requests(world: &mut World) -> (bool, Vec<RewindTo>) {
-    let rewinding = world.resource::<Rewinding>().0.is_some();
     world.resource_scope(|world, mut cursors: Mut<RewindCursors>| {
         let points = world.resource::<Messages<RewindPointRequest>>();
-        let asked = cursors.points.read(points).count() > 0;
-        let waited = !rewinding && std::mem::take(&mut cursors.point_waiting);
-        let point_wanted = asked || waited;
+        let point_wanted = cursors.points.read(points).count() > 0;
         let rewinds = world.resource::<Messages<RewindRequest>>();
         let rewinds = cursors.rewinds.read(rewinds).map(|r| r.to).collect();
         (point_wanted, rewinds)
@@ -153,24 +150,30 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         point: id,
         age,
         task,
+        point_waiting: false,
     });
 }
 
-/// Applies a rewind whose point is decoded, and reports it.
-fn finish_rewind(world: &mut World) {
+/// Applies a rewind whose point is decoded, and reports it; returns whether a point was asked
+/// for while it was under way.
+fn finish_rewind(world: &mut World) -> bool {
     let mut rewinding = world.resource_mut::<Rewinding>();
     let Some(running) = rewinding.0.as_mut() else {
-        return;
+        return false;
     };
     let Some(decoded) = check_ready(&mut running.task) else {
-        return;
+        return false;
     };
-    let Some(RewindTask { to, point, age, .. }) = rewinding.0.take() else {
-        return;
+    let Some(landed) = rewinding.0.take() else {
+        return false;
     };
+    let (to, point, age) = (landed.to, landed.point, landed.age);
     let decoded = match decoded {
         Ok(decoded) => decoded,
-        Err(error) => return fail(world, to, RewindError::Snapshot(error)),
+        Err(error) => {
+            fail(world, to, RewindError::Snapshot(error));
+            return landed.point_waiting;
+        }
     };
     let applied = snapshot::apply(world, decoded, LoadMode::Replace);
     let forgotten = world.resource_mut::<RewindRing>().forget_after(point);
@@ -186,6 +189,7 @@ fn finish_rewind(world: &mut World) {
             dropped_fields: Arc::new(applied.dropped_fields),
         },
     );
+    landed.point_waiting
 }
 
 fn fail(world: &mut World, to: RewindTo, error: RewindError) {
