@@ -190,6 +190,9 @@ fn bench_rewind(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u
 }
 
 fn main() {
+    // The task pools every app with `TaskPoolPlugin` has: a capture spreads the encoding of
+    // many changed rows over the compute pool.
+    bevy::app::TaskPoolOptions::default().create_default_pools();
     let mut criterion = Criterion::default().configure_from_args();
     for shape in Shape::from_env() {
         let mut group = criterion.benchmark_group(format!("rewind_{}", shape.name()));

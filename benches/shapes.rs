@@ -276,6 +276,9 @@ fn bench_incremental(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, cou
 }
 
 fn main() {
+    // The task pools every app with `TaskPoolPlugin` has: a capture spreads the encoding of
+    // many changed rows over the compute pool.
+    bevy::app::TaskPoolOptions::default().create_default_pools();
     let mut criterion = Criterion::default().configure_from_args();
     for shape in Shape::from_env() {
         let mut group = criterion.benchmark_group(format!("shapes_{}", shape.name()));

@@ -431,3 +431,168 @@ fn kept_snapshots_share_what_did_not_change() {
     history.clear();
     assert_eq!(history.memory(), 0, "dropped points still count");
 }
+
+/// A serde type whose id `FRAGILE_REFUSED` cannot be written (its `Serialize` fails), to meet
+/// a capture error in the middle of many rows; its history makes each value cost enough for a
+/// column of thousands to be spread over the pool.
+#[derive(Component, Reflect, Clone, Debug, PartialEq, serde::Deserialize)]
+#[reflect(Component)]
+struct Fragile {
+    id: u32,
+    history: Vec<u32>,
+}
+
+const FRAGILE_REFUSED: u32 = 4_321;
+
+impl serde::Serialize for Fragile {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        if self.id == FRAGILE_REFUSED {
+            return Err(serde::ser::Error::custom("4321 is not for saving"));
+        }
+        let mut fields = serializer.serialize_struct("Fragile", 2)?;
+        fields.serialize_field("id", &self.id)?;
+        fields.serialize_field("history", &self.history)?;
+        fields.end()
+    }
+}
+
+/// One table of `count` units with a serde, a reflection-only and a text column, and the
+/// compute pool a game has: a capture that re-encodes many rows spreads them over the pool.
+fn one_table_world(count: u32) -> App {
+    bevy::tasks::ComputeTaskPool::get_or_init(|| {
+        bevy::tasks::TaskPoolBuilder::new().num_threads(2).build()
+    });
+    assert!(bevy::tasks::ComputeTaskPool::get().thread_num() > 0);
+    let mut app = real_world::app();
+    app.register_saveable_serde::<Fragile>();
+    app.world_mut().spawn_batch((0..count).map(|n| {
+        (
+            Saveable,
+            UnitId(n),
+            Stats {
+                hp: n as f32,
+                max_hp: 100.0,
+                level: (n % 50) as u8,
+                xp: n,
+                armor: -(n as i16 % 7),
+                alive: true,
+            },
+            Name::new(format!("unit {n}")),
+            Fragile {
+                id: n % 1_000,
+                history: vec![n; 64],
+            },
+        )
+    }));
+    app.world_mut().increment_change_tick();
+    app
+}
+
+/// Many changed rows are encoded on the compute pool's threads as well as the calling one (see
+/// `capture/encode.rs`): the chunks must come back in order, patched and rebuilt alike, and the
+/// blob must be the full capture's.
+#[test]
+fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
+    let mut app = one_table_world(24 * CHUNK_ROWS as u32 + 17);
+    let world = app.world_mut();
+    let mut cache = CaptureCache::default();
+    let first = cache.capture(world).unwrap().finish();
+    assert!(first.blob == snapshot::capture(world).unwrap().blob);
+    world.increment_change_tick();
+
+    // Every other unit's stats and every third one's name: each column patches every chunk,
+    // and has enough to encode to be spread over the pool.
+    let mut query = world.query::<(&mut Stats, &mut Name, &UnitId)>();
+    for (mut stats, mut name, id) in query.iter_mut(world) {
+        if id.0 % 2 == 0 {
+            stats.xp += 1_000;
+        }
+        if id.0 % 3 == 0 {
+            name.set(format!("veteran {}", id.0));
+        }
+    }
+    let patched = cache.capture(world).unwrap().finish();
+    assert!(patched.blob == snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert!(stats.chunks_patched >= 50, "{stats:?}");
+    assert!(stats.rows_encoded > 20_000, "{stats:?}");
+    assert!(
+        stats.rows_spread > 0,
+        "nothing was encoded on the pool: {stats:?}"
+    );
+    world.increment_change_tick();
+
+    // The first unit despawned: the table's last row moves into its place, so the first and
+    // the last chunk of every column are rebuilt and the others reused.
+    let first_unit = world
+        .query::<(Entity, &UnitId)>()
+        .iter(world)
+        .find(|(_, id)| id.0 == 0)
+        .map(|(entity, _)| entity)
+        .unwrap();
+    world.despawn(first_unit);
+    let rebuilt = cache.capture(world).unwrap().finish();
+    assert!(rebuilt.blob == snapshot::capture(world).unwrap().blob);
+    assert!(cache.stats().chunks_rebuilt >= 2, "{:?}", cache.stats());
+    world.increment_change_tick();
+
+    // After a start-over every chunk is rebuilt, spread over the pool.
+    cache.clear();
+    let again = cache.capture(world).unwrap().finish();
+    assert!(again.blob == snapshot::capture(world).unwrap().blob);
+    let stats = cache.stats();
+    assert!(
+        stats.chunks_rebuilt >= 50 && stats.rows_spread > 0,
+        "{stats:?}"
+    );
+}
+
+/// A value that cannot be written among thousands encoded in parallel fails the capture with
+/// the type named, and the cache starts over rather than keep half a column.
+#[test]
+fn a_value_that_cannot_be_written_fails_a_parallel_capture() {
+    let mut app = one_table_world(4 * CHUNK_ROWS as u32);
+    let world = app.world_mut();
+    let mut cache = CaptureCache::default();
+    cache.capture(world).unwrap().finish();
+    world.increment_change_tick();
+
+    let mut query = world.query::<&mut Fragile>();
+    for mut fragile in query.iter_mut(world) {
+        fragile.id += 1;
+    }
+    cache.capture(world).unwrap().finish();
+    let stats = cache.stats();
+    assert!(
+        stats.rows_spread > 0,
+        "nothing was encoded on the pool: {stats:?}"
+    );
+    world.increment_change_tick();
+
+    for mut fragile in query.iter_mut(world) {
+        fragile.id += 1;
+    }
+    let refused = query
+        .iter_mut(world)
+        .nth(3_000)
+        .map(|mut fragile| fragile.id = FRAGILE_REFUSED);
+    assert!(refused.is_some());
+    let error = cache.capture(world).err().expect("the capture must fail");
+    // Postcard keeps a serializer's own message out of its error; the type is named.
+    let message = error.to_string();
+    assert!(
+        message.contains("cannot be saved") && message.contains("Fragile"),
+        "{message}"
+    );
+
+    world.increment_change_tick();
+    for mut fragile in query.iter_mut(world) {
+        if fragile.id == FRAGILE_REFUSED {
+            fragile.id = 1;
+        }
+    }
+    let after = cache.capture(world).unwrap().finish();
+    assert!(cache.stats().started_over, "{:?}", cache.stats());
+    assert!(after.blob == snapshot::capture(world).unwrap().blob);
+}

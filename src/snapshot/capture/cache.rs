@@ -94,6 +94,11 @@ impl CaptureCache {
     /// brings every registered type's chunks up to date with the world, re-encoding only what
     /// changed since the last capture. [`PendingSnapshot::finish`] writes the blob, which is the
     /// one a full [`capture`](super::capture()) would write.
+    ///
+    /// When a table's column has much to encode (estimated from its first rows: at least
+    /// 0.2 ms of work), the rest is spread over Bevy's `ComputeTaskPool`, if the app has one,
+    /// with the calling thread helping: call it from the main thread or a system, not from a
+    /// task of that pool.
     pub fn capture(&mut self, world: &World) -> Result<PendingSnapshot, SnapshotError> {
         let (registry, types) = registries(world)?;
         let this_run = world.read_change_tick();

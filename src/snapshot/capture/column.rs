@@ -2,6 +2,7 @@
 //! values to, which decides chunk by chunk what to reuse, patch or encode.
 
 use super::chunk::{CHUNK_ROWS, Chunk, ColumnCache, Rows, TableRows, chunk_ranges};
+use super::encode::{RowJob, WriterRecipe, encode_jobs};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ColumnSink, EncodeResource, EncodeRow};
 use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem};
@@ -21,6 +22,10 @@ pub struct CaptureStats {
     /// Values encoded (changed rows of patched chunks, every row of rebuilt chunks, changed
     /// resources).
     pub rows_encoded: usize,
+    /// Of those, the ones encoded on the compute pool's threads as well as the capturing one
+    /// (a table's column with enough to encode: see
+    /// [`CaptureCache::capture`](crate::snapshot::CaptureCache::capture)).
+    pub rows_spread: usize,
     /// Chunks taken over unchanged.
     pub chunks_reused: usize,
     /// Chunks whose changed rows were re-encoded and the others copied.
@@ -150,6 +155,42 @@ impl Changes {
     }
 }
 
+/// What a capture does with one chunk of a cached table.
+enum ChunkWork<'c> {
+    /// Nothing changed since the last capture: the chunk is taken over.
+    Reuse(&'c Arc<Chunk>),
+    /// Only values changed: the `changed` rows (relative to the chunk, whose first table row
+    /// is `first`) are encoded, the others copied from `old` on the pool.
+    Patch {
+        old: &'c Arc<Chunk>,
+        first: usize,
+        changed: Vec<usize>,
+    },
+    /// The rows' entities changed: every row is encoded.
+    Rebuild {
+        entities: Arc<[Entity]>,
+        first: usize,
+        rows: Vec<usize>,
+    },
+}
+
+impl ChunkWork<'_> {
+    /// The rows to encode, if any.
+    fn job(&self) -> Option<RowJob<'_>> {
+        match self {
+            ChunkWork::Reuse(_) => None,
+            ChunkWork::Patch { first, changed, .. } => Some(RowJob {
+                first: *first,
+                offsets: changed,
+            }),
+            ChunkWork::Rebuild { first, rows, .. } => Some(RowJob {
+                first: *first,
+                offsets: rows,
+            }),
+        }
+    }
+}
+
 /// One registered type's column during a capture: the type's walk hands it tables (it is the
 /// walk's [`ColumnSink`]), and it decides chunk by chunk what to reuse and what to encode.
 pub(super) struct ColumnRefresh<'a> {
@@ -200,12 +241,33 @@ impl<'a> ColumnRefresh<'a> {
         &mut self,
         entities: &[Entity],
         saved: TableSaved,
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
-        for range in chunk_ranges(entities.len()) {
-            let keep = |entity: Entity| saved == TableSaved::All || self.is_saved(entity);
-            let rows: Vec<usize> = range.filter(|&row| keep(entities[row])).collect();
-            let chunk = self.encode_rows(rows_of(entities, &rows), &rows, encode)?;
+        let keep = |entity: Entity| saved == TableSaved::All || self.is_saved(entity);
+        let rows: Vec<Vec<usize>> = chunk_ranges(entities.len())
+            .map(|range| range.filter(|&row| keep(entities[row])).collect())
+            .collect();
+        self.fresh_chunks(entities, &rows, encode)
+    }
+
+    /// Encodes chunks of the given table rows (each list ascending), none of them kept.
+    fn fresh_chunks(
+        &mut self,
+        entities: &[Entity],
+        chunks: &[Vec<usize>],
+        encode: &EncodeRow<'_>,
+    ) -> Result<(), SnapshotError> {
+        let jobs: Vec<RowJob<'_>> = chunks
+            .iter()
+            .map(|rows| RowJob {
+                first: 0,
+                offsets: rows,
+            })
+            .collect();
+        let encoded = self.encode(&jobs, encode)?;
+        for (rows, values) in chunks.iter().zip(encoded) {
+            self.stats.chunks_rebuilt += 1;
+            let chunk = Chunk::ready(rows_of(entities, rows), values);
             self.chunks.push(Arc::new(chunk));
         }
         Ok(())
@@ -219,30 +281,82 @@ impl<'a> ColumnRefresh<'a> {
         entities: &[Entity],
         ticks: &[UnsafeCell<Tick>],
         cached: &[Arc<Chunk>],
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<Vec<Arc<Chunk>>, SnapshotError> {
-        let same = self.same_chunks(table, entities);
-        let mut kept = Vec::with_capacity(same.len());
-        for (k, range) in chunk_ranges(entities.len()).enumerate() {
-            let old = cached.get(k).filter(|_| same[k]);
-            let changed =
-                old.and_then(|old| Some((old, self.changed_rows(&ticks[range.clone()])?)));
-            let chunk = match changed {
-                Some((old, rows)) if rows.is_empty() => {
+        let work = self.chunk_work(table, entities, ticks, cached);
+        let jobs: Vec<RowJob<'_>> = work.iter().filter_map(ChunkWork::job).collect();
+        let mut encoded = self.encode(&jobs, encode)?.into_iter();
+        let mut kept = Vec::with_capacity(work.len());
+        for work in work {
+            let chunk = match work {
+                ChunkWork::Reuse(old) => {
                     self.stats.chunks_reused += 1;
                     Arc::clone(old)
                 }
-                Some((old, rows)) => Arc::new(self.patch(old, range.start, rows, encode)?),
-                _ => {
-                    let shared = self.chunk_entities(table, k, &entities[range.clone()]);
-                    let rows: Vec<usize> = range.collect();
-                    Arc::new(self.encode_rows(shared, &rows, encode)?)
+                ChunkWork::Patch { old, changed, .. } => {
+                    self.stats.chunks_patched += 1;
+                    let new = encoded.next().unwrap_or_default();
+                    Arc::new(Chunk::patched(old, changed, new))
+                }
+                ChunkWork::Rebuild { entities, .. } => {
+                    self.stats.chunks_rebuilt += 1;
+                    Arc::new(Chunk::ready(entities, encoded.next().unwrap_or_default()))
                 }
             };
             kept.push(Arc::clone(&chunk));
             self.chunks.push(chunk);
         }
         Ok(kept)
+    }
+
+    /// What to do with each chunk of a table of saved entities.
+    fn chunk_work<'c>(
+        &mut self,
+        table: TableId,
+        entities: &[Entity],
+        ticks: &[UnsafeCell<Tick>],
+        cached: &'c [Arc<Chunk>],
+    ) -> Vec<ChunkWork<'c>> {
+        let same = self.same_chunks(table, entities);
+        let mut work = Vec::with_capacity(same.len());
+        for (k, range) in chunk_ranges(entities.len()).enumerate() {
+            let old = cached.get(k).filter(|_| same[k]);
+            let changed =
+                old.and_then(|old| Some((old, self.changed_rows(&ticks[range.clone()])?)));
+            work.push(match changed {
+                Some((old, rows)) if rows.is_empty() => ChunkWork::Reuse(old),
+                Some((old, changed)) => ChunkWork::Patch {
+                    old,
+                    first: range.start,
+                    changed,
+                },
+                None => ChunkWork::Rebuild {
+                    entities: self.chunk_entities(table, k, &entities[range.clone()]),
+                    first: range.start,
+                    rows: (0..range.len()).collect(),
+                },
+            });
+        }
+        work
+    }
+
+    /// Encodes the jobs' rows, in parallel when there are many (see `encode.rs`).
+    fn encode(
+        &mut self,
+        jobs: &[RowJob<'_>],
+        encode: &EncodeRow<'_>,
+    ) -> Result<Vec<Rows>, SnapshotError> {
+        let recipe = WriterRecipe {
+            types: self.types,
+            ops: self.ops,
+            policy: self.assets.policy(),
+            build: |types, ops, assets| ValueWriter::new(types, ops, assets),
+        };
+        let encoded = encode_jobs(jobs, self.writer(), recipe, encode)
+            .map_err(|problem| self.problem(problem))?;
+        self.stats.rows_encoded += jobs.iter().map(|job| job.offsets.len()).sum::<usize>();
+        self.stats.rows_spread += encoded.spread;
+        Ok(encoded.rows)
     }
 
     /// The rows of a chunk (relative to it) whose change ticks are newer than the last
@@ -267,45 +381,6 @@ impl<'a> ColumnRefresh<'a> {
     fn chunk_entities(&mut self, table: TableId, k: usize, entities: &[Entity]) -> Arc<[Entity]> {
         let shared = &mut self.tables[table.as_usize()].shared;
         Arc::clone(shared[k].get_or_insert_with(|| entities.into()))
-    }
-
-    /// Encodes the given table rows, whose entities are `chunk_entities`, into a new chunk.
-    fn encode_rows(
-        &mut self,
-        chunk_entities: Arc<[Entity]>,
-        rows: &[usize],
-        encode: &mut EncodeRow<'_>,
-    ) -> Result<Chunk, SnapshotError> {
-        let mut bytes = Rows::default();
-        for &row in rows {
-            let writer = self.writer();
-            bytes
-                .push(|out| encode(writer, row, out))
-                .map_err(|problem| self.problem(problem))?;
-        }
-        self.stats.rows_encoded += rows.len();
-        self.stats.chunks_rebuilt += 1;
-        Ok(Chunk::ready(chunk_entities, bytes))
-    }
-
-    /// `old` with the `changed` rows (relative to the chunk, ascending) re-encoded. Only they
-    /// are encoded here; the chunk's bytes are put together on the task pool.
-    fn patch(
-        &mut self,
-        old: &Arc<Chunk>,
-        first_row: usize,
-        changed: Vec<usize>,
-        encode: &mut EncodeRow<'_>,
-    ) -> Result<Chunk, SnapshotError> {
-        let mut new = Rows::default();
-        for &row in &changed {
-            let writer = self.writer();
-            new.push(|out| encode(writer, first_row + row, out))
-                .map_err(|problem| self.problem(problem))?;
-        }
-        self.stats.rows_encoded += changed.len();
-        self.stats.chunks_patched += 1;
-        Ok(Chunk::patched(old, changed, new))
     }
 
     /// Per chunk of `table`: whether its rows hold the same entities as at the last capture.
@@ -357,14 +432,12 @@ impl ColumnSink for ColumnRefresh<'_> {
     fn fresh_rows(
         &mut self,
         entities: &[Entity],
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
-        for range in chunk_ranges(entities.len()) {
-            let rows: Vec<usize> = range.collect();
-            let chunk = self.encode_rows(rows_of(entities, &rows), &rows, encode)?;
-            self.chunks.push(Arc::new(chunk));
-        }
-        Ok(())
+        let rows: Vec<Vec<usize>> = chunk_ranges(entities.len())
+            .map(Iterator::collect)
+            .collect();
+        self.fresh_chunks(entities, &rows, encode)
     }
 
     /// One table of the column: its entities, the column's change ticks and how to encode a
@@ -374,7 +447,7 @@ impl ColumnSink for ColumnRefresh<'_> {
         table: TableId,
         entities: &[Entity],
         ticks: &[UnsafeCell<Tick>],
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
         let index = table.as_usize();
         if self.cache.tables.len() <= index {

@@ -3,6 +3,7 @@
 
 use super::column::SavedTables;
 use super::direct::DirectColumn;
+use super::encode::{WriterFn, WriterRecipe};
 use super::hierarchy::{DenseIndex, Hierarchy};
 use super::keys::KeyTable;
 use super::pending::Snapshot;
@@ -10,12 +11,10 @@ use super::world::{log_unregistered, registries};
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
-use crate::snapshot::value::TypeOps;
 use crate::snapshot::value::ValueWriter;
 use crate::snapshot::value::assets::CaptureAssets;
 use crate::snapshot::value::assets::RuntimeAssetHandles;
 use bevy::prelude::*;
-use bevy::reflect::TypeRegistry;
 
 /// Captures every registered component of the entities chosen by the registry's
 /// [`SaveFilter`](crate::snapshot::SaveFilter), and every registered resource, into an `ecs_blob`.
@@ -36,9 +35,6 @@ pub fn capture_without_plans(world: &World) -> Result<Snapshot, SnapshotError> {
         ValueWriter::generic(types, ops, assets)
     })
 }
-
-/// Builds the value writer of a type.
-type WriterFn = for<'a> fn(&'a TypeRegistry, &TypeOps, &'a CaptureAssets) -> ValueWriter<'a>;
 
 /// Orders the entity table first (the rows need their entity indices), then walks every
 /// registered type straight into the blob.
@@ -63,11 +59,18 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
         let writer = writer_fn(&types, &entry.ops, &assets);
         let layout = entry.layout_bytes(&types);
         let mut open = blob.open_column(entry.ops.type_path, entry.version, entry.kind, &layout);
+        let recipe = WriterRecipe {
+            types: &types,
+            ops: &entry.ops,
+            policy: assets.policy(),
+            build: writer_fn,
+        };
         let mut column = DirectColumn {
             world,
             saved: &saved,
             index: &index,
             writer: &writer,
+            recipe,
             blob: &mut blob,
             column: &mut open,
         };

@@ -13,6 +13,7 @@
 //! | `cache.rs` | the cache between captures; the main thread's part of a capture |
 //! | `column.rs` | one type's column during a cached capture: reuse, patch or encode each chunk |
 //! | `direct.rs` | one type's column during a full capture: each value straight into the blob |
+//! | `encode.rs` | the rows a cached capture re-encodes: on the compute pool too, when many |
 //! | `chunk.rs` | a chunk of encoded rows, or a patch of one put together when first read |
 //! | `history.rs` | captures kept in memory, sharing unchanged chunks (the plugin's rewind points) |
 //! | `hierarchy.rs` | the entity table's order (parents first) and dense indices |
@@ -60,6 +61,7 @@ mod cache;
 mod chunk;
 mod column;
 mod direct;
+mod encode;
 mod full;
 mod hierarchy;
 mod history;

@@ -18,8 +18,9 @@ use bevy::prelude::*;
 use std::cell::UnsafeCell;
 
 /// Encodes one value of the column's type into `out`: the `row`-th of what was handed over.
+/// Shared between threads, so a capture may encode a table's rows in parallel.
 pub(crate) type EncodeRow<'e> =
-    dyn FnMut(&ValueWriter<'_>, usize, &mut Vec<u8>) -> Result<(), CaptureProblem> + 'e;
+    dyn Fn(&ValueWriter<'_>, usize, &mut Vec<u8>) -> Result<(), CaptureProblem> + Sync + 'e;
 
 /// Encodes the resource's value into `out`.
 pub(crate) type EncodeResource<'e> =
@@ -35,7 +36,7 @@ pub(crate) trait ColumnSink {
     fn fresh_rows(
         &mut self,
         entities: &[Entity],
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError>;
 
     /// One table of the column: its entities, the column's change ticks and how to encode a
@@ -45,7 +46,7 @@ pub(crate) trait ColumnSink {
         table: TableId,
         entities: &[Entity],
         ticks: &[UnsafeCell<Tick>],
-        encode: &mut EncodeRow<'_>,
+        encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError>;
 
     /// The resource, on `entity`, last changed at `changed`.
@@ -135,7 +136,7 @@ fn refresh_components<T: Component, E: ValueEncoding<T>>(
             .iter(world)
             .filter(|(entity, _)| column.is_saved(*entity))
             .unzip();
-        return column.fresh_rows(&entities, &mut |writer, row, out| {
+        return column.fresh_rows(&entities, &|writer, row, out| {
             E::encode(writer, values[row], out)
         });
     }
@@ -151,18 +152,27 @@ fn refresh_components<T: Component, E: ValueEncoding<T>>(
         let Some(ticks) = table.get_changed_ticks_slice_for(id) else {
             continue;
         };
-        column.table(
-            table_id,
-            table.entities(),
-            ticks,
-            &mut |writer, row, out| {
-                // SAFETY: as above: no `&mut T` to this row can exist while the world is borrowed.
-                let value = unsafe { &*values[row].get() };
-                E::encode(writer, value, out)
-            },
-        )?;
+        let values = SharedValues(values);
+        column.table(table_id, table.entities(), ticks, &|writer, row, out| {
+            E::encode(writer, values.get(row), out)
+        })?;
     }
     Ok(())
+}
+
+/// A table column's values, read from any thread while the world is borrowed shared.
+struct SharedValues<'w, T>(&'w [UnsafeCell<T>]);
+
+// SAFETY: the values are only read, through `get`, while the shared borrow of the world keeps
+// anything from writing to them; `T` is a component, so `Sync`, and reading it from several
+// threads at once is sound.
+unsafe impl<T: Component> Sync for SharedValues<'_, T> {}
+
+impl<T> SharedValues<'_, T> {
+    fn get(&self, row: usize) -> &T {
+        // SAFETY: as above: no `&mut T` to this row can exist while the world is borrowed.
+        unsafe { &*self.0[row].get() }
+    }
 }
 
 /// Re-encodes the resource if it changed since the last capture (or moved to another entity).
