@@ -19,7 +19,8 @@
 //! write (`SlotStore::save`), alone on the machine.
 //!
 //! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1`: 120 frames instead of 600;
-//! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes).
+//! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes;
+//! `KEEPSAKE_BENCH_SAVE_PRIORITY=normal` runs the save thread at normal priority).
 
 #[path = "common/env.rs"]
 mod env;
@@ -105,7 +106,8 @@ fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
     .add_plugins(
         KeepsakePlugin::new("frame-time-bench")
             .save_root(root)
-            .autosave_every(Duration::ZERO),
+            .autosave_every(Duration::ZERO)
+            .save_priority(save_priority()),
     )
     .init_resource::<Saves>()
     .insert_resource(BusyA(rounds, 0))
@@ -120,6 +122,17 @@ fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
     let entities = shapes::saved_entities(world);
     world.insert_resource(Movers(shapes::every_nth(&entities, MOVING, 0)));
     app
+}
+
+/// The save thread's priority: the default (`Low`), or `Normal` with
+/// `KEEPSAKE_BENCH_SAVE_PRIORITY=normal`, to measure what running the pool part in the cores'
+/// idle time is worth.
+fn save_priority() -> SavePriority {
+    match std::env::var("KEEPSAKE_BENCH_SAVE_PRIORITY").as_deref() {
+        Ok("normal") => SavePriority::Normal,
+        Ok("low") | Err(_) => SavePriority::Low,
+        Ok(other) => panic!("KEEPSAKE_BENCH_SAVE_PRIORITY: {other:?} is not low or normal"),
+    }
 }
 
 /// Bevy's task pools with two compute threads. By default a 2-core machine gets one IO, one

@@ -315,20 +315,29 @@ blob at 11 % of the pool.
 """
 
 FRAME_WHY = """Why the frame misses: the autosave's main-thread part (*capture*, 10 % changed) lands
-inside one frame, and at 100k it alone is about a frame's budget on the hierarchical shapes
-(see the snapshot section: O(world) table and hierarchy work, then every chunk patched). The
-pool's part (join, hash, encode, LZ4, durable write: a full save's worth whatever changed) runs
-on the async-compute thread at normal priority, on the same two cores as the busy systems, and
-stretches the frames it overlaps; at 10k the capture is 1–2 ms, yet p99 grows by several ms for
-that reason. Frames *without* autosave have a p50 near 6 ms rather than 3 ms: the two 3 ms
-systems run on both compute threads but overlap only part of the time on this 2-core VM (a
-thread trace showed them often starting about 2 ms apart).
+inside one frame. Its re-encoding of the changed values is spread over the compute pool's
+threads and the main thread when there is enough of it (`capture/encode.rs`), and at 100k it
+takes 2.3–4.1 ms p99 on every shape but `large` and `strings-maps`, whose changed values are
+long `Vec`s and maps of strings. There, re-encoding is bound by reading the values: a map's
+keys are an allocation each, and re-encoding the 10 k changed maps of `strings-maps` costs about
+three times more per map at 100k than at 10k, where they stay in the caches. A frame with a
+save is then 5–6 ms of systems plus 8–12 ms of capture, and about half the saves push it past
+16.7 ms. What the capture still does in O(world) (the saved tables, each table's change ticks
+and entities) is about 0.5 ms at 100k.
+
+The pool's part (join, hash, encode, durable write: O(blob) whatever changed, see the snapshot
+section) runs on a thread whose priority is below the game's (`SCHED_IDLE` here), so it takes
+only cores the frame leaves idle; it still shares the memory bus and the caches with the
+frame. Frames *without* autosave have a p50 near 5 ms rather than 3 ms:
+the two 3 ms systems run on both compute threads but overlap only part of the time on this
+2-core VM (a thread trace showed them often starting about 2 ms apart).
 
 Read with care: this machine is shared, and a run whose frames *without* autosave reach a p99
-well above 8 ms (in the 2026-11-24 run: `reflect-only` at 100k, 24 ms, and `strings-maps`, 15–18
-ms) was disturbed by other work; its ratio understates the autosave's cost (a ratio below 1×
-says nothing). At 100k on `large` (58 MB blob) the pool takes longer than the 10 frames between
-saves, so requests queue and the latency grows to seconds.
+well above 8 ms was disturbed by other work; its ratio understates the autosave's cost (a ratio
+below 1× says nothing), and a few frames over 16.7 ms on a shape whose capture is 3 ms p99 are
+that noise (run to run, `tried` and `reflect-only` at 100k move between 0 and 6). At 100k on
+`large` (58 MB blob) the pool takes longer than the 10 frames between saves, so requests queue
+and the latency grows to seconds.
 """
 
 SHAPES_TITLE = "## World shapes: snapshot targets on every shape (issue 24)\n"

@@ -1,5 +1,6 @@
-//! Encoding the rows a cached capture must re-encode: on the main thread alone when they are
-//! few, else spread over Bevy's `ComputeTaskPool` with the main thread helping.
+//! Encoding many rows of a table's column (a cached capture's changed or rebuilt chunks, a full
+//! capture's table): on the calling thread alone when they cost little, else spread over
+//! Bevy's `ComputeTaskPool` with the calling thread helping.
 //!
 //! # Why in parallel, and why here
 //!
@@ -8,13 +9,13 @@
 //! entities (issue 24's frame bench). The capture runs in an exclusive system, so the frame's
 //! other systems wait for it and the compute pool's threads are idle: they can share the
 //! encoding. The chunks are independent (each job writes its own `Rows`), and the world is
-//! only read, so the tasks need no locks; the main thread puts the results together in order,
-//! so the chunks, and the blob, are the same as a sequential capture's.
+//! only read, so the tasks need no locks; the calling thread puts the results together in
+//! order, so the chunks, and the blob, are the same as a sequential capture's.
 //!
 //! Copying the changed values for the async pool to encode later, as the issue suggested, was
-//! measured first: a map of strings costs about as much to clone as to encode (its keys are
-//! one allocation each, read from memory the same way), so it would not have shortened the
-//! main thread's part.
+//! measured first: a map of strings costs about as much to copy (`reflect_clone`) as to encode
+//! (its keys are one allocation each, read from memory the same way), so it would not have
+//! shortened the main thread's part.
 //!
 //! Each task builds its own [`ValueWriter`] (a type's reflection plan is built in microseconds).
 //! A writer of a type that can hold asset handles records the ones it leaves out in a
@@ -39,9 +40,9 @@ pub(super) const SAMPLE_ROWS: usize = 512;
 /// timed rather than counted.
 const WORTH_SPREADING: Duration = Duration::from_micros(200);
 
-/// Runs of jobs per thread: threads are not equally fast (the two vCPUs of a small machine may
-/// share a core, and the frame's other work may hold one), so each takes runs until none are
-/// left rather than one equal share.
+/// Runs of jobs per thread: threads are not equally fast (on the 2-core test machine the
+/// pool's thread took up to twice as long as the main thread for the same rows), so each takes
+/// runs until none are left rather than one equal share.
 const RUNS_PER_THREAD: usize = 4;
 
 /// The rows of one chunk to encode: table rows `first + offset`, for each offset (ascending).

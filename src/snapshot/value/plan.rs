@@ -163,8 +163,11 @@ impl Plan {
         value: &dyn PartialReflect,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
+        // A leaf needs no `reflect_ref` (a virtual call per leaf, and leaves are most calls).
+        if let Plan::Leaf(leaf) = self {
+            return write_leaf(*leaf, value, out);
+        }
         match (self, value.reflect_ref()) {
-            (Plan::Leaf(leaf), _) => write_leaf(*leaf, value, out),
             (Plan::Struct(_, fields), ReflectRef::Struct(s)) if s.field_len() == fields.len() => {
                 for (index, (_, plan)) in fields.iter().enumerate() {
                     plan.write(field(s.field_at(index), value)?, out)?;
