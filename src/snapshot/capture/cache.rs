@@ -3,7 +3,7 @@
 
 use super::chunk::{ColumnCache, TableRows};
 use super::column::{CaptureStats, Changes, ColumnRefresh, SavedTables};
-use super::hierarchy::HierarchyCache;
+use super::hierarchy::{HierarchyCache, OrderMemo};
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
 use super::world::{log_unregistered, registries};
@@ -62,6 +62,8 @@ pub struct CaptureCache {
     columns: Vec<ColumnCache>,
     /// The hierarchy rows of each table at the last capture.
     hierarchy: HierarchyCache,
+    /// The entity table's order as the last finished capture worked it out.
+    order: OrderMemo,
     stats: CaptureStats,
 }
 
@@ -187,6 +189,7 @@ impl CaptureCache {
         Ok(PendingSnapshot {
             matched,
             hierarchy,
+            order: self.order.clone(),
             keys,
             columns,
             handles_left_out: assets.into_left_out(),

@@ -8,7 +8,7 @@ use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::storage::{Table, TableId};
 use bevy::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Dense indices of the saved entities, looked up by entity index without hashing.
 pub(crate) struct DenseIndex<'a> {
@@ -36,6 +36,58 @@ impl<'a> DenseIndex<'a> {
     pub(crate) fn get(&self, entity: Entity) -> Option<u32> {
         let dense = *self.by_entity_index.get(entity.index_u32() as usize)?;
         (self.entities.get(dense as usize) == Some(&entity)).then_some(dense)
+    }
+}
+
+/// The entity table the last capture's pool part put in order, kept by the capture cache: the
+/// next capture's pool part takes it over when neither the saved entities nor the hierarchy
+/// changed. Ordering is a pass over every saved entity through two hash maps, measured at a
+/// fifth of a save's pool part on the issue-24 world (`tried`, 100k, 1 % of values changed).
+#[derive(Clone, Default)]
+pub(crate) struct OrderMemo(Arc<Mutex<Option<LastOrder>>>);
+
+/// An ordered entity table and what it was worked out from.
+struct LastOrder {
+    matched: Vec<Entity>,
+    /// The hierarchy's tables; a table read again is a new `Arc`, so pointer equality says
+    /// that no table changed (these clones keep an old table's address from being reused).
+    tables: Vec<Arc<TableLinks>>,
+    ordered: Arc<[Entity]>,
+}
+
+impl LastOrder {
+    fn describes(&self, hierarchy: &Hierarchy, matched: &[Entity]) -> bool {
+        self.tables.len() == hierarchy.tables.len()
+            && self
+                .tables
+                .iter()
+                .zip(&hierarchy.tables)
+                .all(|(old, new)| Arc::ptr_eq(old, new))
+            && self.matched == matched
+    }
+}
+
+impl OrderMemo {
+    /// `matched` in the order of [`Hierarchy::order`]: the last order when it was worked out
+    /// from the same entities and hierarchy tables, else worked out and kept.
+    pub(crate) fn order(&self, hierarchy: &Hierarchy, matched: Vec<Entity>) -> Arc<[Entity]> {
+        if hierarchy.tables.is_empty() {
+            return matched.into();
+        }
+        let last = || self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(last) = last()
+            .as_ref()
+            .filter(|last| last.describes(hierarchy, &matched))
+        {
+            return Arc::clone(&last.ordered);
+        }
+        let ordered: Arc<[Entity]> = hierarchy.order(matched.clone()).into();
+        *last() = Some(LastOrder {
+            matched,
+            tables: hierarchy.tables.clone(),
+            ordered: Arc::clone(&ordered),
+        });
+        ordered
     }
 }
 

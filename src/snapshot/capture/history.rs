@@ -23,7 +23,7 @@
 //! the newer ones in one pass per chunk, and runs off the main thread.
 
 use super::chunk::{Chunk, ChunkParts, Layer, Rows};
-use super::hierarchy::Hierarchy;
+use super::hierarchy::{Hierarchy, OrderMemo};
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot};
 use bevy::prelude::*;
@@ -233,6 +233,7 @@ impl KeptSnapshot {
         PendingSnapshot {
             matched: self.matched.entities.to_vec(),
             hierarchy: self.hierarchy.clone(),
+            order: OrderMemo::default(),
             keys: (*self.keys).clone(),
             columns,
             handles_left_out: Vec::new(),

@@ -2,7 +2,7 @@
 //! blob, the blob hashed. Needs no world.
 
 use super::chunk::Chunk;
-use super::hierarchy::{DenseIndex, Hierarchy};
+use super::hierarchy::{DenseIndex, Hierarchy, OrderMemo};
 use super::keys::KeyTable;
 use crate::snapshot::blob::{BlobWriter, ColumnKind, OpenColumn, state_hash};
 use crate::snapshot::register::SaveableEntry;
@@ -33,6 +33,9 @@ pub struct Snapshot {
 pub struct PendingSnapshot {
     pub(super) matched: Vec<Entity>,
     pub(super) hierarchy: Hierarchy,
+    /// The last capture's ordered entity table, to take over when nothing it depends on
+    /// changed.
+    pub(super) order: OrderMemo,
     pub(super) keys: KeyTable,
     pub(super) columns: Vec<(ColumnId, Vec<Arc<Chunk>>)>,
     pub(super) handles_left_out: Vec<LeftOutHandle>,
@@ -60,10 +63,11 @@ impl PendingSnapshot {
         }
     }
 
-    /// Orders the entity table, gives every row its entity index and joins the chunks into the
+    /// Orders the entity table (or takes over the last capture's order, when nothing it
+    /// depends on changed), gives every row its entity index and joins the chunks into the
     /// blob, then hashes it. Needs no world: the plugin runs it on the task pool.
     pub fn finish(self) -> Snapshot {
-        let entities = self.hierarchy.order(self.matched);
+        let entities = self.order.order(&self.hierarchy, self.matched);
         let index = DenseIndex::new(&entities);
         let values: usize = self
             .columns
