@@ -317,7 +317,7 @@ blob at 11 % of the pool.
 FRAME_WHY = """Why the frame misses: the autosave's main-thread part (*capture*, 10 % changed) lands
 inside one frame. Its re-encoding of the changed values is spread over the compute pool's
 threads and the main thread when there is enough of it (`capture/encode.rs`), and at 100k it
-takes 2.3–4.1 ms p99 on every shape but `large` and `strings-maps`, whose changed values are
+takes 2.7–4.2 ms p99 on every shape but `large` and `strings-maps`, whose changed values are
 long `Vec`s and maps of strings. There, re-encoding is bound by reading the values: a map's
 keys are an allocation each, and re-encoding the 10 k changed maps of `strings-maps` costs about
 three times more per map at 100k than at 10k, where they stay in the caches. A frame with a
@@ -335,7 +335,7 @@ the two 3 ms systems run on both compute threads but overlap only part of the ti
 Read with care: this machine is shared, and a run whose frames *without* autosave reach a p99
 well above 8 ms was disturbed by other work; its ratio understates the autosave's cost (a ratio
 below 1× says nothing), and a few frames over 16.7 ms on a shape whose capture is 3 ms p99 are
-that noise (run to run, `tried` and `reflect-only` at 100k move between 0 and 6). At 100k on
+that noise (run to run, `tried`, `large` and `reflect-only` at 100k move between 0 and 7). At 100k on
 `large` (58 MB blob) the pool takes longer than the 10 frames between saves, so requests queue
 and the latency grows to seconds.
 """
