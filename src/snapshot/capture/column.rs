@@ -155,6 +155,10 @@ impl Changes {
     }
 }
 
+/// `encode_jobs` returns one `Rows` per job, in order: a chunk left without its rows would
+/// be a wrong save, so a mismatch stops the capture instead.
+const ONE_PER_JOB: &str = "the encoder returns one row set per job";
+
 /// What a capture does with one chunk of a cached table.
 enum ChunkWork<'c> {
     /// Nothing changed since the last capture: the chunk is taken over.
@@ -264,9 +268,10 @@ impl<'a> ColumnRefresh<'a> {
                 offsets: rows,
             })
             .collect();
-        let encoded = self.encode(&jobs, encode)?;
-        for (rows, values) in chunks.iter().zip(encoded) {
+        let mut encoded = self.encode(&jobs, encode)?.into_iter();
+        for rows in chunks {
             self.stats.chunks_rebuilt += 1;
+            let values = encoded.next().expect(ONE_PER_JOB);
             let chunk = Chunk::ready(rows_of(entities, rows), values);
             self.chunks.push(Arc::new(chunk));
         }
@@ -295,12 +300,12 @@ impl<'a> ColumnRefresh<'a> {
                 }
                 ChunkWork::Patch { old, changed, .. } => {
                     self.stats.chunks_patched += 1;
-                    let new = encoded.next().unwrap_or_default();
+                    let new = encoded.next().expect(ONE_PER_JOB);
                     Arc::new(Chunk::patched(old, changed, new))
                 }
                 ChunkWork::Rebuild { entities, .. } => {
                     self.stats.chunks_rebuilt += 1;
-                    Arc::new(Chunk::ready(entities, encoded.next().unwrap_or_default()))
+                    Arc::new(Chunk::ready(entities, encoded.next().expect(ONE_PER_JOB)))
                 }
             };
             kept.push(Arc::clone(&chunk));

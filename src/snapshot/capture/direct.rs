@@ -47,9 +47,7 @@ impl DirectColumn<'_, '_> {
             .row_with(self.column, Some(dense), |out| encode(writer, row, out))
             .map_err(|problem| problem.into_error(writer.type_path()))
     }
-}
 
-impl DirectColumn<'_, '_> {
     /// A large table's saved rows from `first` on: encoded in chunks spread over the compute
     /// pool, then copied into the blob in order (a copy the sequential path does not make,
     /// paid for when the encoding is shared: see `encode.rs`).
