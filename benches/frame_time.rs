@@ -32,7 +32,7 @@ mod shapes;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::SaveMeta;
 use bevy_keepsake::plugin::KeepsakePlugin;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
@@ -221,12 +221,7 @@ fn pool_work(app: &mut App, shape: Shape) -> (Vec<Duration>, Vec<Duration>) {
     let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
     let save = |pending: bevy_keepsake::snapshot::PendingSnapshot| {
         let start = Instant::now();
-        let snapshot = pending.finish();
-        let bundle = SaveBundle::new(WorldState {
-            tick: 1,
-            ecs_blob: snapshot.blob,
-            state_hash: snapshot.state_hash,
-        });
+        let bundle = pending.finish().into_bundle(1);
         store
             .save(SlotId::Auto(0), SaveMeta::new(SlotId::Auto(0)), &bundle)
             .unwrap();

@@ -32,7 +32,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer};
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveMeta};
 use bevy_keepsake::snapshot::{self, CaptureCache, LoadMode, SaveRegistry, Saveable};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion};
@@ -180,12 +180,7 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
 /// postcard, chunks compressed where it pays, CRCs) through the profile's chunk cache, as the
 /// plugin's save job does before its durable write.
 fn pool_part(pending: snapshot::PendingSnapshot, chunks: &ChunkCache) -> usize {
-    let snapshot = pending.finish();
-    let bundle = SaveBundle::new(WorldState {
-        tick: 1,
-        ecs_blob: snapshot.blob,
-        state_hash: snapshot.state_hash,
-    });
+    let bundle = pending.finish().into_bundle(1);
     let meta = SaveMeta::new(SlotId::Auto(0));
     let encoded = format::encode_cached(&meta, &bundle, &EncodeOptions::default(), chunks).unwrap();
     encoded.len() as usize

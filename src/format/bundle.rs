@@ -1,5 +1,6 @@
 //! `SaveBundle`: the payload of a save file.
 
+use super::pieces::BlobPieces;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -28,7 +29,7 @@ pub struct WorldState {
 /// let bundle = SaveBundle::new(WorldState { tick: 7, ..Default::default() });
 /// assert_eq!(bundle.world.tick, 7);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SaveBundle {
     /// Version of this structure's layout, for migrations.
     pub schema_version: u32,
@@ -36,7 +37,26 @@ pub struct SaveBundle {
     pub world: WorldState,
     /// Free-form data the game stores beside the world, by key.
     pub extras: BTreeMap<String, Vec<u8>>,
+    /// Where the snapshot layer says `world.ecs_blob` may be cut (see [`BlobPieces`]): how
+    /// the blob was made, not part of the save, so neither written nor compared.
+    #[serde(skip)]
+    blob_pieces: BlobPieces,
 }
+
+/// Two bundles are equal when they save the same thing: their pieces are not compared.
+impl PartialEq for SaveBundle {
+    fn eq(&self, other: &Self) -> bool {
+        let SaveBundle {
+            schema_version,
+            world,
+            extras,
+            blob_pieces: _,
+        } = self;
+        (schema_version, world, extras) == (&other.schema_version, &other.world, &other.extras)
+    }
+}
+
+impl Eq for SaveBundle {}
 
 impl SaveBundle {
     /// A bundle of the current schema around a world snapshot.
@@ -45,6 +65,18 @@ impl SaveBundle {
             schema_version: BUNDLE_SCHEMA_VERSION,
             world,
             extras: BTreeMap::new(),
+            blob_pieces: BlobPieces::default(),
         }
+    }
+
+    /// This bundle, its blob cut into `pieces` by the snapshot layer that wrote it.
+    pub(crate) fn with_blob_pieces(mut self, pieces: BlobPieces) -> Self {
+        self.blob_pieces = pieces;
+        self
+    }
+
+    /// Where the snapshot layer says the blob may be cut (empty: nowhere, cut it by content).
+    pub fn blob_pieces(&self) -> &BlobPieces {
+        &self.blob_pieces
     }
 }

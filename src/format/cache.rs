@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// autosaves (or two slots saved in turn) still finds the chunks the other one wrote.
 const KEEP_SAVES: u64 = 2;
 
-/// What identifies a chunk's stored form: its uncompressed bytes (by XXH3-128 and length) and
-/// the options that decide how they are stored.
+/// What identifies a chunk's stored form: its uncompressed bytes (by length and an XXH3-128,
+/// of the bytes or of the snapshot's pieces they are made of) and the options that decide how
+/// they are stored.
 ///
 /// A 128-bit hash: two different chunks of one cache share a key with a probability around
 /// 2^-110 for the few thousand chunks it ever holds, far below the odds of undetected memory
@@ -25,11 +26,12 @@ pub(crate) struct ChunkKey {
 }
 
 impl ChunkKey {
-    /// The key of `raw` stored under `codec` and `when`.
-    pub(crate) fn new(raw: &[u8], codec: Compression, when: CompressWhen) -> Self {
+    /// The key of a chunk of `len` bytes identified by `hash` (of its bytes, or of its pieces'),
+    /// stored under `codec` and `when`.
+    pub(crate) fn new(hash: u128, len: usize, codec: Compression, when: CompressWhen) -> Self {
         ChunkKey {
-            hash: xxhash_rust::xxh3::xxh3_128(raw),
-            len: raw.len() as u32,
+            hash,
+            len: len as u32,
             codec,
             when,
         }

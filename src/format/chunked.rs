@@ -17,6 +17,7 @@ use super::error::{FormatError, Section};
 use super::options::{
     CompressWhen, EncodeOptions, SAMPLE_LEN, SAMPLE_WINDOW_LEN, compression_pays, length_within,
 };
+use super::pieces::group;
 use super::table::{ChunkEntry, table_len, write_table};
 use std::sync::Arc;
 
@@ -85,7 +86,34 @@ fn segments(bundle: &SaveBundle) -> Result<[Vec<u8>; 2], FormatError> {
     ])
 }
 
-/// Cuts the bundle into chunks and stores each, from `cache` when it holds it.
+/// One chunk's bytes, and the hash that identifies them in the cache: the XXH3-128 of the bytes,
+/// or (for a group of the snapshot's pieces) of its pieces' hashes.
+struct Cut<'a> {
+    raw: &'a [u8],
+    hash: u128,
+}
+
+/// `segment` cut where its content says, each chunk hashed.
+fn by_content(segment: &[u8]) -> Vec<Cut<'_>> {
+    let mut start = 0;
+    boundaries(segment)
+        .into_iter()
+        .map(|end| {
+            let raw = &segment[start..end];
+            start = end;
+            Cut {
+                raw,
+                hash: xxhash_rust::xxh3::xxh3_128(raw),
+            }
+        })
+        .collect()
+}
+
+/// Cuts the bundle into chunks and stores each, from `cache` when it holds it. The blob is cut
+/// into groups of the pieces its snapshot layer made when they describe it ([`BlobPieces`]),
+/// else by content.
+///
+/// [`BlobPieces`]: super::BlobPieces
 pub(crate) fn encode_payload<'a>(
     bundle: &'a SaveBundle,
     options: &EncodeOptions,
@@ -99,16 +127,18 @@ pub(crate) fn encode_payload<'a>(
         total,
         options.limits.max_payload_uncompressed,
     )?;
-    let mut pieces: Vec<&[u8]> = Vec::with_capacity(blob.len() / super::chunk::MIN_CHUNK + 3);
-    for segment in [&before[..], blob, &after[..]] {
-        let mut start = 0;
-        for end in boundaries(segment) {
-            pieces.push(&segment[start..end]);
-            start = end;
-        }
+    let mut cuts = by_content(&before);
+    match bundle.blob_pieces().describing(blob) {
+        Some(pieces) => cuts.extend(group(pieces).into_iter().map(|group| Cut {
+            raw: &blob[group.start..group.end],
+            hash: group.hash,
+        })),
+        None => cuts.extend(by_content(blob)),
     }
+    cuts.extend(by_content(&after));
+    let pieces: Vec<&[u8]> = cuts.iter().map(|cut| cut.raw).collect();
     let (save, warm) = cache.begin();
-    let stored = store_chunks(&pieces, options, cache, (save, warm));
+    let stored = store_chunks(&cuts, options, cache, (save, warm));
     cache.end();
     let (entries, chunks): (Vec<ChunkEntry>, Vec<Part<'a>>) = stored
         .iter()
@@ -203,16 +233,17 @@ struct Stored {
 /// file. Scattered changes (1 % of the entities, at random) touch every chunk of the columns
 /// they change: without this, such a save would compress those columns whole, every time.
 fn store_chunks(
-    pieces: &[&[u8]],
+    cuts: &[Cut<'_>],
     options: &EncodeOptions,
     cache: &ChunkCache,
     (save, warm): (u64, bool),
 ) -> Vec<Stored> {
     let (codec, when) = (options.compression, options.compress_when);
-    let keys: Vec<ChunkKey> = pieces
+    let keys: Vec<ChunkKey> = cuts
         .iter()
-        .map(|raw| ChunkKey::new(raw, codec, when))
+        .map(|cut| ChunkKey::new(cut.hash, cut.raw.len(), codec, when))
         .collect();
+    let pieces: Vec<&[u8]> = cuts.iter().map(|cut| cut.raw).collect();
     let cached: Vec<Option<StoredChunk>> = keys.iter().map(|key| cache.get(key, save)).collect();
     let missing: Vec<&[u8]> = pieces
         .iter()

@@ -452,15 +452,14 @@ fn decode_bundle(buffer: Cow<'_, [u8]>, raw: Range<usize>) -> Result<SaveBundle,
         },
         extras,
     } = view;
-    Ok(SaveBundle {
-        schema_version,
-        world: WorldState {
-            tick,
-            ecs_blob: take_range(buffer, blob),
-            state_hash,
-        },
-        extras,
-    })
+    let mut bundle = SaveBundle::new(WorldState {
+        tick,
+        ecs_blob: take_range(buffer, blob),
+        state_hash,
+    });
+    bundle.schema_version = schema_version;
+    bundle.extras = extras;
+    Ok(bundle)
 }
 
 /// `buffer[range]` as a vector: the owned buffer itself, cut down to the range, or a copy.

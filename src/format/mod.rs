@@ -45,10 +45,13 @@
 //! | payload + 13 + 13·i | 4 | chunk `i`: CRC (v2) | over the chunk's stored bytes |
 //! | payload + 4 + 13·n | Σ stored lengths | chunks (v2) | each chunk's stored bytes, in table order; decompressed and joined, they are the [`SaveBundle`] in postcard, exactly as a v1 payload decompresses |
 //!
-//! The file ends exactly after the payload; trailing bytes are an error. Version-2 chunks are
-//! cut where the content says (a gear hash over 64 bytes, see `chunk.rs`), at 56 KiB to
-//! 256 KiB, about 64 KiB on average, and never across the snapshot blob's ends: the bundle's
-//! fields before the blob (which hold the game tick) and after it are chunks of their own.
+//! The file ends exactly after the payload; trailing bytes are an error. Where chunks are cut is
+//! the writer's choice (a reader only bounds their count). This writer never cuts across the
+//! snapshot blob's ends: the bundle's fields before the blob (which hold the game tick) and
+//! after it are chunks of their own. It cuts the blob at the pieces the snapshot layer made it
+//! from ([`BlobPieces`], groups of whole pieces from 56 KiB, see `pieces.rs`) when the bundle
+//! carries them and they describe its blob, else where the content says (a gear hash over
+//! 64 bytes, see `chunk.rs`), at 56 KiB to 256 KiB, about 64 KiB on average.
 
 //! # Reading order and limits
 //!
@@ -118,6 +121,7 @@ mod header;
 mod limits;
 mod meta;
 mod options;
+mod pieces;
 mod seal;
 mod table;
 mod unchunk;
@@ -139,5 +143,7 @@ pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
+pub use pieces::BlobPieces;
+pub(crate) use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable};

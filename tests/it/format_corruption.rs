@@ -296,15 +296,12 @@ fn golden_v1_values() -> (SaveMeta, SaveBundle) {
         ]),
         thumbnail: Some(b"\x89PNG\r\n\x1a\nnot-really-a-png".to_vec()),
     };
-    let bundle = SaveBundle {
-        schema_version: 1,
-        world: WorldState {
-            tick: 301_500,
-            ecs_blob: fixtures::game_like_blob(4096, 1),
-            state_hash: 0x0123_4567_89AB_CDEF,
-        },
-        extras: BTreeMap::from([("quest_log".into(), b"found the lantern".to_vec())]),
-    };
+    let mut bundle = SaveBundle::new(WorldState {
+        tick: 301_500,
+        ecs_blob: fixtures::game_like_blob(4096, 1),
+        state_hash: 0x0123_4567_89AB_CDEF,
+    });
+    bundle.extras = BTreeMap::from([("quest_log".into(), b"found the lantern".to_vec())]);
     (meta, bundle)
 }
 

@@ -62,14 +62,15 @@ fn bundle() -> impl Strategy<Value = SaveBundle> {
         any::<u64>(),
         btree_map(".{0,8}", vec(any::<u8>(), 0..64), 0..4),
     )
-        .prop_map(|(schema, tick, ecs_blob, hash, extras)| SaveBundle {
-            schema_version: schema,
-            world: WorldState {
+        .prop_map(|(schema, tick, ecs_blob, hash, extras)| {
+            let mut bundle = SaveBundle::new(WorldState {
                 tick,
                 ecs_blob,
                 state_hash: hash,
-            },
-            extras,
+            });
+            bundle.schema_version = schema;
+            bundle.extras = extras;
+            bundle
         })
 }
 

@@ -1,10 +1,15 @@
 //! Incremental capture (`CaptureCache`) against the full capture: after random edits of a
 //! game-shaped world, step after step, the two blobs must be the same bytes; and a small edit
-//! must re-encode only the chunk it touched.
+//! must re-encode only the chunk it touched. The save file of such a capture is cut at the
+//! snapshot's pieces and must decode to its bundle.
 
 use crate::common::fixtures::Rng;
 use crate::common::real_world::{self, AiState, GameClock, Owner, Stats, Target, UnitId, Weather};
 use bevy::prelude::*;
+use bevy_keepsake::SlotId;
+use bevy_keepsake::format::{
+    self, ChunkCache, ChunkStats, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta,
+};
 use bevy_keepsake::snapshot::{
     self, CHUNK_ROWS, CaptureCache, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
     SnapshotHistory,
@@ -279,6 +284,91 @@ fn a_small_edit_re_encodes_only_its_rows() {
         stats.chunks_rebuilt >= 1 && stats.chunks_reused > stats.chunks_rebuilt,
         "a despawn rebuilds the chunks whose rows moved, not every chunk: {stats:?}"
     );
+}
+
+/// Encodes `bundle` through `chunks` and decodes the file again.
+fn save_and_read(bundle: &SaveBundle, chunks: &ChunkCache) -> (SaveBundle, ChunkStats, Vec<u8>) {
+    let meta = SaveMeta::new(SlotId::Quick);
+    let encoded = format::encode_cached(&meta, bundle, &EncodeOptions::default(), chunks).unwrap();
+    let stats = encoded.chunk_stats().unwrap();
+    let bytes = encoded.to_vec();
+    let decoded = format::decode(&bytes, &DecodeOptions::default()).unwrap();
+    (decoded.bundle, stats, bytes)
+}
+
+/// The chunk lengths of a version-2 file.
+fn chunk_lens(file: &[u8]) -> Vec<u32> {
+    let table = format::read_chunk_table(file, &DecodeOptions::default())
+        .unwrap()
+        .unwrap();
+    table.chunks.iter().map(|c| c.uncompressed_len).collect()
+}
+
+/// The save file of an incremental capture is cut at the snapshot's pieces, and its unchanged
+/// chunks are found in the chunk cache by their pieces' hashes, which the capture cache keeps
+/// between saves. After random edits, step after step, every file decodes to the bundle it was
+/// written from (and, in debug builds, the encoder checks every piece's hash against its
+/// bytes); a step that changed one value stores only the chunks around it.
+#[test]
+fn saves_cut_at_the_snapshots_pieces_decode_to_their_bundles() {
+    let mut app = world_with(6000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut rng = Rng::new(11);
+    let mut cache = CaptureCache::default();
+    let chunks = ChunkCache::new();
+    let mut next_id = 3_000_000;
+    for step in 0..40 {
+        for _ in 0..rng.below(4) {
+            edit(world, &mut rng, &mut next_id);
+        }
+        world.increment_change_tick();
+        let bundle = cache.capture(world).unwrap().finish().into_bundle(step);
+        assert!(!bundle.blob_pieces().is_empty());
+        let (decoded, _, _) = save_and_read(&bundle, &chunks);
+        assert!(decoded == bundle, "step {step}");
+        assert!(bundle.world.ecs_blob == snapshot::capture(world).unwrap().blob);
+    }
+
+    // A save with nothing changed compresses the chunks the last one stored as is (see
+    // `CompressWhen::ItPays`), so the next save finds every unchanged chunk done.
+    world.increment_change_tick();
+    let settled = cache.capture(world).unwrap().finish().into_bundle(40);
+    save_and_read(&settled, &chunks);
+    world.increment_change_tick();
+    let mut query = world.query::<&mut Stats>();
+    let middle = query.iter(world).count() / 2;
+    query.iter_mut(world).nth(middle).unwrap().xp += 1;
+    let bundle = cache.capture(world).unwrap().finish().into_bundle(41);
+    let (decoded, stats, file) = save_and_read(&bundle, &chunks);
+    assert!(decoded == bundle);
+    // The fields before the blob (the tick changed) and the group around the value.
+    assert!(stats.chunks > 4, "{stats:?}");
+    assert!(stats.chunks - stats.reused <= 3, "{stats:?}");
+    // Cut at the pieces, not by content: a bundle without them is cut elsewhere.
+    let without = SaveBundle::new(bundle.world.clone());
+    assert!(without.blob_pieces().is_empty());
+    let (_, _, content_cut) = save_and_read(&without, &ChunkCache::new());
+    assert_ne!(chunk_lens(&file), chunk_lens(&content_cut));
+}
+
+/// Pieces are used only for the blob they were made for: a blob edited in place after its
+/// capture is saved as edited (cut by content), never with a chunk of the blob it was.
+#[test]
+fn a_blob_edited_after_its_capture_is_saved_as_edited() {
+    let mut app = world_with(6000);
+    let world = app.world_mut();
+    world.increment_change_tick();
+    let mut cache = CaptureCache::default();
+    let chunks = ChunkCache::new();
+    let bundle = cache.capture(world).unwrap().finish().into_bundle(1);
+    save_and_read(&bundle, &chunks);
+    let mut edited = bundle.clone();
+    assert_eq!(edited.blob_pieces(), bundle.blob_pieces());
+    let middle = edited.world.ecs_blob.len() / 2;
+    edited.world.ecs_blob[middle] ^= 0x10;
+    let (decoded, _, _) = save_and_read(&edited, &chunks);
+    assert_eq!(decoded.world.ecs_blob, edited.world.ecs_blob);
 }
 
 /// The hierarchy is read again only where it changed: an edit of a value leaves every table's

@@ -12,7 +12,7 @@
 //! compressed and checksummed again.
 
 use super::queue::{Outcome, Work};
-use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
+use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
 use crate::plugin::job::{SaveReason, SaveTarget};
@@ -286,12 +286,7 @@ fn write(
     let Some(pending) = pending else {
         unreachable!("a captured save is written once");
     };
-    let snapshot = pending.finish();
-    let bundle = SaveBundle::new(WorldState {
-        tick: save.game_tick,
-        ecs_blob: snapshot.blob,
-        state_hash: snapshot.state_hash,
-    });
+    let bundle = pending.finish().into_bundle(save.game_tick);
     let slot = match save.target {
         SaveTarget::Slot(slot) => slot,
         SaveTarget::AutosaveRing => store.next_autosave_slot()?,

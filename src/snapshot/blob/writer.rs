@@ -92,6 +92,26 @@ impl BlobWriter {
         column.rows += 1;
     }
 
+    /// The entity index the next row's delta counts from: the last row's (`0` before the
+    /// first).
+    pub(crate) fn delta_base(column: &OpenColumn) -> u32 {
+        column.previous_index
+    }
+
+    /// Appends `rows` rows an earlier blob joined (deltas and values) from `joined`, after
+    /// which the [`delta_base`](Self::delta_base) is `last_index`.
+    pub(crate) fn joined_rows(
+        &mut self,
+        column: &mut OpenColumn,
+        joined: &[u8],
+        rows: u32,
+        last_index: u32,
+    ) {
+        self.bytes.extend_from_slice(joined);
+        column.previous_index = last_index;
+        column.rows += rows;
+    }
+
     /// Appends a row whose value `write` encodes in place, behind its length (no copy).
     pub(crate) fn row_with<E>(
         &mut self,

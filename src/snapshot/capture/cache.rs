@@ -4,6 +4,7 @@
 use super::chunk::{ColumnCache, TableRows};
 use super::column::{CaptureStats, Changes, ColumnRefresh, SavedTables};
 use super::hierarchy::{HierarchyCache, OrderMemo};
+use super::join::JoinMemo;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
 use super::world::{log_unregistered, registries};
@@ -64,6 +65,8 @@ pub struct CaptureCache {
     hierarchy: HierarchyCache,
     /// The entity table's order as the last finished capture worked it out.
     order: OrderMemo,
+    /// The rows the last finished capture's blob joined.
+    joins: JoinMemo,
     stats: CaptureStats,
 }
 
@@ -190,6 +193,7 @@ impl CaptureCache {
             matched,
             hierarchy,
             order: self.order.clone(),
+            joins: self.joins.clone(),
             keys,
             columns,
             handles_left_out: assets.into_left_out(),

@@ -8,6 +8,7 @@ use super::hierarchy::{DenseIndex, Hierarchy};
 use super::keys::KeyTable;
 use super::pending::Snapshot;
 use super::world::{log_unregistered, registries};
+use crate::format::BlobPieces;
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
@@ -90,6 +91,7 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
         components,
         resources,
         handles_left_out: assets.into_left_out(),
+        pieces: BlobPieces::default(),
     })
 }
 

@@ -24,6 +24,7 @@
 
 use super::chunk::{Chunk, ChunkParts, Layer, Rows};
 use super::hierarchy::{Hierarchy, OrderMemo};
+use super::join::JoinMemo;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot};
 use bevy::prelude::*;
@@ -234,6 +235,7 @@ impl KeptSnapshot {
             matched: self.matched.entities.to_vec(),
             hierarchy: self.hierarchy.clone(),
             order: OrderMemo::default(),
+            joins: JoinMemo::default(),
             keys: (*self.keys).clone(),
             columns,
             handles_left_out: Vec::new(),

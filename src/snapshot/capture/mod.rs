@@ -19,6 +19,7 @@
 //! | `hierarchy.rs` | the entity table's order (parents first, kept between captures) and dense indices |
 //! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
+//! | `join.rs` | the chunks joined into the blob, each row behind its entity index; the last blob's rows taken over |
 //! | `full.rs` | [`capture`]: the entity and key tables first, then the direct columns |
 //! | `world.rs` | what every capture reads from the world first |
 //!
@@ -68,6 +69,7 @@ mod encode;
 mod full;
 mod hierarchy;
 mod history;
+mod join;
 mod keys;
 mod pending;
 mod world;

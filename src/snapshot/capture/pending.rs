@@ -2,16 +2,18 @@
 //! blob, the blob hashed. Needs no world.
 
 use super::chunk::Chunk;
-use super::hierarchy::{DenseIndex, Hierarchy, OrderMemo};
+use super::hierarchy::{Hierarchy, OrderMemo};
+use super::join::{JoinMemo, Joiner};
 use super::keys::KeyTable;
-use crate::snapshot::blob::{BlobWriter, ColumnKind, OpenColumn, state_hash};
+use crate::format::{BlobPieces, PieceCuts, SaveBundle, WorldState};
+use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::register::SaveableEntry;
 use crate::snapshot::value::assets::LeftOutHandle;
 use bevy::prelude::*;
 use std::sync::Arc;
 
 /// A captured world: the `ecs_blob` and what went into it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Snapshot {
     /// The encoded entities, components and resources.
     pub blob: Vec<u8>,
@@ -26,6 +28,56 @@ pub struct Snapshot {
     /// Handles to run-time assets saved as the default handle (see
     /// [`RuntimeAssetHandles`](crate::snapshot::RuntimeAssetHandles)), by field.
     pub handles_left_out: Vec<LeftOutHandle>,
+    /// Where the blob may be cut into the save file's chunks, and each piece's hash: made by
+    /// [`PendingSnapshot::finish`]; empty from a full [`capture`](crate::snapshot::capture()),
+    /// whose blob the save file cuts by content.
+    pub pieces: BlobPieces,
+}
+
+/// Two snapshots are equal when they captured the same: their pieces (how the blob was made)
+/// are not compared, so an incremental capture equals the full capture of the same world.
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Self) -> bool {
+        let Snapshot {
+            blob,
+            state_hash,
+            entities,
+            components,
+            resources,
+            handles_left_out,
+            pieces: _,
+        } = self;
+        (
+            blob,
+            state_hash,
+            entities,
+            components,
+            resources,
+            handles_left_out,
+        ) == (
+            &other.blob,
+            &other.state_hash,
+            &other.entities,
+            &other.components,
+            &other.resources,
+            &other.handles_left_out,
+        )
+    }
+}
+
+impl Eq for Snapshot {}
+
+impl Snapshot {
+    /// A save bundle around this snapshot taken at game tick `tick`, its blob's pieces with it
+    /// (so the save's encoder neither scans nor hashes the chunks that did not change).
+    pub fn into_bundle(self, tick: u64) -> SaveBundle {
+        SaveBundle::new(WorldState {
+            tick,
+            ecs_blob: self.blob,
+            state_hash: self.state_hash,
+        })
+        .with_blob_pieces(self.pieces)
+    }
 }
 
 /// The main thread's part of an incremental capture: everything [`PendingSnapshot::finish`]
@@ -36,6 +88,9 @@ pub struct PendingSnapshot {
     /// The last capture's ordered entity table, to take over when nothing it depends on
     /// changed.
     pub(super) order: OrderMemo,
+    /// The rows the last capture's blob joined, to take over for the chunks that did not
+    /// change.
+    pub(super) joins: JoinMemo,
     pub(super) keys: KeyTable,
     pub(super) columns: Vec<(ColumnId, Vec<Arc<Chunk>>)>,
     pub(super) handles_left_out: Vec<LeftOutHandle>,
@@ -65,10 +120,10 @@ impl PendingSnapshot {
 
     /// Orders the entity table (or takes over the last capture's order, when nothing it
     /// depends on changed), gives every row its entity index and joins the chunks into the
-    /// blob, then hashes it. Needs no world: the plugin runs it on the task pool.
+    /// blob (taking over the last blob's rows for the chunks that did not change, see
+    /// `join.rs`), then hashes it. Needs no world: the plugin runs it on the task pool.
     pub fn finish(self) -> Snapshot {
         let entities = self.order.order(&self.hierarchy, self.matched);
-        let index = DenseIndex::new(&entities);
         let values: usize = self
             .columns
             .iter()
@@ -78,56 +133,43 @@ impl PendingSnapshot {
         let capacity = values + entities.len() * 4 + 1024;
         let ids = entities.iter().map(|entity| entity.to_bits());
         let mut blob = BlobWriter::new(ids, &self.keys.stored(), capacity);
+        let chunks: usize = self.columns.iter().map(|(_, chunks)| chunks.len()).sum();
+        let mut cuts = PieceCuts::with_capacity(chunks + 2 * self.columns.len() + 1);
+        // The entity and key tables are written anew every save: cut by content.
+        cuts.content_defined(blob.bytes.len());
+        let mut joiner = Joiner::new(&self.joins, &entities);
         let (mut components, mut resources) = (0, 0);
         for (column, chunks) in &self.columns {
+            let cuts_before = cuts.len();
             let mut open = blob.open_column(
                 column.type_path,
                 column.version,
                 column.kind,
                 &column.layout,
             );
-            write_rows(&mut blob, &mut open, chunks, &index);
+            // The header's row count is filled in when the column closes: hashed later.
+            cuts.hashed_later(blob.bytes.len());
+            joiner.write_rows(&mut blob, &mut open, chunks, &mut cuts);
             let rows = blob.close_column(open) as usize;
+            if rows == 0 {
+                cuts.truncate(cuts_before);
+            }
             match column.kind {
                 ColumnKind::Component => components += rows,
                 ColumnKind::Resource => resources += rows,
             }
         }
+        joiner.keep();
         let blob = blob.finish();
+        let state_hash = state_hash(&blob);
         Snapshot {
-            state_hash: state_hash(&blob),
+            pieces: cuts.finish(&blob, state_hash),
+            state_hash,
             blob,
             entities: entities.len(),
             components,
             resources,
             handles_left_out: self.handles_left_out,
-        }
-    }
-}
-
-/// Writes the rows of a column's chunks, each with its entity's index.
-fn write_rows(
-    blob: &mut BlobWriter,
-    column: &mut OpenColumn,
-    chunks: &[Arc<Chunk>],
-    index: &DenseIndex<'_>,
-) {
-    for chunk in chunks {
-        let bytes = chunk.bytes();
-        if chunk.entities.is_empty() {
-            // A resource: its value, without an entity.
-            for row in 0..chunk.rows() {
-                blob.row(column, None, bytes.row(row));
-            }
-            continue;
-        }
-        for (row, &entity) in chunk.entities.iter().enumerate() {
-            // Chunks hold saved entities only, which all have an index.
-            let Some(dense) = index.get(entity) else {
-                debug_assert!(false, "{entity} is in a chunk but not saved");
-                continue;
-            };
-            blob.row(column, Some(dense), bytes.row(row));
         }
     }
 }
