@@ -308,6 +308,9 @@ fn main() {
     let smoke = !std::env::args().any(|arg| arg == "--bench");
     let quick = smoke || env::quick_run();
     let frames = if quick { 120 } else { 600 };
+    // The pools every app of this bench gets from its `TaskPoolPlugin`, made before the first
+    // world is populated: the `handles` shape loads its handles through the asset server.
+    two_compute_threads().create_default_pools();
     let rounds = calibrate();
     println!(
         "frame_time: each busy system calibrated to {rounds} rounds = {:.1} ms",

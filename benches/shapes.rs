@@ -47,7 +47,7 @@ struct NoAssets;
 
 impl LoadFromPath for NoAssets {
     fn load_from_path_erased(&mut self, _: TypeId, path: AssetPath<'static>) -> UntypedHandle {
-        unreachable!("no benchmark shape has asset handles, yet {path} was requested")
+        unreachable!("only the handles shape has asset handles, yet {path} was requested")
     }
 }
 
@@ -99,9 +99,16 @@ fn dynamic_world_load(app: &mut App, bytes: &[u8]) {
     let world = app.world_mut();
     let types = world.resource::<AppTypeRegistry>().clone();
     let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+    // The `handles` shape's handles come back through its asset server; no other shape has any.
+    let server = world.get_resource::<AssetServer>().cloned();
+    let (mut server, mut no_assets) = (server.as_ref(), NoAssets);
+    let load_from_path: &mut dyn LoadFromPath = match server.as_mut() {
+        Some(server) => server,
+        None => &mut no_assets,
+    };
     let dw = WorldDeserializer {
         type_registry: &types.read(),
-        load_from_path: &mut NoAssets,
+        load_from_path,
     }
     .deserialize(&mut deserializer)
     .unwrap();

@@ -35,11 +35,13 @@ pub enum Shape {
     Large,
     /// Reflection-only everything (no type has serde), a two-level hierarchy.
     ReflectOnly,
+    /// Sprites: a `Transform` and a sprite-like value with an asset handle on every entity.
+    Handles,
 }
 
 impl Shape {
     /// Every shape, in report order.
-    pub const ALL: [Shape; 7] = [
+    pub const ALL: [Shape; 8] = [
         Shape::RealGame,
         Shape::Tried,
         Shape::Deep,
@@ -47,6 +49,7 @@ impl Shape {
         Shape::ManySmall,
         Shape::Large,
         Shape::ReflectOnly,
+        Shape::Handles,
     ];
 
     /// The shape's name in benchmark ids and logs.
@@ -59,6 +62,7 @@ impl Shape {
             Shape::ManySmall => "many-small",
             Shape::Large => "large",
             Shape::ReflectOnly => "reflect-only",
+            Shape::Handles => "handles",
         }
     }
 
@@ -94,6 +98,7 @@ impl Shape {
             Shape::ManySmall => many_small::register(&mut app),
             Shape::Large => large::register(&mut app),
             Shape::ReflectOnly => reflect_only::register(&mut app),
+            Shape::Handles => handles::register(&mut app),
         }
         app
     }
@@ -109,6 +114,7 @@ impl Shape {
             Shape::ManySmall => many_small::populate(world, count),
             Shape::Large => large::populate(world, count),
             Shape::ReflectOnly => reflect_only::populate(world, count),
+            Shape::Handles => handles::populate(world, count),
         }
     }
 
@@ -728,4 +734,60 @@ pub fn percentiles(samples: &mut [std::time::Duration]) -> Option<String> {
         at(0.99).as_secs_f64() * 1e3,
         samples.len()
     ))
+}
+
+pub mod handles {
+    //! Sprites, as a 2D game has them: every entity a serde `Transform` and a reflection-only
+    //! `Look` like Bevy's `Sprite` (an image handle loaded by path, a tint, a flip), one in four
+    //! also an `Emblem` holding an untyped handle. The motion moves the `Transform`s. The app
+    //! has Bevy's `AssetPlugin`, so build it after the task pools exist (the handles are loaded
+    //! through the `AssetServer`).
+    use super::*;
+    use bevy::asset::UntypedHandle;
+
+    /// The asset behind the handles. Nothing is ever loaded (no loader reads `.art` files): a
+    /// handle only needs its path to be saved. Registered for reflection, as an untyped
+    /// handle's asset type must be.
+    #[derive(Asset, Reflect)]
+    pub struct Art;
+
+    #[derive(Component, Reflect, Clone)]
+    #[reflect(Component)]
+    pub struct Look {
+        pub image: Handle<Art>,
+        pub tint: Vec4,
+        pub flip_x: bool,
+    }
+
+    #[derive(Component, Reflect, Clone)]
+    #[reflect(Component)]
+    pub struct Emblem(pub UntypedHandle);
+
+    pub fn register(app: &mut App) {
+        app.add_plugins(AssetPlugin::default())
+            .init_asset::<Art>()
+            .register_type::<Art>();
+        with_serde::<Transform>(app);
+        with_reflect::<Look>(app);
+        with_reflect::<Emblem>(app);
+    }
+
+    pub fn populate(world: &mut World, count: u32) {
+        let server = world.resource::<AssetServer>().clone();
+        let images: Vec<Handle<Art>> = (0..64)
+            .map(|n| server.load(format!("art/sprite-{n}.art")))
+            .collect();
+        let mut rng = Rng::new();
+        for n in 0..count as usize {
+            let look = Look {
+                image: images[n % images.len()].clone(),
+                tint: Vec4::new(1.0, rng.unit(), 0.5, 1.0),
+                flip_x: n % 2 == 0,
+            };
+            let mut entity = world.spawn((Saveable, position(&mut rng), look));
+            if n % 4 == 0 {
+                entity.insert(Emblem(images[(n / 4) % images.len()].clone().untyped()));
+            }
+        }
+    }
 }

@@ -567,10 +567,9 @@ fn a_value_that_cannot_be_saved_is_named_down_to_its_field_with_a_fix() {
     assert!(store.generations(SlotId::Manual(0)).unwrap().is_empty());
 }
 
-/// The cache re-encodes every capture the columns of types that can hold handles (each capture
-/// reports the handles it left out), so their chunks are new every time. Rewind points must
-/// still share them when they did not change: twenty points of an unchanged world hold about
-/// what one does, and one that changed still comes back as it was.
+/// Rewind points share the unchanged chunks of types that can hold handles: twenty points of
+/// an unchanged world hold about what one does, and one that changed still comes back as it
+/// was.
 #[test]
 fn rewind_points_share_unchanged_chunks_of_types_with_handles() {
     use bevy_keepsake::snapshot::{self, CaptureCache, SnapshotHistory};
@@ -608,4 +607,71 @@ fn rewind_points_share_unchanged_chunks_of_types_with_handles() {
         points[0].pending().finish().blob == blob,
         "the first point changed"
     );
+}
+
+/// The capture cache keeps the chunks of types with handles saved by path like any other (a
+/// handle's path is part of the handle), so an unchanged column is not encoded again. A table
+/// whose values left a run-time handle out is encoded again by every capture, so each capture
+/// reports it, until the handle is gone. Every blob is the full capture's.
+#[test]
+fn handle_columns_are_kept_between_captures_unless_they_left_a_handle_out() {
+    use bevy_keepsake::snapshot::{self, CaptureCache};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), RuntimeAssetHandles::Skip);
+    let server = app.world().resource::<AssetServer>().clone();
+    let world = app.world_mut();
+    world.spawn_batch((0..3000).map(|n| {
+        let looks = Looks {
+            level: server.load(["levels/one.level", "levels/two.level"][n % 2]),
+            tint: Tint(n as u8, 1, 2),
+            ..Looks::default()
+        };
+        (Saveable, looks)
+    }));
+    let mut cache = CaptureCache::default();
+    // A frame goes by before each capture (an edit in the tick of a capture is counted at
+    // the next one too).
+    let mut capture = |world: &mut World| {
+        world.increment_change_tick();
+        let snapshot = cache.capture(world).unwrap().finish();
+        assert!(snapshot.blob == snapshot::capture(world).unwrap().blob);
+        (snapshot.handles_left_out, cache.stats())
+    };
+    let (left_out, first) = capture(world);
+    assert!(left_out.is_empty());
+    assert!(first.rows_encoded >= 3000, "{first:?}");
+    let (_, unchanged) = capture(world);
+    assert_eq!(unchanged.rows_encoded, 0, "{unchanged:?}");
+    assert!(unchanged.chunks_reused >= 3, "{unchanged:?}");
+
+    let mut query = world.query::<&mut Looks>();
+    query.iter_mut(world).nth(10).unwrap().level = server.load("levels/two.level");
+    let (_, patched) = capture(world);
+    assert_eq!(
+        (patched.rows_encoded, patched.chunks_patched),
+        (1, 1),
+        "{patched:?}"
+    );
+
+    let runtime = world
+        .resource_mut::<Assets<LevelData>>()
+        .add(LevelData("made at run time".into()));
+    let entity = query.iter(world).count() / 2;
+    query.iter_mut(world).nth(entity).unwrap().level = runtime;
+    // The capture that meets it patches its chunk; the next, with nothing changed, encodes the
+    // table again, and reports it again.
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let (left_out, stats) = capture(world);
+        assert_eq!(left_out.len(), 1, "every capture reports it: {stats:?}");
+        assert_eq!(left_out[0].count, 1);
+        seen.push(stats.rows_encoded);
+    }
+    assert_eq!(seen[0], 1);
+    assert!(seen[1] >= 3000, "{seen:?}");
+    query.iter_mut(world).nth(entity).unwrap().level = server.load("levels/one.level");
+    let (left_out, _) = capture(world);
+    assert!(left_out.is_empty());
+    let (_, stats) = capture(world);
+    assert_eq!(stats.rows_encoded, 0, "kept again: {stats:?}");
 }

@@ -310,9 +310,6 @@ pub(super) struct TableRows {
 /// The cached chunks of one registered type.
 #[derive(Default)]
 pub(super) struct ColumnCache {
-    /// Whether values can be cached (not when writing them reports left-out asset handles);
-    /// worked out at the first capture that encodes one.
-    pub(super) cacheable: Option<bool>,
     /// By table index.
     pub(super) tables: Vec<Vec<Arc<Chunk>>>,
     /// A resource's entity and value.

@@ -226,21 +226,12 @@ impl<'a> ColumnRefresh<'a> {
             .get_or_insert_with(|| ValueWriter::new(types, ops, assets))
     }
 
-    fn cacheable(&mut self) -> bool {
-        if let Some(cacheable) = self.cache.cacheable {
-            return cacheable;
-        }
-        let cacheable = !self.writer().records_handles();
-        self.cache.cacheable = Some(cacheable);
-        cacheable
-    }
-
     fn problem(&self, problem: CaptureProblem) -> SnapshotError {
         problem.into_error(self.ops.type_path)
     }
 
     /// Encodes every saved row of a table without keeping its chunks (the table mixes saved
-    /// and unsaved entities, or the type's values cannot be cached).
+    /// and unsaved entities).
     fn uncached_table(
         &mut self,
         entities: &[Entity],
@@ -462,12 +453,14 @@ impl ColumnSink for ColumnRefresh<'_> {
         match self.saved.table(table) {
             TableSaved::None => Ok(()),
             TableSaved::Some => self.uncached_table(entities, TableSaved::Some, encode),
-            TableSaved::All if !self.cacheable() => {
-                self.uncached_table(entities, TableSaved::All, encode)
-            }
             TableSaved::All => {
+                let left_out = self.assets.values_left_out();
                 let kept = self.cached_table(table, entities, ticks, &cached, encode)?;
-                self.cache.tables[index] = kept;
+                // A table whose values left run-time handles out (saved as the default handle)
+                // is encoded again by the next capture, so every capture reports them.
+                if self.assets.values_left_out() == left_out {
+                    self.cache.tables[index] = kept;
+                }
                 Ok(())
             }
         }
@@ -487,7 +480,8 @@ impl ColumnSink for ColumnRefresh<'_> {
             }
             _ => false,
         };
-        let chunk = match (cached, unchanged && self.cacheable()) {
+        let left_out = self.assets.values_left_out();
+        let chunk = match (cached, unchanged) {
             (Some((_, chunk)), true) => {
                 self.stats.chunks_reused += 1;
                 chunk
@@ -503,7 +497,10 @@ impl ColumnSink for ColumnRefresh<'_> {
                 Arc::new(Chunk::ready(Arc::default(), bytes))
             }
         };
-        self.cache.resource = Some((entity, Arc::clone(&chunk)));
+        // Kept unless it left run-time handles out, as a table's chunks are.
+        if self.assets.values_left_out() == left_out {
+            self.cache.resource = Some((entity, Arc::clone(&chunk)));
+        }
         self.chunks.push(chunk);
         Ok(())
     }

@@ -39,8 +39,9 @@
 //!   other rows in runs from the old chunk, so the main thread copies nothing;
 //! - rebuilds it when the rows' entities changed (a spawn, despawn, insert or removal moves
 //!   entities between tables, and a despawn swaps the table's last row into the hole), when the
-//!   table mixes saved and unsaved entities, or when the type can hold asset handles (whose
-//!   left-out handles each capture reports).
+//!   table mixes saved and unsaved entities, or when the last capture of the table left
+//!   run-time asset handles out (saved as the default handle: every capture reports them).
+//!   Handles saved by path are cached like any value: a handle's path is part of the handle.
 //!
 //! Resources are re-encoded when their change tick is newer. Entity references inside values
 //! are written as the saving world's ids, not as entity indices, so moving an entity in the

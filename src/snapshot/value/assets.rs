@@ -93,6 +93,8 @@ pub(crate) struct CaptureAssets {
     in_value: Cell<u32>,
     /// Field → how many values held a run-time handle there.
     left_out: RefCell<BTreeMap<String, u32>>,
+    /// How many values held run-time handles (each counted once).
+    values_left_out: Cell<u32>,
 }
 
 impl CaptureAssets {
@@ -127,10 +129,17 @@ impl CaptureAssets {
         if self.in_value.get() == 0 {
             return;
         }
+        self.values_left_out.set(self.values_left_out.get() + 1);
         let mut left_out = self.left_out.borrow_mut();
         for field in runtime_handle_fields(root, value, registry) {
             *left_out.entry(field).or_default() += 1;
         }
+    }
+
+    /// How many values written so far held run-time handles: a capture compares it before and
+    /// after a table to know whether that table's chunks may be kept (see `capture/column.rs`).
+    pub(crate) fn values_left_out(&self) -> u32 {
+        self.values_left_out.get()
     }
 
     /// Every field that held run-time handles, with how many values held one there.
