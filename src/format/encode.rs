@@ -292,19 +292,7 @@ fn store_payload(raw: Vec<u8>, options: &EncodeOptions) -> (Compression, Vec<u8>
 mod tests {
     use super::*;
     use crate::format::options::{SAMPLE_WINDOW_LEN, SAMPLE_WINDOWS};
-
-    /// Bytes LZ4 cannot shrink (xorshift output).
-    fn noise(len: usize) -> Vec<u8> {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect()
-    }
+    use crate::format::test_bytes::noise;
 
     #[test]
     fn a_payload_whose_sample_misleads_is_judged_on_the_whole_result() {

@@ -147,3 +147,20 @@ pub use pieces::BlobPieces;
 pub(crate) use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable};
+
+/// Bytes for the format's unit tests.
+#[cfg(test)]
+pub(crate) mod test_bytes {
+    /// Bytes LZ4 cannot shrink (xorshift output).
+    pub(crate) fn noise(len: usize) -> Vec<u8> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+}

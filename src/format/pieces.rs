@@ -223,18 +223,7 @@ fn group_hash(pieces: &[Piece], start: usize) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn random_bytes(len: usize) -> Vec<u8> {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect()
-    }
+    use crate::format::test_bytes::noise;
 
     /// `blob` cut into pieces of the given lengths, hashed as the blob is finished.
     fn pieces_of(blob: &[u8], lens: &[usize]) -> BlobPieces {
@@ -249,7 +238,7 @@ mod tests {
 
     /// Pieces of the given lengths over a blob of pseudo-random bytes.
     fn blob_and_pieces(lens: &[usize]) -> (Vec<u8>, BlobPieces) {
-        let blob = random_bytes(lens.iter().sum());
+        let blob = noise(lens.iter().sum());
         let pieces = pieces_of(&blob, lens);
         (blob, pieces)
     }
@@ -308,7 +297,7 @@ mod tests {
 
     #[test]
     fn content_defined_pieces_follow_the_chunker() {
-        let blob = random_bytes(600_000);
+        let blob = noise(600_000);
         let mut cuts = PieceCuts::default();
         cuts.content_defined(500_000);
         cuts.known(550_000, xxh3_128(&blob[500_000..550_000]));

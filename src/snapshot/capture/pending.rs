@@ -38,6 +38,18 @@ pub struct Snapshot {
 /// are not compared, so an incremental capture equals the full capture of the same world.
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Self) -> bool {
+        self.captured() == other.captured()
+    }
+}
+
+impl Eq for Snapshot {}
+
+/// What a snapshot captured, its pieces left out.
+type Captured<'a> = (&'a [u8], u64, usize, usize, usize, &'a [LeftOutHandle]);
+
+impl Snapshot {
+    /// Everything but the pieces (a field added to `Snapshot` must be sorted in or out here).
+    fn captured(&self) -> Captured<'_> {
         let Snapshot {
             blob,
             state_hash,
@@ -49,25 +61,14 @@ impl PartialEq for Snapshot {
         } = self;
         (
             blob,
-            state_hash,
-            entities,
-            components,
-            resources,
+            *state_hash,
+            *entities,
+            *components,
+            *resources,
             handles_left_out,
-        ) == (
-            &other.blob,
-            &other.state_hash,
-            &other.entities,
-            &other.components,
-            &other.resources,
-            &other.handles_left_out,
         )
     }
-}
 
-impl Eq for Snapshot {}
-
-impl Snapshot {
     /// A save bundle around this snapshot taken at game tick `tick`, its blob's pieces with it
     /// (so the save's encoder neither scans nor hashes the chunks that did not change).
     pub fn into_bundle(self, tick: u64) -> SaveBundle {
