@@ -17,6 +17,8 @@
 //! type's reflected layout once, when its column is opened.
 
 use super::reflect_walk::{Walk, may_hold, walk};
+use bevy::asset::io::AssetSourceId;
+use bevy::asset::uuid::Uuid;
 use bevy::asset::{
     AssetId, AssetPath, AssetServer, HandleReference, ReflectHandle, TypedHandleReference,
     UntypedHandle,
@@ -181,8 +183,8 @@ impl ReflectSerializerProcessor for SaveProcessor<'_> {
                      register it with app.register_type::<T>()",
                 ));
             };
-            let reference = TypedHandleReference {
-                asset_type: asset.type_info().type_path().into(),
+            let reference = TypedHandleRef {
+                asset_type: asset.type_info().type_path(),
                 reference: assets.reference(handle)?,
             };
             return reference.serialize(serializer).map(Ok);
@@ -199,21 +201,53 @@ impl ReflectSerializerProcessor for SaveProcessor<'_> {
 
 impl CaptureAssets {
     /// What identifies `handle` across runs; a run-time handle follows the policy.
-    fn reference<E: serde::ser::Error>(
+    fn reference<'h, E: serde::ser::Error>(
         &self,
-        handle: &UntypedHandle,
-    ) -> Result<HandleReference, E> {
+        handle: &'h UntypedHandle,
+    ) -> Result<HandleRef<'h>, E> {
         if let Some(path) = handle.path() {
-            return Ok(HandleReference::Path(path.clone_owned()));
+            return Ok(HandleRef::Path(PathText(path)));
         }
         if let UntypedHandle::Uuid { uuid, .. } = handle {
-            return Ok(HandleReference::Uuid(*uuid));
+            return Ok(HandleRef::Uuid(*uuid));
         }
         if self.policy == RuntimeAssetHandles::Fail {
             return Err(E::custom(RUNTIME_HANDLE));
         }
         self.in_value.set(self.in_value.get() + 1);
-        Ok(HandleReference::Uuid(AssetId::<()>::DEFAULT_UUID))
+        Ok(HandleRef::Uuid(AssetId::<()>::DEFAULT_UUID))
+    }
+}
+
+/// Bevy's [`HandleReference`], written the way its derive writes it but borrowing the handle's
+/// path: a sprite world writes a handle per entity, and copying and formatting each path was
+/// about a tenth of capturing one (`BENCHMARKS.md`, the `handles` shape).
+#[derive(Serialize)]
+#[serde(rename = "HandleReference")]
+enum HandleRef<'a> {
+    Path(PathText<'a>),
+    Uuid(Uuid),
+}
+
+/// Bevy's [`TypedHandleReference`], written the way its derive writes it, borrowing.
+#[derive(Serialize)]
+#[serde(rename = "TypedHandleReference")]
+struct TypedHandleRef<'a> {
+    asset_type: &'a str,
+    reference: HandleRef<'a>,
+}
+
+/// An asset path written as `AssetPath` writes itself (the text of its `Display`), without
+/// building that text when the path is all there is (no source, no label, valid UTF-8).
+struct PathText<'a>(&'a AssetPath<'static>);
+
+impl Serialize for PathText<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let path = self.0;
+        match (path.source(), path.label(), path.path().to_str()) {
+            (AssetSourceId::Default, None, Some(text)) => serializer.serialize_str(text),
+            _ => serializer.serialize_str(&path.to_string()),
+        }
     }
 }
 
@@ -592,5 +626,46 @@ impl ReflectDeserializerProcessor for LoadProcessor<'_, '_> {
         let reference = HandleReference::deserialize(deserializer)?;
         let handle = loader.resolve(reflect_handle.asset_type_id(), reference);
         Ok(Ok(reflect_handle.typed(handle)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Our borrowing writers write Bevy's own bytes, for every kind of path and for a UUID.
+    #[test]
+    fn handle_references_are_written_as_bevy_writes_them() {
+        let paths = [
+            "levels/one.level",
+            "levels/two.level#part",
+            "mods://banners/red.png",
+            "mods://banners/red.png#frame 3",
+            "ünïcödé/sprite.png",
+        ];
+        for text in paths {
+            let path = AssetPath::parse(text).into_owned();
+            let ours = postcard::to_stdvec(&HandleRef::Path(PathText(&path))).unwrap();
+            let bevy = postcard::to_stdvec(&HandleReference::Path(path.clone())).unwrap();
+            assert_eq!(ours, bevy, "{text}");
+            let ours = TypedHandleRef {
+                asset_type: "game::Art",
+                reference: HandleRef::Path(PathText(&path)),
+            };
+            let bevy = TypedHandleReference {
+                asset_type: "game::Art".into(),
+                reference: HandleReference::Path(path.clone()),
+            };
+            assert_eq!(
+                postcard::to_stdvec(&ours).unwrap(),
+                postcard::to_stdvec(&bevy).unwrap(),
+                "{text}"
+            );
+        }
+        let uuid = AssetId::<()>::DEFAULT_UUID;
+        assert_eq!(
+            postcard::to_stdvec(&HandleRef::Uuid(uuid)).unwrap(),
+            postcard::to_stdvec(&HandleReference::Uuid(uuid)).unwrap()
+        );
     }
 }
