@@ -16,10 +16,11 @@
 //!
 //! A chunk's key decides which stored bytes the file gets, so pieces that did not describe the
 //! blob would write another world's bytes into the save. Two things keep that from happening:
-//! only this crate's snapshot layer makes pieces ([`BlobPieces`] has no public constructor),
-//! and the encoder uses them only after the blob's XXH3-64 (the snapshot's state hash, a pass
-//! over the blob at memory speed) equals the one the pieces were made for. A bundle whose blob
-//! was edited after its pieces were made is cut by content, as any other.
+//! only this crate's snapshot layer makes pieces (outside it, [`BlobPieces`] can only be made
+//! empty, which means "cut by content"), and the encoder uses them only after the blob's
+//! XXH3-64 (the snapshot's state hash, a pass over the blob at memory speed) equals the one the
+//! pieces were made for. A bundle whose blob was edited after its pieces were made is cut by
+//! content, as any other.
 //!
 //! # Grouping
 //!
