@@ -91,9 +91,22 @@ fn next_boundary(data: &[u8], start: usize) -> usize {
     end
 }
 
+/// `data` cut into its content-defined chunks, in order; none for empty data.
+pub(crate) fn cut(data: &[u8]) -> Vec<&[u8]> {
+    let mut start = 0;
+    boundaries(data)
+        .into_iter()
+        .map(|end| {
+            let chunk = &data[start..end];
+            start = end;
+            chunk
+        })
+        .collect()
+}
+
 /// Splits `data` into content-defined chunks: the end offset of each, the last being
 /// `data.len()`; none for empty data.
-pub(crate) fn boundaries(data: &[u8]) -> Vec<usize> {
+fn boundaries(data: &[u8]) -> Vec<usize> {
     let mut ends = Vec::with_capacity(data.len() / MIN_CHUNK + 1);
     let mut start = 0;
     while start < data.len() {
@@ -125,18 +138,6 @@ mod tests {
         }
         out.truncate(len);
         out
-    }
-
-    fn chunks(data: &[u8]) -> Vec<&[u8]> {
-        let mut start = 0;
-        boundaries(data)
-            .into_iter()
-            .map(|end| {
-                let chunk = &data[start..end];
-                start = end;
-                chunk
-            })
-            .collect()
     }
 
     #[test]
@@ -176,13 +177,13 @@ mod tests {
     #[test]
     fn an_insertion_or_deletion_changes_only_the_chunks_around_it() {
         let data = records(6 << 20, 2);
-        let before: HashSet<&[u8]> = chunks(&data).into_iter().collect();
+        let before: HashSet<&[u8]> = cut(&data).into_iter().collect();
         let mut edited = data.clone();
         let n = data.len();
         edited.splice(n / 2..n / 2, [7u8; 37]);
         edited.drain(3 * n / 4..3 * n / 4 + 50);
         edited[n / 4..n / 4 + 8].iter_mut().for_each(|b| *b ^= 0x55);
-        let after = chunks(&edited);
+        let after = cut(&edited);
         let new = after.iter().filter(|c| !before.contains(*c)).count();
         // Three edits: each changes its own chunk, and at most a couple more before the
         // boundaries are back in step. Fixed-offset chunks would change half of them.

@@ -11,7 +11,7 @@
 
 use super::bundle::SaveBundle;
 use super::cache::{ChunkCache, ChunkKey, StoredChunk};
-use super::chunk::boundaries;
+use super::chunk::cut;
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::options::{
@@ -95,16 +95,11 @@ struct Cut<'a> {
 
 /// `segment` cut where its content says, each chunk hashed.
 fn by_content(segment: &[u8]) -> Vec<Cut<'_>> {
-    let mut start = 0;
-    boundaries(segment)
+    cut(segment)
         .into_iter()
-        .map(|end| {
-            let raw = &segment[start..end];
-            start = end;
-            Cut {
-                raw,
-                hash: xxhash_rust::xxh3::xxh3_128(raw),
-            }
+        .map(|raw| Cut {
+            raw,
+            hash: xxhash_rust::xxh3::xxh3_128(raw),
         })
         .collect()
 }
@@ -136,14 +131,13 @@ pub(crate) fn encode_payload<'a>(
         None => cuts.extend(by_content(blob)),
     }
     cuts.extend(by_content(&after));
-    let pieces: Vec<&[u8]> = cuts.iter().map(|cut| cut.raw).collect();
     let (save, warm) = cache.begin();
     let stored = store_chunks(&cuts, options, cache, (save, warm));
     cache.end();
     let (entries, chunks): (Vec<ChunkEntry>, Vec<Part<'a>>) = stored
         .iter()
-        .zip(&pieces)
-        .map(|(chunk, raw)| (entry(chunk, raw.len()), part(chunk, raw, blob)))
+        .zip(&cuts)
+        .map(|(chunk, cut)| (entry(chunk, cut.raw.len()), part(chunk, cut.raw, blob)))
         .unzip();
     let table = write_table(&entries);
     let data: usize = chunks.iter().map(|chunk| chunk.bytes().len()).sum();
@@ -154,11 +148,10 @@ pub(crate) fn encode_payload<'a>(
         .count();
     let reused = stored.iter().filter(|chunk| chunk.reused).count();
     let bytes_where = |keep: fn(&Stored) -> bool| -> usize {
-        pieces
-            .iter()
+        cuts.iter()
             .zip(&stored)
             .filter(|(_, chunk)| keep(chunk))
-            .map(|(raw, _)| raw.len())
+            .map(|(cut, _)| cut.raw.len())
             .sum()
     };
     let new_bytes = bytes_where(|chunk| !chunk.reused);
@@ -174,7 +167,7 @@ pub(crate) fn encode_payload<'a>(
         uncompressed_len,
         stored_len,
         stats: ChunkStats {
-            chunks: pieces.len(),
+            chunks: cuts.len(),
             reused,
             compressed,
             new_bytes,
@@ -243,13 +236,12 @@ fn store_chunks(
         .iter()
         .map(|cut| ChunkKey::new(cut.hash, cut.raw.len(), codec, when))
         .collect();
-    let pieces: Vec<&[u8]> = cuts.iter().map(|cut| cut.raw).collect();
     let cached: Vec<Option<StoredChunk>> = keys.iter().map(|key| cache.get(key, save)).collect();
-    let missing: Vec<&[u8]> = pieces
+    let missing: Vec<&[u8]> = cuts
         .iter()
         .zip(&cached)
         .filter(|(_, hit)| hit.is_none())
-        .map(|(raw, _)| *raw)
+        .map(|(cut, _)| cut.raw)
         .collect();
     let new_bytes: usize = missing.iter().map(|raw| raw.len()).sum();
     let defer = warm
@@ -266,8 +258,8 @@ fn store_chunks(
             compressed_now: codec.is_some(),
         }
     };
-    pieces
-        .iter()
+    cuts.iter()
+        .map(|cut| cut.raw)
         .zip(keys)
         .zip(cached)
         .map(|((raw, key), hit)| match hit {

@@ -31,7 +31,7 @@
 //! chunks fall back in step with the last save's within a chunk or two. A single piece larger
 //! than [`MAX_CHUNK`] is a chunk of its own.
 
-use super::chunk::{MAX_CHUNK, MIN_CHUNK, boundaries};
+use super::chunk::{MAX_CHUNK, MIN_CHUNK, cut};
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 /// One piece of a blob: where it ends and the XXH3-128 of its bytes.
@@ -123,10 +123,10 @@ impl PieceCuts {
                 Hash::Known(hash) => add(end, hash),
                 Hash::Later => add(end, xxh3_128(&blob[start..end])),
                 Hash::ContentDefined => {
-                    let mut from = start;
-                    for cut in boundaries(&blob[start..end]) {
-                        add(start + cut, xxh3_128(&blob[from..start + cut]));
-                        from = start + cut;
+                    let mut piece_end = start;
+                    for piece in cut(&blob[start..end]) {
+                        piece_end += piece.len();
+                        add(piece_end, xxh3_128(piece));
                     }
                 }
             }
@@ -305,7 +305,13 @@ mod tests {
         cuts.known(550_000, 7); // empty: no piece
         let pieces = cuts.finish(&blob, xxh3_64(&blob));
         let ends: Vec<usize> = pieces.pieces.iter().map(|piece| piece.end).collect();
-        let mut expected = boundaries(&blob[..500_000]);
+        let mut expected: Vec<usize> = cut(&blob[..500_000])
+            .iter()
+            .scan(0, |end, piece| {
+                *end += piece.len();
+                Some(*end)
+            })
+            .collect();
         expected.extend([550_000, 600_000]);
         assert_eq!(ends, expected);
         // Every hash is its piece's (`describing` checks them in debug builds).
