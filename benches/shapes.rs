@@ -8,6 +8,8 @@
 //!   `WorldDeserializer` + `write_to_world`;
 //! - `main_10pct` / `main_1pct`: the main thread's part of a save (`CaptureCache::capture`) after
 //!   10 % / 1 % of the entities changed since the last capture (spread over the whole world);
+//! - `copy_10pct`: what the main thread would pay to copy (`Clone`, no reflection) the values
+//!   changed after 10 % changed, instead of encoding them: the floor of that design;
 //! - `pool_1pct`: the pool's part of such a save after 1 % changed (`PendingSnapshot::finish` +
 //!   `format::encode` of the bundle), against `pool_full`: the same for a full save (the cache
 //!   cleared first, as for the first save of a session).
@@ -198,6 +200,9 @@ fn pool_part(pending: snapshot::PendingSnapshot, chunks: &ChunkCache) -> usize {
 enum Part {
     /// `CaptureCache::capture` after this fraction changed.
     Main(f64),
+    /// [`Shape::copy`] of the values changed after this fraction changed: the floor of the
+    /// main thread's part if it copied changed values instead of encoding them.
+    Copy(f64),
     /// [`pool_part`] after this fraction changed.
     Pool(f64),
     /// [`pool_part`] after the cache was cleared (a full save).
@@ -236,6 +241,15 @@ fn bench_part(
                         black_box(pending.finish());
                         elapsed
                     }
+                    Part::Copy(fraction) => {
+                        shapes::change(world, shape, entities, fraction, round);
+                        let changed = shapes::changed(entities, fraction, round);
+                        let start = Instant::now();
+                        let copies = shape.copy(world, &changed);
+                        let elapsed = start.elapsed();
+                        drop(black_box(copies));
+                        elapsed
+                    }
                     Part::Pool(fraction) => {
                         shapes::change(world, shape, entities, fraction, round);
                         let pending = cache.capture(world).unwrap();
@@ -270,6 +284,7 @@ fn bench_incremental(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, cou
     for part in [
         ("main_10pct", Part::Main(0.10)),
         ("main_1pct", Part::Main(0.01)),
+        ("copy_10pct", Part::Copy(0.10)),
         ("pool_1pct", Part::Pool(0.01)),
         ("pool_full", Part::PoolFull),
     ] {

@@ -161,6 +161,21 @@ impl Shape {
         }
     }
 
+    /// Clones the value [`touch`] changes of each of `entities` through its type's own `Clone`
+    /// (no reflection): what the main thread would pay to *copy* the changed values at a save
+    /// and leave their encoding to the pool. The copies are returned, to be dropped untimed.
+    ///
+    /// [`touch`]: Self::touch
+    pub fn copy(self, world: &World, entities: &[Entity]) -> Box<dyn std::any::Any> {
+        match self {
+            Shape::StringsMaps => copied::<strings_maps::Tags>(world, entities),
+            Shape::ManySmall => copied::<many_small::Flame>(world, entities),
+            Shape::Large => copied::<large::Samples>(world, entities),
+            Shape::ReflectOnly => copied::<reflect_only::Pos>(world, entities),
+            _ => copied::<Transform>(world, entities),
+        }
+    }
+
     /// Adds the system that moves the entities of [`Movers`] every frame, as [`touch`] does.
     ///
     /// [`touch`]: Self::touch
@@ -224,12 +239,17 @@ pub fn every_nth(entities: &[Entity], stride: usize, offset: usize) -> Vec<Entit
         .collect()
 }
 
+/// The `fraction` of `entities` that [`change`] changes in `round`.
+pub fn changed(entities: &[Entity], fraction: f64, round: usize) -> Vec<Entity> {
+    let stride = (1.0 / fraction).round().max(1.0) as usize;
+    every_nth(entities, stride, round)
+}
+
 /// Changes `fraction` of `entities` (a different part for each `round`) as `shape`'s motion
 /// does, between two change ticks, so a capture after it sees exactly those as changed.
 pub fn change(world: &mut World, shape: Shape, entities: &[Entity], fraction: f64, round: usize) {
-    let stride = (1.0 / fraction).round().max(1.0) as usize;
     world.increment_change_tick();
-    for entity in every_nth(entities, stride, round) {
+    for entity in changed(entities, fraction, round) {
         shape.touch(world, entity);
     }
     world.increment_change_tick();
@@ -241,7 +261,7 @@ pub fn change(world: &mut World, shape: Shape, entities: &[Entity], fraction: f6
 pub struct Movers(pub Vec<Entity>);
 
 /// A component the motion changes a little.
-pub trait Movable: Component<Mutability = bevy::ecs::component::Mutable> {
+pub trait Movable: Component<Mutability = bevy::ecs::component::Mutable> + Clone {
     /// One frame's change.
     fn nudge(&mut self);
 }
@@ -256,6 +276,14 @@ fn nudge<T: Movable>(world: &mut World, entity: Entity) {
     if let Some(mut value) = world.get_mut::<T>(entity) {
         value.nudge();
     }
+}
+
+fn copied<T: Movable>(world: &World, entities: &[Entity]) -> Box<dyn std::any::Any> {
+    let copies: Vec<T> = entities
+        .iter()
+        .filter_map(|&entity| world.get::<T>(entity).cloned())
+        .collect();
+    Box::new(copies)
 }
 
 fn motion<T: Movable>(movers: Res<Movers>, mut values: Query<&mut T>) {
@@ -552,7 +580,7 @@ pub mod many_small {
     macro_rules! small_components {
         ($($name:ident),*) => {
             $(
-                #[derive(Component, Reflect, Default)]
+                #[derive(Component, Reflect, Default, Clone)]
                 #[reflect(Component, Default)]
                 pub struct $name {
                     pub level: u8,

@@ -190,19 +190,28 @@ impl Plan {
             }
             (Plan::List(_, item), ReflectRef::List(list)) => {
                 write_varint(out, list.len() as u128);
-                list.iter().try_for_each(|value| item.write(value, out))
+                write_items(list.iter(), text_fetch(item), |value| {
+                    item.write(value, out)
+                })
             }
             (Plan::Array(_, item, len), ReflectRef::Array(array)) if array.len() == *len => {
                 array.iter().try_for_each(|value| item.write(value, out))
             }
             (Plan::Set(_, item), ReflectRef::Set(set)) => {
                 write_varint(out, set.len() as u128);
-                set.iter().try_for_each(|value| item.write(value, out))
+                write_items(set.iter(), text_fetch(item), |value| item.write(value, out))
             }
             (Plan::Map(_, entry), ReflectRef::Map(map)) => {
                 write_varint(out, map.len() as u128);
                 let (key_plan, value_plan) = &**entry;
-                map.iter().try_for_each(|(key, value)| {
+                let fetch = match (text_fetch(key_plan), text_fetch(value_plan)) {
+                    (None, None) => None,
+                    (key_text, value_text) => Some(move |(key, value)| {
+                        key_text.inspect(|fetch| fetch(key));
+                        value_text.inspect(|fetch| fetch(value));
+                    }),
+                };
+                write_items(map.iter(), fetch, |(key, value)| {
                     key_plan.write(key, out)?;
                     value_plan.write(value, out)
                 })
@@ -233,6 +242,67 @@ impl Plan {
         }
     }
 }
+
+/// How many items of a list, set or map [`write_items`] fetches ahead of writing them.
+const FETCH_AHEAD: usize = 16;
+
+/// Writes a container's items (a map's entries); with a `fetch`, in batches of
+/// [`FETCH_AHEAD`], each batch passed to `fetch` before any of it is written.
+///
+/// Why: a string's text is an allocation of its own, so writing a map of strings or a
+/// `Vec<String>` that is not in the caches waits for one memory read per string, one after
+/// the other (profiled: two fifths of re-encoding the changed maps of strings of a 100k-entity
+/// world went to copying their text). Asking for every text of a batch before writing any lets
+/// those reads overlap: about a tenth off re-encoding those maps. (Reading each text's first
+/// byte instead, which is portable, gained nothing: each such load still held the loop up.)
+fn write_items<T: Copy>(
+    mut items: impl Iterator<Item = T>,
+    fetch: Option<impl Fn(T)>,
+    mut write: impl FnMut(T) -> Result<(), String>,
+) -> Result<(), String> {
+    let Some(fetch) = fetch else {
+        return items.try_for_each(write);
+    };
+    let mut items = items.peekable();
+    let mut batch: [Option<T>; FETCH_AHEAD] = [None; FETCH_AHEAD];
+    while items.peek().is_some() {
+        for (slot, item) in batch.iter_mut().zip(items.by_ref()) {
+            fetch(item);
+            *slot = Some(item);
+        }
+        for item in batch.iter_mut().map_while(Option::take) {
+            write(item)?;
+        }
+    }
+    Ok(())
+}
+
+/// What [`write_items`] does ahead with the items a plan writes: ask for each string's text
+/// ([`prefetch`]), so that it is on its way to the caches when it is copied. Other items:
+/// nothing.
+fn text_fetch(plan: &Plan) -> Option<fn(&dyn PartialReflect)> {
+    match plan {
+        Plan::Leaf(Leaf::String) => Some(|value| {
+            if let Some(text) = value.try_downcast_ref::<String>() {
+                prefetch(text.as_ptr());
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Asks for the cache line at `address` without waiting for it.
+#[cfg(target_arch = "x86_64")]
+fn prefetch(address: *const u8) {
+    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+    // SAFETY: a prefetch is a hint: it reads nothing into the program and cannot fault, whatever
+    // the address (SSE, which `_mm_prefetch` needs, is part of every x86_64 processor).
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) }
+}
+
+/// Elsewhere the hint is left out (stable Rust has no portable prefetch).
+#[cfg(not(target_arch = "x86_64"))]
+fn prefetch(_: *const u8) {}
 
 fn variant_plan(
     variant: &VariantInfo,
@@ -346,5 +416,56 @@ fn write_i32s(out: &mut Vec<u8>, values: &[i32]) {
 fn write_u32s(out: &mut Vec<u8>, values: &[u32]) {
     for &value in values {
         write_varint(out, value.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::platform::collections::{HashMap, HashSet};
+    use bevy::reflect::serde::TypedReflectSerializer;
+
+    #[derive(Reflect)]
+    struct Texts {
+        lines: Vec<String>,
+        counts: HashMap<String, u32>,
+        names: HashSet<String>,
+        by_id: HashMap<u32, String>,
+        pages: Vec<Vec<String>>,
+        numbers: Vec<u32>,
+    }
+
+    fn texts(len: usize) -> Texts {
+        let text = |n: usize| format!("text {n} {}", "x".repeat(n % 40));
+        Texts {
+            lines: (0..len).map(text).collect(),
+            counts: (0..len).map(|n| (text(n), n as u32)).collect(),
+            names: (0..len).map(text).collect(),
+            by_id: (0..len).map(|n| (n as u32, text(n))).collect(),
+            pages: (0..len % 5).map(|_| (0..len).map(text).collect()).collect(),
+            numbers: (0..len as u32).collect(),
+        }
+    }
+
+    /// Strings are fetched ahead in batches (`write_items`): containers of strings shorter than,
+    /// as long as and longer than a batch, and with every kind of last batch, are written as
+    /// Bevy's reflection serializer writes them.
+    #[test]
+    fn containers_of_strings_of_any_length_write_the_reflection_serializers_bytes() {
+        let mut registry = TypeRegistry::default();
+        registry.register::<Texts>();
+        let plan = Plan::for_type(&registry, TypeId::of::<Texts>()).expect("Texts has a plan");
+        let batch = FETCH_AHEAD;
+        for len in [0, 1, batch - 1, batch, batch + 1, 2 * batch, 3 * batch + 5] {
+            let value = texts(len);
+            let mut ours = Vec::new();
+            plan.write(&value, &mut ours).unwrap();
+            let serializer = TypedReflectSerializer::new(&value, &registry);
+            assert_eq!(
+                ours,
+                postcard::to_allocvec(&serializer).unwrap(),
+                "{len} items"
+            );
+        }
     }
 }
