@@ -8,8 +8,9 @@
 //!   `WorldDeserializer` + `write_to_world`;
 //! - `main_10pct` / `main_1pct`: the main thread's part of a save (`CaptureCache::capture`) after
 //!   10 % / 1 % of the entities changed since the last capture (spread over the whole world);
-//! - `copy_10pct`: what the main thread would pay to copy (`Clone`, no reflection) the values
-//!   changed after 10 % changed, instead of encoding them: the floor of that design;
+//! - `copy_10pct`: what the main thread would pay to copy the values changed after 10 % changed
+//!   (each looked up and cloned through its type's own `Clone`, no reflection) instead of
+//!   encoding them: the copy alone of the design that encodes them on the pool;
 //! - `pool_1pct`: the pool's part of such a save after 1 % changed (`PendingSnapshot::finish` +
 //!   `format::encode` of the bundle), against `pool_full`: the same for a full save (the cache
 //!   cleared first, as for the first save of a session).
@@ -200,8 +201,8 @@ fn pool_part(pending: snapshot::PendingSnapshot, chunks: &ChunkCache) -> usize {
 enum Part {
     /// `CaptureCache::capture` after this fraction changed.
     Main(f64),
-    /// [`Shape::copy`] of the values changed after this fraction changed: the floor of the
-    /// main thread's part if it copied changed values instead of encoding them.
+    /// [`Shape::copy`] of the values changed after this fraction changed: the main thread's
+    /// part, copy alone, if it copied changed values instead of encoding them.
     Copy(f64),
     /// [`pool_part`] after this fraction changed.
     Pool(f64),

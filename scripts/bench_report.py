@@ -291,8 +291,8 @@ SHAPES_WHY = """Why the misses (from the code paths the benchmarks time, and the
   (`capture/encode.rs`). On `strings-maps` that is 10k maps of 8–15 strings: a profile
   (`perf record --call-graph dwarf` on `main_10pct`, 100k) put two fifths of it in copying the
   keys' text, each an allocation of its own read from memory, then the plan's leaf writes
-  (a quarter) and the map's reflected iterator (a tenth). Reading a batch of texts ahead
-  (`plan.rs`, `write_items`) took about a tenth off. The *copy* column is the floor of the
+  (a quarter) and the map's reflected iterator (a tenth). Asking for a batch of texts ahead
+  (`plan.rs`, `write_items`) took about a tenth off. The *copy* column is the copy alone of the
   design that copies the changed values and encodes them on the pool: on `strings-maps`,
   cloning the changed maps through their own `Clone` on one thread costs more than the whole
   capture, because it reads the same text and allocates it again. On `large` (10k `Vec`s of 96
@@ -442,10 +442,10 @@ def shapes_section(get, quick):
                "order: spread over every table and chunk, as moving units are), and the pool's "
                "part (`PendingSnapshot::finish` + `format::encode` through the profile's chunk "
                "cache; the durable write not included) after 1 % changed, against a full save's "
-               "pool part. *Copy of the changed values* is the floor of the design that copies "
-               "changed values on the main thread and encodes them on the pool: the changed "
-               "component of each of the 10 % cloned through its type's own `Clone` on the main "
-               "thread alone (no reflection, no encoding):\n")
+               "pool part. *Copy of the changed values* is what the design that copies changed "
+               "values on the main thread and encodes them on the pool would pay for the copy "
+               "alone: the changed component of each of the 10 % looked up and cloned through "
+               "its type's own `Clone`, on the main thread alone (no reflection, no encoding):\n")
     rows = []
     incremental = {}
     for s in shapes:

@@ -23,6 +23,7 @@ pub(crate) use crate::snapshot::schema::Leaf;
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::enums::VariantInfo;
+use bevy::reflect::map::Map;
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::{
     PartialReflect, ReflectDeserialize, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
@@ -201,21 +202,7 @@ impl Plan {
                 write_varint(out, set.len() as u128);
                 write_items(set.iter(), text_fetch(item), |value| item.write(value, out))
             }
-            (Plan::Map(_, entry), ReflectRef::Map(map)) => {
-                write_varint(out, map.len() as u128);
-                let (key_plan, value_plan) = &**entry;
-                let fetch = match (text_fetch(key_plan), text_fetch(value_plan)) {
-                    (None, None) => None,
-                    (key_text, value_text) => Some(move |(key, value)| {
-                        key_text.inspect(|fetch| fetch(key));
-                        value_text.inspect(|fetch| fetch(value));
-                    }),
-                };
-                write_items(map.iter(), fetch, |(key, value)| {
-                    key_plan.write(key, out)?;
-                    value_plan.write(value, out)
-                })
-            }
+            (Plan::Map(_, entry), ReflectRef::Map(map)) => write_map(entry, map, out),
             (Plan::Enum(_, variants), ReflectRef::Enum(e)) => {
                 let index = e.variant_index();
                 let variant = variants
@@ -241,6 +228,27 @@ impl Plan {
             _ => Err(mismatch(value, "a value of another shape")),
         }
     }
+}
+
+/// Writes a map: its length, then each entry's key and value (`entry` holds their plans).
+fn write_map(entry: &(Plan, Plan), map: &dyn Map, out: &mut Vec<u8>) -> Result<(), String> {
+    write_varint(out, map.len() as u128);
+    let (key_plan, value_plan) = entry;
+    let fetch = match (text_fetch(key_plan), text_fetch(value_plan)) {
+        (None, None) => None,
+        (key_text, value_text) => Some(move |(key, value)| {
+            if let Some(fetch) = key_text {
+                fetch(key);
+            }
+            if let Some(fetch) = value_text {
+                fetch(value);
+            }
+        }),
+    };
+    write_items(map.iter(), fetch, |(key, value)| {
+        key_plan.write(key, out)?;
+        value_plan.write(value, out)
+    })
 }
 
 /// How many items of a list, set or map [`write_items`] fetches ahead of writing them.
@@ -448,7 +456,7 @@ mod tests {
     }
 
     /// Strings are fetched ahead in batches (`write_items`): containers of strings shorter than,
-    /// as long as and longer than a batch, and with every kind of last batch, are written as
+    /// as long as and longer than a batch, ending in a full or a partial batch, are written as
     /// Bevy's reflection serializer writes them.
     #[test]
     fn containers_of_strings_of_any_length_write_the_reflection_serializers_bytes() {
