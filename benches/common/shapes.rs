@@ -148,17 +148,22 @@ impl Shape {
             .build()
     }
 
-    /// Changes the value of `entity` that the shape's motion changes (a `Transform` for most
+    /// Calls `job` with the component the shape's motion changes: a `Transform` for most
     /// shapes; the map, the long `Vec` or the reflection-only position for the others, so a
-    /// change costs what re-encoding that shape's values costs).
-    pub fn touch(self, world: &mut World, entity: Entity) {
+    /// change costs what re-encoding that shape's values costs. The one place that says which.
+    fn with_moving<J: MovingJob>(self, job: J) -> J::Output {
         match self {
-            Shape::StringsMaps => nudge::<strings_maps::Tags>(world, entity),
-            Shape::ManySmall => nudge::<many_small::Flame>(world, entity),
-            Shape::Large => nudge::<large::Samples>(world, entity),
-            Shape::ReflectOnly => nudge::<reflect_only::Pos>(world, entity),
-            _ => nudge::<Transform>(world, entity),
+            Shape::StringsMaps => job.run::<strings_maps::Tags>(),
+            Shape::ManySmall => job.run::<many_small::Flame>(),
+            Shape::Large => job.run::<large::Samples>(),
+            Shape::ReflectOnly => job.run::<reflect_only::Pos>(),
+            _ => job.run::<Transform>(),
         }
+    }
+
+    /// Changes the value of `entity` that the shape's motion changes.
+    pub fn touch(self, world: &mut World, entity: Entity) {
+        self.with_moving(Touch(world, entity));
     }
 
     /// Clones the value [`touch`] changes of each of `entities` through its type's own `Clone`
@@ -167,26 +172,57 @@ impl Shape {
     ///
     /// [`touch`]: Self::touch
     pub fn copy(self, world: &World, entities: &[Entity]) -> Box<dyn std::any::Any> {
-        match self {
-            Shape::StringsMaps => copied::<strings_maps::Tags>(world, entities),
-            Shape::ManySmall => copied::<many_small::Flame>(world, entities),
-            Shape::Large => copied::<large::Samples>(world, entities),
-            Shape::ReflectOnly => copied::<reflect_only::Pos>(world, entities),
-            _ => copied::<Transform>(world, entities),
-        }
+        self.with_moving(CopyValues(world, entities))
     }
 
     /// Adds the system that moves the entities of [`Movers`] every frame, as [`touch`] does.
     ///
     /// [`touch`]: Self::touch
     pub fn add_motion(self, app: &mut App) {
-        match self {
-            Shape::StringsMaps => app.add_systems(Update, motion::<strings_maps::Tags>),
-            Shape::ManySmall => app.add_systems(Update, motion::<many_small::Flame>),
-            Shape::Large => app.add_systems(Update, motion::<large::Samples>),
-            Shape::ReflectOnly => app.add_systems(Update, motion::<reflect_only::Pos>),
-            _ => app.add_systems(Update, motion::<Transform>),
-        };
+        self.with_moving(AddMotion(app));
+    }
+}
+
+/// Something done with a shape's moving component type ([`Shape::with_moving`]).
+trait MovingJob {
+    type Output;
+    fn run<T: Movable>(self) -> Self::Output;
+}
+
+/// [`Shape::touch`].
+struct Touch<'w>(&'w mut World, Entity);
+
+impl MovingJob for Touch<'_> {
+    type Output = ();
+    fn run<T: Movable>(self) {
+        if let Some(mut value) = self.0.get_mut::<T>(self.1) {
+            value.nudge();
+        }
+    }
+}
+
+/// [`Shape::copy`].
+struct CopyValues<'w>(&'w World, &'w [Entity]);
+
+impl MovingJob for CopyValues<'_> {
+    type Output = Box<dyn std::any::Any>;
+    fn run<T: Movable>(self) -> Self::Output {
+        let CopyValues(world, entities) = self;
+        let copies: Vec<T> = entities
+            .iter()
+            .filter_map(|&entity| world.get::<T>(entity).cloned())
+            .collect();
+        Box::new(copies)
+    }
+}
+
+/// [`Shape::add_motion`].
+struct AddMotion<'a>(&'a mut App);
+
+impl MovingJob for AddMotion<'_> {
+    type Output = ();
+    fn run<T: Movable>(self) {
+        self.0.add_systems(Update, motion::<T>);
     }
 }
 
@@ -270,20 +306,6 @@ impl Movable for Transform {
     fn nudge(&mut self) {
         self.translation.x += 0.25;
     }
-}
-
-fn nudge<T: Movable>(world: &mut World, entity: Entity) {
-    if let Some(mut value) = world.get_mut::<T>(entity) {
-        value.nudge();
-    }
-}
-
-fn copied<T: Movable>(world: &World, entities: &[Entity]) -> Box<dyn std::any::Any> {
-    let copies: Vec<T> = entities
-        .iter()
-        .filter_map(|&entity| world.get::<T>(entity).cloned())
-        .collect();
-    Box::new(copies)
 }
 
 fn motion<T: Movable>(movers: Res<Movers>, mut values: Query<&mut T>) {
