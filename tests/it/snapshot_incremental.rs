@@ -28,10 +28,13 @@ struct Buff(u8);
 #[component(storage = "SparseSet")]
 struct Hidden;
 
+/// The real-game world with `entities` units, a frame later than their spawns, as in a game
+/// (edits made in the tick of a capture count as changed at the next one too).
 fn world_with(entities: u32) -> App {
     let mut app = real_world::app();
     app.register_saveable::<Buff>();
     real_world::populate(app.world_mut(), entities);
+    app.world_mut().increment_change_tick();
     app
 }
 
@@ -42,6 +45,28 @@ fn pick(world: &mut World, rng: &mut Rng) -> Option<Entity> {
         .iter(world)
         .collect();
     (!entities.is_empty()).then(|| entities[rng.below(entities.len() as u64) as usize])
+}
+
+/// Random edits from one seed; recruits get `UnitId`s counted up from the first id.
+struct Edits {
+    rng: Rng,
+    next_id: u32,
+}
+
+impl Edits {
+    fn new(seed: u64, first_id: u32) -> Self {
+        Edits {
+            rng: Rng::new(seed),
+            next_id: first_id,
+        }
+    }
+
+    /// `count` random [`edit`]s.
+    fn apply(&mut self, world: &mut World, count: u64) {
+        for _ in 0..count {
+            edit(world, &mut self.rng, &mut self.next_id);
+        }
+    }
 }
 
 /// One random edit of the kinds a game makes between two saves.
@@ -175,15 +200,12 @@ fn explain(incremental: &[u8], full: &[u8]) {
 fn incremental_capture_equals_full_capture_after_random_edits() {
     let mut app = world_with(3000);
     let world = app.world_mut();
-    world.increment_change_tick();
-    let mut rng = Rng::new(15);
+    let mut edits = Edits::new(15, 1_000_000);
     let mut cache = CaptureCache::default();
-    let mut next_id = 1_000_000;
     let (mut patched, mut reused) = (0, 0);
     for step in 0..200 {
-        for _ in 0..1 + rng.below(12) {
-            edit(world, &mut rng, &mut next_id);
-        }
+        let count = 1 + edits.rng.below(12);
+        edits.apply(world, count);
         if step == 100 {
             // A new filter: the cache must start over.
             world
@@ -211,7 +233,7 @@ fn incremental_capture_equals_full_capture_after_random_edits() {
         patched += cache.stats().chunks_patched;
         reused += cache.stats().chunks_reused;
         // Most steps are a frame later; some edit the world again within the same tick.
-        if rng.below(4) != 0 {
+        if edits.rng.below(4) != 0 {
             world.increment_change_tick();
         }
     }
@@ -225,9 +247,6 @@ fn incremental_capture_equals_full_capture_after_random_edits() {
 fn a_small_edit_re_encodes_only_its_rows() {
     let mut app = world_with(6000);
     let world = app.world_mut();
-    // A frame later than the spawns, as in a game (edits in the tick of a capture count as
-    // changed at the next one).
-    world.increment_change_tick();
     let mut cache = CaptureCache::default();
     let first = cache.capture(world).unwrap().finish();
     let stats = cache.stats();
@@ -313,15 +332,12 @@ fn chunk_lens(file: &[u8]) -> Vec<u32> {
 fn saves_cut_at_the_snapshots_pieces_decode_to_their_bundles() {
     let mut app = world_with(6000);
     let world = app.world_mut();
-    world.increment_change_tick();
-    let mut rng = Rng::new(11);
+    let mut edits = Edits::new(11, 3_000_000);
     let mut cache = CaptureCache::default();
     let chunks = ChunkCache::new();
-    let mut next_id = 3_000_000;
     for step in 0..40 {
-        for _ in 0..rng.below(4) {
-            edit(world, &mut rng, &mut next_id);
-        }
+        let count = edits.rng.below(4);
+        edits.apply(world, count);
         world.increment_change_tick();
         let bundle = cache.capture(world).unwrap().finish().into_bundle(step);
         assert!(!bundle.blob_pieces().is_empty());
@@ -358,7 +374,6 @@ fn saves_cut_at_the_snapshots_pieces_decode_to_their_bundles() {
 fn a_blob_edited_after_its_capture_is_saved_as_edited() {
     let mut app = world_with(6000);
     let world = app.world_mut();
-    world.increment_change_tick();
     let mut cache = CaptureCache::default();
     let chunks = ChunkCache::new();
     let bundle = cache.capture(world).unwrap().finish().into_bundle(1);
@@ -378,7 +393,6 @@ fn a_blob_edited_after_its_capture_is_saved_as_edited() {
 fn the_hierarchy_is_read_again_only_where_it_changed() {
     let mut app = world_with(3000);
     let world = app.world_mut();
-    world.increment_change_tick();
     let mut cache = CaptureCache::default();
     cache.capture(world).unwrap().finish();
     let first = cache.stats();
@@ -418,14 +432,10 @@ fn the_hierarchy_is_read_again_only_where_it_changed() {
 fn captures_left_unfinished_still_give_the_full_captures_bytes() {
     let mut app = world_with(3000);
     let world = app.world_mut();
-    world.increment_change_tick();
-    let mut rng = Rng::new(7);
+    let mut edits = Edits::new(7, 2_000_000);
     let mut cache = CaptureCache::default();
-    let mut next_id = 2_000_000;
     for step in 0..40 {
-        for _ in 0..3 {
-            edit(world, &mut rng, &mut next_id);
-        }
+        edits.apply(world, 3);
         world.increment_change_tick();
         let pending = cache.capture(world).unwrap();
         if step % 13 == 12 {
@@ -446,16 +456,13 @@ fn captures_left_unfinished_still_give_the_full_captures_bytes() {
 fn kept_snapshots_put_back_together_are_the_full_captures_of_their_time() {
     let mut app = world_with(3000);
     let world = app.world_mut();
-    world.increment_change_tick();
-    let mut rng = Rng::new(26);
+    let mut edits = Edits::new(26, 3_000_000);
     let mut cache = CaptureCache::default();
     let mut history = SnapshotHistory::default();
-    let mut next_id = 3_000_000;
     let mut kept = Vec::new();
     for step in 0..60 {
-        for _ in 0..1 + rng.below(6) {
-            edit(world, &mut rng, &mut next_id);
-        }
+        let count = 1 + edits.rng.below(6);
+        edits.apply(world, count);
         if step == 30 {
             world
                 .resource_mut::<SaveRegistry>()
@@ -492,7 +499,6 @@ fn kept_snapshots_put_back_together_are_the_full_captures_of_their_time() {
 fn kept_snapshots_share_what_did_not_change() {
     let mut app = world_with(10_000);
     let world = app.world_mut();
-    world.increment_change_tick();
     let mut cache = CaptureCache::default();
     let mut history = SnapshotHistory::default();
     let blob = snapshot::capture(world).unwrap().blob.len();
