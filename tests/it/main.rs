@@ -25,6 +25,8 @@ mod fuzz_corpus;
 mod plugin;
 mod plugin_rewind;
 mod plugin_thumbnails;
+#[cfg(feature = "cloud")]
+mod sim;
 mod snapshot_evolution;
 mod snapshot_game_world;
 mod snapshot_hostile;

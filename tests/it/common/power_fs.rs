@@ -51,6 +51,9 @@ enum Change {
     SyncFile(Inode),
     /// An fsync of a folder: its earlier entry changes are durable.
     SyncDir(PathBuf),
+    /// A file's bytes changed at rest (bit rot, a truncation): the disk's own doing, durable
+    /// at once and never undone by a power loss.
+    Rot { inode: Inode, bytes: Vec<u8> },
 }
 
 /// Folders and file contents.
@@ -82,6 +85,9 @@ impl Tree {
                     .entry(*inode)
                     .or_default()
                     .extend_from_slice(kept);
+            }
+            Change::Rot { inode, bytes } => {
+                self.files.insert(*inode, bytes.clone());
             }
             Change::SyncFile(_) | Change::SyncDir(_) => {}
         }
@@ -148,6 +154,9 @@ pub enum DirSync {
 }
 
 struct Live {
+    /// The tree recording started from (what a power loss left before): durable, and where
+    /// every crash state starts.
+    base: Tree,
     tree: Tree,
     log: Vec<Change>,
     next_inode: Inode,
@@ -196,6 +205,7 @@ impl PowerFs {
     pub fn from_tree(tree: Tree, dir_sync: DirSync) -> Self {
         let next_inode = tree.files.keys().max().map_or(0, |max| max + 1);
         PowerFs(Arc::new(Mutex::new(Live {
+            base: tree.clone(),
             tree,
             log: Vec::new(),
             next_inode,
@@ -219,7 +229,24 @@ impl PowerFs {
 
     /// The recorded changes, for rebuilding crash states.
     pub fn log(&self) -> PowerLog {
-        PowerLog(self.live().log.clone())
+        let live = self.live();
+        PowerLog {
+            base: live.base.clone(),
+            changes: live.log.clone(),
+        }
+    }
+
+    /// Changes the bytes of the file at `path` at rest, as bit rot or a truncation by the disk
+    /// would (durable at once); `false` when no file is there.
+    pub fn rot(&self, path: &Path, damage: impl FnOnce(&mut Vec<u8>)) -> bool {
+        let mut live = self.live();
+        let Ok(inode) = live.tree.file(path) else {
+            return false;
+        };
+        let mut bytes = live.tree.files.get(&inode).cloned().unwrap_or_default();
+        damage(&mut bytes);
+        live.record(Change::Rot { inode, bytes });
+        true
     }
 }
 
@@ -361,7 +388,11 @@ impl WriteFile for MemWriter {
 }
 
 /// The changes a run recorded.
-pub struct PowerLog(Vec<Change>);
+pub struct PowerLog {
+    /// The durable tree the changes were made on.
+    base: Tree,
+    changes: Vec<Change>,
+}
 
 /// One state a power loss after a prefix of the changes could leave.
 pub struct CrashState {
@@ -408,7 +439,7 @@ impl PowerLog {
         if let Some(&last_write) = unflushed
             .iter()
             .rev()
-            .find(|&&i| matches!(self.0[i], Change::Write { .. }))
+            .find(|&&i| matches!(self.changes[i], Change::Write { .. }))
         {
             let kept = format!("every unflushed change, write {last_write} torn");
             states.push(self.state(k, &all, Some(last_write), kept));
@@ -416,12 +447,56 @@ impl PowerLog {
         states
     }
 
+    /// One of the states a power loss after the first `k` changes could leave, chosen by
+    /// `pick` among the families [`crash_states`](Self::crash_states) enumerates (nothing
+    /// unflushed kept, everything kept, all but one, only one, a random subset, the last write
+    /// torn), without building the others: what a seeded simulation draws from.
+    pub fn crash_state(&self, k: usize, pick: u64) -> CrashState {
+        let unflushed = self.unflushed(k);
+        let all: BTreeSet<usize> = unflushed.iter().copied().collect();
+        let mut rng = Rng::new(pick);
+        let one = |rng: &mut Rng| unflushed[rng.below(unflushed.len().max(1) as u64) as usize];
+        let (kept, torn, what) = match (rng.below(6), unflushed.is_empty()) {
+            (_, true) | (0, _) => (BTreeSet::new(), None, "no unflushed change".to_owned()),
+            (1, _) => (all, None, "every unflushed change".to_owned()),
+            (2, _) => {
+                let left_out = one(&mut rng);
+                let kept = all.into_iter().filter(|&i| i != left_out).collect();
+                (kept, None, format!("all unflushed but change {left_out}"))
+            }
+            (3, _) => {
+                let only = one(&mut rng);
+                ([only].into(), None, format!("only unflushed change {only}"))
+            }
+            (4, _) => {
+                let kept: BTreeSet<usize> = all.into_iter().filter(|_| rng.below(2) == 0).collect();
+                let what = format!("unflushed changes {kept:?}");
+                (kept, None, what)
+            }
+            _ => {
+                let last_write = unflushed
+                    .iter()
+                    .rev()
+                    .find(|&&i| matches!(self.changes[i], Change::Write { .. }))
+                    .copied();
+                let what = format!("every unflushed change, write {last_write:?} torn");
+                (all, last_write, what)
+            }
+        };
+        self.state(k, &kept, torn, what)
+    }
+
+    /// How many changes were recorded.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
     /// The changes before `k` that no later flush (before `k`) made durable.
     fn unflushed(&self, k: usize) -> Vec<usize> {
         let mut synced_files = BTreeSet::new();
         let mut synced_dirs: BTreeSet<&Path> = BTreeSet::new();
         let mut unflushed = Vec::new();
-        for (i, change) in self.0[..k].iter().enumerate().rev() {
+        for (i, change) in self.changes[..k].iter().enumerate().rev() {
             let durable = match change {
                 Change::SyncFile(inode) => {
                     synced_files.insert(*inode);
@@ -432,6 +507,7 @@ impl PowerLog {
                     true
                 }
                 Change::Write { inode, .. } => synced_files.contains(inode),
+                Change::Rot { .. } => true,
                 Change::Entries(entries) => entries
                     .iter()
                     .all(|(path, _)| synced_dirs.contains(path.parent().unwrap_or(Path::new("/")))),
@@ -452,8 +528,8 @@ impl PowerLog {
         description: String,
     ) -> CrashState {
         let unflushed: BTreeSet<usize> = self.unflushed(k).into_iter().collect();
-        let mut tree = Tree::default();
-        for (i, change) in self.0[..k].iter().enumerate() {
+        let mut tree = self.base.clone();
+        for (i, change) in self.changes[..k].iter().enumerate() {
             if !unflushed.contains(&i) || kept.contains(&i) {
                 tree.apply(change, torn == Some(i));
             }

@@ -1,0 +1,93 @@
+//! One simulated installation of the game: its disk, its clock, and the store and sync core
+//! its process has open (none while it is not running).
+
+use super::disk::SimDisk;
+use super::remote::SimCloud;
+use bevy_keepsake::cloud::{Remote, SyncCore};
+use bevy_keepsake::format::{Limits, SealKey, Timestamp};
+use bevy_keepsake::store::{ProfileName, SlotLayout, SlotStore, StoreConfig};
+use std::sync::Arc;
+
+pub const ROOT: &str = "/home/player/.local/share/sim/saves";
+
+/// The limits of the simulated game: small, so a save larger than any the limits allow is
+/// cheap to make.
+pub fn limits() -> Limits {
+    Limits {
+        max_payload_uncompressed: 1 << 20,
+        max_meta: 64 << 10,
+        max_thumbnail: 64 << 10,
+    }
+}
+
+/// The store configuration every device of a run shares.
+pub fn store_config(backups: u16, sealed: bool) -> StoreConfig {
+    let mut config = StoreConfig::new(ROOT)
+        .profile(ProfileName::new("player").unwrap())
+        .layout(SlotLayout {
+            manual: super::plan::MANUAL_SLOTS,
+            auto: super::plan::AUTO_SLOTS,
+        })
+        .backups(backups);
+    config.encode.limits = limits();
+    if sealed {
+        config = config.seal(SealKey::from_bytes([7; 32]));
+    }
+    config
+}
+
+/// A running game: the store and the sync core.
+pub struct Running {
+    pub store: Arc<SlotStore>,
+    pub core: SyncCore,
+}
+
+pub struct Device {
+    pub name: String,
+    pub disk: SimDisk,
+    /// How far this device's clock is from the simulation's.
+    pub skew_ms: i64,
+    config: StoreConfig,
+    cloud: SimCloud,
+    pub running: Option<Running>,
+}
+
+impl Device {
+    pub fn new(index: usize, config: StoreConfig, cloud: SimCloud) -> Self {
+        Device {
+            name: format!("device-{index}"),
+            disk: SimDisk::new(),
+            skew_ms: 0,
+            config,
+            cloud,
+            running: None,
+        }
+    }
+
+    pub fn now(&self, sim_ms: i64) -> Timestamp {
+        Timestamp::from_unix_millis(sim_ms + self.skew_ms)
+    }
+
+    /// The running game, started if it is not (`None` when it cannot start now, e.g. the disk
+    /// refuses the folder).
+    pub fn start(&mut self) -> Option<&mut Running> {
+        if self.running.is_none() {
+            let fs = Arc::new(self.disk.clone());
+            let store = Arc::new(SlotStore::open_with(self.config.clone(), fs).ok()?);
+            let remote = self.cloud.remote_for(&self.disk);
+            let remote = Remote::new(Arc::new(remote), "games", "sim", "player");
+            let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone()).ok()?;
+            self.running = Some(Running { store, core });
+        }
+        self.running.as_mut()
+    }
+
+    /// The game quits (or its process is gone).
+    pub fn stop(&mut self) {
+        self.running = None;
+    }
+
+    pub fn profile_dir(&self) -> std::path::PathBuf {
+        self.config.profile_dir()
+    }
+}

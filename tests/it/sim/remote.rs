@@ -1,0 +1,285 @@
+//! The cloud every simulated device shares: objects kept by their raw key (so keys no
+//! `object_store::path::Path` can hold exist, as they do in a real bucket written by other
+//! tools), a clock that is the simulation's, and faults on cue. Each device reaches it through
+//! its own [`SimRemote`], which fails once that device's process has died.
+
+use super::disk::SimDisk;
+use async_trait::async_trait;
+use bevy_keepsake::cloud::object_store::path::Path;
+use bevy_keepsake::cloud::object_store::{
+    self, Attributes, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload,
+    ObjectMeta, ObjectStore, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A fault armed on the cloud, for the next calls of any device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloudFault {
+    /// The next `calls` requests fail (offline, a server error, a timeout).
+    Down { calls: u8 },
+    /// The next upload lands, and its answer is lost: the client sees an error.
+    LostAnswer,
+}
+
+/// One object.
+#[derive(Clone, Debug)]
+struct Object {
+    data: Bytes,
+    /// When it was written, on the simulation's clock.
+    modified_ms: i64,
+}
+
+#[derive(Debug, Default)]
+struct Cloud {
+    objects: BTreeMap<String, Object>,
+    now_ms: i64,
+    down: u8,
+    lost_answer: bool,
+}
+
+/// The shared cloud.
+#[derive(Clone, Debug, Default)]
+pub struct SimCloud(Arc<Mutex<Cloud>>);
+
+impl SimCloud {
+    fn lock(&self) -> MutexGuard<'_, Cloud> {
+        self.0.lock().unwrap()
+    }
+
+    /// Sets the simulation's time, which new objects are stamped with.
+    pub fn set_now(&self, ms: i64) {
+        self.lock().now_ms = ms;
+    }
+
+    pub fn arm(&self, fault: CloudFault) {
+        let mut cloud = self.lock();
+        match fault {
+            CloudFault::Down { calls } => cloud.down = calls,
+            CloudFault::LostAnswer => cloud.lost_answer = true,
+        }
+    }
+
+    pub fn heal(&self) {
+        let mut cloud = self.lock();
+        cloud.down = 0;
+        cloud.lost_answer = false;
+    }
+
+    /// Writes an object behind every device's back (another tool, an attacker, a bug).
+    pub fn put_raw(&self, key: String, data: Vec<u8>) {
+        let mut cloud = self.lock();
+        let modified_ms = cloud.now_ms;
+        let data = Bytes::from(data);
+        cloud.objects.insert(key, Object { data, modified_ms });
+    }
+
+    /// The keys and bytes of every object, for picking one to copy or damage.
+    pub fn objects(&self) -> Vec<(String, Vec<u8>)> {
+        let cloud = self.lock();
+        let objects = cloud.objects.iter();
+        objects.map(|(k, o)| (k.clone(), o.data.to_vec())).collect()
+    }
+
+    /// A device's way in.
+    pub fn remote_for(&self, disk: &SimDisk) -> SimRemote {
+        SimRemote {
+            cloud: self.clone(),
+            disk: disk.clone(),
+        }
+    }
+}
+
+/// One device's client of the shared cloud.
+#[derive(Clone, Debug)]
+pub struct SimRemote {
+    cloud: SimCloud,
+    disk: SimDisk,
+}
+
+fn failure(what: &str) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "sim",
+        source: what.to_owned().into(),
+    }
+}
+
+fn meta_of(key: &str, object: &Object) -> object_store::Result<ObjectMeta> {
+    Ok(ObjectMeta {
+        location: Path::parse(key)?,
+        last_modified: chrono::DateTime::from_timestamp_millis(object.modified_ms)
+            .unwrap_or_default(),
+        size: object.data.len() as u64,
+        e_tag: None,
+        version: None,
+    })
+}
+
+impl SimRemote {
+    /// Counts a request and fails it when the cloud is down or this device's process died.
+    fn answer(&self) -> object_store::Result<MutexGuard<'_, Cloud>> {
+        if self.disk.is_dead() {
+            return Err(failure("the process was killed"));
+        }
+        let mut cloud = self.cloud.lock();
+        if cloud.down > 0 {
+            cloud.down -= 1;
+            return Err(failure("the storage does not answer"));
+        }
+        Ok(cloud)
+    }
+
+    /// The objects under `prefix` (as a folder), by raw key.
+    fn under(cloud: &Cloud, prefix: Option<&Path>) -> Vec<(String, Object)> {
+        let prefix = prefix.map(|p| format!("{p}/")).unwrap_or_default();
+        let objects = cloud.objects.range(prefix.clone()..);
+        objects
+            .take_while(|(key, _)| key.starts_with(&prefix))
+            .map(|(key, object)| (key.clone(), object.clone()))
+            .collect()
+    }
+}
+
+impl std::fmt::Display for SimRemote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SimRemote")
+    }
+}
+
+#[async_trait]
+impl ObjectStore for SimRemote {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        let mut cloud = self.answer()?;
+        let key = location.to_string();
+        if matches!(opts.mode, PutMode::Create) && cloud.objects.contains_key(&key) {
+            return Err(object_store::Error::AlreadyExists {
+                path: key,
+                source: "exists".into(),
+            });
+        }
+        let data: Bytes = payload.into();
+        let modified_ms = cloud.now_ms;
+        cloud.objects.insert(key, Object { data, modified_ms });
+        if std::mem::take(&mut cloud.lost_answer) {
+            return Err(failure("the answer to the upload was lost"));
+        }
+        Ok(PutResult {
+            e_tag: None,
+            version: None,
+            extensions: Default::default(),
+        })
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        _location: &Path,
+        _opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        Err(object_store::Error::NotImplemented {
+            operation: "multipart".into(),
+            implementer: "SimRemote".into(),
+        })
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        let cloud = self.answer()?;
+        let key = location.to_string();
+        let Some(object) = cloud.objects.get(&key).cloned() else {
+            return Err(object_store::Error::NotFound {
+                path: key,
+                source: "no such object".into(),
+            });
+        };
+        let meta = meta_of(&key, &object)?;
+        let data = if options.head {
+            Bytes::new()
+        } else {
+            object.data
+        };
+        let range = 0..data.len() as u64;
+        let stream = futures_util::stream::iter([Ok(data)]).boxed();
+        Ok(GetResult {
+            payload: GetResultPayload::Stream(stream),
+            meta,
+            range,
+            attributes: Attributes::default(),
+            extensions: Default::default(),
+        })
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let this = self.clone();
+        locations
+            .map(move |location| {
+                let location = location?;
+                this.answer()?.objects.remove(location.as_ref());
+                Ok(location)
+            })
+            .boxed()
+    }
+
+    /// Every object under the prefix; a key no `Path` can hold is an error item, as
+    /// `LocalFileSystem` reports a file it cannot name, and the stream goes on.
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let items: Vec<object_store::Result<ObjectMeta>> = match self.answer() {
+            Err(error) => vec![Err(error)],
+            Ok(cloud) => Self::under(&cloud, prefix)
+                .iter()
+                .map(|(key, object)| meta_of(key, object))
+                .collect(),
+        };
+        futures_util::stream::iter(items).boxed()
+    }
+
+    /// The objects directly in the folder, as S3's client answers: one key no `Path` can hold
+    /// fails the whole answer.
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        let cloud = self.answer()?;
+        let folder = prefix.map(|p| format!("{p}/")).unwrap_or_default();
+        let mut objects = Vec::new();
+        let mut common_prefixes = Vec::new();
+        for (key, object) in Self::under(&cloud, prefix) {
+            match key[folder.len()..].split_once('/') {
+                None => objects.push(meta_of(&key, &object)?),
+                Some((sub, _)) => {
+                    let sub = Path::parse(format!("{folder}{sub}"))?;
+                    if common_prefixes.last() != Some(&sub) {
+                        common_prefixes.push(sub);
+                    }
+                }
+            }
+        }
+        Ok(ListResult {
+            common_prefixes,
+            objects,
+            extensions: Default::default(),
+        })
+    }
+
+    async fn copy_opts(
+        &self,
+        _from: &Path,
+        _to: &Path,
+        _options: object_store::CopyOptions,
+    ) -> object_store::Result<()> {
+        Err(object_store::Error::NotImplemented {
+            operation: "copy".into(),
+            implementer: "SimRemote".into(),
+        })
+    }
+}
