@@ -148,6 +148,14 @@ impl SyncCore {
         &self.store
     }
 
+    /// The current time on the store's clock ([`StoreConfig::clock`]), which every time sync
+    /// records or schedules is read from.
+    ///
+    /// [`StoreConfig::clock`]: crate::store::StoreConfig::clock
+    pub fn now(&self) -> Timestamp {
+        self.store.config().now()
+    }
+
     /// Metadata for a new save on this device (the device recorded in its extras).
     pub fn stamp(&self, meta: SaveMeta) -> SaveMeta {
         meta.with_device(self.device_id(), self.device_name.clone())
@@ -231,7 +239,7 @@ impl SyncCore {
         };
         let generation = self.store.promote(slot, hidden.generation)?;
         self.state.conflicts.remove(&slot);
-        let now = Timestamp::now().unix_millis();
+        let now = self.now().unix_millis();
         self.state.chosen.insert(slot, now);
         self.state.save(&self.store)?;
         Ok(Some(generation))
@@ -484,7 +492,7 @@ impl SyncCore {
 
     /// Uploads queued saves (only those due unless `all`), stopping at the first network error.
     async fn upload_pending(&mut self, round: &mut SyncRound, all: bool) -> Result<(), CloudError> {
-        let now = Timestamp::now().unix_millis();
+        let now = self.now().unix_millis();
         let due: Vec<Uuid> = self
             .state
             .pending
@@ -527,9 +535,7 @@ impl SyncCore {
                 }
                 Ok(Sent::Uploaded(bytes)) => {
                     self.state.pending.remove(&id);
-                    self.state
-                        .in_cloud
-                        .insert(id, Timestamp::now().unix_millis());
+                    self.state.in_cloud.insert(id, self.now().unix_millis());
                     let (slot, save_id) = (save.slot, id);
                     round.uploaded.push(Uploaded {
                         slot,
@@ -541,7 +547,7 @@ impl SyncCore {
                     // object exists, and that counts as done. The next state write records it.
                 }
                 Err(error) => {
-                    let now = Timestamp::now();
+                    let now = self.now();
                     for pending in self.state.pending.values_mut() {
                         pending.failed(now);
                     }

@@ -4,7 +4,6 @@
 use super::error::CloudError;
 use super::sync::{SyncCore, SyncRound};
 use crate::SlotId;
-use crate::format::Timestamp;
 use std::sync::{Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -171,9 +170,7 @@ async fn answer(core: &mut SyncCore, command: SyncCommand) -> SyncReport {
 /// When the earliest queued upload is due, on the runtime's clock.
 fn upload_due(core: &SyncCore) -> Option<Instant> {
     let due = core.next_upload_due()?;
-    let wait = due
-        .unix_millis()
-        .saturating_sub(Timestamp::now().unix_millis());
+    let wait = due.unix_millis().saturating_sub(core.now().unix_millis());
     Some(Instant::now() + Duration::from_millis(wait.max(0) as u64))
 }
 

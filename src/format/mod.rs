@@ -113,6 +113,7 @@ mod bundle;
 mod cache;
 mod chunk;
 mod chunked;
+mod clock;
 mod codec;
 mod decode;
 mod encode;
@@ -130,6 +131,7 @@ pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use cache::ChunkCache;
 pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};
 pub use chunked::ChunkStats;
+pub use clock::{Clock, SystemClock};
 pub use codec::{Compression, LZ4_MAX_RATIO};
 pub use decode::{
     DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,

@@ -43,12 +43,13 @@ impl StoreOpener {
             None => default_save_root(&self.game_id)?,
         };
         let config = StoreConfig {
-            root,
             profile: ProfileName::new(self.profile.clone())?,
             layout: self.layout,
             backups: self.backups,
             encode: self.encode,
             unsealed: self.unsealed,
+            // The game runs on the system's clock.
+            ..StoreConfig::new(root)
         };
         SlotStore::open_with(config, Arc::clone(&self.filesystem))
     }

@@ -81,10 +81,10 @@ impl ImportRules {
     ///
     /// Saves made in the same millisecond are ordered by save id, so every device that holds
     /// both puts the same one on top, whichever arrived first.
-    fn heads(&self, arriving: &SaveMeta, head: &SaveMeta) -> bool {
+    fn heads(&self, arriving: &SaveMeta, head: &SaveMeta, now: Timestamp) -> bool {
         let created = arriving.created_at;
         (head.created_at, head.save_id) < (created, arriving.save_id)
-            && is_plausible(created)
+            && is_plausible(created, now)
             && self.chosen_at.is_none_or(|chosen| created > chosen)
     }
 }
@@ -167,7 +167,8 @@ impl SlotStore {
         };
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
-        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta));
+        let now = self.config().now();
+        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,

@@ -10,8 +10,8 @@ use super::layout::{
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
 use crate::format::{
-    self, ChunkCache, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta, SealKey,
-    Sealing, UnsealedSaves,
+    self, ChunkCache, Clock, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta,
+    SealKey, Sealing, SystemClock, Timestamp, UnsealedSaves,
 };
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
@@ -47,6 +47,9 @@ pub struct StoreConfig {
     /// unsealed files, such as saves made before the game sealed its saves. Default
     /// [`UnsealedSaves::Refuse`].
     pub unsealed: UnsealedSaves,
+    /// Where the store and cloud sync over it read the time (default [`SystemClock`]): to tell
+    /// a creation time from the future from a plausible one, and to schedule and record sync.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl StoreConfig {
@@ -62,6 +65,7 @@ impl StoreConfig {
             backups: 3,
             encode: EncodeOptions::default(),
             unsealed: UnsealedSaves::default(),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -105,6 +109,19 @@ impl StoreConfig {
     pub fn unsealed(mut self, unsealed: UnsealedSaves) -> Self {
         self.unsealed = unsealed;
         self
+    }
+
+    /// Reads the time from `clock` instead of the system's (tests: a device whose clock is
+    /// skewed or jumps back).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time on the configured [`clock`](Self::clock).
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The folder of the configured profile: `<root>/<profile>`.
@@ -336,7 +353,7 @@ impl SlotStore {
         }
         let entries = self.list_slots((0..ring).map(SlotId::Auto))?;
         let mut refusal = None;
-        for slot in ring_order(&entries) {
+        for slot in ring_order(&entries, self.config.now()) {
             match self.check_writable(slot) {
                 Ok(()) => return Ok(slot),
                 Err(error) => {
@@ -746,10 +763,10 @@ impl SlotStore {
 /// keep that slot the most recent for as long as the clock is ahead and freeze the ring.
 /// Ties (two autosaves in the same millisecond) go to the later slot, so the ring still
 /// advances.
-fn ring_order(entries: &[SlotEntry]) -> Vec<SlotId> {
+fn ring_order(entries: &[SlotEntry], now: Timestamp) -> Vec<SlotId> {
     let recency = |entry: &SlotEntry| {
         let created = entry.shown_save()?.meta.created_at;
-        is_plausible(created).then_some(created)
+        is_plausible(created, now).then_some(created)
     };
     let newest = entries
         .iter()
@@ -768,9 +785,12 @@ fn ring_order(entries: &[SlotEntry]) -> Vec<SlotId> {
 /// (clocks of devices that sync with time servers differ by far less).
 pub(crate) const CLOCK_AHEAD: std::time::Duration = std::time::Duration::from_secs(5 * 60);
 
-/// Whether a creation time is not past this device's clock by more than [`CLOCK_AHEAD`].
-pub(crate) fn is_plausible(created: crate::format::Timestamp) -> bool {
-    let limit = crate::format::Timestamp::now().unix_millis() + CLOCK_AHEAD.as_millis() as i64;
+/// Whether a creation time is not past this device's clock (`now`) by more than
+/// [`CLOCK_AHEAD`].
+pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
+    let limit = now
+        .unix_millis()
+        .saturating_add(CLOCK_AHEAD.as_millis() as i64);
     created.unix_millis() <= limit
 }
 
