@@ -589,6 +589,22 @@ impl SlotStore {
         })
     }
 
+    /// Reads a whole file once and checks every checksum it carries, the payload's included
+    /// (the seal, when the store has the key), without decompressing it
+    /// ([`format::verify_from`]): whether a generation is an intact backup.
+    pub(super) fn verify_generation(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+        let mut file = self
+            .fs
+            .open_read(path)
+            .map_err(StoreError::io("open", path))?;
+        format::verify_from(&mut file, &self.config.decode_options()).map_err(|source| {
+            StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+
     /// Reads a whole file (after checking its size against the limits) and decodes it.
     pub(super) fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
         let mut file = self
@@ -674,11 +690,12 @@ impl SlotStore {
     /// durable now, newest first) beyond the configured backups, oldest first, and returns how
     /// many went and the first failure.
     ///
-    /// Only generations whose header and metadata read count as backups, so damaged files never
-    /// push out the last intact one; a damaged file newer than the oldest kept backup stays
-    /// (it costs disk, not a save). A generation holding a save in `keep` is never removed and
-    /// does not count (cloud sync keeps the save of another device the player has not yet
-    /// chosen between).
+    /// Only generations that verify in full ([`verify_generation`](Self::verify_generation):
+    /// every checksum, the payload's included) count as backups, so a damaged file never
+    /// pushes out the last intact one, wherever in the file the damage is; a damaged file newer
+    /// than the oldest kept backup stays (it costs disk, not a save). A generation holding a
+    /// save in `keep` is never removed and does not count (cloud sync keeps the save of another
+    /// device the player has not yet chosen between).
     pub(super) fn prune(
         &self,
         slot: SlotId,
@@ -704,23 +721,38 @@ impl SlotStore {
 
     /// The generations of `older` (newest first) a prune removes: every one after the newest
     /// [`StoreConfig::backups`] intact ones, except those holding a save in `keep`.
+    ///
+    /// Walking newest first, a generation is read in full only while backups are still
+    /// missing; past them only its metadata is read, and only when `keep` names saves (imports).
+    /// A save with the default 3 backups thus reads and CRCs its 3 backups once each.
     fn stale_generations(&self, slot: SlotId, older: &[u64], keep: &HashSet<Uuid>) -> Vec<u64> {
         let backups = usize::from(self.config.backups);
         let mut intact = 0;
         let mut stale = Vec::new();
         for &generation in older {
-            let summary = self.read_summary(&self.path_of(slot, generation));
-            let saved = summary.as_ref().map(|summary| summary.meta.save_id);
-            if saved.as_ref().is_ok_and(|id| keep.contains(id)) {
-                continue;
-            }
-            if intact >= backups {
+            let path = self.path_of(slot, generation);
+            if intact < backups {
+                match self.verify_generation(&path) {
+                    Ok(summary) if keep.contains(&summary.meta.save_id) => {}
+                    Ok(_) => intact += 1,
+                    // Damaged, or unreadable now: not a backup, and kept while newer ones are
+                    // missing.
+                    Err(_) => {}
+                }
+            } else if !self.holds_kept_save(&path, keep) {
                 stale.push(generation);
-            } else if saved.is_ok() {
-                intact += 1;
             }
         }
         stale
+    }
+
+    /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
+    /// stays even when its payload is damaged: it is not the store's to drop).
+    fn holds_kept_save(&self, path: &Path, keep: &HashSet<Uuid>) -> bool {
+        !keep.is_empty()
+            && self
+                .read_summary(path)
+                .is_ok_and(|summary| keep.contains(&summary.meta.save_id))
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
