@@ -443,20 +443,39 @@ impl SlotStore {
             .map_err(|source| StoreError::Format { path, source })
     }
 
-    /// Deletes every generation of `slot`, oldest first (so an interruption leaves the newest
-    /// save rather than resurrecting an older one), and returns how many files were removed.
+    /// Deletes every generation of `slot` and returns how many files were removed.
+    ///
+    /// The older generations go first and their removal is made durable (a folder fsync)
+    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
+    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
+    /// combination, so removing all at once with one fsync at the end could leave an older
+    /// generation without the newest above it (a deleted slot coming back older), and so could
+    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
+    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
+    /// backups, or empty.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
         let generations = self.generations(slot)?;
-        for &generation in generations.iter().rev() {
-            let path = self.path_of(slot, generation);
-            self.fs
-                .remove_file(&path)
-                .map_err(StoreError::io("delete", &path))?;
+        let Some((&newest, older)) = generations.split_first() else {
+            return Ok(0);
+        };
+        if !older.is_empty() {
+            for &generation in older.iter().rev() {
+                self.remove_for_delete(slot, generation)?;
+            }
+            self.sync_folder()?;
         }
+        self.remove_for_delete(slot, newest)?;
         self.sync_folder()?;
         Ok(generations.len())
+    }
+
+    fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, generation);
+        self.fs
+            .remove_file(&path)
+            .map_err(StoreError::io("delete", &path))
     }
 
     /// Flushes the save folder (fsync), so removals and renames in it survive a power loss.

@@ -1,8 +1,13 @@
 //! Issue 23: every state a power loss could leave during the store's writes, checked.
 //!
 //! A scenario runs the store on a recording filesystem (`common::power_fs`): opening a new
-//! profile, saves with pruning, autosaves, an import of a newer and of an older save, a
-//! promotion and two writes of a side file, under the default 3 backups and under 0. After
+//! profile, saves with pruning, autosaves, an import of a newer and of an older save (placed
+//! below the head), a promotion, two writes of a side file and the deletion of a slot, under
+//! the default 3 backups and under 0. Every new generation goes through the store's real
+//! `rename_new` (a hard link, then the temporary name removed: two entries that may land one
+//! without the other). Issue 41 added the deletion: it removed the generations oldest first
+//! with one folder fsync at the end, and 3 of its 16 crash states showed an older generation as
+//! the slot's newest save. After
 //! every recorded change, every state the power-loss model gives is rebuilt, the store reopened
 //! on it, and checked:
 //!
@@ -135,6 +140,8 @@ fn record(config: StoreConfig, dir_sync: DirSync) -> Run {
             .unwrap();
         step(format!("autosave {seq}"));
     }
+    store.delete(SlotId::Manual(0)).unwrap();
+    step("delete manual 0".into());
     Run {
         config,
         log: fs.log(),
