@@ -18,7 +18,8 @@
 //! 2. writes the header, metadata, thumbnail and payload,
 //! 3. `fsync`s the temporary file,
 //! 4. renames it to the new generation's name (a name no file has; the rename is refused if one
-//!    appeared meanwhile, see [`FileSystem::rename_new`]),
+//!    appeared meanwhile: a hard link to the new name, then the temporary name removed, see
+//!    [`FileSystem::hard_link`]),
 //! 5. `fsync`s the folder,
 //! 6. removes the generations beyond the configured number of intact backups, oldest first
 //!    (damaged generations do not count, so they never push out the last intact one).

@@ -334,3 +334,48 @@ fn read_all(fs: &PowerFs, path: &Path) -> Option<Vec<u8>> {
     fs.open_read(path).ok()?.read_to_end(&mut bytes).ok()?;
     Some(bytes)
 }
+
+/// The model covers the store's link-then-unlink: before the folder fsync, a crash may keep the
+/// link without the removal (both names) or the removal without the link (neither), and the
+/// store's `rename_new` is what the scenario above runs (a `PowerFs` implements `hard_link`).
+#[test]
+fn the_model_covers_a_link_and_an_unlink_landing_apart() {
+    use bevy_keepsake::store::FileSystem;
+    use std::io::Write;
+    let fs = PowerFs::new(DirSync::Flushes);
+    let dir = Path::new("/saves");
+    fs.create_dir_all(dir).unwrap();
+    fs.sync_dir(Path::new("/")).unwrap();
+    let (temp, name) = (dir.join("a.tmp"), dir.join("a"));
+    let mut file = fs.create_new(&temp).unwrap();
+    file.write_all(b"the save").unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    fs.sync_dir(dir).unwrap();
+    fs.hard_link(&temp, &name).unwrap();
+    fs.remove_file(&temp).unwrap();
+    let names = |state: &CrashState| {
+        let fs = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
+        (
+            read_all(&fs, &temp).is_some(),
+            read_all(&fs, &name).is_some(),
+        )
+    };
+    let seen: Vec<(bool, bool)> = fs
+        .log()
+        .crash_states(fs.changes(), 1)
+        .iter()
+        .map(names)
+        .collect();
+    // (temporary name present, final name present): neither change, the link only, the
+    // removal only, both.
+    for names in [(true, false), (true, true), (false, false), (false, true)] {
+        assert!(seen.contains(&names), "{names:?} never seen: {seen:?}");
+    }
+    fs.hard_link(&name, &dir.join("b")).unwrap();
+    let taken = fs.hard_link(&name, &dir.join("b"));
+    assert_eq!(
+        taken.map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::AlreadyExists)
+    );
+}
