@@ -92,6 +92,9 @@ mod listing;
 mod names;
 mod slot_store;
 
+// A folder used as cloud storage writes its objects the way the store writes saves.
+#[cfg(feature = "cloud")]
+pub(crate) use durable::{Placement, write_durably};
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
@@ -99,7 +102,9 @@ pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSa
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.
 #[cfg(feature = "cloud")]
-pub(crate) use layout::{parse_slot_stem, slot_stem};
+pub(crate) use layout::{is_temp_file, parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
+#[cfg(feature = "cloud")]
+pub(crate) use slot_store::create_dir_durably;
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};

@@ -849,7 +849,7 @@ pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
 /// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
 /// but not the folder's own entry: without this, a power loss soon after a game's first save
 /// could take the new profile folder, and every save in it, away.
-fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
     let missing: Vec<&Path> = dir
         .ancestors()
         .take_while(|folder| {
