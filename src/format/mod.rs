@@ -77,6 +77,9 @@
 //! that length passed its checks, and readers grow buffers as data arrives rather than trusting
 //! lengths. Listings ([`read_summary`], [`read_thumbnail`]) need no key: a sealed file's
 //! metadata and thumbnail are read unauthenticated there (its CRCs still checked).
+//! [`verify_from`] checks in the same order every checksum a load would (the seal with the
+//! key, else the sealed bytes' CRC), stopping short of decompression and postcard: it tells an
+//! intact backup from a damaged one.
 //!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
 //! [`read_thumbnail`], [`read_chunk_table`], [`verify_from`]) takes `&DecodeOptions`: whatever a reader needs

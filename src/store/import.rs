@@ -10,7 +10,11 @@
 //! When two devices saved the same slot, the save made later (by [`SaveMeta::created_at`], then
 //! by save id for saves of one millisecond) heads it and the other stays below, loadable and listed by [`SlotStore::saves`]; unless the
 //! player chose the head over the arriving save's line ([`ImportRules::chosen_at`]), or the
-//! arriving save claims a time past this device's clock (see [`ImportRules`]).
+//! arriving save claims a time past this device's clock (see [`ImportRules`]). The save the
+//! arriving one is measured against is the newest generation that verifies in full (every
+//! checksum, as pruning counts backups): a newest file with a damaged payload is not the
+//! head, since a load would pass over it. A save whose only copy here is damaged is placed
+//! again when it arrives intact.
 //!
 //! An arriving save that does not head the slot is placed below the head without the head ever
 //! leaving the top: the head is copied two generations up first, the arriving save written

@@ -21,8 +21,18 @@
 //!    appeared meanwhile: a hard link to the new name, then the temporary name removed, see
 //!    [`FileSystem::hard_link`]),
 //! 5. `fsync`s the folder,
-//! 6. removes the generations beyond the configured number of intact backups, oldest first
-//!    (damaged generations do not count, so they never push out the last intact one).
+//! 6. removes the generations beyond the configured number of intact backups, oldest first.
+//!    A backup is intact when every checksum it carries verifies, the payload's included
+//!    (`format::verify_from`: chunk CRCs, or the seal); damaged generations do not count, so
+//!    they never push out the last intact one, wherever the damage is.
+//!
+//! Step 6 reads the older generations newest first, in full, until it has found the configured
+//! number of intact ones, and only their metadata after that (and only for an import, which
+//! must keep some saves): with the default 3 backups a save reads and checksums about three
+//! times its own size, without decompressing anything. With 0 backups it reads nothing.
+//!
+//! A delete removes the older generations, fsyncs the folder, then removes the newest and
+//! fsyncs again, so an interruption never leaves an older generation heading the slot.
 //!
 //! A failure in steps 1–3 removes the temporary file; in step 4 too; in step 5 the new file is
 //! removed again. No step is retried. Step 6 failing leaves an extra old file and is reported in

@@ -215,6 +215,10 @@ impl LoadedSave {
 /// - A save never overwrites an existing file; older generations beyond
 ///   [`StoreConfig::backups`] are removed only after the new one is durable.
 /// - A failed save or load changes no existing file, and a load never deletes anything.
+/// - Only backups whose every checksum verifies count toward [`StoreConfig::backups`], so a
+///   prune never removes the last intact save of a slot, wherever another file is damaged.
+/// - An interrupted delete leaves the slot as it was, or with its newest save and fewer
+///   backups, or empty; never an older save on top.
 /// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
 ///   (or two processes, on filesystems with working advisory locks) never write one slot at the
 ///   same time: each save gets its own generation and no file is torn or interleaved.
