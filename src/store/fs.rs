@@ -71,13 +71,6 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
         self.lock(path).map(Some)
     }
-    /// Whether the store may read some files on another thread while it writes others (a save
-    /// reads its backups while its own write waits on the disk). The default says no, so a
-    /// filesystem that records calls or fails them by their order (tests, simulators) sees
-    /// them in one order every run; [`OsFileSystem`] says yes.
-    fn reads_in_parallel(&self) -> bool {
-        false
-    }
 }
 
 /// The real filesystem, through `std::fs`.
@@ -153,10 +146,6 @@ impl FileSystem for OsFileSystem {
         let file = open_lock_file(path)?;
         file.lock()?;
         Ok(Box::new(FileLock(file)))
-    }
-
-    fn reads_in_parallel(&self) -> bool {
-        true
     }
 
     fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {

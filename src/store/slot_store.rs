@@ -307,10 +307,14 @@ impl SlotStore {
         let generations = self.generations(slot)?;
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
-        let (written, stale) =
-            self.write_while_verifying(slot, &name, &encoded.parts(), &generations);
-        let path = written?;
-        let (pruned, prune_error) = self.remove_stale(slot, stale);
+        let path = write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &name,
+            &encoded.parts(),
+            Placement::New,
+        )?;
+        let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
         Ok(SaveReceipt {
             slot,
             generation,
@@ -722,51 +726,6 @@ impl SlotStore {
         keep: &HashSet<Uuid>,
     ) -> (usize, Option<StoreError>) {
         self.remove_stale(slot, self.stale_generations(slot, older, keep))
-    }
-
-    /// Writes a new generation durably (see [`write_durably`]) and, meanwhile, finds which of
-    /// `older` (the slot's generations below it) a prune removes once it is in place.
-    ///
-    /// Which are stale does not depend on the new file, and finding out reads the backups in
-    /// full (about `backups` times the save's size); the write is mostly a wait on the disk
-    /// (two flushes). So where the filesystem allows it ([`FileSystem::reads_in_parallel`]:
-    /// the real one) the backups are read on a thread of their own while the write lasts;
-    /// elsewhere (filesystems that record or fail calls by their order) they are read after a
-    /// write that succeeded, so every run makes its calls in one order. When nothing can be
-    /// stale (no more generations than backups) nothing is read and no thread started; where
-    /// no thread can be started, they are read after the write.
-    fn write_while_verifying(
-        &self,
-        slot: SlotId,
-        name: &str,
-        parts: &[&[u8]],
-        older: &[u64],
-    ) -> (Result<PathBuf, StoreError>, Vec<u64>) {
-        let write = || write_durably(self.fs.as_ref(), &self.dir, name, parts, Placement::New);
-        let keep = HashSet::new();
-        if older.len() <= usize::from(self.config.backups) {
-            return (write(), Vec::new());
-        }
-        if !self.fs.reads_in_parallel() {
-            let written = write();
-            let stale = match written {
-                Ok(_) => self.stale_generations(slot, older, &keep),
-                Err(_) => Vec::new(),
-            };
-            return (written, stale);
-        }
-        std::thread::scope(|scope| {
-            let verify = || self.stale_generations(slot, older, &keep);
-            let Ok(verifying) = std::thread::Builder::new().spawn_scoped(scope, verify) else {
-                let written = write();
-                return (written, self.stale_generations(slot, older, &keep));
-            };
-            let written = write();
-            let stale = verifying
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (written, stale)
-        })
     }
 
     /// Removes the `stale` generations (newest first), oldest first, and returns how many went
