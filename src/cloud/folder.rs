@@ -45,8 +45,12 @@ const STORE: &str = "FolderStore";
 /// Bytes read at a time from an object being downloaded.
 const CHUNK: usize = 64 << 10;
 
-/// A folder holding objects, written durably through a [`FileSystem`] (see the
-/// [module docs](self)).
+/// A folder holding objects (a `file://` remote), written through a [`FileSystem`] the way the
+/// store writes saves: a temporary file in the object's folder, fsynced, then linked to the
+/// object's name (refused if one exists, for [`PutMode::Create`]) or renamed over it
+/// ([`PutMode::Overwrite`]), and the folder fsynced; new folders are flushed into their
+/// parents. An object's upload time is its file's modification time; temporary files are
+/// never listed.
 #[derive(Debug)]
 pub struct FolderStore {
     fs: Arc<dyn FileSystem>,

@@ -478,7 +478,7 @@ impl SyncCore {
     /// Kept: the slot's saves `arriving`'s device could not have seen (they are in conflict
     /// with it until the player chooses), the hidden save of a recorded conflict, and
     /// `arriving` itself when it may land below a save it crossed (see
-    /// [`crossed_below`](Self::crossed_below)). Which generation heads the slot is the import's
+    /// [`crossed_below`]). Which generation heads the slot is the import's
     /// to decide, so `arriving` is kept when any local save could be that head; should it head
     /// the slot instead, keeping it changes nothing.
     fn import_rules(

@@ -39,10 +39,13 @@ use std::io::{ErrorKind, Read};
 /// Bytes read at a time while checksumming.
 const BUFFER_LEN: usize = 64 << 10;
 
-/// Reads a whole save from `reader` once and checks every checksum it carries (see the
-/// [module docs](self)), under the options' limits; returns the header and metadata. The
-/// payload is neither decompressed nor decoded, a sealed one not opened. An unsealed file is
-/// refused, as a load refuses it, when the options hold a key and refuse unsealed saves.
+/// Reads a whole save from `reader` once and checks every checksum it carries, under the
+/// options' limits: the header's, the metadata's, the thumbnail's and the payload's (version 1:
+/// its CRC; 2: the chunk table's CRC and entries, then every chunk's CRC; 3: the CRC over the
+/// sealed bytes). Returns the header and metadata. The payload is neither decompressed nor
+/// decoded, a sealed one not opened (which costs a decryption; a load checks the seal). An
+/// unsealed file is refused, as a load refuses it, when the options hold a key and refuse
+/// unsealed saves. This is what tells an intact backup from a damaged one.
 ///
 /// ```
 /// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta, WorldState}};

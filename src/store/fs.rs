@@ -54,7 +54,12 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     /// [`io::ErrorKind::AlreadyExists`] when a file of that name exists, atomically: of two
     /// writers linking one name, one fails. Filesystems without hard links (FAT, exFAT, some
     /// network shares) report [`io::ErrorKind::Unsupported`], as the default does; the store
-    /// then falls back to looking before it renames (see [`rename_new`]).
+    /// then falls back to looking before it renames, which a writer in another process can
+    /// slip between.
+    ///
+    /// The store places every new save generation with this link followed by the removal of
+    /// the temporary name, in code shared by every implementation, so a filesystem that
+    /// records calls sees both steps.
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
         let _ = (from, to);
         Err(io::Error::from(io::ErrorKind::Unsupported))
