@@ -47,6 +47,23 @@ pub enum CloudError {
     /// The sync thread could not be started.
     #[error("could not start the cloud sync thread: {0}")]
     Thread(#[source] std::io::Error),
+
+    /// The player chose the save hidden by a conflict, but it can no longer be had: this
+    /// device does not hold it and the cloud cannot give it back. The conflict was cleared;
+    /// the slot keeps the save heading it.
+    #[error(
+        "the save {save_id} from {device} in {slot} cannot be used: {reason}; the conflict was cleared and the slot keeps its current save"
+    )]
+    HiddenSaveGone {
+        /// The slot.
+        slot: crate::SlotId,
+        /// The device that made the hidden save, as the conflict named it.
+        device: String,
+        /// The hidden save's id.
+        save_id: uuid::Uuid,
+        /// Why it cannot be had.
+        reason: String,
+    },
 }
 
 /// Why a remote file was not placed among the local saves. The local saves are untouched.

@@ -7,13 +7,24 @@
 //! - The local store stays the source of truth: a save is durable on disk before anything is
 //!   sent, play never waits on the network, and everything works offline.
 //! - Uploads send the generation file unchanged, create-only, under a name unique to the save
-//!   (see [`remote`]); a device never overwrites another's file.
+//!   (see [`remote`]); a device never overwrites another's file. An object already under the
+//!   name is fetched and compared: the same bytes count as uploaded; other bytes under this
+//!   device's own name (a torn earlier upload, garbage) are replaced by the local file; other
+//!   bytes under another device's name are reported and left alone.
+//! - A `file://` folder is written as the store writes saves ([`FolderStore`]: temporary file,
+//!   fsync, link into place, folder fsync), so an upload that returned survives a power loss.
 //! - Downloads happen at start, on [`RefreshSlots`](crate::plugin::RefreshSlots) and every
 //!   [`CloudPlugin::sync_every`]. Each file is verified in full ([`verify_remote_save`]) and
 //!   placed through the store's durable write ([`SlotStore::import`]); a damaged, forged or
 //!   newer-format file is refused and never replaces or hides a local save.
 //! - Conflicts keep both saves: the newest by creation time heads the slot, the other stays the
-//!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]).
+//!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]). A
+//!   save the player may be shown as a conflict's hidden save is never pruned, whatever the
+//!   backups (the import that places it keeps it), until the player chooses or saves the slot
+//!   again; choosing a hidden save no longer here downloads it again, and one the cloud does
+//!   not have either is reported ([`CloudError::HiddenSaveGone`]), never silently dropped.
+//! - The sync state ([`STATE_FILE`]) is written as each download lands and when the player
+//!   chooses, so a crash mid-round loses no conflict or choice already reported.
 //! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
 //!   with backoff, at the latest on the next start.
 //! - When the app exits, the saves made this session, the exit save included, are uploaded
@@ -27,6 +38,7 @@
 
 mod error;
 mod exit;
+mod folder;
 mod plugin;
 pub mod remote;
 mod state;
@@ -39,6 +51,7 @@ pub use object_store;
 
 pub use error::{CloudError, Rejection};
 pub use exit::{CloudExitUpload, ExitUploadOutcome};
+pub use folder::FolderStore;
 pub use plugin::{
     CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
     default_device_name,

@@ -22,9 +22,10 @@
 //! [`SaveMeta::save_id`]: crate::format::SaveMeta::save_id
 
 use super::error::CloudError;
+use super::folder::FolderStore;
 use crate::SlotId;
 use crate::format::SaveMeta;
-use crate::store::{SAVE_EXTENSION, parse_slot_stem, slot_stem};
+use crate::store::{OsFileSystem, SAVE_EXTENSION, parse_slot_stem, slot_stem};
 use object_store::ObjectStore;
 use object_store::path::Path as RemotePath;
 use object_store::{BackoffConfig, ClientOptions, RetryConfig};
@@ -147,7 +148,7 @@ impl Remote {
     /// | `s3://bucket/prefix` | Amazon S3; credentials and region from the usual `AWS_*` variables |
     /// | `s3://bucket/prefix?endpoint=http://127.0.0.1:9000` | an S3-compatible server (MinIO, Ceph, R2, moto, GCS interoperability) |
     /// | `gs://bucket/prefix` | Google Cloud Storage; credentials from `GOOGLE_SERVICE_ACCOUNT` etc. |
-    /// | `file:///path/to/folder` | a local or network folder |
+    /// | `file:///path/to/folder` | a local or network folder, written durably ([`FolderStore`]) |
     /// | `memory:///` | in memory (tests) |
     ///
     /// Query parameters are `object_store` configuration keys (`endpoint`, `region`,
@@ -173,8 +174,8 @@ impl Remote {
                 let folder = parsed
                     .to_file_path()
                     .map_err(|()| bad("not a local path".to_owned()))?;
-                std::fs::create_dir_all(&folder).map_err(|error| bad(error.to_string()))?;
-                let local = object_store::local::LocalFileSystem::new_with_prefix(folder)
+                // Written durably, as the store writes saves (see `folder.rs`).
+                let local = FolderStore::open(Arc::new(OsFileSystem), folder)
                     .map_err(|error| bad(error.to_string()))?;
                 return Ok(Remote::new(Arc::new(local), "", game_id, profile));
             }

@@ -7,7 +7,9 @@ use super::verify::verify_remote_save;
 use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
 use crate::store::{ImportOutcome, ImportReceipt, ImportRules, SlotStore, StoredSave};
+use bytes::Bytes;
 use futures_util::StreamExt;
+use object_store::path::Path as RemotePath;
 use object_store::{ObjectMeta, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -84,10 +86,15 @@ pub struct SyncRound {
 
 /// What became of one upload.
 enum Sent {
-    /// The file is in the cloud (sent now, or found there): its size.
+    /// The file is in the cloud, sent now: its size.
     Uploaded(u64),
+    /// The file was in the cloud already, byte for byte: its size and when it was put there
+    /// (Unix ms).
+    Found(u64, i64),
     /// The local file no longer decodes; why.
     Damaged(String),
+    /// The cloud holds another device's different file under the save's name; why.
+    Mismatch(String),
 }
 
 /// One profile's cloud sync: the local [`SlotStore`], the profile's folder in the storage, and
@@ -223,26 +230,57 @@ impl SyncCore {
     }
 
     /// Makes the save hidden by the slot's conflict head the slot (the player chose it), and
-    /// clears the conflict. The other save stays, one generation below.
-    pub fn use_hidden_save(&mut self, slot: SlotId) -> Result<Option<u64>, CloudError> {
+    /// clears the conflict; `None` when the slot has no conflict. The other save stays, one
+    /// generation below. The choice is written to the state file before this returns.
+    ///
+    /// A hidden save no longer among the local saves (damaged on this disk, or removed by hand)
+    /// is downloaded again. One the cloud does not have either (or no longer verifies) cannot
+    /// be chosen: the conflict is cleared and [`CloudError::HiddenSaveGone`] says so. A
+    /// network error leaves the conflict for a later try.
+    pub async fn use_hidden_save(&mut self, slot: SlotId) -> Result<Option<u64>, CloudError> {
         let Some(conflict) = self.state.conflicts.get(&slot).cloned() else {
             return Ok(None);
         };
-        let saves = self.store.saves()?;
-        let Some(hidden) = saves
-            .iter()
-            .find(|s| s.slot == slot && s.meta.save_id == conflict.hidden_save)
-        else {
-            self.state.conflicts.remove(&slot);
-            self.state.save(&self.store)?;
-            return Ok(None);
+        let here = self.store.saves_in(slot)?;
+        let hidden = match here.iter().find(|s| s.meta.save_id == conflict.hidden_save) {
+            Some(hidden) => hidden.generation,
+            None => self.download_hidden(slot, &conflict).await?,
         };
-        let generation = self.store.promote(slot, hidden.generation)?;
+        let generation = self.store.promote(slot, hidden)?;
         self.state.conflicts.remove(&slot);
         let now = self.now().unix_millis();
         self.state.chosen.insert(slot, now);
-        self.state.save(&self.store)?;
+        self.dirty = true;
+        self.persist()?;
         Ok(Some(generation))
+    }
+
+    /// Downloads the hidden save of `slot`'s conflict again and returns its generation, or
+    /// clears the conflict and says why it cannot be had.
+    async fn download_hidden(
+        &mut self,
+        slot: SlotId,
+        conflict: &Conflict,
+    ) -> Result<u64, CloudError> {
+        let listing = self.list_remote().await?;
+        let wanted = |name: &RemoteName| name.slot == slot && name.save_id == conflict.hidden_save;
+        let reason = match listing.iter().find(|(name, _)| wanted(name)) {
+            Some((name, object)) => match self.download(name, object).await? {
+                Ok(ImportOutcome::Placed(receipt)) => return Ok(receipt.generation),
+                Ok(ImportOutcome::AlreadyPresent { generation, .. }) => return Ok(generation),
+                Err(rejection) => format!("the cloud's copy is refused: {rejection}"),
+            },
+            None => "neither this device nor the cloud has it any more".to_owned(),
+        };
+        self.state.conflicts.remove(&slot);
+        self.dirty = true;
+        self.persist()?;
+        Err(CloudError::HiddenSaveGone {
+            slot,
+            device: conflict.hidden_device.clone(),
+            save_id: conflict.hidden_save,
+            reason,
+        })
     }
 
     /// The cloud state of every slot holding saves.
@@ -259,7 +297,11 @@ impl SyncCore {
         let local = self.store.saves()?;
         let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
         for (name, object) in &listing {
-            if local_ids.contains(&name.save_id) {
+            // This device's own saves are uploaded (or found there and compared, see
+            // `settle_existing`) before they count as in the cloud: an object under the
+            // save's name is not necessarily the file, if an earlier upload was torn.
+            let own = name.device_id == self.device_id();
+            if local_ids.contains(&name.save_id) && !own {
                 let uploaded = object.last_modified.timestamp_millis();
                 self.state.in_cloud.entry(name.save_id).or_insert(uploaded);
                 self.state.pending.remove(&name.save_id);
@@ -339,11 +381,17 @@ impl SyncCore {
             if known {
                 continue;
             }
-            match self.download(name, object).await {
-                Ok(outcome) => self.record_download(name, object, outcome, round),
-                Err(error) => {
-                    first_error.get_or_insert(error);
+            let recorded = match self.download(name, object).await {
+                // Written as each import lands, so a crash later in the round loses no
+                // conflict it recorded.
+                Ok(outcome) => {
+                    self.record_download(name, object, outcome, round);
+                    self.persist()
                 }
+                Err(error) => Err(error),
+            };
+            if let Err(error) = recorded {
+                first_error.get_or_insert(error);
             }
         }
         first_error
@@ -411,7 +459,8 @@ impl SyncCore {
             Ok(verified) => verified,
             Err(rejection) => return Ok(Err(rejection)),
         };
-        let rules = self.import_rules(verified.meta())?;
+        let uploaded_ms = object.last_modified.timestamp_millis();
+        let rules = self.import_rules(verified.meta(), uploaded_ms)?;
         match self.store.import_with(verified.into_import(), &rules) {
             Ok(outcome) => Ok(Ok(outcome)),
             Err(error) if error.is_newer_format() => {
@@ -421,20 +470,36 @@ impl SyncCore {
         }
     }
 
-    /// What the import of `arriving` must respect: the slot's saves its device could not have
-    /// seen are kept whatever the backups (they are in conflict with it until the player
-    /// chooses; the hidden save of a recorded conflict too), and the player's choice of the
-    /// slot's head, if any, stands against saves made before it.
-    fn import_rules(&self, arriving: &SaveMeta) -> Result<ImportRules, CloudError> {
+    /// What the import of `arriving` (which reached the cloud at `uploaded_ms`) must respect:
+    /// every save the player may be shown as a conflict's hidden save is kept whatever the
+    /// backups, and the player's choice of the slot's head, if any, stands against saves made
+    /// before it.
+    ///
+    /// Kept: the slot's saves `arriving`'s device could not have seen (they are in conflict
+    /// with it until the player chooses), the hidden save of a recorded conflict, and
+    /// `arriving` itself when it may land below a save it crossed (see
+    /// [`crossed_below`]). Which generation heads the slot is the import's
+    /// to decide, so `arriving` is kept when any local save could be that head; should it head
+    /// the slot instead, keeping it changes nothing.
+    fn import_rules(
+        &self,
+        arriving: &SaveMeta,
+        uploaded_ms: i64,
+    ) -> Result<ImportRules, CloudError> {
         let slot = arriving.slot;
-        let mut keep: HashSet<Uuid> = self
-            .store
-            .saves_in(slot)?
+        let local = self.store.saves_in(slot)?;
+        let mut keep: HashSet<Uuid> = local
             .iter()
             .filter(|save| self.unseen_by(&save.meta, arriving))
             .map(|save| save.meta.save_id)
             .collect();
         keep.extend(self.state.conflicts.get(&slot).map(|c| c.hidden_save));
+        if local
+            .iter()
+            .any(|save| crossed_below(&save.meta, arriving, uploaded_ms))
+        {
+            keep.insert(arriving.save_id);
+        }
         let chosen_at = self.state.chosen.get(&slot).copied();
         Ok(ImportRules {
             keep,
@@ -445,9 +510,9 @@ impl SyncCore {
     /// Whether `arriving`'s device could not have seen `local`: made on another device, and not
     /// in the cloud before `arriving` was made.
     fn unseen_by(&self, local: &SaveMeta, arriving: &SaveMeta) -> bool {
-        let same_device = local.device_id().is_some() && local.device_id() == arriving.device_id();
         let reached = self.state.in_cloud.get(&local.save_id);
-        !same_device && reached.is_none_or(|&ms| ms > arriving.created_at.unix_millis())
+        !same_device(local, arriving)
+            && reached.is_none_or(|&ms| ms > arriving.created_at.unix_millis())
     }
 
     /// Records a conflict when a placed save and the slot's previous head were made on two
@@ -457,7 +522,7 @@ impl SyncCore {
         let Some(previous) = &receipt.previous_head else {
             return;
         };
-        if previous.device_id() == receipt.meta.device_id() && previous.device_id().is_some() {
+        if same_device(previous, &receipt.meta) {
             return;
         }
         let (older, newer, older_reached_cloud) = if receipt.heads_slot {
@@ -523,28 +588,22 @@ impl SyncCore {
                 continue;
             };
             match self.upload(save).await {
-                Ok(Sent::Damaged(reason)) => {
-                    // Not retried this session: the file will not mend, and a load here falls
-                    // back past it.
+                Ok(Sent::Damaged(reason) | Sent::Mismatch(reason)) => {
+                    // Not retried this session: neither the file here nor the one in the
+                    // cloud will mend by itself (a load here falls back past a damaged one).
                     self.state.pending.remove(&id);
                     self.damaged_here.insert(id);
                     self.dirty = true;
                     let name = RemoteName::for_save(&save.meta, self.device_id()).to_string();
-                    let reason = format!("not uploaded, the file here is damaged: {reason}");
+                    let reason = format!("not uploaded: {reason}");
                     round.refused.push(Refused { name, reason });
                 }
                 Ok(Sent::Uploaded(bytes)) => {
-                    self.state.pending.remove(&id);
-                    self.state.in_cloud.insert(id, self.now().unix_millis());
-                    let (slot, save_id) = (save.slot, id);
-                    round.uploaded.push(Uploaded {
-                        slot,
-                        save_id,
-                        bytes,
-                    });
-                    // Not written down at once: should the game quit first, the next start
-                    // uploads the save again, the storage answers that the (create-only)
-                    // object exists, and that counts as done. The next state write records it.
+                    let now = self.now().unix_millis();
+                    self.record_upload(save, bytes, now, round);
+                }
+                Ok(Sent::Found(bytes, uploaded_ms)) => {
+                    self.record_upload(save, bytes, uploaded_ms, round);
                 }
                 Err(error) => {
                     let now = self.now();
@@ -560,41 +619,121 @@ impl SyncCore {
         Ok(())
     }
 
-    /// Uploads one save's file unchanged, create-only. An existing object of that name is the
-    /// same save (its name holds the save id): an earlier attempt whose answer was lost.
-    /// The file is checked in full first (checksums, decompression, metadata): a file damaged
-    /// on this disk since it was written is not sent for other devices to refuse.
+    /// Records a save that reached the cloud at `uploaded_ms`.
+    ///
+    /// Not written down at once: should the game quit first, the next start uploads the save
+    /// again, the storage answers that the (create-only) object exists, it is compared with
+    /// the file and found the same, and that counts as done. The next state write records it.
+    fn record_upload(
+        &mut self,
+        save: &StoredSave,
+        bytes: u64,
+        uploaded_ms: i64,
+        round: &mut SyncRound,
+    ) {
+        let save_id = save.meta.save_id;
+        self.state.pending.remove(&save_id);
+        self.state.in_cloud.insert(save_id, uploaded_ms);
+        round.uploaded.push(Uploaded {
+            slot: save.slot,
+            save_id,
+            bytes,
+        });
+    }
+
+    /// Uploads one save's file unchanged, create-only. The file is checked in full first
+    /// (checksums, decompression, metadata): a file damaged on this disk since it was written
+    /// is not sent for other devices to refuse.
+    ///
+    /// An object already under the save's name is usually this very file, sent by an earlier
+    /// attempt whose answer (or whose record in the state file) was lost; it is fetched and
+    /// compared, since counting it as uploaded unseen would leave other devices a torn or
+    /// foreign file in its place for good (see [`settle_existing`](Self::settle_existing)).
     async fn upload(&mut self, save: &StoredSave) -> Result<Sent, CloudError> {
         let bytes = self
             .store
             .read_generation_bytes(save.slot, save.generation)?;
         if let Err(error) = self.store.decode_import(&bytes) {
-            return Ok(Sent::Damaged(error.to_string()));
+            return Ok(Sent::Damaged(format!("the file here is damaged: {error}")));
         }
-        let len = bytes.len() as u64;
+        let bytes = Bytes::from(bytes);
         let name = RemoteName::for_save(&save.meta, self.device_id());
         let location = self.remote.path_of(&name);
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        let payload = PutPayload::from(bytes);
-        match self
-            .remote
-            .store
-            .put_opts(&location, payload, options)
-            .await
-        {
-            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
-                self.connection = Connection::Online;
-                Ok(Sent::Uploaded(len))
+        let sent = self.put(&location, &bytes, PutMode::Create).await;
+        if matches!(
+            sent,
+            Ok(()) | Err(object_store::Error::AlreadyExists { .. })
+        ) {
+            self.connection = Connection::Online;
+        }
+        match sent {
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                self.settle_existing(&name, &location, &bytes).await
             }
             Err(source) => Err(CloudError::Remote {
                 action: "upload",
                 location: location.to_string(),
                 source,
             }),
+            Ok(()) => Ok(Sent::Uploaded(bytes.len() as u64)),
         }
+    }
+
+    /// What became of an upload the storage answered with "already exists": the object is
+    /// fetched and compared with the local file. The same bytes: uploaded. Other bytes under a
+    /// name that carries this device's id (and the save's id, unique to it) can only be this
+    /// device's own earlier upload gone wrong (torn by a power loss on a store that did not
+    /// flush it) or garbage: it is replaced by the local file, the one object of that name no
+    /// other device writes. Other bytes under another device's name (a save of that device
+    /// imported here some other way) are that device's to fix: not uploaded, and reported.
+    async fn settle_existing(
+        &mut self,
+        name: &RemoteName,
+        location: &RemotePath,
+        bytes: &Bytes,
+    ) -> Result<Sent, CloudError> {
+        let remote_error = |action, source| CloudError::Remote {
+            action,
+            location: location.to_string(),
+            source,
+        };
+        let limit = self.store.config().decode_options().limits.max_file_len();
+        let found = self.remote.store.get(location).await;
+        let found = found.map_err(|source| remote_error("fetch the existing object", source))?;
+        let found_at = found.meta.last_modified;
+        let existing = read_bounded(found, limit)
+            .await
+            .map_err(|source| remote_error("fetch the existing object", source))?;
+        if existing.as_deref() == Ok(&bytes[..]) {
+            let uploaded_ms = found_at.timestamp_millis();
+            return Ok(Sent::Found(bytes.len() as u64, uploaded_ms));
+        }
+        if name.device_id != self.device_id() {
+            return Ok(Sent::Mismatch(format!(
+                "the cloud holds a different file under this save's name, which is device {}'s",
+                name.device_id
+            )));
+        }
+        self.put(location, bytes, PutMode::Overwrite)
+            .await
+            .map_err(|source| remote_error("replace the damaged object", source))?;
+        Ok(Sent::Uploaded(bytes.len() as u64))
+    }
+
+    /// Sends `bytes` to `location` as `mode` says.
+    async fn put(
+        &self,
+        location: &RemotePath,
+        bytes: &Bytes,
+        mode: PutMode,
+    ) -> Result<(), object_store::Error> {
+        let options = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        let payload = PutPayload::from(bytes.clone());
+        let sent = self.remote.store.put_opts(location, payload, options).await;
+        sent.map(|_| ())
     }
 
     fn finish(&mut self, mut round: SyncRound, result: Result<(), CloudError>) -> SyncRound {
@@ -645,6 +784,19 @@ impl SyncCore {
         let pending = self.state.pending.iter();
         pending.map(|(id, upload)| (upload.slot, *id)).collect()
     }
+}
+
+/// Whether two saves were made on one device (as far as their metadata tells).
+fn same_device(one: &SaveMeta, other: &SaveMeta) -> bool {
+    one.device_id().is_some() && one.device_id() == other.device_id()
+}
+
+/// Whether `arriving`, placed below `local`, would be the hidden side of a conflict with it
+/// (as [`SyncCore::note_conflict`] decides once it is placed): made on another device, and
+/// reaching the cloud (at `uploaded_ms`) only after `local` was made, so `local`'s device
+/// could not have seen it.
+fn crossed_below(local: &SaveMeta, arriving: &SaveMeta, uploaded_ms: i64) -> bool {
+    !same_device(local, arriving) && uploaded_ms > local.created_at.unix_millis()
 }
 
 /// Reads a downloaded object's body, stopping once it passes `limit` bytes: a storage whose

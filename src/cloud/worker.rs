@@ -157,7 +157,7 @@ async fn answer(core: &mut SyncCore, command: SyncCommand) -> SyncReport {
         },
         SyncCommand::UseHiddenSave(slot) => SyncReport::HiddenSaveUsed {
             slot,
-            result: core.use_hidden_save(slot).map_err(|e| e.to_string()),
+            result: core.use_hidden_save(slot).await.map_err(|e| e.to_string()),
         },
         SyncCommand::SyncNow => SyncReport::Round(core.sync().await),
         SyncCommand::Flush => SyncReport::Flushed {

@@ -79,7 +79,7 @@ impl DecodeOptions {
     }
 
     /// How the payload of a file with `header` is read under these options, or why it is not.
-    fn opening(&self, header: &Header) -> Result<Opening, FormatError> {
+    pub(super) fn opening(&self, header: &Header) -> Result<Opening, FormatError> {
         match (header.is_sealed(), self.seal, self.unsealed) {
             (true, Sealing::Key(key), _) => Ok(Opening::Sealed(key)),
             (true, Sealing::Off, _) => Err(FormatError::SealedNeedsKey),
@@ -91,7 +91,7 @@ impl DecodeOptions {
 
 /// How a payload the options allow to read is read.
 #[derive(Clone, Copy)]
-enum Opening {
+pub(super) enum Opening {
     /// As stored (versions 1 and 2).
     Plain,
     /// Opened with the key first (version 3).
@@ -285,7 +285,7 @@ pub fn decode_from<R: Read>(
 }
 
 /// Reads the header and checks its lengths against the options' limits.
-fn read_checked_header<R: Read>(
+pub(super) fn read_checked_header<R: Read>(
     reader: &mut R,
     options: &DecodeOptions,
 ) -> Result<Header, FormatError> {
@@ -496,12 +496,12 @@ fn short_header(bytes: &[u8]) -> Option<FormatError> {
     })
 }
 
-fn decode_meta(header: &Header, bytes: &[u8]) -> Result<SaveMeta, FormatError> {
+pub(super) fn decode_meta(header: &Header, bytes: &[u8]) -> Result<SaveMeta, FormatError> {
     verify_crc(Section::Metadata, header.meta_crc, bytes)?;
     decode_exact(Section::Metadata, bytes)
 }
 
-fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
+pub(super) fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
     let computed = crc32fast::hash(bytes);
     if computed == stored {
         Ok(())
@@ -531,7 +531,7 @@ fn decode_exact<'de, T: Deserialize<'de>>(
 }
 
 /// Reads exactly `len` bytes of `section`, growing the buffer only as data arrives.
-fn read_section<R: Read>(
+pub(super) fn read_section<R: Read>(
     reader: &mut R,
     len: u32,
     section: Section,

@@ -77,9 +77,12 @@
 //! that length passed its checks, and readers grow buffers as data arrives rather than trusting
 //! lengths. Listings ([`read_summary`], [`read_thumbnail`]) need no key: a sealed file's
 //! metadata and thumbnail are read unauthenticated there (its CRCs still checked).
+//! [`verify_from`] checks in the same order every checksum a load would (the seal with the
+//! key, else the sealed bytes' CRC), stopping short of decompression and postcard: it tells an
+//! intact backup from a damaged one.
 //!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
-//! [`read_thumbnail`], [`read_chunk_table`]) takes `&DecodeOptions`: whatever a reader needs
+//! [`read_thumbnail`], [`read_chunk_table`], [`verify_from`]) takes `&DecodeOptions`: whatever a reader needs
 //! besides the limits (such as the key for sealed saves) is added there, not to the functions'
 //! signatures.
 //!
@@ -126,6 +129,7 @@ mod pieces;
 mod seal;
 mod table;
 mod unchunk;
+mod verify;
 
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use cache::ChunkCache;
@@ -149,6 +153,7 @@ pub use pieces::BlobPieces;
 pub(crate) use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable};
+pub use verify::verify_from;
 
 /// Bytes for the format's unit tests.
 #[cfg(test)]

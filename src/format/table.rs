@@ -153,12 +153,25 @@ pub(crate) fn read_table(
     offset: u64,
     check: TableCheck,
 ) -> Result<ChunkTable, FormatError> {
+    read_table_within(header, payload, payload.len(), offset, check)
+}
+
+/// [`read_table`] from the payload's first bytes only (`payload`, holding the table whenever
+/// it fits in the `payload_len` bytes of the whole payload): for a reader that streams the
+/// chunks after it.
+pub(crate) fn read_table_within(
+    header: &Header,
+    payload: &[u8],
+    payload_len: usize,
+    offset: u64,
+    check: TableCheck,
+) -> Result<ChunkTable, FormatError> {
     let count = u32::from_le_bytes(word(payload, 0)?);
     let len = COUNT_LEN as u64 + ENTRY_LEN as u64 * u64::from(count);
-    let Some(table) = usize::try_from(len).ok().and_then(|len| payload.get(..len)) else {
+    let fits = usize::try_from(len).ok().filter(|&len| len <= payload_len);
+    let Some(table) = fits.and_then(|len| payload.get(..len)) else {
         return Err(invalid(format!(
-            "its {count} entries need {len} bytes but the payload has {}",
-            payload.len()
+            "its {count} entries need {len} bytes but the payload has {payload_len}"
         )));
     };
     if let TableCheck::Crc(stored) = check {
@@ -182,7 +195,7 @@ pub(crate) fn read_table(
         .enumerate()
         .map(|(index, entry)| parse_entry(header, index, entry))
         .collect::<Result<Vec<_>, _>>()?;
-    check_totals(header, &chunks, table.len(), payload.len())?;
+    check_totals(header, &chunks, table.len(), payload_len)?;
     Ok(ChunkTable {
         chunks,
         data_offset: offset + len,

@@ -2,18 +2,19 @@
 //! the folder.
 
 use super::error::StoreError;
-use super::fs::FileSystem;
+use super::fs::{FileSystem, rename_new};
 use super::layout::temp_file_name;
 use std::path::{Path, PathBuf};
 
 /// What a durable write makes: a file no other has the name of, or a replacement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Placement {
-    /// A new save generation. It never replaces a file: should one of its name appear meanwhile
-    /// (another instance of the game saving the slot on a folder where locks do not work, as
-    /// some network folders), the write fails rather than bury that save. If the folder fsync
-    /// after its rename fails, the new file is removed again, so the save is reported as failed
-    /// and the slot keeps only what it had before.
+    /// A new file: a save generation, or an object created in a folder used as cloud storage.
+    /// It never replaces a file: should one of its name appear meanwhile (another instance of
+    /// the game saving the slot on a folder where locks do not work, as some network folders),
+    /// the write fails rather than bury that save. If the folder fsync after its rename fails,
+    /// the new file is removed again, so the save is reported as failed and the slot keeps
+    /// only what it had before.
     New,
     /// A side file (such as the cloud sync state) replacing one of the same name. If the folder
     /// fsync after its rename fails it is kept, since the one it replaced is gone already: a
@@ -59,7 +60,7 @@ pub(crate) fn write_durably(
     }
 
     let renamed = match placement {
-        Placement::New => fs.rename_new(&temp_path, &final_path),
+        Placement::New => rename_new(fs, &temp_path, &final_path),
         Placement::Replace => fs.rename(&temp_path, &final_path),
     };
     if let Err(source) = renamed {

@@ -3,17 +3,28 @@
 //! [`OsFileSystem`] is the real implementation. Tests wrap it to count calls and bytes or to
 //! inject faults (fail the k-th call, `ENOSPC` after N bytes, an fsync error) without touching
 //! the store's code.
+//!
+//! Protocols made of several calls (such as [`rename_new`], a hard link then an unlink) are
+//! written once here over the seam's primitives, so every implementation runs the same code and
+//! a recording filesystem sees each step.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::path::Path;
+use std::time::SystemTime;
 
 /// A file opened for reading.
 pub trait ReadFile: Read + Seek + Send {
     /// The file's length in bytes.
     fn byte_len(&mut self) -> io::Result<u64>;
+    /// When the file's content was last written (its mtime): a folder used as cloud storage
+    /// reports it as an object's upload time. The default reports
+    /// [`io::ErrorKind::Unsupported`].
+    fn modified(&mut self) -> io::Result<SystemTime> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }
 
 /// A freshly created file being written.
@@ -39,15 +50,19 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
     /// Renames a file, atomically replacing any file at `to`.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
-    /// Renames a file to a name no file has, failing with [`io::ErrorKind::AlreadyExists`] when
-    /// one does. The default looks first and then renames, which a writer in another process
-    /// can slip between; [`OsFileSystem`] does it atomically where the filesystem allows.
-    fn rename_new(&self, from: &Path, to: &Path) -> io::Result<()> {
-        match self.open_read(to) {
-            Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => self.rename(from, to),
-            Err(error) => Err(error),
-        }
+    /// Gives the file at `from` a second name `to` (a hard link), failing with
+    /// [`io::ErrorKind::AlreadyExists`] when a file of that name exists, atomically: of two
+    /// writers linking one name, one fails. Filesystems without hard links (FAT, exFAT, some
+    /// network shares) report [`io::ErrorKind::Unsupported`], as the default does; the store
+    /// then falls back to looking before it renames, which a writer in another process can
+    /// slip between.
+    ///
+    /// The store places every new save generation with this link followed by the removal of
+    /// the temporary name, in code shared by every implementation, so a filesystem that
+    /// records calls sees both steps.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let _ = (from, to);
+        Err(io::Error::from(io::ErrorKind::Unsupported))
     }
     /// Removes a file.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
@@ -70,6 +85,10 @@ pub struct OsFileSystem;
 impl ReadFile for File {
     fn byte_len(&mut self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
+    }
+
+    fn modified(&mut self) -> io::Result<SystemTime> {
+        self.metadata()?.modified()
     }
 }
 
@@ -113,24 +132,8 @@ impl FileSystem for OsFileSystem {
         fs::remove_file(path)
     }
 
-    /// A hard link to the new name, which the system refuses atomically if the name is taken,
-    /// then the old name removed. Once the link is made the file is in place: the temporary
-    /// name left by a crash or a failed removal is removed by the next open. Filesystems
-    /// without hard links (FAT, exFAT, some network shares) get the default's
-    /// look-then-rename.
-    fn rename_new(&self, from: &Path, to: &Path) -> io::Result<()> {
-        match fs::hard_link(from, to) {
-            Ok(()) => {
-                let _ = fs::remove_file(from);
-                Ok(())
-            }
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(error),
-            Err(_) => match fs::symlink_metadata(to) {
-                Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
-                Err(error) if error.kind() == io::ErrorKind::NotFound => fs::rename(from, to),
-                Err(error) => Err(error),
-            },
-        }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::hard_link(from, to)
     }
 
     #[cfg(unix)]
@@ -157,6 +160,31 @@ impl FileSystem for OsFileSystem {
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(error)) => Err(error),
         }
+    }
+}
+
+/// Renames the file at `from` to a name no file has, failing with
+/// [`io::ErrorKind::AlreadyExists`] when one does: how a durable write places a new save
+/// generation without ever replacing one (see `durable.rs`).
+///
+/// A hard link to the new name, which the filesystem refuses atomically if the name is taken,
+/// then the old name removed. Once the link is made the file is in place; a crash may leave
+/// both names (the link flushed, the removal not) or neither's change, and the temporary name
+/// left behind is removed by the next open of the store. Where hard links fail for another
+/// reason than a taken name (a filesystem without them), it looks first and then renames,
+/// which a writer in another process can slip between.
+pub(crate) fn rename_new(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Result<()> {
+    match fs.hard_link(from, to) {
+        Ok(()) => {
+            let _ = fs.remove_file(from);
+            Ok(())
+        }
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(error),
+        Err(_) => match fs.open_read(to) {
+            Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => fs.rename(from, to),
+            Err(error) => Err(error),
+        },
     }
 }
 

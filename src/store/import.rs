@@ -10,7 +10,11 @@
 //! When two devices saved the same slot, the save made later (by [`SaveMeta::created_at`], then
 //! by save id for saves of one millisecond) heads it and the other stays below, loadable and listed by [`SlotStore::saves`]; unless the
 //! player chose the head over the arriving save's line ([`ImportRules::chosen_at`]), or the
-//! arriving save claims a time past this device's clock (see [`ImportRules`]).
+//! arriving save claims a time past this device's clock (see [`ImportRules`]). The save the
+//! arriving one is measured against is the newest generation that verifies in full (every
+//! checksum, as pruning counts backups): a newest file with a damaged payload is not the
+//! head, since a load would pass over it. A save whose only copy here is damaged is placed
+//! again when it arrives intact.
 //!
 //! An arriving save that does not head the slot is placed below the head without the head ever
 //! leaving the top: the head is copied two generations up first, the arriving save written
@@ -149,8 +153,9 @@ impl SlotStore {
         let slot = meta.slot;
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        // A head that cannot be read now must not be taken for missing: the import waits.
-        let existing = self.generation_metas(slot, Unreadable::Fail)?;
+        // A head that cannot be read now must not be taken for missing: the import waits. A
+        // generation that does not verify is not the head (nor the arriving save's copy).
+        let existing = self.generation_metas(slot, Reading::Place)?;
         if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id) {
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
@@ -208,7 +213,7 @@ impl SlotStore {
     pub fn saves(&self) -> Result<Vec<StoredSave>, StoreError> {
         let mut saves = Vec::new();
         for slot in self.config().layout.slots() {
-            saves.extend(self.generation_metas(slot, Unreadable::Skip)?);
+            saves.extend(self.generation_metas(slot, Reading::List)?);
         }
         Ok(saves)
     }
@@ -216,7 +221,7 @@ impl SlotStore {
     /// The readable generations of one slot with their metadata, newest first.
     pub fn saves_in(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
         self.check_slot(slot)?;
-        self.generation_metas(slot, Unreadable::Skip)
+        self.generation_metas(slot, Reading::List)
     }
 
     /// The whole file of one generation, for copying it elsewhere unchanged.
@@ -274,21 +279,27 @@ impl SlotStore {
         Ok(Some(bytes))
     }
 
-    /// The readable generations of `slot` with their metadata, newest first.
+    /// The readable generations of `slot` with their metadata, newest first, read as
+    /// `reading` says.
     fn generation_metas(
         &self,
         slot: SlotId,
-        unreadable: Unreadable,
+        reading: Reading,
     ) -> Result<Vec<StoredSave>, StoreError> {
         let mut saves = Vec::new();
         for generation in self.generations(slot)? {
-            match self.read_summary(&self.path_of(slot, generation)) {
+            let path = self.path_of(slot, generation);
+            let read = match reading {
+                Reading::List => self.read_summary(&path),
+                Reading::Place => self.verify_generation(&path),
+            };
+            match read {
                 Ok(summary) => saves.push(StoredSave {
                     slot,
                     generation,
                     meta: summary.meta,
                 }),
-                Err(error) if unreadable == Unreadable::Fail && is_transient(&error) => {
+                Err(error) if reading == Reading::Place && is_transient(&error) => {
                     return Err(error);
                 }
                 // Damaged, gone since the listing, or not ours to read: left out, as a load
@@ -374,14 +385,17 @@ impl SlotStore {
     }
 }
 
-/// What a listing of a slot's saves does with a generation it cannot read for a reason that
-/// may pass (an I/O error other than a missing file or a denied permission).
+/// How a listing of a slot's saves reads each generation.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Unreadable {
-    /// Leave it out, as a damaged one (listings).
-    Skip,
-    /// Fail: deciding where a save goes needs every generation's creation time (imports).
-    Fail,
+enum Reading {
+    /// Header and metadata only; a generation that does not read is left out, as a damaged
+    /// one (listings, which must stay cheap).
+    List,
+    /// Every checksum, as pruning does ([`SlotStore::verify_generation`]): the generation that
+    /// heads the slot for an import must be one a load returns. A generation that cannot be
+    /// read for a reason that may pass (an I/O error other than a missing file or a denied
+    /// permission) fails the listing: deciding where a save goes needs every generation.
+    Place,
 }
 
 /// Whether reading a file failed for a reason that may pass: an I/O error other than the file

@@ -18,10 +18,30 @@
 //! 2. writes the header, metadata, thumbnail and payload,
 //! 3. `fsync`s the temporary file,
 //! 4. renames it to the new generation's name (a name no file has; the rename is refused if one
-//!    appeared meanwhile, see [`FileSystem::rename_new`]),
+//!    appeared meanwhile: a hard link to the new name, then the temporary name removed, see
+//!    [`FileSystem::hard_link`]),
 //! 5. `fsync`s the folder,
-//! 6. removes the generations beyond the configured number of intact backups, oldest first
-//!    (damaged generations do not count, so they never push out the last intact one).
+//! 6. removes the generations beyond the configured number of intact backups, oldest first.
+//!    A backup is intact when every checksum it carries verifies, the payload's included
+//!    (`format::verify_from`: chunk CRCs, or the seal); damaged generations do not count, so
+//!    they never push out the last intact one, wherever the damage is.
+//!
+//! # Speed of step 6
+//!
+//! Step 6 reads the older generations newest first, in full, until it has found the configured
+//! number of intact ones, and only their metadata after that (and only for an import, which
+//! must keep some saves); when the slot holds no more generations than backups it reads
+//! nothing. With the default 3 backups a save thus reads and CRCs three times its own size
+//! (nothing is decompressed or decrypted), about 0.2 ms per MB of backups where the files are
+//! in the page cache: measured on a shared 2-core VM under load (`cargo bench --bench store`,
+//! dev profile at `opt-level` 3, the same run settings before and after), `full_save/1MB`
+//! went from 2.08 ms to 2.54 ms, `sealed_full_save/1MB` from 3.16 ms to 3.50 ms and
+//! `full_save/1MB_world` (a 487 KB file) from 1.37 ms to 2.11 ms. Reading the backups on a
+//! second thread while the write waits on the disk measured the same there (no core was
+//! free), so the reads stay on the saving thread, in one order.
+//!
+//! A delete removes the older generations, fsyncs the folder, then removes the newest and
+//! fsyncs again, so an interruption never leaves an older generation heading the slot.
 //!
 //! A failure in steps 1–3 removes the temporary file; in step 4 too; in step 5 the new file is
 //! removed again. No step is retried. Step 6 failing leaves an extra old file and is reported in
@@ -91,6 +111,9 @@ mod listing;
 mod names;
 mod slot_store;
 
+// A folder used as cloud storage writes its objects the way the store writes saves.
+#[cfg(feature = "cloud")]
+pub(crate) use durable::{Placement, write_durably};
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
 pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
@@ -98,7 +121,9 @@ pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSa
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.
 #[cfg(feature = "cloud")]
-pub(crate) use layout::{parse_slot_stem, slot_stem};
+pub(crate) use layout::{is_temp_file, parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
+#[cfg(feature = "cloud")]
+pub(crate) use slot_store::create_dir_durably;
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};

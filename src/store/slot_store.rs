@@ -215,6 +215,10 @@ impl LoadedSave {
 /// - A save never overwrites an existing file; older generations beyond
 ///   [`StoreConfig::backups`] are removed only after the new one is durable.
 /// - A failed save or load changes no existing file, and a load never deletes anything.
+/// - Only backups whose every checksum verifies count toward [`StoreConfig::backups`], so a
+///   prune never removes the last intact save of a slot, wherever another file is damaged.
+/// - An interrupted delete leaves the slot as it was, or with its newest save and fewer
+///   backups, or empty; never an older save on top.
 /// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
 ///   (or two processes, on filesystems with working advisory locks) never write one slot at the
 ///   same time: each save gets its own generation and no file is torn or interleaved.
@@ -443,20 +447,39 @@ impl SlotStore {
             .map_err(|source| StoreError::Format { path, source })
     }
 
-    /// Deletes every generation of `slot`, oldest first (so an interruption leaves the newest
-    /// save rather than resurrecting an older one), and returns how many files were removed.
+    /// Deletes every generation of `slot` and returns how many files were removed.
+    ///
+    /// The older generations go first and their removal is made durable (a folder fsync)
+    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
+    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
+    /// combination, so removing all at once with one fsync at the end could leave an older
+    /// generation without the newest above it (a deleted slot coming back older), and so could
+    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
+    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
+    /// backups, or empty.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
         let generations = self.generations(slot)?;
-        for &generation in generations.iter().rev() {
-            let path = self.path_of(slot, generation);
-            self.fs
-                .remove_file(&path)
-                .map_err(StoreError::io("delete", &path))?;
+        let Some((&newest, older)) = generations.split_first() else {
+            return Ok(0);
+        };
+        if !older.is_empty() {
+            for &generation in older.iter().rev() {
+                self.remove_for_delete(slot, generation)?;
+            }
+            self.sync_folder()?;
         }
+        self.remove_for_delete(slot, newest)?;
         self.sync_folder()?;
         Ok(generations.len())
+    }
+
+    fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, generation);
+        self.fs
+            .remove_file(&path)
+            .map_err(StoreError::io("delete", &path))
     }
 
     /// Flushes the save folder (fsync), so removals and renames in it survive a power loss.
@@ -589,6 +612,22 @@ impl SlotStore {
         })
     }
 
+    /// Reads a whole file once and checks every checksum it carries, the payload's included
+    /// (the seal, when the store has the key), without decompressing it
+    /// ([`format::verify_from`]): whether a generation is an intact backup.
+    pub(super) fn verify_generation(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+        let mut file = self
+            .fs
+            .open_read(path)
+            .map_err(StoreError::io("open", path))?;
+        format::verify_from(&mut file, &self.config.decode_options()).map_err(|source| {
+            StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+
     /// Reads a whole file (after checking its size against the limits) and decodes it.
     pub(super) fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
         let mut file = self
@@ -674,19 +713,26 @@ impl SlotStore {
     /// durable now, newest first) beyond the configured backups, oldest first, and returns how
     /// many went and the first failure.
     ///
-    /// Only generations whose header and metadata read count as backups, so damaged files never
-    /// push out the last intact one; a damaged file newer than the oldest kept backup stays
-    /// (it costs disk, not a save). A generation holding a save in `keep` is never removed and
-    /// does not count (cloud sync keeps the save of another device the player has not yet
-    /// chosen between).
+    /// Only generations that verify in full ([`verify_generation`](Self::verify_generation):
+    /// every checksum, the payload's included) count as backups, so a damaged file never
+    /// pushes out the last intact one, wherever in the file the damage is; a damaged file newer
+    /// than the oldest kept backup stays (it costs disk, not a save). A generation holding a
+    /// save in `keep` is never removed and does not count (cloud sync keeps the save of another
+    /// device the player has not yet chosen between).
     pub(super) fn prune(
         &self,
         slot: SlotId,
         older: &[u64],
         keep: &HashSet<Uuid>,
     ) -> (usize, Option<StoreError>) {
+        self.remove_stale(slot, self.stale_generations(slot, older, keep))
+    }
+
+    /// Removes the `stale` generations (newest first), oldest first, and returns how many went
+    /// and the first failure.
+    fn remove_stale(&self, slot: SlotId, stale: Vec<u64>) -> (usize, Option<StoreError>) {
         let (mut pruned, mut prune_error) = (0, None);
-        for old in self.stale_generations(slot, older, keep).into_iter().rev() {
+        for old in stale.into_iter().rev() {
             let old_path = self.path_of(slot, old);
             match self.fs.remove_file(&old_path) {
                 Ok(()) => pruned += 1,
@@ -704,23 +750,42 @@ impl SlotStore {
 
     /// The generations of `older` (newest first) a prune removes: every one after the newest
     /// [`StoreConfig::backups`] intact ones, except those holding a save in `keep`.
+    ///
+    /// Walking newest first, a generation is read in full only while backups are still
+    /// missing; past them only its metadata is read, and only when `keep` names saves (imports).
+    /// A save with the default 3 backups thus reads and CRCs its 3 backups once each.
     fn stale_generations(&self, slot: SlotId, older: &[u64], keep: &HashSet<Uuid>) -> Vec<u64> {
         let backups = usize::from(self.config.backups);
         let mut intact = 0;
         let mut stale = Vec::new();
+        // A stale generation has `backups` intact ones above it: there must be more than that.
+        if older.len() <= backups {
+            return stale;
+        }
         for &generation in older {
-            let summary = self.read_summary(&self.path_of(slot, generation));
-            let saved = summary.as_ref().map(|summary| summary.meta.save_id);
-            if saved.as_ref().is_ok_and(|id| keep.contains(id)) {
-                continue;
-            }
-            if intact >= backups {
+            let path = self.path_of(slot, generation);
+            if intact < backups {
+                match self.verify_generation(&path) {
+                    Ok(summary) if keep.contains(&summary.meta.save_id) => {}
+                    Ok(_) => intact += 1,
+                    // Damaged, or unreadable now: not a backup, and kept while newer ones are
+                    // missing.
+                    Err(_) => {}
+                }
+            } else if !self.holds_kept_save(&path, keep) {
                 stale.push(generation);
-            } else if saved.is_ok() {
-                intact += 1;
             }
         }
         stale
+    }
+
+    /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
+    /// stays even when its payload is damaged: it is not the store's to drop).
+    fn holds_kept_save(&self, path: &Path, keep: &HashSet<Uuid>) -> bool {
+        !keep.is_empty()
+            && self
+                .read_summary(path)
+                .is_ok_and(|summary| keep.contains(&summary.meta.save_id))
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
@@ -798,7 +863,7 @@ pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
 /// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
 /// but not the folder's own entry: without this, a power loss soon after a game's first save
 /// could take the new profile folder, and every save in it, away.
-fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
     let missing: Vec<&Path> = dir
         .ancestors()
         .take_while(|folder| {

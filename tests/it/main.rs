@@ -37,6 +37,7 @@ mod snapshot_migration_chain;
 mod snapshot_one_parser;
 mod snapshot_real_world;
 mod snapshot_roundtrip;
+mod store_backups;
 mod store_faults;
 mod store_power_loss;
 mod store_seal;

@@ -427,8 +427,8 @@ impl FileSystem for QuirkyFs {
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         OsFileSystem.rename(from, to)
     }
-    fn rename_new(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        OsFileSystem.rename_new(from, to)
+    fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        OsFileSystem.hard_link(from, to)
     }
     fn remove_file(&self, path: &Path) -> std::io::Result<()> {
         OsFileSystem.remove_file(path)

@@ -1,8 +1,13 @@
 //! Issue 23: every state a power loss could leave during the store's writes, checked.
 //!
 //! A scenario runs the store on a recording filesystem (`common::power_fs`): opening a new
-//! profile, saves with pruning, autosaves, an import of a newer and of an older save, a
-//! promotion and two writes of a side file, under the default 3 backups and under 0. After
+//! profile, saves with pruning, autosaves, an import of a newer and of an older save (placed
+//! below the head), a promotion, two writes of a side file and the deletion of a slot, under
+//! the default 3 backups and under 0. Every new generation goes through the store's real
+//! `rename_new` (a hard link, then the temporary name removed: two entries that may land one
+//! without the other). Issue 41 added the deletion: it removed the generations oldest first
+//! with one folder fsync at the end, and 3 of its 16 crash states showed an older generation as
+//! the slot's newest save. After
 //! every recorded change, every state the power-loss model gives is rebuilt, the store reopened
 //! on it, and checked:
 //!
@@ -135,6 +140,8 @@ fn record(config: StoreConfig, dir_sync: DirSync) -> Run {
             .unwrap();
         step(format!("autosave {seq}"));
     }
+    store.delete(SlotId::Manual(0)).unwrap();
+    step("delete manual 0".into());
     Run {
         config,
         log: fs.log(),
@@ -326,4 +333,49 @@ fn read_all(fs: &PowerFs, path: &Path) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     fs.open_read(path).ok()?.read_to_end(&mut bytes).ok()?;
     Some(bytes)
+}
+
+/// The model covers the store's link-then-unlink: before the folder fsync, a crash may keep the
+/// link without the removal (both names) or the removal without the link (neither), and the
+/// store's `rename_new` is what the scenario above runs (a `PowerFs` implements `hard_link`).
+#[test]
+fn the_model_covers_a_link_and_an_unlink_landing_apart() {
+    use bevy_keepsake::store::FileSystem;
+    use std::io::Write;
+    let fs = PowerFs::new(DirSync::Flushes);
+    let dir = Path::new("/saves");
+    fs.create_dir_all(dir).unwrap();
+    fs.sync_dir(Path::new("/")).unwrap();
+    let (temp, name) = (dir.join("a.tmp"), dir.join("a"));
+    let mut file = fs.create_new(&temp).unwrap();
+    file.write_all(b"the save").unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    fs.sync_dir(dir).unwrap();
+    fs.hard_link(&temp, &name).unwrap();
+    fs.remove_file(&temp).unwrap();
+    let names = |state: &CrashState| {
+        let fs = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
+        (
+            read_all(&fs, &temp).is_some(),
+            read_all(&fs, &name).is_some(),
+        )
+    };
+    let seen: Vec<(bool, bool)> = fs
+        .log()
+        .crash_states(fs.changes(), 1)
+        .iter()
+        .map(names)
+        .collect();
+    // (temporary name present, final name present): neither change, the link only, the
+    // removal only, both.
+    for names in [(true, false), (true, true), (false, false), (false, true)] {
+        assert!(seen.contains(&names), "{names:?} never seen: {seen:?}");
+    }
+    fs.hard_link(&name, &dir.join("b")).unwrap();
+    let taken = fs.hard_link(&name, &dir.join("b"));
+    assert_eq!(
+        taken.map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::AlreadyExists)
+    );
 }

@@ -2,9 +2,11 @@
 //! two devices sharing one bucket, a server stopped mid-upload, HTTP 500s and slow answers,
 //! damaged and forged remote files, and a game quitting with uploads pending.
 
+mod durability;
 mod moto;
 mod moto_install;
 mod plugin;
+mod power_loss;
 mod proxy;
 mod seal;
 mod sync_safety;
@@ -329,7 +331,10 @@ fn crossing_saves_of_one_slot_keep_both_and_the_older_can_be_chosen() {
         "both kept"
     );
 
-    let generation = desktop.core.use_hidden_save(slot).unwrap();
+    let generation = desktop
+        .runtime
+        .block_on(desktop.core.use_hidden_save(slot))
+        .unwrap();
     assert!(generation.is_some());
     assert_eq!(
         desktop.head(slot).save_id,

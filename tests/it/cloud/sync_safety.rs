@@ -54,7 +54,8 @@ fn an_offline_save_is_never_crowded_out_by_newer_saves_from_another_device() {
         assert_eq!(conflict.hidden_save, offline);
         assert_eq!(conflict.hidden_device, "laptop");
 
-        assert!(laptop.core.use_hidden_save(SLOT).unwrap().is_some());
+        let picked = laptop.runtime.block_on(laptop.core.use_hidden_save(SLOT));
+        assert!(picked.unwrap().is_some());
         assert_eq!(laptop.head(SLOT).save_id, offline, "backups {backups}");
     }
 }
@@ -73,7 +74,8 @@ fn the_players_choice_and_the_local_clock_win_over_remote_timestamps() {
         desk.save_at(SLOT, ago(300));
         desk.sync();
         laptop.sync();
-        assert!(laptop.core.use_hidden_save(SLOT).unwrap().is_some());
+        let picked = laptop.runtime.block_on(laptop.core.use_hidden_save(SLOT));
+        assert!(picked.unwrap().is_some());
         assert_eq!(laptop.head(SLOT).save_id, chosen);
 
         // The desk saved again before the player chose, and uploads only now.

@@ -6,8 +6,8 @@
 //! A power loss keeps what was flushed and an unknown part of the rest:
 //!
 //! - bytes written to a file are durable once that file is fsynced;
-//! - a folder entry made, replaced or removed (create, rename, unlink, mkdir, and the creation of
-//!   a lock file) is durable once its folder is fsynced;
+//! - a folder entry made, replaced or removed (create, rename, hard link, unlink, mkdir, and the
+//!   creation of a lock file) is durable once its folder is fsynced;
 //! - anything else may or may not have reached the disk, in any combination and order (a rename
 //!   is one change: its two entries land together, as journaling filesystems commit it), and
 //!   the last unflushed write to a file may land torn (half of it).
@@ -20,14 +20,21 @@
 //!
 //! [`DirSync::Ignored`] makes folder fsyncs do nothing, as on Windows, where `sync_dir` is a
 //! no-op: with it the model says what a filesystem that does not journal renames could lose.
+//!
+//! A hard link is an entry of its own (a second name for the same file), so a link and the
+//! removal of the old name that follows it (the store's `rename_new`) may land one without the
+//! other. A file's modification time is the time of its last write on the filesystem's clock
+//! ([`PowerFs::set_clock`]), for a folder used as cloud storage.
 
 use super::fixtures::Rng;
+use bevy_keepsake::format::{Clock, SystemClock};
 use bevy_keepsake::store::{FileSystem, LockGuard, ReadFile, WriteFile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A file's identity: its content stays with it through renames.
 type Inode = usize;
@@ -45,15 +52,19 @@ enum Change {
     /// Folder entries set (`Some`) or removed (`None`) together: a create, a rename (its new
     /// name and its old one), an unlink, a mkdir.
     Entries(Vec<(PathBuf, Option<Node>)>),
-    /// Bytes appended to a file.
-    Write { inode: Inode, bytes: Vec<u8> },
+    /// Bytes appended to a file, at a time (Unix ms) that becomes its modification time.
+    Write {
+        inode: Inode,
+        bytes: Vec<u8>,
+        at: i64,
+    },
     /// An fsync of a file: its earlier writes are durable.
     SyncFile(Inode),
     /// An fsync of a folder: its earlier entry changes are durable.
     SyncDir(PathBuf),
     /// A file's bytes changed at rest (bit rot, a truncation): the disk's own doing, durable
     /// at once and never undone by a power loss.
-    Rot { inode: Inode, bytes: Vec<u8> },
+    Rot { inode: Inode, bytes: Vec<u8>, at: i64 },
 }
 
 /// Folders and file contents.
@@ -61,6 +72,8 @@ enum Change {
 pub struct Tree {
     entries: BTreeMap<PathBuf, Node>,
     files: BTreeMap<Inode, Vec<u8>>,
+    /// Each file's modification time (Unix ms).
+    modified: BTreeMap<Inode, i64>,
 }
 
 impl Tree {
@@ -75,7 +88,7 @@ impl Tree {
                     };
                 }
             }
-            Change::Write { inode, bytes } => {
+            Change::Write { inode, bytes, at } => {
                 let kept = if torn {
                     &bytes[..bytes.len() / 2]
                 } else {
@@ -85,9 +98,11 @@ impl Tree {
                     .entry(*inode)
                     .or_default()
                     .extend_from_slice(kept);
+                self.modified.insert(*inode, *at);
             }
-            Change::Rot { inode, bytes } => {
+            Change::Rot { inode, bytes, at } => {
                 self.files.insert(*inode, bytes.clone());
+                self.modified.insert(*inode, *at);
             }
             Change::SyncFile(_) | Change::SyncDir(_) => {}
         }
@@ -161,6 +176,7 @@ struct Live {
     log: Vec<Change>,
     next_inode: Inode,
     dir_sync: DirSync,
+    clock: Arc<dyn Clock>,
 }
 
 impl Live {
@@ -210,7 +226,13 @@ impl PowerFs {
             log: Vec::new(),
             next_inode,
             dir_sync,
+            clock: Arc::new(SystemClock),
         })))
+    }
+
+    /// Stamps writes from now on with `clock`'s time (default the system's).
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
+        self.live().clock = clock;
     }
 
     fn live(&self) -> MutexGuard<'_, Live> {
@@ -245,7 +267,8 @@ impl PowerFs {
         };
         let mut bytes = live.tree.files.get(&inode).cloned().unwrap_or_default();
         damage(&mut bytes);
-        live.record(Change::Rot { inode, bytes });
+        let at = live.clock.now().unix_millis();
+        live.record(Change::Rot { inode, bytes, at });
         true
     }
 }
@@ -279,7 +302,8 @@ impl FileSystem for PowerFs {
         let live = self.live();
         let inode = live.tree.file(path)?;
         let bytes = live.tree.files.get(&inode).cloned().unwrap_or_default();
-        Ok(Box::new(MemFile(Cursor::new(bytes))))
+        let modified = live.tree.modified.get(&inode).copied().unwrap_or(0);
+        Ok(Box::new(MemFile(Cursor::new(bytes), modified)))
     }
 
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
@@ -303,6 +327,21 @@ impl FileSystem for PowerFs {
             (to.to_path_buf(), Some(Node::File(inode))),
             (from.to_path_buf(), None),
         ]));
+        Ok(())
+    }
+
+    /// A second entry for the file's inode; refused, as by the system, when the name is taken.
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut live = self.live();
+        let inode = live.tree.file(from)?;
+        live.check_parent(to)?;
+        if live.tree.node(to).is_some() {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        live.record(Change::Entries(vec![(
+            to.to_path_buf(),
+            Some(Node::File(inode)),
+        )]));
         Ok(())
     }
 
@@ -341,7 +380,8 @@ struct NoLock;
 
 impl LockGuard for NoLock {}
 
-struct MemFile(Cursor<Vec<u8>>);
+/// An open file's bytes and modification time (Unix ms).
+struct MemFile(Cursor<Vec<u8>>, i64);
 
 impl io::Read for MemFile {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -359,6 +399,11 @@ impl ReadFile for MemFile {
     fn byte_len(&mut self) -> io::Result<u64> {
         Ok(self.0.get_ref().len() as u64)
     }
+
+    fn modified(&mut self) -> io::Result<SystemTime> {
+        let millis = u64::try_from(self.1).unwrap_or(0);
+        Ok(UNIX_EPOCH + Duration::from_millis(millis))
+    }
 }
 
 struct MemWriter {
@@ -370,7 +415,9 @@ impl Write for MemWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let bytes = buf.to_vec();
         let inode = self.inode;
-        self.fs.live().record(Change::Write { inode, bytes });
+        let mut live = self.fs.live();
+        let at = live.clock.now().unix_millis();
+        live.record(Change::Write { inode, bytes, at });
         Ok(buf.len())
     }
 
@@ -489,6 +536,16 @@ impl PowerLog {
     /// How many changes were recorded.
     pub fn len(&self) -> usize {
         self.changes.len()
+    }
+
+    /// The tree after the first `k` changes, every one kept: what the running program saw
+    /// then.
+    pub fn after(&self, k: usize) -> Tree {
+        let mut tree = self.base.clone();
+        for change in &self.changes[..k] {
+            tree.apply(change, false);
+        }
+        tree
     }
 
     /// The changes before `k` that no later flush (before `k`) made durable.

@@ -186,6 +186,10 @@ impl ReadFile for TestReader {
     fn byte_len(&mut self) -> io::Result<u64> {
         self.inner.byte_len()
     }
+
+    fn modified(&mut self) -> io::Result<std::time::SystemTime> {
+        self.inner.modified()
+    }
 }
 
 struct TestWriter {

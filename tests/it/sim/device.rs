@@ -4,9 +4,24 @@
 use super::disk::SimDisk;
 use super::remote::SimCloud;
 use bevy_keepsake::cloud::{Remote, SyncCore};
-use bevy_keepsake::format::{Limits, SealKey, Timestamp};
+use bevy_keepsake::format::{Clock, Limits, SealKey, Timestamp};
 use bevy_keepsake::store::{ProfileName, SlotLayout, SlotStore, StoreConfig};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// A device's clock: the simulation's time, off by the device's own skew.
+#[derive(Debug)]
+pub struct SimClock {
+    sim_ms: Arc<AtomicI64>,
+    skew_ms: AtomicI64,
+}
+
+impl Clock for SimClock {
+    fn now(&self) -> Timestamp {
+        let ms = self.sim_ms.load(Ordering::Relaxed) + self.skew_ms.load(Ordering::Relaxed);
+        Timestamp::from_unix_millis(ms)
+    }
+}
 
 pub const ROOT: &str = "/home/player/.local/share/sim/saves";
 
@@ -45,27 +60,36 @@ pub struct Running {
 pub struct Device {
     pub name: String,
     pub disk: SimDisk,
-    /// How far this device's clock is from the simulation's.
-    pub skew_ms: i64,
+    clock: Arc<SimClock>,
     config: StoreConfig,
     cloud: SimCloud,
     pub running: Option<Running>,
 }
 
 impl Device {
-    pub fn new(index: usize, config: StoreConfig, cloud: SimCloud) -> Self {
+    /// Device `index`, its clock reading the simulation's time from `sim_ms`.
+    pub fn new(index: usize, config: StoreConfig, cloud: SimCloud, sim_ms: Arc<AtomicI64>) -> Self {
+        let clock = Arc::new(SimClock {
+            sim_ms,
+            skew_ms: AtomicI64::new(0),
+        });
         Device {
             name: format!("device-{index}"),
-            disk: SimDisk::new(),
-            skew_ms: 0,
-            config,
+            disk: SimDisk::new(clock.clone()),
+            config: config.clock(clock.clone()),
+            clock,
             cloud,
             running: None,
         }
     }
 
-    pub fn now(&self, sim_ms: i64) -> Timestamp {
-        Timestamp::from_unix_millis(sim_ms + self.skew_ms)
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The device's clock jumps by `by_ms` (back when negative).
+    pub fn jump_clock(&self, by_ms: i64) {
+        self.clock.skew_ms.fetch_add(by_ms, Ordering::Relaxed);
     }
 
     /// The running game, started if it is not (`None` when it cannot start now, e.g. the disk

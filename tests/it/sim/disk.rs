@@ -3,6 +3,7 @@
 
 use crate::common::power_fs::DirSync;
 use crate::common::power_fs::{CrashState, PowerFs, Tree};
+use bevy_keepsake::format::Clock;
 use bevy_keepsake::store::{FileSystem, LockGuard, ReadFile, WriteFile};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -52,6 +53,8 @@ enum Call {
 #[derive(Clone)]
 pub struct SimDisk {
     fs: Arc<Mutex<PowerFs>>,
+    /// The device's clock, which stamps file modification times.
+    clock: Arc<dyn Clock>,
     plan: Arc<Mutex<Plan>>,
     /// Entries that are not regular files (a FIFO, a device node): listed, never readable.
     special: Arc<Mutex<BTreeSet<PathBuf>>>,
@@ -64,9 +67,12 @@ impl std::fmt::Debug for SimDisk {
 }
 
 impl SimDisk {
-    pub fn new() -> Self {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        let fs = PowerFs::new(DirSync::Flushes);
+        fs.set_clock(clock.clone());
         SimDisk {
-            fs: Arc::new(Mutex::new(PowerFs::new(DirSync::Flushes))),
+            fs: Arc::new(Mutex::new(fs)),
+            clock,
             plan: Arc::default(),
             special: Arc::default(),
         }
@@ -118,7 +124,9 @@ impl SimDisk {
         let log = fs.log();
         let state = log.crash_state(log.len(), pick);
         // Entries that are not regular files were put there at rest and stay.
-        *self.fs.lock().unwrap() = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
+        let fs = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
+        fs.set_clock(self.clock.clone());
+        *self.fs.lock().unwrap() = fs;
         state
     }
 
@@ -223,6 +231,14 @@ impl FileSystem for SimDisk {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(Call::Other)?;
         self.fs().rename(from, to)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.check(Call::Other)?;
+        if self.is_special(to) {
+            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        }
+        self.fs().hard_link(from, to)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {

@@ -173,7 +173,7 @@ fn action(rng: &mut Rng, config: &Config) -> Action {
         (0, 10),
         (4, 11),
         (3, 12),
-        (0, 13),
+        (2, 13),
     ];
     let total: u64 = weights.iter().map(|(w, _)| w).sum();
     let mut roll = rng.below(total);

@@ -15,7 +15,8 @@ use bevy_keepsake::store::{SlotLayout, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Cursor;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 use uuid::Uuid;
 
 /// The most one step may allocate at once: several times the largest file the simulated
@@ -119,6 +120,8 @@ fn world() -> &'static WorldState {
 
 struct Sim {
     now_ms: i64,
+    /// The simulation's time, which every device's clock reads (through its skew).
+    clock_ms: Arc<AtomicI64>,
     devices: Vec<Device>,
     /// A device's pending death: whether it is a power loss, and the crash state's pick.
     deaths: Vec<Option<(bool, u64)>>,
@@ -135,11 +138,14 @@ impl Sim {
         let cloud = SimCloud::default();
         let store = device::store_config(config.backups, config.sealed);
         let layout = store.layout;
+        let now_ms = 1_790_000_000_000;
+        let clock_ms = Arc::new(AtomicI64::new(now_ms));
         let devices = (0..config.devices)
-            .map(|index| Device::new(index, store.clone(), cloud.clone()))
+            .map(|index| Device::new(index, store.clone(), cloud.clone(), clock_ms.clone()))
             .collect();
         Sim {
-            now_ms: 1_790_000_000_000,
+            now_ms,
+            clock_ms,
             devices,
             deaths: vec![None; config.devices],
             cloud,
@@ -153,9 +159,15 @@ impl Sim {
         }
     }
 
-    fn step(&mut self, step: &Step) -> Result<(), String> {
-        self.now_ms += step.dt_ms;
+    /// Lets `ms` pass.
+    fn pass(&mut self, ms: i64) {
+        self.now_ms += ms;
+        self.clock_ms.store(self.now_ms, Ordering::Relaxed);
         self.cloud.set_now(self.now_ms);
+    }
+
+    fn step(&mut self, step: &Step) -> Result<(), String> {
+        self.pass(step.dt_ms);
         match self.act(&step.action) {
             Some(device) => self.settle(device),
             None => Ok(()),
@@ -204,7 +216,7 @@ impl Sim {
                 self.hostile(kind, pick);
                 return None;
             }
-            Action::ClockJump { device, by_ms } => self.devices[device].skew_ms += by_ms,
+            Action::ClockJump { device, by_ms } => self.devices[device].jump_clock(by_ms),
         }
         Some(action_device(action))
     }
@@ -212,7 +224,7 @@ impl Sim {
     fn save(&mut self, device: usize, slot: Option<SlotId>, id: u128) {
         self.ticks += 1;
         let tick = self.ticks;
-        let now = self.devices[device].now(self.now_ms);
+        let now = self.devices[device].now();
         let dev = &mut self.devices[device];
         let disk = dev.disk.clone();
         let name = dev.name.clone();
@@ -304,7 +316,7 @@ impl Sim {
             return;
         };
         let head = disk.paused(|| running.store.load(slot).ok().map(|head| head.meta.save_id));
-        if let Ok(Some(_)) = running.core.use_hidden_save(slot) {
+        if let Ok(Some(_)) = self.runtime.block_on(running.core.use_hidden_save(slot)) {
             self.oracle
                 .promoted(device, slot, conflict.hidden_save, head);
             self.stats.choices += 1;
@@ -447,8 +459,7 @@ impl Sim {
         self.deaths.iter_mut().for_each(|death| *death = None);
         for _ in 0..3 {
             for device in 0..self.devices.len() {
-                self.now_ms += 1_000;
-                self.cloud.set_now(self.now_ms);
+                self.pass(1_000);
                 self.sync(device, true);
             }
         }
