@@ -9,7 +9,7 @@ use crate::SlotId;
 use crate::format::{FORMAT_VERSION, Timestamp};
 use crate::store::SlotStore;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -59,7 +59,14 @@ pub(crate) struct SyncState {
     pub(crate) pending: BTreeMap<Uuid, PendingUpload>,
     /// Remote file name → why it was refused (it is not downloaded again).
     pub(crate) refused: BTreeMap<String, String>,
+    /// Slot → the conflict the menu shows: the newest other device's save made apart from the
+    /// one heading the slot.
     pub(crate) conflicts: BTreeMap<SlotId, Conflict>,
+    /// Slot → further saves made apart from the head, on a third device or more, shown one at
+    /// a time once the player settles the first (see [`SyncState::add_conflict`]). Absent
+    /// from state files written before it, and passed over by the builds that wrote those.
+    #[serde(default)]
+    pub(crate) more_conflicts: BTreeMap<SlotId, Vec<Conflict>>,
     /// Remote file name → the newest format version the build that met it reads: a file from a
     /// newer format is not downloaded again until the game is updated (a newer build reads a
     /// newer version). Absent from state files written before it.
@@ -70,6 +77,10 @@ pub(crate) struct SyncState {
     /// next save of the slot here.
     #[serde(default)]
     pub(crate) chosen: BTreeMap<SlotId, i64>,
+    /// Slot → the saves the player passed over by choosing another device's save: settled,
+    /// never shown as a conflict again. Cleared by the next save of the slot here.
+    #[serde(default)]
+    pub(crate) set_aside: BTreeMap<SlotId, BTreeSet<Uuid>>,
 }
 
 impl SyncState {
@@ -80,8 +91,10 @@ impl SyncState {
             pending: BTreeMap::new(),
             refused: BTreeMap::new(),
             conflicts: BTreeMap::new(),
+            more_conflicts: BTreeMap::new(),
             newer_format: BTreeMap::new(),
             chosen: BTreeMap::new(),
+            set_aside: BTreeMap::new(),
         }
     }
 
@@ -93,6 +106,56 @@ impl SyncState {
             self.refused.len(),
             self.newer_format.len(),
         )
+    }
+
+    /// Every conflict of `slot`, the one shown first.
+    pub(crate) fn conflicts_of(&self, slot: SlotId) -> impl Iterator<Item = &Conflict> {
+        let more = self.more_conflicts.get(&slot).into_iter().flatten();
+        self.conflicts.get(&slot).into_iter().chain(more)
+    }
+
+    /// Records `conflict` as the one `slot` shows, keeping the one it showed before among the
+    /// others, and forgets every recorded conflict `settled` says is no longer one (a save the
+    /// slot holds was made in view of its hidden save, or it heads the slot now).
+    pub(crate) fn add_conflict(
+        &mut self,
+        slot: SlotId,
+        conflict: Conflict,
+        settled: impl Fn(&Conflict) -> bool,
+    ) {
+        let earlier: Vec<Conflict> = self.conflicts_of(slot).cloned().collect();
+        let more: Vec<Conflict> = earlier
+            .into_iter()
+            .filter(|old| old.hidden_save != conflict.hidden_save && !settled(old))
+            .collect();
+        self.conflicts.insert(slot, conflict);
+        self.set_more(slot, more);
+    }
+
+    /// Takes the conflict `slot` shows away (the player chose or it is gone), showing the next
+    /// one recorded, if any.
+    pub(crate) fn settle_shown(&mut self, slot: SlotId) {
+        self.conflicts.remove(&slot);
+        let mut more = self.more_conflicts.remove(&slot).unwrap_or_default();
+        if !more.is_empty() {
+            self.conflicts.insert(slot, more.remove(0));
+            self.set_more(slot, more);
+        }
+    }
+
+    /// Forgets every conflict of `slot` (the player saved it anew: the new save heads it, made
+    /// in view of them all); whether there was one.
+    pub(crate) fn clear_conflicts(&mut self, slot: SlotId) -> bool {
+        let more = self.more_conflicts.remove(&slot).is_some();
+        self.conflicts.remove(&slot).is_some() || more
+    }
+
+    fn set_more(&mut self, slot: SlotId, more: Vec<Conflict>) {
+        if more.is_empty() {
+            self.more_conflicts.remove(&slot);
+        } else {
+            self.more_conflicts.insert(slot, more);
+        }
     }
 
     /// Records a remote file from a newer format version than this build reads.

@@ -5,7 +5,7 @@ use super::remote::{Remote, RemoteName};
 use super::state::{Conflict, PendingUpload, SyncState};
 use super::verify::verify_remote_save;
 use crate::SlotId;
-use crate::format::{SaveMeta, Timestamp};
+use crate::format::{Lineage, SaveMeta, Timestamp};
 use crate::store::{ImportOutcome, ImportReceipt, ImportRules, SlotStore, StoredSave};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -188,8 +188,9 @@ impl SyncCore {
         self.slots_with_saves.insert(slot);
         // A pending entry need not be written (see above); a cleared conflict or choice
         // should be: the new save heads the slot by being made last.
-        self.dirty |= self.state.conflicts.remove(&slot).is_some();
+        self.dirty |= self.state.clear_conflicts(slot);
         self.dirty |= self.state.chosen.remove(&slot).is_some();
+        self.dirty |= self.state.set_aside.remove(&slot).is_some();
         Ok(())
     }
 
@@ -247,7 +248,10 @@ impl SyncCore {
             None => self.download_hidden(slot, &conflict).await?,
         };
         let generation = self.store.promote(slot, hidden)?;
-        self.state.conflicts.remove(&slot);
+        self.state.settle_shown(slot);
+        let passed_over = here.first().map(|head| head.meta.save_id);
+        let aside = self.state.set_aside.entry(slot).or_default();
+        aside.extend(passed_over.filter(|id| *id != conflict.hidden_save));
         let now = self.now().unix_millis();
         self.state.chosen.insert(slot, now);
         self.dirty = true;
@@ -272,7 +276,7 @@ impl SyncCore {
             },
             None => "neither this device nor the cloud has it any more".to_owned(),
         };
-        self.state.conflicts.remove(&slot);
+        self.state.settle_shown(slot);
         self.dirty = true;
         self.persist()?;
         Err(CloudError::HiddenSaveGone {
@@ -313,8 +317,52 @@ impl SyncCore {
         let failed = self.download_missing(&listing, &local_ids, round).await;
         let local = self.store.saves()?;
         self.slots_with_saves = local.iter().map(|s| s.slot).collect();
+        self.reconcile_conflicts(&local);
         self.forget_what_is_gone(&listing, &local);
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Records the conflicts the slots hold but no record names: another device's save made
+    /// apart from the one heading its slot (see [`unseen`]), that no save here was made in view
+    /// of and the player did not pass over. An import that landed just before a crash, whose
+    /// state write did not, is found this way in the next round; so is a conflict two imports
+    /// of one round made between saves the slot already held.
+    fn reconcile_conflicts(&mut self, local: &[StoredSave]) {
+        let mut slots: BTreeMap<SlotId, Vec<&StoredSave>> = BTreeMap::new();
+        for save in local {
+            slots.entry(save.slot).or_default().push(save);
+        }
+        for (slot, saves) in slots {
+            let Some((head, below)) = saves.split_first() else {
+                continue;
+            };
+            for save in below {
+                let id = save.meta.save_id;
+                let recorded = self.state.conflicts_of(slot).any(|c| c.hidden_save == id);
+                let aside = self
+                    .state
+                    .set_aside
+                    .get(&slot)
+                    .is_some_and(|a| a.contains(&id));
+                let followed = saves.iter().any(|s| s.meta.made_in_view_of(id));
+                let reached = self.state.in_cloud.get(&id).copied();
+                if id == head.meta.save_id || recorded || aside || followed {
+                    continue;
+                }
+                if unseen(&save.meta, &head.meta, reached) {
+                    let conflict = Conflict {
+                        hidden_device: save
+                            .meta
+                            .device_name()
+                            .unwrap_or("another device")
+                            .to_owned(),
+                        hidden_save: id,
+                    };
+                    self.state.add_conflict(slot, conflict, |_| false);
+                    self.dirty = true;
+                }
+            }
+        }
     }
 
     /// Keeps the state file's maps bounded: a save id neither here nor in the cloud folder, and
@@ -374,7 +422,11 @@ impl SyncCore {
         let mut first_error = None;
         for (name, object) in listing {
             let text = name.to_string();
-            let known = local_ids.contains(&name.save_id)
+            // A save this device made and no longer holds was deleted or pruned here: it is not
+            // brought back (whether or not the state file recorded its upload before a crash).
+            let own = name.device_id == self.device_id();
+            let known = own
+                || local_ids.contains(&name.save_id)
                 || self.state.in_cloud.contains_key(&name.save_id)
                 || self.state.refused.contains_key(&text)
                 || self.state.newer_format_known(&text);
@@ -493,7 +545,7 @@ impl SyncCore {
             .filter(|save| self.unseen_by(&save.meta, arriving))
             .map(|save| save.meta.save_id)
             .collect();
-        keep.extend(self.state.conflicts.get(&slot).map(|c| c.hidden_save));
+        keep.extend(self.state.conflicts_of(slot).map(|c| c.hidden_save));
         if local
             .iter()
             .any(|save| crossed_below(&save.meta, arriving, uploaded_ms))
@@ -507,38 +559,54 @@ impl SyncCore {
         })
     }
 
-    /// Whether `arriving`'s device could not have seen `local`: made on another device, and not
-    /// in the cloud before `arriving` was made.
+    /// Whether `arriving`'s device could not have seen `local` (see [`unseen`]).
     fn unseen_by(&self, local: &SaveMeta, arriving: &SaveMeta) -> bool {
-        let reached = self.state.in_cloud.get(&local.save_id);
-        !same_device(local, arriving)
-            && reached.is_none_or(|&ms| ms > arriving.created_at.unix_millis())
+        let reached = self.state.in_cloud.get(&local.save_id).copied();
+        unseen(local, arriving, reached)
     }
 
     /// Records a conflict when a placed save and the slot's previous head were made on two
-    /// devices that could not have seen each other's save: the older one reached the cloud
-    /// only after the newer one was made (or has not reached it yet).
+    /// devices that could not have seen each other's save (see [`unseen`]). The hidden side
+    /// is the older one, unless a save the slot holds was made in view of it: then it is not
+    /// the other device's newest, and the conflict already recorded (with that newer save, or
+    /// with a save it will bring) stands.
     fn note_conflict(&mut self, receipt: &ImportReceipt, arrived_uploaded_ms: i64) {
         let Some(previous) = &receipt.previous_head else {
             return;
         };
-        if same_device(previous, &receipt.meta) {
-            return;
-        }
         let (older, newer, older_reached_cloud) = if receipt.heads_slot {
             let reached = self.state.in_cloud.get(&previous.save_id).copied();
             (previous, &receipt.meta, reached)
         } else {
             (&receipt.meta, previous, Some(arrived_uploaded_ms))
         };
-        let crossed = older_reached_cloud.is_none_or(|ms| ms > newer.created_at.unix_millis());
-        if crossed {
-            let conflict = Conflict {
-                hidden_device: older.device_name().unwrap_or("another device").to_owned(),
-                hidden_save: older.save_id,
-            };
-            self.state.conflicts.insert(receipt.slot, conflict);
+        if !unseen(older, newer, older_reached_cloud) {
+            return;
         }
+        let held = self.store.saves_in(receipt.slot).unwrap_or_default();
+        let head = if receipt.heads_slot {
+            receipt.meta.save_id
+        } else {
+            previous.save_id
+        };
+        let settled = |hidden: &Uuid| {
+            *hidden == head || held.iter().any(|save| save.meta.made_in_view_of(*hidden))
+        };
+        if settled(&older.save_id) {
+            return;
+        }
+        let conflict = Conflict {
+            hidden_device: older.device_name().unwrap_or("another device").to_owned(),
+            hidden_save: older.save_id,
+        };
+        self.state
+            .add_conflict(receipt.slot, conflict, |old| settled(&old.hidden_save));
+    }
+
+    /// Every conflict of `slot`, the one the menu shows first: the saves of other devices made
+    /// apart from the one heading the slot, which the player has not yet settled.
+    pub fn conflicts(&self, slot: SlotId) -> Vec<Conflict> {
+        self.state.conflicts_of(slot).cloned().collect()
     }
 
     /// Queues every local save the cloud is not known to have.
@@ -792,11 +860,33 @@ fn same_device(one: &SaveMeta, other: &SaveMeta) -> bool {
 }
 
 /// Whether `arriving`, placed below `local`, would be the hidden side of a conflict with it
-/// (as [`SyncCore::note_conflict`] decides once it is placed): made on another device, and
-/// reaching the cloud (at `uploaded_ms`) only after `local` was made, so `local`'s device
-/// could not have seen it.
+/// (as [`SyncCore::note_conflict`] decides once it is placed): `local`'s device could not have
+/// seen it, having reached the cloud (at `uploaded_ms`) only after `local` was made.
 fn crossed_below(local: &SaveMeta, arriving: &SaveMeta, uploaded_ms: i64) -> bool {
-    !same_device(local, arriving) && uploaded_ms > local.created_at.unix_millis()
+    unseen(arriving, local, Some(uploaded_ms))
+}
+
+/// Whether the device that made `by` could not have had `save` in view: the two were made
+/// apart, on two devices, and one of them is a conflict the player must see.
+///
+/// What the saves record decides ([`SaveMeta::lineage`]): made in view of each other one way or
+/// the other, they are not apart, whatever the clocks say; recorded apart, they are, even when
+/// one device made both (the player deleted the first in between, and another device still
+/// holds it: which of the two the player wants there, only the player knows). For saves that
+/// record nothing (from builds before [`FOLLOWS_KEY`](crate::format::FOLLOWS_KEY)), one
+/// device's saves are taken to follow each other, and otherwise the cloud's times stand in:
+/// `save` counts as seen when it reached the cloud (`save_reached_ms`) before `by` was made.
+/// That guess is wrong for a device that was offline or did not sync in between, which is why
+/// saves record what they were made in view of.
+fn unseen(save: &SaveMeta, by: &SaveMeta, save_reached_ms: Option<i64>) -> bool {
+    match by.lineage(save) {
+        Lineage::Follows | Lineage::Precedes => false,
+        Lineage::Concurrent => true,
+        Lineage::Unrecorded => {
+            !same_device(save, by)
+                && save_reached_ms.is_none_or(|ms| ms > by.created_at.unix_millis())
+        }
+    }
 }
 
 /// Reads a downloaded object's body, stopping once it passes `limit` bytes: a storage whose

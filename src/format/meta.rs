@@ -56,6 +56,34 @@ pub const DEVICE_NAME_KEY: &str = "keepsake.device";
 /// cloud sync uses it to tell its own saves from other devices' ones.
 pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
 
+/// The [`SaveMeta::extras`] key listing the saves a save was made in view of: the ones its
+/// slot held on its device when it was made (its head, backups and any other device's save kept
+/// beside them), then what the head itself was made in view of, as simple-hex save ids joined
+/// by commas, at most [`MAX_FOLLOWS`]. The store writes it with every save
+/// ([`SlotStore::save`](crate::store::SlotStore::save)); cloud sync orders saves of one slot from
+/// different devices by it before it trusts their clocks ([`SaveMeta::lineage`]). A well-known
+/// key rather than a field, so the format stays as it is and older builds read it as an extra.
+pub const FOLLOWS_KEY: &str = "keepsake.follows";
+
+/// How many save ids [`FOLLOWS_KEY`] keeps: the slot's generations come first, so a chain of
+/// saves is followed that far back even with no backups.
+pub const MAX_FOLLOWS: usize = 16;
+
+/// How two saves of one slot stand to each other by what their devices held when they were
+/// made ([`SaveMeta::lineage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lineage {
+    /// The first was made in view of the second: it supersedes it.
+    Follows,
+    /// The second was made in view of the first.
+    Precedes,
+    /// Each was made without the other in view: two devices saved the slot apart.
+    Concurrent,
+    /// One of them records nothing (a save from a build that did not write
+    /// [`FOLLOWS_KEY`]): only their clocks and upload times can tell.
+    Unrecorded,
+}
+
 /// Everything a save menu needs to show about a save, stored uncompressed after the header so a
 /// listing reads only this.
 ///
@@ -130,5 +158,63 @@ impl SaveMeta {
         self.extras.insert(DEVICE_ID_KEY.to_owned(), id.into());
         self.extras.insert(DEVICE_NAME_KEY.to_owned(), name.into());
         self
+    }
+
+    /// The saves this one was made in view of ([`FOLLOWS_KEY`]); `None` when it records none
+    /// (an entry that is not a save id is passed over).
+    pub fn follows(&self) -> Option<impl Iterator<Item = Uuid> + '_> {
+        let listed = self.extras.get(FOLLOWS_KEY)?;
+        let ids = listed.split(',').filter(|id| !id.is_empty());
+        Some(ids.filter_map(|id| Uuid::try_parse(id).ok()))
+    }
+
+    /// Records the saves this one is made in view of, the first [`MAX_FOLLOWS`] distinct ones
+    /// (itself left out). An empty list is recorded too: it says the slot held nothing.
+    #[must_use]
+    pub fn with_follows(mut self, ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let mut kept: Vec<Uuid> = Vec::new();
+        for id in ids {
+            if kept.len() == MAX_FOLLOWS {
+                break;
+            }
+            if id != self.save_id && !kept.contains(&id) {
+                kept.push(id);
+            }
+        }
+        let listed: Vec<String> = kept.iter().map(|id| id.simple().to_string()).collect();
+        self.extras.insert(FOLLOWS_KEY.to_owned(), listed.join(","));
+        self
+    }
+
+    /// Whether this save records being made in view of the save `id`.
+    pub fn made_in_view_of(&self, id: Uuid) -> bool {
+        self.follows()
+            .is_some_and(|mut ids| ids.any(|seen| seen == id))
+    }
+
+    /// How this save stands to `other` by what each was made in view of.
+    ///
+    /// ```
+    /// use bevy_keepsake::{SlotId, format::{Lineage, SaveMeta}};
+    ///
+    /// let first = SaveMeta::new(SlotId::Quick).with_follows([]);
+    /// let second = SaveMeta::new(SlotId::Quick).with_follows([first.save_id]);
+    /// let apart = SaveMeta::new(SlotId::Quick).with_follows([]);
+    /// assert_eq!(second.lineage(&first), Lineage::Follows);
+    /// assert_eq!(first.lineage(&second), Lineage::Precedes);
+    /// assert_eq!(second.lineage(&apart), Lineage::Concurrent);
+    /// assert_eq!(second.lineage(&SaveMeta::new(SlotId::Quick)), Lineage::Unrecorded);
+    /// ```
+    pub fn lineage(&self, other: &SaveMeta) -> Lineage {
+        if self.follows().is_none() || other.follows().is_none() {
+            return Lineage::Unrecorded;
+        }
+        if self.made_in_view_of(other.save_id) {
+            Lineage::Follows
+        } else if other.made_in_view_of(self.save_id) {
+            Lineage::Precedes
+        } else {
+            Lineage::Concurrent
+        }
     }
 }

@@ -147,7 +147,9 @@ pub use encode::{EncodedSave, encode, encode_cached};
 pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
-pub use meta::{DEVICE_ID_KEY, DEVICE_NAME_KEY, SaveMeta, Timestamp};
+pub use meta::{
+    DEVICE_ID_KEY, DEVICE_NAME_KEY, FOLLOWS_KEY, Lineage, MAX_FOLLOWS, SaveMeta, Timestamp,
+};
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;
 pub(crate) use pieces::PieceCuts;

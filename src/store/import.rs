@@ -25,7 +25,7 @@ use super::durable::{Placement, write_durably};
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::{SlotStore, is_plausible};
-use crate::format::{self, DecodedSave, FormatError, SaveMeta, Timestamp};
+use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp};
 use crate::slot::SlotId;
 use std::collections::HashSet;
 use std::io::Read;
@@ -77,19 +77,32 @@ pub struct ImportRules {
 }
 
 impl ImportRules {
-    /// Whether `arriving` takes the head from the save heading the slot (the most recently made
-    /// one, unless the player chose another): it must be made later, after the player's choice, and not more than
-    /// [`CLOCK_AHEAD`](super::slot_store::CLOCK_AHEAD) past this device's clock (a device
-    /// whose clock runs ahead would otherwise win every import with saves older than the
-    /// player's).
+    /// Whether `arriving` takes the head from the save heading the slot.
     ///
-    /// Saves made in the same millisecond are ordered by save id, so every device that holds
-    /// both puts the same one on top, whichever arrived first.
+    /// What the saves were made in view of decides first ([`SaveMeta::lineage`]): a save made
+    /// with the head in view heads, one the head was made in view of does not, whatever their
+    /// clocks say. Between saves made apart (or that record nothing), the most recently made
+    /// one heads, unless the player chose the head after it was made, and not when it claims a
+    /// time more than [`CLOCK_AHEAD`](super::slot_store::CLOCK_AHEAD) past this device's clock
+    /// (a device whose clock runs ahead would otherwise win every import with saves older than
+    /// the player's). Saves made in the same millisecond are ordered by save id, so every
+    /// device that holds both puts the same one on top, whichever arrived first.
     fn heads(&self, arriving: &SaveMeta, head: &SaveMeta, now: Timestamp) -> bool {
-        let created = arriving.created_at;
-        (head.created_at, head.save_id) < (created, arriving.save_id)
-            && is_plausible(created, now)
-            && self.chosen_at.is_none_or(|chosen| created > chosen)
+        match arriving.lineage(head) {
+            Lineage::Follows => true,
+            Lineage::Precedes => false,
+            Lineage::Concurrent | Lineage::Unrecorded => {
+                let created = arriving.created_at;
+                // Two saves of one device (the slot deleted between them) read one clock:
+                // whether it runs ahead of this device's clock says nothing of their order.
+                let same_device = arriving
+                    .device_id()
+                    .is_some_and(|id| head.device_id() == Some(id));
+                (head.created_at, head.save_id) < (created, arriving.save_id)
+                    && (same_device || is_plausible(created, now))
+                    && self.chosen_at.is_none_or(|chosen| created > chosen)
+            }
+        }
     }
 }
 
@@ -173,7 +186,12 @@ impl SlotStore {
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
-        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
+        // A save the slot already holds a successor of (made in view of it on its device)
+        // never heads: its line goes on in that successor.
+        let superseded = existing
+            .iter()
+            .any(|s| s.meta.made_in_view_of(meta.save_id));
+        let heads_slot = !superseded && head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
@@ -182,8 +200,10 @@ impl SlotStore {
         // nothing rather than panicking; the next save prunes.
         let generations = self.generations(slot)?;
         let below_head = generations.get(1..).unwrap_or_default();
+        let mut keep = rules.keep.clone();
+        keep.extend(line_tips(&existing, &meta));
         // Pruning failures leave an extra old file, as after a save; the import is complete.
-        let _ = self.prune(slot, below_head, &rules.keep);
+        let _ = self.prune(slot, below_head, &keep);
         Ok(ImportOutcome::Placed(Box::new(ImportReceipt {
             slot,
             generation,
@@ -385,6 +405,24 @@ impl SlotStore {
     }
 }
 
+/// The saves of a slot (the ones it held, `existing`, and the one arriving) that no other of
+/// them was made in view of ([`SaveMeta::made_in_view_of`]): the newest of each line of saves
+/// made apart, one per device that saved the slot without seeing the others' saves. An import's
+/// prune never removes one, whatever the backups: each is this device's only copy of a line the
+/// player may want to go on from (a conflict, or the save a conflict hides). A save made in view
+/// of others supersedes them, and those go as backups do. Saves that record nothing are left to
+/// the caller's [`ImportRules::keep`].
+fn line_tips<'a>(
+    existing: &'a [StoredSave],
+    arriving: &'a SaveMeta,
+) -> impl Iterator<Item = Uuid> + 'a {
+    let all = move || existing.iter().map(|save| &save.meta).chain([arriving]);
+    all()
+        .filter(move |meta| meta.follows().is_some())
+        .filter(move |meta| !all().any(|other| other.made_in_view_of(meta.save_id)))
+        .map(|meta| meta.save_id)
+}
+
 /// How a listing of a slot's saves reads each generation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Reading {
@@ -400,7 +438,7 @@ enum Reading {
 
 /// Whether reading a file failed for a reason that may pass: an I/O error other than the file
 /// being gone or unreadable to us (which a retry would meet again).
-fn is_transient(error: &StoreError) -> bool {
+pub(super) fn is_transient(error: &StoreError) -> bool {
     let source = match error {
         StoreError::Io { source, .. }
         | StoreError::Format {

@@ -3,6 +3,7 @@
 use super::durable::{Placement, write_durably};
 use super::error::{GenerationFailure, StoreError};
 use super::fs::{FileSystem, LockGuard, OsFileSystem};
+use super::import::is_transient;
 use super::layout::{
     SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
     temp_file_target,
@@ -297,6 +298,7 @@ impl SlotStore {
     ) -> Result<SaveReceipt, StoreError> {
         self.check_slot(slot)?;
         meta.slot = slot;
+        let meta = self.in_view_of_slot(meta)?;
         let encoded = format::encode_cached(&meta, bundle, &self.config.encode, &self.chunks)
             .map_err(|source| StoreError::Format {
                 path: self.dir.clone(),
@@ -328,6 +330,21 @@ impl SlotStore {
             pruned,
             prune_error,
         })
+    }
+
+    /// `meta` recording what its slot holds now ([`FOLLOWS_KEY`]): the readable generations,
+    /// newest first, then what the newest was made in view of. Cloud sync orders the save
+    /// against other devices' saves of the slot by it, before it trusts clocks. A folder that
+    /// cannot be listed fails the save, as the listing under the slot's lock would: a save
+    /// that recorded nothing would be ordered by its clock alone.
+    ///
+    /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
+    fn in_view_of_slot(&self, meta: SaveMeta) -> Result<SaveMeta, StoreError> {
+        let held = self.saves_in(meta.slot)?;
+        let inherited = held.first().and_then(|head| head.meta.follows());
+        let inherited: Vec<Uuid> = inherited.map(Iterator::collect).unwrap_or_default();
+        let ids: Vec<Uuid> = held.iter().map(|save| save.meta.save_id).collect();
+        Ok(meta.with_follows(ids.into_iter().chain(inherited)))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
@@ -780,12 +797,17 @@ impl SlotStore {
     }
 
     /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
-    /// stays even when its payload is damaged: it is not the store's to drop).
+    /// stays even when its payload is damaged: it is not the store's to drop). One whose
+    /// metadata cannot be read now, for a reason that may pass, may hold one: it stays until a
+    /// later prune can tell.
     fn holds_kept_save(&self, path: &Path, keep: &HashSet<Uuid>) -> bool {
-        !keep.is_empty()
-            && self
-                .read_summary(path)
-                .is_ok_and(|summary| keep.contains(&summary.meta.save_id))
+        if keep.is_empty() {
+            return false;
+        }
+        match self.read_summary(path) {
+            Ok(summary) => keep.contains(&summary.meta.save_id),
+            Err(error) => is_transient(&error),
+        }
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {

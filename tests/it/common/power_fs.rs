@@ -64,7 +64,11 @@ enum Change {
     SyncDir(PathBuf),
     /// A file's bytes changed at rest (bit rot, a truncation): the disk's own doing, durable
     /// at once and never undone by a power loss.
-    Rot { inode: Inode, bytes: Vec<u8>, at: i64 },
+    Rot {
+        inode: Inode,
+        bytes: Vec<u8>,
+        at: i64,
+    },
 }
 
 /// Folders and file contents.

@@ -91,10 +91,12 @@ impl Oracle {
         book.set_aside.extend(held);
     }
 
-    /// The process died during a delete: the player wanted the saves gone, so none must stay,
-    /// but none older than the floor may come back either.
-    pub fn delete_interrupted(&mut self, device: usize, slot: SlotId) {
-        self.book(device, slot).must_hold.clear();
+    /// The delete failed or the process died during it: the player wanted the saves gone, so
+    /// none must stay, but none older than the floor may come back either.
+    pub fn delete_interrupted(&mut self, device: usize, slot: SlotId, held: BTreeSet<Uuid>) {
+        let book = self.book(device, slot);
+        book.must_hold.clear();
+        book.set_aside.extend(held);
     }
 
     /// A sync round placed another device's save in the slot.
@@ -123,10 +125,14 @@ impl Oracle {
         book.set_aside.extend(over);
     }
 
-    /// Whether the player set `id` aside in `slot` on `device` by choosing another save.
+    /// Whether the player set `id` aside in `slot` on `device` (deleted it, passed it over,
+    /// or did so with a save made in view of it).
     pub fn set_aside(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
-        let book = self.books.get(&(device, slot));
-        book.is_some_and(|book| book.set_aside.contains(id))
+        let Some(book) = self.books.get(&(device, slot)) else {
+            return false;
+        };
+        let mut aside = book.set_aside.iter();
+        aside.any(|aside| aside == id || self.follows(aside, id))
     }
 
     pub fn damage(&mut self, device: usize, id: Uuid) {

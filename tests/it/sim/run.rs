@@ -9,7 +9,7 @@ use crate::common::alloc::peak_allocation;
 use crate::common::real_world;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{RemoteName, SlotSync};
-use bevy_keepsake::format::{self, SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{self, FOLLOWS_KEY, SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::snapshot;
 use bevy_keepsake::store::{SlotLayout, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -272,8 +272,7 @@ impl Sim {
                 self.oracle.confirm_delete(device, slot, held);
                 self.stats.deletes += 1;
             }
-            Err(_) if disk.is_dead() => self.oracle.delete_interrupted(device, slot),
-            Err(_) => {}
+            Err(_) => self.oracle.delete_interrupted(device, slot, held),
         }
     }
 
@@ -288,18 +287,22 @@ impl Sim {
             return;
         };
         let before = disk.paused(|| held_by_slot(running, layout));
-        let _round = if full {
+        let round = if full {
             self.runtime.block_on(running.core.sync())
         } else {
             self.runtime.block_on(running.core.upload_due())
         };
         let after = disk.paused(|| held_by_slot(running, layout));
         self.stats.rounds += 1;
-        for (slot, ids) in after {
-            for id in ids.difference(&before[&slot]) {
-                self.oracle.arrived(device, slot, *id);
-                self.stats.arrivals += 1;
-            }
+        // The receipts name the saves placed and pruned again within the round, too.
+        let placed = round.arrived.iter().map(|r| (r.slot, r.meta.save_id));
+        let appeared = after
+            .iter()
+            .flat_map(|(slot, ids)| ids.difference(&before[slot]).map(move |id| (*slot, *id)));
+        let arrived: BTreeSet<(SlotId, Uuid)> = placed.chain(appeared).collect();
+        for (slot, id) in arrived {
+            self.oracle.arrived(device, slot, id);
+            self.stats.arrivals += 1;
         }
     }
 
@@ -315,8 +318,12 @@ impl Sim {
         let Some(SlotSync::Conflict(conflict)) = states.get(&slot) else {
             return;
         };
-        let head = disk.paused(|| running.store.load(slot).ok().map(|head| head.meta.save_id));
-        if let Ok(Some(_)) = self.runtime.block_on(running.core.use_hidden_save(slot)) {
+        let head_id = || disk.paused(|| running.store.load(slot).ok().map(|h| h.meta.save_id));
+        let head = head_id();
+        // Chosen is what heads the slot afterwards: a call that failed after the promotion
+        // landed (the state file's write) still made the choice.
+        let _ = self.runtime.block_on(running.core.use_hidden_save(slot));
+        if head_id() == Some(conflict.hidden_save) {
             self.oracle
                 .promoted(device, slot, conflict.hidden_save, head);
             self.stats.choices += 1;
@@ -476,16 +483,53 @@ impl Sim {
                     if self.oracle.set_aside(to, *slot, head) {
                         continue;
                     }
-                    self.reaches(other, *slot, head).map_err(|why| {
-                        format!(
-                            "after the faults stopped, {} does not reach {}'s newest save {head} of {slot:?}: {why}",
-                            self.devices[to].name, self.devices[from].name
-                        )
-                    })?;
+                    if let Err(why) = self.reaches(other, *slot, head) {
+                        let (to, from) = (to.to_string(), from.to_string());
+                        let held = self.describe(*slot);
+                        return Err(format!(
+                            "after the faults stopped, device-{to} does not reach device-{from}'s newest save {head} of {slot:?}: {why}\n{held}"
+                        ));
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// What every device holds in `slot`, for a failure's message: each save's id, maker,
+    /// time and what it was made in view of (ids cut to 8 digits), and the conflicts.
+    fn describe(&mut self, slot: SlotId) -> String {
+        let short = |id: &Uuid| id.simple().to_string()[..8].to_owned();
+        let mut lines = Vec::new();
+        for device in 0..self.devices.len() {
+            let name = self.devices[device].name.clone();
+            let Some(running) = self.devices[device].start() else {
+                continue;
+            };
+            let saves = running.store.saves_in(slot).unwrap_or_default();
+            let conflicts: Vec<String> = running
+                .core
+                .conflicts(slot)
+                .iter()
+                .map(|c| short(&c.hidden_save))
+                .collect();
+            lines.push(format!("  {name}: conflicts {conflicts:?}"));
+            for save in saves {
+                let follows: Vec<String> = save
+                    .meta
+                    .follows()
+                    .map(|ids| ids.map(|id| short(&id)).collect())
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "    g{} {} by {} at {} in view of {follows:?}",
+                    save.generation,
+                    short(&save.meta.save_id),
+                    save.meta.device_name().unwrap_or("?"),
+                    save.meta.created_at.unix_millis() - 1_790_000_000_000,
+                ));
+            }
+        }
+        lines.join("\n")
     }
 
     /// What a device shows: the save heading each slot, and the conflicts.
@@ -498,14 +542,11 @@ impl Sim {
             .slots()
             .filter_map(|slot| Some((slot, running.store.load(slot).ok()?.meta.save_id)))
             .collect();
-        let conflicts = running
-            .core
-            .slot_states()
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(slot, state)| match state {
-                SlotSync::Conflict(conflict) => Some((slot, conflict.hidden_save)),
-                _ => None,
+        let conflicts = layout
+            .slots()
+            .map(|slot| {
+                let hidden = running.core.conflicts(slot).into_iter();
+                (slot, hidden.map(|conflict| conflict.hidden_save).collect())
             })
             .collect();
         let held = layout
@@ -519,21 +560,28 @@ impl Sim {
         }
     }
 
+    /// Whether a device shows `save` (or a save made after it, in view of it) as the head of
+    /// `slot` or as a recorded conflict it holds.
     fn reaches(&self, view: &View, slot: SlotId, save: &Uuid) -> Result<(), String> {
+        let at_or_after = |id: &Uuid| id == save || self.oracle.follows(id, save);
         let head = view.heads.get(&slot);
-        if head == Some(save) || head.is_some_and(|head| self.oracle.follows(head, save)) {
+        if head.is_some_and(at_or_after) {
             return Ok(());
         }
-        let held = view.held.get(&slot).is_some_and(|held| held.contains(save));
-        match view.conflicts.get(&slot) {
-            Some(hidden) if hidden == save && held => Ok(()),
-            Some(hidden) if hidden == save => {
-                Err("its conflict names it, but it does not load".into())
-            }
-            _ if held => Err(format!(
+        let holds = |id: &Uuid| view.held.get(&slot).is_some_and(|held| held.contains(id));
+        let conflicts = view.conflicts.get(&slot).into_iter().flatten();
+        if conflicts.filter(|id| at_or_after(id)).any(holds) {
+            return Ok(());
+        }
+        let held = holds(save);
+        let named = view.conflicts.get(&slot).is_some_and(|c| c.contains(save));
+        match (named, held) {
+            (true, true) => Ok(()),
+            (true, false) => Err("its conflict names it, but it does not load".into()),
+            (false, true) => Err(format!(
                 "it holds it, but neither heads the slot with it nor shows it as a conflict (head {head:?})"
             )),
-            _ => Err(format!("it does not hold it (head {head:?})")),
+            (false, false) => Err(format!("it does not hold it (head {head:?})")),
         }
     }
 }
@@ -542,7 +590,8 @@ impl Sim {
 #[derive(Default)]
 struct View {
     heads: BTreeMap<SlotId, Uuid>,
-    conflicts: BTreeMap<SlotId, Uuid>,
+    /// Every recorded conflict's hidden save, by slot.
+    conflicts: BTreeMap<SlotId, BTreeSet<Uuid>>,
     held: BTreeMap<SlotId, BTreeSet<Uuid>>,
 }
 
@@ -595,6 +644,21 @@ fn read_all(disk: &super::disk::SimDisk, path: &std::path::Path) -> Vec<u8> {
     bytes
 }
 
+/// Whether a save read back is the one made: the same payload and metadata, but for what the
+/// store adds to the metadata itself (the saves it was made in view of).
+fn same_save(
+    made: &SaveMeta,
+    bundle: &SaveBundle,
+    read: &SaveMeta,
+    read_bundle: &SaveBundle,
+) -> bool {
+    let mut read = read.clone();
+    read.extras.remove(FOLLOWS_KEY);
+    let mut made = made.clone();
+    made.extras.remove(FOLLOWS_KEY);
+    made == read && bundle == read_bundle
+}
+
 /// The invariants on one slot: what loads is a save some device made, byte for byte, and one
 /// that may head the slot; every confirmed save the slot must hold is there and reads exactly.
 fn check_slot(
@@ -609,7 +673,7 @@ fn check_slot(
             let known = oracle
                 .known(&id)
                 .ok_or_else(|| format!("{slot:?} loads {id}, a save no device made"))?;
-            if known.meta != loaded.meta || known.bundle != loaded.bundle {
+            if !same_save(&known.meta, &known.bundle, &loaded.meta, &loaded.bundle) {
                 return Err(format!(
                     "{slot:?} loads {id} with other bytes than were saved"
                 ));
@@ -639,7 +703,7 @@ fn check_slot(
                     .and_then(|bytes| format::decode(&bytes, &options).ok())
                     .zip(oracle.known(&id))
                     .is_some_and(|(decoded, known)| {
-                        decoded.meta == known.meta && decoded.bundle == known.bundle
+                        same_save(&known.meta, &known.bundle, &decoded.meta, &decoded.bundle)
                     })
             });
         if !holds {
