@@ -27,7 +27,9 @@
 
 mod error;
 mod exit;
+pub mod listing;
 mod plugin;
+pub mod redact;
 pub mod remote;
 mod state;
 mod sync;
@@ -39,10 +41,12 @@ pub use object_store;
 
 pub use error::{CloudError, Rejection};
 pub use exit::{CloudExitUpload, ExitUploadOutcome};
+pub use listing::ListingLimits;
 pub use plugin::{
     CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
     default_device_name,
 };
+pub use redact::RedactedUrl;
 pub use remote::{Remote, RemoteName, RequestPolicy};
 pub use state::{Conflict, STATE_FILE};
 pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};

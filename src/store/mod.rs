@@ -93,7 +93,7 @@ mod slot_store;
 
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
-pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+pub use fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem, ReadFile, WriteFile};
 pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.

@@ -36,6 +36,7 @@ mod snapshot_one_parser;
 mod snapshot_real_world;
 mod snapshot_roundtrip;
 mod store_faults;
+mod store_odd_files;
 mod store_power_loss;
 mod store_seal;
 mod store_slots;
