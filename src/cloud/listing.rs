@@ -15,7 +15,7 @@
 //! # One code path
 //!
 //! Stores with paginated listing ([`PaginatedListStore`]: S3, GCS) are asked for pages directly.
-//! Any other store ([`Remote::new`](super::Remote::new): memory, a folder, a game's own) is
+//! Any other store ([`Remote::new`](super::remote::Remote::new): memory, a folder, a game's own) is
 //! listed through an adapter that gives it the same interface: each page scans the store's
 //! listing and keeps only the `max` smallest keys after the page's start (memory bounded by the
 //! page, whatever the listing's order), and refuses a page holding a key the store could not
@@ -30,7 +30,6 @@
 //! its first again. Only a listing that went from the first key to the last lets the sync state
 //! forget files that left the cloud.
 
-use super::remote::{Remote, RemoteName};
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use object_store::list::{PaginatedListOptions, PaginatedListResult, PaginatedListStore};
@@ -69,10 +68,10 @@ pub(crate) enum Lister {
 }
 
 /// What one round's listing found.
-#[derive(Debug, Default)]
-pub(crate) struct Listing {
-    /// Files with a name cloud sync writes, directly in the folder, oldest first.
-    pub(crate) saves: Vec<(RemoteName, ObjectMeta)>,
+#[derive(Debug)]
+pub(crate) struct Listing<T> {
+    /// What the caller kept of the objects directly in the folder, in key order.
+    pub(crate) kept: Vec<T>,
     /// Keys the storage client cannot read as paths, relative to the folder.
     pub(crate) unreadable: Vec<String>,
     /// Whether the listing went from the folder's first key to its last.
@@ -81,22 +80,30 @@ pub(crate) struct Listing {
     pub(crate) resume_after: Option<String>,
 }
 
-/// Lists `remote`'s folder from after `start_after` (the key a capped round stopped at), within
-/// the remote's limits. Only a request the storage did not answer is an error.
-pub(crate) async fn list_folder(
-    remote: &Remote,
+/// Lists `folder` through `lister` from after `start_after` (the key a capped round stopped
+/// at), within `limits`, keeping what `keep` makes of each object directly in the folder (given
+/// its name there; `None` drops it at once). Only a request the storage did not answer is an
+/// error.
+pub(crate) async fn list_folder<T>(
+    (lister, folder): (&Lister, &RemotePath),
+    limits: ListingLimits,
     start_after: Option<String>,
-) -> object_store::Result<Listing> {
-    let limits = remote.listing;
+    keep: impl Fn(&str, ObjectMeta) -> Option<T>,
+) -> object_store::Result<Listing<T>> {
     let per_round = limits.keys_per_round.max(1);
-    let prefix = format!("{}/", remote.folder);
+    let prefix = format!("{folder}/");
     let mut pages = Pages {
-        lister: &remote.lister,
-        folder: &remote.folder,
+        lister,
+        folder,
         prefix: &prefix,
         after: start_after.clone(),
     };
-    let mut listing = Listing::default();
+    let mut listing = Listing {
+        kept: Vec::new(),
+        unreadable: Vec::new(),
+        whole: false,
+        resume_after: None,
+    };
     let mut looked_at = 0;
     let mut reached_end = false;
     while looked_at < per_round {
@@ -104,12 +111,13 @@ pub(crate) async fn list_folder(
         let page = pages.next(max).await?;
         // At least one per page, so a storage that answers empty pages cannot keep a round going.
         looked_at += (page.objects.len() + usize::from(page.unreadable.is_some())).max(1);
-        listing
-            .saves
-            .extend(page.objects.into_iter().filter_map(|object| {
-                let name = RemoteName::parse(object.location.as_ref().strip_prefix(&prefix)?)?;
-                Some((name, object))
-            }));
+        for object in page.objects {
+            let name = object.location.as_ref().strip_prefix(&prefix);
+            let name = name.filter(|name| !name.contains('/')).map(str::to_owned);
+            listing
+                .kept
+                .extend(name.and_then(|name| keep(&name, object)));
+        }
         let relative = |key: String| key.strip_prefix(&prefix).map_or(key.clone(), str::to_owned);
         listing.unreadable.extend(page.unreadable.map(relative));
         if page.last {
@@ -119,9 +127,6 @@ pub(crate) async fn list_folder(
     }
     listing.whole = reached_end && start_after.is_none();
     listing.resume_after = if reached_end { None } else { pages.after };
-    listing
-        .saves
-        .sort_by_key(|(name, _)| (name.created_ms, name.save_id));
     Ok(listing)
 }
 
@@ -284,12 +289,12 @@ impl Ord for Entry {
 /// `error` says.
 pub(crate) fn unreadable_key(error: &object_store::Error) -> Option<String> {
     match error {
-        object_store::Error::InvalidPath { source } => match source {
-            path::Error::EmptySegment { path }
-            | path::Error::BadSegment { path, .. }
-            | path::Error::NonUnicode { path, .. } => Some(path.clone()),
-            _ => None,
-        },
+        object_store::Error::InvalidPath {
+            source:
+                path::Error::EmptySegment { path }
+                | path::Error::BadSegment { path, .. }
+                | path::Error::NonUnicode { path, .. },
+        } => Some(path.clone()),
         _ => None,
     }
 }

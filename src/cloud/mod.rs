@@ -9,15 +9,20 @@
 //! - Uploads send the generation file unchanged, create-only, under a name unique to the save
 //!   (see [`remote`]); a device never overwrites another's file.
 //! - Downloads happen at start, on [`RefreshSlots`](crate::plugin::RefreshSlots) and every
-//!   [`CloudPlugin::sync_every`]. Each file is verified in full ([`verify_remote_save`]) and
-//!   placed through the store's durable write ([`SlotStore::import`]); a damaged, forged or
-//!   newer-format file is refused and never replaces or hides a local save.
+//!   [`CloudPlugin::sync_every`]. The folder is listed page by page, stepping over keys the
+//!   storage client cannot read as paths (each reported once as [`Refused`]), and no more of it
+//!   per round than [`ListingLimits`] allow (see [`listing`]). Each file is verified in full
+//!   ([`verify_remote_save`]) and placed through the store's durable write
+//!   ([`SlotStore::import`]); a damaged, forged or newer-format file is refused and never
+//!   replaces or hides a local save.
 //! - Conflicts keep both saves: the newest by creation time heads the slot, the other stays the
 //!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]).
 //! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
 //!   with backoff, at the latest on the next start.
 //! - When the app exits, the saves made this session, the exit save included, are uploaded
 //!   within the exit's wait; [`CloudExitUpload`] says what could not be (the next start does).
+//! - Credentials in the cloud URL never appear in text: errors hold a [`RedactedUrl`] and a
+//!   reason scrubbed of them, and `CloudPlugin`'s `Debug` redacts the URL (see [`redact`]).
 //!
 //! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
 //! [`CloudPlugin`] connects them to [`KeepsakePlugin`](crate::plugin::KeepsakePlugin).

@@ -4,7 +4,7 @@
 //! password), and a URL that does not open is reported in [`CloudError::BadUrl`], which the
 //! plugin logs and keeps in [`CloudStatus`]. So an error never holds the URL as given: it holds
 //! a [`RedactedUrl`], which can only be made by redacting, and a reason that went through
-//! [`UrlSecrets::scrub`].
+//! `UrlSecrets::scrub`.
 //!
 //! # What is shown
 //!

@@ -227,17 +227,17 @@ impl Remote {
         match parsed.scheme() {
             "s3" => {
                 let s3 = Arc::new(open_s3(&parsed, &options, policy).map_err(bad)?);
-                return Ok(Remote::paginated(s3.clone(), s3, &prefix, game_id, profile));
+                Ok(Remote::paginated(s3.clone(), s3, &prefix, game_id, profile))
             }
             "gs" => {
                 let gcs = Arc::new(open_gcs(&parsed, &options, policy).map_err(bad)?);
-                return Ok(Remote::paginated(
+                Ok(Remote::paginated(
                     gcs.clone(),
                     gcs,
                     &prefix,
                     game_id,
                     profile,
-                ));
+                ))
             }
             "file" => {
                 let folder = parsed

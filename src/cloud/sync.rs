@@ -252,7 +252,7 @@ impl SyncCore {
     /// offline must reach the cloud before saves arriving from elsewhere could crowd it out.
     async fn sync_inner(&mut self, round: &mut SyncRound) -> Result<(), CloudError> {
         let Listing {
-            saves: listing,
+            kept: listing,
             unreadable,
             whole,
             ..
@@ -325,18 +325,22 @@ impl SyncCore {
     /// Lists the profile folder (on from where the last round stopped, if it stopped at the
     /// listing's limit): files with a name cloud sync writes, oldest first, and the keys the
     /// storage client cannot read (see [`listing`](super::listing)).
-    async fn list_remote(&mut self) -> Result<Listing, CloudError> {
+    async fn list_remote(&mut self) -> Result<Listing<(RemoteName, ObjectMeta)>, CloudError> {
         let start = self.resume_listing_after.clone();
-        let listing =
-            list_folder(&self.remote, start)
-                .await
-                .map_err(|source| CloudError::Remote {
-                    action: "list",
-                    location: self.remote.folder.to_string(),
-                    source,
-                })?;
+        let remote = (&self.remote.lister, &self.remote.folder);
+        let keep = |name: &str, object| Some((RemoteName::parse(name)?, object));
+        let mut listing = list_folder(remote, self.remote.listing, start, keep)
+            .await
+            .map_err(|source| CloudError::Remote {
+                action: "list",
+                location: self.remote.folder.to_string(),
+                source,
+            })?;
         self.connection = Connection::Online;
         self.resume_listing_after = listing.resume_after.clone();
+        listing
+            .kept
+            .sort_by_key(|(name, _)| (name.created_ms, name.save_id));
         Ok(listing)
     }
 

@@ -51,14 +51,26 @@ fn link_to_dev_zero(path: &Path) {
     std::os::unix::fs::symlink("/dev/zero", path).unwrap();
 }
 
-/// What stands in for a generation: how it is put there, and what the store calls it.
-const ODD_ENTRIES: [(&str, fn(&Path), &str); 2] = [
-    ("a FIFO", make_fifo, "a FIFO (named pipe)"),
-    (
-        "a link to /dev/zero",
-        link_to_dev_zero,
-        "a character device",
-    ),
+/// What stands in for a generation.
+struct Odd {
+    label: &'static str,
+    /// Puts it at a path.
+    make: fn(&Path),
+    /// What the store calls it.
+    what: &'static str,
+}
+
+const ODD_ENTRIES: [Odd; 2] = [
+    Odd {
+        label: "a FIFO",
+        make: make_fifo,
+        what: "a FIFO (named pipe)",
+    },
+    Odd {
+        label: "a link to /dev/zero",
+        make: link_to_dev_zero,
+        what: "a character device",
+    },
 ];
 
 fn saved(store: &SlotStore, seq: u64) -> PathBuf {
@@ -80,7 +92,7 @@ fn is_not_a_file(error: &StoreError, path: &Path, what: &str) -> bool {
 #[test]
 fn an_odd_entry_as_the_newest_generation_is_skipped_promptly() {
     for backups in [3, 0] {
-        for (label, make, what) in ODD_ENTRIES {
+        for Odd { label, make, what } in ODD_ENTRIES {
             let dir = tempfile::tempdir().unwrap();
             let config = StoreConfig::new(dir.path()).backups(backups);
             let store = Arc::new(SlotStore::open(config).unwrap());
@@ -142,7 +154,7 @@ fn an_odd_entry_as_the_newest_generation_is_skipped_promptly() {
 /// whole-file reads cloud sync makes (a generation to upload, a side file).
 #[test]
 fn an_odd_entry_alone_fails_the_load_and_every_whole_file_read() {
-    for (label, make, what) in ODD_ENTRIES {
+    for Odd { label, make, what } in ODD_ENTRIES {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(SlotStore::open(StoreConfig::new(dir.path())).unwrap());
         let odd = store.path_of(SLOT, 1);
