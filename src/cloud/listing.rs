@@ -24,7 +24,8 @@
 //! # Limits
 //!
 //! A round looks at no more than [`ListingLimits::keys_per_round`] keys, asked for
-//! [`ListingLimits::page_keys`] at a time; what it keeps is bounded by that (the saves' names
+//! [`ListingLimits::page_keys`] at a time, in no more than [`ListingLimits::requests_per_round`]
+//! requests (stray keys cost requests); what it keeps is bounded by that (the saves' names
 //! and sizes, the stray keys). A round that stops at the limit records where it stopped, and
 //! the next round lists on from there; after the folder's last key the next round starts from
 //! its first again. Only a listing that went from the first key to the last lets the sync state
@@ -47,6 +48,9 @@ pub struct ListingLimits {
     /// Keys looked at per round, over all its pages (default 20,000: a few megabytes of
     /// names at most). A folder holding more is listed over several rounds.
     pub keys_per_round: usize,
+    /// Listing requests per round (default 200: the 20 pages of a full round, and about 18
+    /// stray keys at some 10 requests each). A round that runs out lists on next time.
+    pub requests_per_round: usize,
 }
 
 impl Default for ListingLimits {
@@ -54,6 +58,7 @@ impl Default for ListingLimits {
         ListingLimits {
             page_keys: 1000,
             keys_per_round: 20_000,
+            requests_per_round: 200,
         }
     }
 }
@@ -97,6 +102,7 @@ pub(crate) async fn list_folder<T>(
         folder,
         prefix: &prefix,
         after: start_after.clone(),
+        requests_left: limits.requests_per_round.max(2),
     };
     let mut listing = Listing {
         kept: Vec::new(),
@@ -108,7 +114,9 @@ pub(crate) async fn list_folder<T>(
     let mut reached_end = false;
     while looked_at < per_round {
         let max = limits.page_keys.clamp(1, per_round - looked_at);
-        let page = pages.next(max).await?;
+        let Some(page) = pages.next(max).await? else {
+            break;
+        };
         // At least one per page, so a storage that answers empty pages cannot keep a round going.
         looked_at += (page.objects.len() + usize::from(page.unreadable.is_some())).max(1);
         for object in page.objects {
@@ -148,22 +156,30 @@ struct Pages<'a> {
     prefix: &'a str,
     /// The last key listed (the next page starts after it).
     after: Option<String>,
+    /// Requests this round may still make.
+    requests_left: usize,
 }
 
 impl Pages<'_> {
     /// The next page of at most `max` keys. A page refused for a key the client cannot read is
-    /// asked for again at half the size; a page of one key refused is that key.
-    async fn next(&mut self, max: usize) -> object_store::Result<Page> {
+    /// asked for again at half the size; a page of one key refused is that key. `None` once the
+    /// round's requests are spent.
+    async fn next(&mut self, max: usize) -> object_store::Result<Option<Page>> {
         let mut size = max;
         loop {
+            let Some(left) = self.requests_left.checked_sub(1) else {
+                return Ok(None);
+            };
+            self.requests_left = left;
             match self.request(size).await {
-                Ok(result) => return Ok(self.took(result)),
+                Ok(result) => return Ok(Some(self.took(result))),
                 Err(error) => {
                     let Some(key) = unreadable_key(&error) else {
                         return Err(error);
                     };
                     if size > 1 {
-                        size /= 2;
+                        // With one request left, one key: a round always gets past something.
+                        size = if self.requests_left <= 1 { 1 } else { size / 2 };
                         continue;
                     }
                     // A key that does not sort after the page's start would be asked for
@@ -172,20 +188,32 @@ impl Pages<'_> {
                         return Err(error);
                     }
                     self.after = Some(key.clone());
-                    return Ok(Page {
+                    return Ok(Some(Page {
                         objects: Vec::new(),
                         unreadable: Some(key),
                         last: false,
-                    });
+                    }));
                 }
             }
         }
     }
 
+    /// The page an answer makes, and where the next one starts: after the last key. A key is
+    /// known only as its path, which drops a trailing `/` (a folder marker, `sub/`, reads as
+    /// `sub`); keys come in key order, so a path that does not sort after the last one is such
+    /// a marker, already listed or of no use (a folder is never a save): it is passed over and
+    /// the next page starts after its key, the path and a `/`. Without this a marker at the end
+    /// of a page would be listed again and again.
     fn took(&mut self, result: PaginatedListResult) -> Page {
-        let objects = result.result.objects;
-        if let Some(last) = objects.last() {
-            self.after = Some(last.location.to_string());
+        let mut objects = Vec::with_capacity(result.result.objects.len());
+        for object in result.result.objects {
+            let key = object.location.to_string();
+            if self.after.as_ref().is_some_and(|after| key <= *after) {
+                self.after = Some(format!("{key}/"));
+            } else {
+                self.after = Some(key);
+                objects.push(object);
+            }
         }
         Page {
             objects,
@@ -351,5 +379,145 @@ mod tests {
         assert_eq!(page, (vec!["f/a".to_owned(), "f/c".to_owned()], true));
         let page = block_on(page_of(items(), Some("f/x//y"), 3)).unwrap();
         assert_eq!(page, (Vec::new(), false));
+    }
+
+    /// Raw keys listed as S3 lists them: in byte order after a start key, each read as a path
+    /// (a trailing `/` dropped), a page holding a key that is not a path refused whole.
+    struct RawKeys(Vec<String>);
+
+    impl RawKeys {
+        fn page(
+            &self,
+            options: &PaginatedListOptions,
+        ) -> object_store::Result<PaginatedListResult> {
+            let after = |key: &&String| options.offset.as_ref().is_none_or(|offset| *key > offset);
+            let mut keys: Vec<&String> = self.0.iter().filter(after).collect();
+            let max = options.max_keys.unwrap_or(1000);
+            let more = keys.len() > max;
+            keys.truncate(max);
+            let mut objects = Vec::new();
+            for key in keys {
+                objects.push(ObjectMeta {
+                    location: RemotePath::parse(key)?,
+                    last_modified: Default::default(),
+                    size: 1,
+                    e_tag: None,
+                    version: None,
+                });
+            }
+            Ok(PaginatedListResult {
+                result: ListResult {
+                    common_prefixes: Vec::new(),
+                    objects,
+                    extensions: Default::default(),
+                },
+                page_token: more.then(String::new),
+            })
+        }
+    }
+
+    /// `#[async_trait]`'s form of the trait method, written out.
+    impl PaginatedListStore for RawKeys {
+        fn list_paginated<'life0, 'life1, 'async_trait>(
+            &'life0 self,
+            _prefix: Option<&'life1 str>,
+            options: PaginatedListOptions,
+        ) -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = object_store::Result<PaginatedListResult>>
+                    + Send
+                    + 'async_trait,
+            >,
+        >
+        where
+            'life0: 'async_trait,
+            'life1: 'async_trait,
+            Self: 'async_trait,
+        {
+            Box::pin(std::future::ready(self.page(&options)))
+        }
+    }
+
+    /// Lists the folder `f` of `keys` round after round from the start until a round reaches
+    /// its last key; returns each round's kept names and unreadable keys.
+    fn one_cycle(keys: Vec<String>, limits: ListingLimits) -> Vec<(Vec<String>, Vec<String>)> {
+        let lister = Lister::Paginated(Arc::new(RawKeys(keys)));
+        let folder = RemotePath::from("f");
+        let mut rounds = Vec::new();
+        let mut start = None;
+        loop {
+            assert!(
+                rounds.len() < 500,
+                "the listing does not reach the folder's end"
+            );
+            let keep = |name: &str, _| Some(name.to_owned());
+            let listing = list_folder((&lister, &folder), limits, start.clone(), keep);
+            let listing = block_on(listing).expect("the store always answers");
+            assert_eq!(
+                listing.whole,
+                start.is_none() && listing.resume_after.is_none()
+            );
+            rounds.push((listing.kept, listing.unreadable));
+            match listing.resume_after {
+                Some(next) => start = Some(next),
+                None => return rounds,
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the keys (paths, folder markers, keys with empty, `.` and `..` parts,
+        /// keys in sub-folders) and whatever the limits, one cycle of rounds lists every
+        /// readable key directly in the folder once (a folder marker, `a/`, at most once: it
+        /// reads as the path `a`, and is passed over where it cannot be told from a key already
+        /// listed), reports every unreadable one once, and no round keeps more than its limit.
+        #[test]
+        fn a_cycle_of_rounds_lists_every_key_once_within_the_limits(
+            names in proptest::collection::btree_set("[ab./]{1,5}", 0..40),
+            page_keys in 1usize..6,
+            keys_per_round in 1usize..14,
+            requests_per_round in 0usize..30,
+        ) {
+            let keys: Vec<String> = names.iter().map(|name| format!("f/{name}")).collect();
+            let limits = ListingLimits { page_keys, keys_per_round, requests_per_round };
+            let rounds = one_cycle(keys.clone(), limits);
+
+            // Names every cycle must list, and names it may list (folder markers').
+            let mut expected_kept = std::collections::BTreeSet::new();
+            let mut markers = std::collections::BTreeSet::new();
+            let mut expected_bad = std::collections::BTreeSet::new();
+            for key in &keys {
+                match RemotePath::parse(key) {
+                    Ok(path) => {
+                        let name = path.as_ref().strip_prefix("f/").filter(|n| !n.contains('/'));
+                        let name = name.map(str::to_owned);
+                        if key.ends_with('/') {
+                            markers.extend(name);
+                        } else {
+                            expected_kept.extend(name);
+                        }
+                    }
+                    Err(_) => {
+                        expected_bad.insert(key[2..].to_owned());
+                    }
+                }
+            }
+            let mut kept = Vec::new();
+            let mut bad = Vec::new();
+            for (round_kept, round_bad) in rounds {
+                proptest::prop_assert!(round_kept.len() <= keys_per_round);
+                kept.extend(round_kept);
+                bad.extend(round_bad);
+            }
+            let kept_set: std::collections::BTreeSet<String> = kept.iter().cloned().collect();
+            proptest::prop_assert_eq!(kept.len(), kept_set.len(), "listed twice: {:?}", kept);
+            proptest::prop_assert!(kept_set.is_superset(&expected_kept), "{:?}", kept_set);
+            let may: std::collections::BTreeSet<String> =
+                expected_kept.union(&markers).cloned().collect();
+            proptest::prop_assert!(kept_set.is_subset(&may), "{:?}", kept_set);
+            let bad_set: std::collections::BTreeSet<String> = bad.iter().cloned().collect();
+            proptest::prop_assert_eq!(bad.len(), bad_set.len(), "reported twice: {:?}", bad);
+            proptest::prop_assert_eq!(bad_set, expected_bad);
+        }
     }
 }

@@ -102,7 +102,7 @@ impl CloudPlugin {
     }
 
     /// How much of the cloud folder one sync round lists (default: pages of 1000 keys,
-    /// 20,000 keys a round; see [`listing`](super::listing)).
+    /// 20,000 keys and 200 requests a round; see [`listing`](super::listing)).
     #[must_use]
     pub fn listing(mut self, limits: ListingLimits) -> Self {
         self.listing = limits;

@@ -102,9 +102,10 @@ fn keys_the_client_cannot_read_are_skipped_and_reported_once() {
     assert!(round.uploaded.iter().any(|u| u.save_id == own));
 }
 
-/// Against moto, with pages of 2 keys and 5 keys a round: a folder of 6 saves and 6 stray keys
-/// takes several rounds, each listing on from the last, until every save has arrived and every
-/// stray key was reported exactly once.
+/// Against moto, with pages of 2 keys and 5 keys a round: a folder of 6 saves, 6 stray keys and
+/// 2 folder markers (`manual-01/`, which reads as the path `manual-01` and so sorts before the
+/// keys listed just ahead of it) takes several rounds, each listing on from the last, until
+/// every save has arrived and every stray key was reported exactly once.
 #[test]
 fn a_capped_listing_continues_over_rounds_past_stray_keys() {
     let moto = Moto::start();
@@ -112,12 +113,13 @@ fn a_capped_listing_continues_over_rounds_past_stray_keys() {
     let endpoint = moto.endpoint();
     let mut desk = Device::new(&endpoint, "desk");
     let ids = saves_uploaded(&mut desk, (0..6).map(SlotId::Manual));
-    for key in STRAY {
+    for key in STRAY.iter().chain(&["manual-01/", "sub/"]) {
         put_raw(&moto, &format!("{FOLDER}/{key}"));
     }
     let limits = ListingLimits {
         page_keys: 2,
         keys_per_round: 5,
+        ..ListingLimits::default()
     };
     let remote = Remote::open(&url(&endpoint), GAME, "default", &super::quick_policy())
         .unwrap()
@@ -127,7 +129,7 @@ fn a_capped_listing_continues_over_rounds_past_stray_keys() {
     let mut laptop = Device::on_remote(dir, config, remote, "laptop");
 
     let (rounds, reported) = sync_until_all_arrived(&mut laptop, &ids);
-    assert!(rounds >= 3, "12 keys at 5 a round: {rounds} rounds");
+    assert!(rounds >= 3, "14 keys at 5 a round: {rounds} rounds");
     let named: BTreeSet<String> = reported.iter().cloned().collect();
     assert_eq!(
         reported.len(),
@@ -168,6 +170,8 @@ struct S3Like {
 #[derive(Default)]
 struct Served {
     requests: usize,
+    /// `requests` when they were last counted.
+    requests_counted: usize,
     /// Keys in pages that were answered since the count was last taken.
     keys: usize,
     fail_request: Option<usize>,
@@ -222,8 +226,12 @@ impl S3Like {
         })
     }
 
-    fn take_keys_served(&self) -> usize {
-        std::mem::take(&mut self.served.lock().unwrap().keys)
+    /// The requests made and the keys in answered pages since the last call.
+    fn take_served(&self) -> (usize, usize) {
+        let mut served = self.served.lock().unwrap();
+        let requests = served.requests - served.requests_counted;
+        served.requests_counted = served.requests;
+        (requests, std::mem::take(&mut served.keys))
     }
 }
 
@@ -246,8 +254,9 @@ impl PaginatedListStore for S3Like {
 }
 
 /// In memory, under the default backups (3) and 0: the same recovery through the paginated
-/// interface (halving pages down to the stray key), no round answered with more keys than its
-/// limit, and a page that fails stops the round as offline until the next one.
+/// interface (halving pages down to the stray key), no round making more requests or answered
+/// with more keys than its limits, and a page that fails stops the round as offline until the
+/// next one.
 #[test]
 fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
     for backups in [3, 0] {
@@ -264,8 +273,9 @@ fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
             served: Mutex::default(),
         });
         let limits = ListingLimits {
-            page_keys: 3,
-            keys_per_round: 4,
+            page_keys: 4,
+            keys_per_round: 6,
+            requests_per_round: 4,
         };
         let remote = Remote::paginated(memory.clone(), pages.clone(), "games", GAME, "default")
             .with_listing(limits);
@@ -282,10 +292,12 @@ fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
         let mut rounds = 0;
         while !holds_all(&laptop, &ids) {
             assert!(rounds < 20, "backups {backups}: {:?}", laptop.ids());
-            pages.take_keys_served();
+            pages.take_served();
             let round = laptop.sync();
             assert_eq!(round.error, None, "backups {backups}: {round:?}");
-            assert!(pages.take_keys_served() <= limits.keys_per_round);
+            let (requests, keys) = pages.take_served();
+            assert!(keys <= limits.keys_per_round, "{keys} keys");
+            assert!(requests <= limits.requests_per_round, "{requests} requests");
             reported.extend(refused(&round));
             rounds += 1;
         }
@@ -306,6 +318,7 @@ fn a_streamed_listing_is_capped_and_continues_over_rounds() {
     let limits = ListingLimits {
         page_keys: 2,
         keys_per_round: 3,
+        ..ListingLimits::default()
     };
     let on_memory = |name: &str| {
         let remote = Remote::new(memory.clone(), "games", GAME, "default").with_listing(limits);
