@@ -12,9 +12,9 @@
 //! |------|-------|
 //! | scheme, host (the bucket), path (the prefix) | as given |
 //! | user name and password | `<redacted>` |
-//! | query option on the safe list ([`SAFE_OPTIONS`]: where the storage is, never who may use it) | key and value; an `endpoint` value redacted the same way |
+//! | query option on the safe list ([`SAFE_OPTIONS`]: where the storage is, never who may use it) | key and value; an `endpoint` value holding `@`, `?` or `#`, or that is not a URL, as `<redacted>` |
 //! | any other query option (`secret_access_key`, `token`, a misspelt key, …) | the key, the value as `<redacted>` |
-//! | a query part that is not `key=value`, or whose key is not a plain option name | `<redacted>` |
+//! | a query part that is not `key=value`, or whose key is neither a known option nor made of lowercase letters and `_` (a pasted secret may sit there) | `<redacted>` |
 //! | fragment | `<redacted>` |
 //! | a URL that does not parse | none of it: `<a URL that does not parse>` |
 //!
@@ -95,8 +95,8 @@ impl UrlSecrets {
     pub(crate) fn of(url: &str) -> Self {
         let mut secrets = Vec::new();
         let redacted = match Url::parse(url) {
-            Ok(parsed) => redact(&parsed, &mut secrets),
-            Err(_) => {
+            Ok(parsed) if !misread_user(url, &parsed) => redact(&parsed, &mut secrets),
+            _ => {
                 // Nothing can be told apart: the whole text is the secret.
                 secrets.push(url.to_owned());
                 "<a URL that does not parse>".to_owned()
@@ -123,6 +123,14 @@ impl UrlSecrets {
     }
 }
 
+/// Whether the parser did not see a user the text has: an `@` before the query whose left
+/// part it read as something else (`s3://id:12/se@bucket` parses as the host `id`, the port
+/// `12` and the path `/se@bucket`, leaving the password in the path).
+fn misread_user(text: &str, parsed: &Url) -> bool {
+    let before_query = text.split(['?', '#']).next().unwrap_or_default();
+    before_query.contains('@') && parsed.username().is_empty() && parsed.password().is_none()
+}
+
 /// The redacted text of a parsed URL; what it hides is added to `secrets`.
 fn redact(url: &Url, secrets: &mut Vec<String>) -> String {
     let mut shown = url.clone();
@@ -143,7 +151,7 @@ fn redact(url: &Url, secrets: &mut Vec<String>) -> String {
     }
     if let Some(query) = url.query() {
         text.push('?');
-        text.push_str(&redact_query(query, secrets));
+        text.push_str(&redact_query(url.scheme(), query, secrets));
     }
     if let Some(fragment) = url.fragment() {
         secrets.extend(decoded_forms(fragment));
@@ -154,14 +162,14 @@ fn redact(url: &Url, secrets: &mut Vec<String>) -> String {
 }
 
 /// The query with every value but the safe options' hidden.
-fn redact_query(query: &str, secrets: &mut Vec<String>) -> String {
+fn redact_query(scheme: &str, query: &str, secrets: &mut Vec<String>) -> String {
     let parts: Vec<String> = query
         .split('&')
         .map(|part| match part.split_once('=') {
-            Some((key, value)) if is_option_name(key) && is_safe_option(key) => {
+            Some((key, value)) if is_option_name(scheme, key) && is_safe_option(key) => {
                 format!("{key}={}", shown_value(key, value, secrets))
             }
-            Some((key, value)) if is_option_name(key) => {
+            Some((key, value)) if is_option_name(scheme, key) => {
                 secrets.extend(decoded_forms(value));
                 format!("{key}={REDACTED}")
             }
@@ -184,24 +192,20 @@ fn is_safe_option(key: &str) -> bool {
     SAFE_OPTIONS.contains(&name)
 }
 
-/// A safe option's value as shown: as given, but an endpoint that carries a user, password,
-/// query or fragment of its own is redacted as a URL.
+/// A safe option's value as shown: as given, except an endpoint that may carry more than where
+/// the storage is. One whose text (decoded) holds `@`, `?` or `#`, or that does not parse as a
+/// URL, is hidden whole: its parts cannot be told apart safely (`http://me:pa/ss@host` parses
+/// as the host `me` with the path `/ss@host`).
 fn shown_value(key: &str, value: &str, secrets: &mut Vec<String>) -> String {
     if !key.to_ascii_lowercase().contains("endpoint") {
         return value.to_owned();
     }
     let decoded = percent_decoded(value);
-    match Url::parse(&decoded) {
-        Ok(endpoint)
-            if !endpoint.username().is_empty()
-                || endpoint.password().is_some()
-                || endpoint.query().is_some()
-                || endpoint.fragment().is_some() =>
-        {
-            redact(&endpoint, secrets)
-        }
-        _ => value.to_owned(),
+    if !decoded.contains(['@', '?', '#']) && Url::parse(&decoded).is_ok() {
+        return value.to_owned();
     }
+    secrets.extend(decoded_forms(value));
+    REDACTED.to_owned()
 }
 
 /// A query value as written and as the storage client sees it (percent- and `+`-decoded).
@@ -221,13 +225,18 @@ fn percent_decoded(value: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Whether a query key is a plain option name (letters, digits, `_`, `-`, at most 64): only
-/// such a key is shown, since a pasted secret may sit where a key should be.
-fn is_option_name(key: &str) -> bool {
-    (1..=64).contains(&key.len())
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+/// Whether a query key is shown: an option the storage knows, or one that looks like an option
+/// name (lowercase letters and `_`, at most 40), as a misspelt option does. Anything else may be
+/// a pasted secret where a key should be (`?wJalrXUt…=`), and is hidden whole.
+fn is_option_name(scheme: &str, key: &str) -> bool {
+    let known = match scheme {
+        "s3" => key.parse::<object_store::aws::AmazonS3ConfigKey>().is_ok(),
+        "gs" => key.parse::<object_store::gcp::GoogleConfigKey>().is_ok(),
+        _ => false,
+    };
+    known
+        || ((1..=40).contains(&key.len())
+            && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
 }
 
 #[cfg(test)]
@@ -266,7 +275,12 @@ mod tests {
             ),
             ("s3://saves/games?hunter2", "hunter2"),
             ("s3://saves/games?a%20b=hunter2", "hunter2"),
+            (
+                "s3://saves/games?wJalrXUtnFEMI0K7MDENG=",
+                "wJalrXUtnFEMI0K7MDENG",
+            ),
             ("s3://saves/games#hunter2", "hunter2"),
+            ("s3://AKIA:12/hunter2@saves/games", "hunter2"),
             ("s3://saves/games?aws_secret_access_key=hunter2", "hunter2"),
             ("not a url hunter2", "hunter2"),
         ] {

@@ -424,4 +424,72 @@ mod tests {
         let error = Remote::open(&url, "g", "p", &policy).unwrap_err();
         assert!(error.to_string().contains("secret_acess_key"), "{error}");
     }
+
+    /// Where a secret may sit in a URL.
+    #[derive(Clone, Copy, Debug)]
+    enum Place {
+        /// The password of the URL's user.
+        Password,
+        /// The same, not percent-encoded (as a person may well paste it).
+        RawPassword,
+        /// The value of a credential option.
+        Credential,
+        /// The value of a misspelt option.
+        Misspelt,
+        /// A query part with no `=`.
+        Bare,
+        /// The password of the endpoint's user.
+        EndpointPassword,
+    }
+
+    fn url_with(secret: &str, place: Place, extra: &str) -> String {
+        let base = "s3://saves/games";
+        let region = "region=us-east-1";
+        match place {
+            Place::Password | Place::RawPassword => {
+                format!("s3://AKIDUSER:{secret}@saves/games?{region}&{extra}")
+            }
+            Place::Credential => format!("{base}?{region}&secret_access_key={secret}&{extra}"),
+            Place::Misspelt => format!("{base}?{region}&secret_acess_key={secret}&{extra}"),
+            Place::Bare => format!("{base}?{region}&{secret}&{extra}"),
+            Place::EndpointPassword => {
+                format!("{base}?endpoint=http://me:{secret}@127.0.0.1:9&{region}&{extra}")
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A search for a secret in text (mixed case and digits, as generated keys are): wherever
+        /// a secret sits in a URL that does not open
+        /// (whatever else makes it fail: an unknown option, a second misspelling), it appears
+        /// neither in the error's `Display` nor in its `Debug`.
+        #[test]
+        fn no_secret_in_a_url_that_does_not_open_reaches_the_error(
+            secret in "[A-Z][a-z][0-9][A-Za-z0-9+/=_-]{13,40}",
+            place in proptest::sample::select(vec![
+                Place::Password,
+                Place::RawPassword,
+                Place::Credential,
+                Place::Misspelt,
+                Place::Bare,
+                Place::EndpointPassword,
+            ]),
+            extra in proptest::sample::select(vec!["no_such_option=1", "regoin=x", "skip_signature=maybe"]),
+        ) {
+            // Userinfo takes the secret percent-encoded, as a person would write it there.
+            let encoded: String = url::form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+            let in_url = match place {
+                Place::Password | Place::EndpointPassword => encoded.as_str(),
+                _ => secret.as_str(),
+            };
+            let url = url_with(in_url, place, extra);
+            let Err(error) = Remote::open(&url, "g", "p", &RequestPolicy::default()) else {
+                return Err(proptest::test_runner::TestCaseError::fail(format!("{url} opened")));
+            };
+            let shown = format!("{error} {error:?}");
+            for form in [secret.as_str(), encoded.as_str(), &secret.replace('+', " ")] {
+                proptest::prop_assert!(!shown.contains(form), "{form} in {shown}");
+            }
+        }
+    }
 }
