@@ -81,6 +81,12 @@
 //! key, else the sealed bytes' CRC), stopping short of decompression and postcard: it tells an
 //! intact backup from a damaged one.
 //!
+//! The seal authenticates the metadata, and with it the slot the save was written for
+//! ([`SaveMeta::slot`]); this layer does not know file names, so the slot store is what refuses
+//! a sealed save found under another slot's name (`StoreError::SealedForAnotherSlot`). Nothing
+//! in a file says which generation of its slot it is, so a seal cannot tell an older save put
+//! back in place of a newer one.
+//!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
 //! [`read_thumbnail`], [`read_chunk_table`], [`verify_from`]) takes `&DecodeOptions`: whatever a reader needs
 //! besides the limits (such as the key for sealed saves) is added there, not to the functions'

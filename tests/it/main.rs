@@ -37,6 +37,7 @@ mod snapshot_real_world;
 mod snapshot_roundtrip;
 mod store_backups;
 mod store_faults;
+mod store_odd_files;
 mod store_power_loss;
 mod store_seal;
 mod store_slots;
