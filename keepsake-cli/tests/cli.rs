@@ -474,7 +474,7 @@ fn dump_shows_a_value_it_cannot_read_in_its_place() {
         .iter()
         .find(|c| c.type_path == "cli::Hero")
         .unwrap();
-    let value = hero.rows[0].value;
+    let value = hero.rows.first().unwrap().value;
     let at = value.as_ptr() as usize - blob.as_ptr() as usize + value.len() - 1;
     blob[at] = 100;
     let bundle = SaveBundle::new(WorldState {

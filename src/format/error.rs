@@ -246,6 +246,11 @@ pub enum FormatError {
     )]
     SealNeedsChunkedLayout,
 
+    /// A section asks for more memory than the file may cost: its counts or lengths are
+    /// forged or damaged (see [`Budget`](super::Budget)).
+    #[error("the save file's {0}")]
+    OverBudget(#[from] super::budget::OverBudget),
+
     /// Postcard could not encode a value (only on encode).
     #[error("could not encode the {section}: {source}")]
     Encode {

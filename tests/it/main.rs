@@ -22,6 +22,7 @@ mod format_hostile;
 mod format_roundtrip;
 mod format_seal;
 mod fuzz_corpus;
+mod memory_budget;
 mod plugin;
 mod plugin_rewind;
 mod plugin_thumbnails;
