@@ -72,7 +72,7 @@ fn layout_bytes(blob: &[u8]) -> usize {
         .filter_map(|column| column.layout.as_ref());
     layouts
         .map(|layout| {
-            let len = layout.to_bytes().len();
+            let len = layout.bytes().len();
             len + varint_len(len)
         })
         .sum()

@@ -7,7 +7,7 @@
 //! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
 //!
-//! A sealed file (format version 3) read without `--key` is checked as far as it can be: its
+//! A sealed file (format version 3) read without a key (`--key-file` or `KEEPSAKE_KEY`) is checked as far as it can be: its
 //! header, and each section's CRC (the payload's over the sealed bytes); its seal and its
 //! payload's content are not ([`Seal::Unchecked`]).
 
@@ -16,6 +16,7 @@ use bevy_keepsake::format::{
     self, DecodeOptions, DecodedSave, FormatError, HEADER_LEN, Header, SaveMeta,
 };
 use bevy_keepsake::snapshot::{self, BlobTable};
+use bevy_keepsake::store::OsFileSystem;
 use serde::Serialize;
 use std::fmt;
 use std::fs::File;
@@ -87,9 +88,9 @@ pub struct ChunkChecks {
 pub enum Seal {
     /// Not sealed (format versions 1 and 2), or not known (the header is damaged).
     None,
-    /// Sealed, and the seal was checked with `--key` (see the damage for the outcome).
+    /// Sealed, and the seal was checked with the key (see the damage for the outcome).
     Checked,
-    /// Sealed, read without `--key`: the payload was not opened.
+    /// Sealed, read without a key: the payload was not opened.
     Unchecked,
 }
 
@@ -98,17 +99,19 @@ impl Seal {
     pub fn note(self) -> Option<&'static str> {
         match self {
             Seal::None => None,
-            Seal::Checked => Some("sealed, seal checked with --key"),
-            Seal::Unchecked => Some("sealed, seal not checked (pass --key to open the payload)"),
+            Seal::Checked => Some("sealed, seal checked with the key"),
+            Seal::Unchecked => Some(
+                "sealed, seal not checked (pass --key-file or set KEEPSAKE_KEY to open the payload)",
+            ),
         }
     }
 }
 
-/// What `dump` and `diff` say of a sealed file read without `--key`.
+/// What `dump` and `diff` say of a sealed file read without a key.
 pub fn needs_key(path: &Path) -> String {
     format!(
-        "{} is a sealed save: its values are encrypted under the game's seal key; pass --key \
-         <64 hex digits, or a file holding the key> (its header and metadata read without it: \
+        "{} is a sealed save: its values are encrypted under the game's seal key; pass --key-file \
+         <a file holding the key> or set KEEPSAKE_KEY (its header and metadata read without it: \
          see `keepsake inspect`)",
         path.display()
     )
@@ -414,13 +417,7 @@ fn read_bounded(path: &Path, options: &DecodeOptions) -> io::Result<Contents> {
 }
 
 /// Opens a regular file; anything else (a FIFO would block the open, a device never ends) is
-/// refused before it is opened.
+/// refused without blocking, as the store refuses it.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    File::open(path)
+    OsFileSystem::open_regular(path)
 }

@@ -12,7 +12,6 @@ mod seal;
 mod text;
 mod views;
 
-use bevy_keepsake::format::SealKey;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,11 +35,24 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
 
-    /// The game's seal key, to open sealed saves (format version 3): 64 hexadecimal digits, or
-    /// a file holding them (or the 32 bytes). Without it a sealed save's header and metadata
-    /// are read and checked, its payload is not; with it `verify` checks the seal.
-    #[arg(long, global = true, value_name = "HEX|FILE", value_parser = seal::parse_key)]
-    key: Option<SealKey>,
+    /// A file holding the game's seal key, to open sealed saves (format version 3): 64
+    /// hexadecimal digits, or the key's 32 bytes. Or set KEEPSAKE_KEY to the 64 digits. Without
+    /// a key a sealed save's header and metadata are read and checked, its payload is not;
+    /// with it `verify` checks the seal. The key is never printed.
+    #[arg(long, global = true, value_name = "PATH")]
+    key_file: Option<PathBuf>,
+
+    /// No longer accepted: a key on the command line shows in shell history and process lists
+    /// (use --key-file or KEEPSAKE_KEY). Kept to say so rather than to fail as unknown.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "REMOVED",
+        num_args = 0..=1,
+        value_parser = seal::forget_key
+    )]
+    key: Option<Option<seal::Forgotten>>,
 
     #[command(subcommand)]
     command: Command,
@@ -144,7 +156,14 @@ fn main() -> ExitCode {
     // clap exits with 2 on usage errors, as documented.
     let cli = Cli::parse();
     let json = cli.json;
-    let options = seal::decode_options(cli.key);
+    let key = match seal::key(cli.key_file.as_deref(), cli.key.is_some()) {
+        Ok(key) => key,
+        Err(message) => {
+            eprintln!("keepsake: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = seal::decode_options(key);
     let options = &options;
     let outcome = match cli.command {
         Command::List { folder } => commands::list::run(&folder, json),

@@ -120,6 +120,11 @@ pub struct ColumnDetail {
 impl ColumnView {
     pub fn new(column: &StoredColumn<'_>, detail: ColumnDetail) -> Self {
         let caps = detail.caps;
+        // The cursor checked that the layout reads; its tree may still be more than its bytes
+        // may cost (a forged layout), which shows as its error.
+        let layout = column
+            .layout
+            .map(|layout| layout.decode().map_err(|error| format!("<{error}>")));
         let values = caps.map(|(rows, bytes)| {
             column
                 .rows
@@ -138,15 +143,17 @@ impl ColumnView {
             kind: column.kind.name(),
             rows: column.rows.len(),
             bytes: column.bytes,
-            layout: column
-                .layout
-                .as_ref()
-                .map(|layout| text::layout_line(layout, LAYOUT_WIDTH)),
-            layout_pretty: column
-                .layout
+            layout: layout.as_ref().map(|layout| match layout {
+                Ok(layout) => text::layout_line(layout, LAYOUT_WIDTH),
+                Err(error) => error.clone(),
+            }),
+            layout_pretty: layout
                 .as_ref()
                 .filter(|_| detail.layouts)
-                .map(pretty_with_reflected),
+                .map(|layout| match layout {
+                    Ok(layout) => pretty_with_reflected(layout),
+                    Err(error) => error.clone(),
+                }),
             values,
         }
     }

@@ -1,5 +1,6 @@
 //! The errors of cloud sync.
 
+use super::redact::RedactedUrl;
 use crate::format::FormatError;
 use crate::snapshot::SnapshotError;
 use crate::store::StoreError;
@@ -9,12 +10,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CloudError {
-    /// The cloud URL could not be understood.
-    #[error("cloud URL {url:?}: {reason}")]
+    /// The cloud URL could not be understood. Neither field holds a credential the URL
+    /// carried (see [`RedactedUrl`]): the error is logged and shown in `CloudStatus`.
+    #[error("cloud URL {url}: {reason}")]
     BadUrl {
-        /// The URL as given.
-        url: String,
-        /// What is wrong with it.
+        /// The URL with its credentials hidden.
+        url: RedactedUrl,
+        /// What is wrong with it (with the URL's credentials hidden too).
         reason: String,
     },
 

@@ -14,9 +14,12 @@
 //! - A `file://` folder is written as the store writes saves ([`FolderStore`]: temporary file,
 //!   fsync, link into place, folder fsync), so an upload that returned survives a power loss.
 //! - Downloads happen at start, on [`RefreshSlots`](crate::plugin::RefreshSlots) and every
-//!   [`CloudPlugin::sync_every`]. Each file is verified in full ([`verify_remote_save`]) and
-//!   placed through the store's durable write ([`SlotStore::import`]); a damaged, forged or
-//!   newer-format file is refused and never replaces or hides a local save.
+//!   [`CloudPlugin::sync_every`]. The folder is listed page by page, stepping over keys the
+//!   storage client cannot read as paths (each reported once as [`Refused`]), and no more of it
+//!   per round than [`ListingLimits`] allow (see [`listing`]). Each file is verified in full
+//!   ([`verify_remote_save`]) and placed through the store's durable write
+//!   ([`SlotStore::import`]); a damaged, forged or newer-format file is refused and never
+//!   replaces or hides a local save.
 //! - Conflicts keep both saves: the newest by creation time heads the slot, the other stays the
 //!   generation below, with its device's name in its metadata ([`SaveMeta::device_name`]). A
 //!   save the player may be shown as a conflict's hidden save is never pruned, whatever the
@@ -29,6 +32,8 @@
 //!   with backoff, at the latest on the next start.
 //! - When the app exits, the saves made this session, the exit save included, are uploaded
 //!   within the exit's wait; [`CloudExitUpload`] says what could not be (the next start does).
+//! - Credentials in the cloud URL never appear in text: errors hold a [`RedactedUrl`] and a
+//!   reason scrubbed of them, and `CloudPlugin`'s `Debug` redacts the URL (see [`redact`]).
 //!
 //! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
 //! [`CloudPlugin`] connects them to [`KeepsakePlugin`](crate::plugin::KeepsakePlugin).
@@ -39,7 +44,9 @@
 mod error;
 mod exit;
 mod folder;
+pub mod listing;
 mod plugin;
+pub mod redact;
 pub mod remote;
 mod state;
 mod sync;
@@ -52,10 +59,12 @@ pub use object_store;
 pub use error::{CloudError, Rejection};
 pub use exit::{CloudExitUpload, ExitUploadOutcome};
 pub use folder::FolderStore;
+pub use listing::ListingLimits;
 pub use plugin::{
     CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
     default_device_name,
 };
+pub use redact::RedactedUrl;
 pub use remote::{Remote, RemoteName, RequestPolicy};
 pub use state::{Conflict, STATE_FILE};
 pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};

@@ -3,6 +3,8 @@
 use super::exit::{
     CloudExitUpload, ExitUploadOutcome, SessionSaves, exit_report, flush, uploads_in,
 };
+use super::listing::ListingLimits;
+use super::redact::RedactedUrl;
 use super::remote::{Remote, RequestPolicy};
 use super::sync::{Connection, SlotSync, SyncCore, SyncRound};
 use super::worker::{SyncCommand, SyncReport, SyncWorker};
@@ -43,12 +45,26 @@ use uuid::Uuid;
 /// [`SaveOnExit::On`](crate::plugin::SaveOnExit::On), else
 /// [`PENDING_WORK_WAIT`](crate::plugin::PENDING_WORK_WAIT)); [`CloudExitUpload`] and the log
 /// say what could not be, which the next start uploads.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CloudPlugin {
     url: String,
     device_name: Option<String>,
     sync_every: Option<Duration>,
     policy: RequestPolicy,
+    listing: ListingLimits,
+}
+
+/// The URL's credentials stay out of `Debug` output (see [`RedactedUrl`]).
+impl std::fmt::Debug for CloudPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudPlugin")
+            .field("url", &RedactedUrl::new(&self.url))
+            .field("device_name", &self.device_name)
+            .field("sync_every", &self.sync_every)
+            .field("policy", &self.policy)
+            .field("listing", &self.listing)
+            .finish()
+    }
 }
 
 impl CloudPlugin {
@@ -59,6 +75,7 @@ impl CloudPlugin {
             device_name: None,
             sync_every: Some(Duration::from_secs(300)),
             policy: RequestPolicy::default(),
+            listing: ListingLimits::default(),
         }
     }
 
@@ -81,6 +98,14 @@ impl CloudPlugin {
     #[must_use]
     pub fn requests(mut self, policy: RequestPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// How much of the cloud folder one sync round lists (default: pages of 1000 keys,
+    /// 20,000 keys and 200 requests a round; see [`listing`](super::listing)).
+    #[must_use]
+    pub fn listing(mut self, limits: ListingLimits) -> Self {
+        self.listing = limits;
         self
     }
 }
@@ -230,7 +255,8 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
     let profile = store.config().profile.as_str();
     let plugin = &setup.plugin;
     let remote = Remote::open(&plugin.url, &setup.game_id, profile, &plugin.policy)
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| error.to_string())?
+        .with_listing(plugin.listing);
     let name = plugin
         .device_name
         .clone()

@@ -23,10 +23,13 @@
 
 use super::error::CloudError;
 use super::folder::FolderStore;
+use super::listing::{Lister, ListingLimits};
+use super::redact::UrlSecrets;
 use crate::SlotId;
 use crate::format::SaveMeta;
 use crate::store::{OsFileSystem, SAVE_EXTENSION, parse_slot_stem, slot_stem};
 use object_store::ObjectStore;
+use object_store::list::PaginatedListStore;
 use object_store::path::Path as RemotePath;
 use object_store::{BackoffConfig, ClientOptions, RetryConfig};
 use std::sync::Arc;
@@ -128,17 +131,66 @@ impl Default for RequestPolicy {
 }
 
 /// An open connection to the storage and the folder of one profile in it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Remote {
     pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) lister: Lister,
     pub(crate) folder: RemotePath,
+    pub(crate) listing: ListingLimits,
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote")
+            .field("store", &self.store)
+            .field("folder", &self.folder)
+            .field("listing", &self.listing)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Remote {
-    /// A profile folder `<prefix>/<game_id>/<profile>` in `store`.
+    /// A profile folder `<prefix>/<game_id>/<profile>` in `store`, listed through the store's
+    /// streamed listing (cut into pages as [`listing`](super::listing) describes).
     pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, game_id: &str, profile: &str) -> Self {
+        let lister = Lister::Streamed(store.clone());
+        Self::with_lister(store, lister, prefix, game_id, profile)
+    }
+
+    /// A profile folder in `store`, listed page by page through `pages` (usually the same
+    /// store: S3 and GCS list in pages), which lets a listing step past keys the storage client
+    /// cannot read (see [`listing`](super::listing)).
+    pub fn paginated(
+        store: Arc<dyn ObjectStore>,
+        pages: Arc<dyn PaginatedListStore>,
+        prefix: &str,
+        game_id: &str,
+        profile: &str,
+    ) -> Self {
+        Self::with_lister(store, Lister::Paginated(pages), prefix, game_id, profile)
+    }
+
+    fn with_lister(
+        store: Arc<dyn ObjectStore>,
+        lister: Lister,
+        prefix: &str,
+        game_id: &str,
+        profile: &str,
+    ) -> Self {
         let folder = RemotePath::from(prefix).join(game_id).join(profile);
-        Remote { store, folder }
+        Remote {
+            store,
+            lister,
+            folder,
+            listing: ListingLimits::default(),
+        }
+    }
+
+    /// The same remote, listing at most what `limits` allow per sync round.
+    #[must_use]
+    pub fn with_listing(mut self, limits: ListingLimits) -> Self {
+        self.listing = limits;
+        self
     }
 
     /// Opens the storage named by `url`:
@@ -153,23 +205,41 @@ impl Remote {
     ///
     /// Query parameters are `object_store` configuration keys (`endpoint`, `region`,
     /// `access_key_id`, `secret_access_key`, `skip_signature`, …); an `http://` endpoint is
-    /// allowed without TLS.
+    /// allowed without TLS. An endpoint carrying a user name or password is refused (S3 takes
+    /// `access_key_id` and `secret_access_key`), so no credential can end up in a request's
+    /// URL and from there in an error message.
+    ///
+    /// A URL that does not open is [`CloudError::BadUrl`], holding the URL with its
+    /// credentials hidden ([`RedactedUrl`](super::RedactedUrl)) and a reason scrubbed of them.
     pub fn open(
         url: &str,
         game_id: &str,
         profile: &str,
         policy: &RequestPolicy,
     ) -> Result<Self, CloudError> {
+        let secrets = UrlSecrets::of(url);
         let bad = |reason: String| CloudError::BadUrl {
-            url: url.to_owned(),
-            reason,
+            reason: secrets.scrub(&reason),
+            url: secrets.redacted.clone(),
         };
         let parsed = Url::parse(url).map_err(|error| bad(error.to_string()))?;
         let prefix = parsed.path().trim_matches('/').to_owned();
         let options: Vec<(String, String)> = parsed.query_pairs().into_owned().collect();
-        let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-            "s3" => Arc::new(open_s3(&parsed, &options, policy).map_err(bad)?),
-            "gs" => Arc::new(open_gcs(&parsed, &options, policy).map_err(bad)?),
+        match parsed.scheme() {
+            "s3" => {
+                let s3 = Arc::new(open_s3(&parsed, &options, policy).map_err(bad)?);
+                Ok(Remote::paginated(s3.clone(), s3, &prefix, game_id, profile))
+            }
+            "gs" => {
+                let gcs = Arc::new(open_gcs(&parsed, &options, policy).map_err(bad)?);
+                Ok(Remote::paginated(
+                    gcs.clone(),
+                    gcs,
+                    &prefix,
+                    game_id,
+                    profile,
+                ))
+            }
             "file" => {
                 let folder = parsed
                     .to_file_path()
@@ -177,16 +247,16 @@ impl Remote {
                 // Written durably, as the store writes saves (see `folder.rs`).
                 let local = FolderStore::open(Arc::new(OsFileSystem), folder)
                     .map_err(|error| bad(error.to_string()))?;
-                return Ok(Remote::new(Arc::new(local), "", game_id, profile));
+                Ok(Remote::new(Arc::new(local), "", game_id, profile))
             }
-            "memory" => Arc::new(object_store::memory::InMemory::new()),
-            other => {
-                return Err(bad(format!(
-                    "unknown scheme {other:?} (s3, gs, file, memory)"
-                )));
+            "memory" => {
+                let memory = Arc::new(object_store::memory::InMemory::new());
+                Ok(Remote::new(memory, &prefix, game_id, profile))
             }
-        };
-        Ok(Remote::new(store, &prefix, game_id, profile))
+            other => Err(bad(format!(
+                "unknown scheme {other:?} (s3, gs, file, memory)"
+            ))),
+        }
     }
 
     /// The storage client.
@@ -203,6 +273,10 @@ impl Remote {
     pub fn path_of(&self, name: &RemoteName) -> RemotePath {
         self.folder.clone().join(name.to_string())
     }
+}
+
+fn has_user(url: &Url) -> bool {
+    !url.username().is_empty() || url.password().is_some()
 }
 
 fn bucket_url(url: &Url) -> String {
@@ -238,7 +312,11 @@ fn open_s3(
     let mut allow_http = false;
     for (key, value) in options {
         let key: AmazonS3ConfigKey = key.parse().map_err(|error| format!("{error}"))?;
-        allow_http |= matches!(key, AmazonS3ConfigKey::Endpoint) && value.starts_with("http://");
+        let endpoint = matches!(key, AmazonS3ConfigKey::Endpoint);
+        if endpoint && Url::parse(value).is_ok_and(|url| has_user(&url)) {
+            return Err("the endpoint carries a user name or password; give the credentials as access_key_id and secret_access_key instead".to_owned());
+        }
+        allow_http |= endpoint && value.starts_with("http://");
         builder = builder.with_config(key, value);
     }
     builder
@@ -314,5 +392,105 @@ mod tests {
             Remote::open("s3://b/p?no_such_key=1", "g", "p", &policy),
             Err(CloudError::BadUrl { .. })
         ));
+    }
+
+    /// Finding 5: a URL with credentials that does not open (a misspelt option, an unknown
+    /// scheme, credentials where they do not go) shows none of them in the error's `Display`
+    /// or `Debug`, which the plugin logs and keeps in `CloudStatus`.
+    #[test]
+    fn a_url_that_does_not_open_shows_no_credential() {
+        let policy = RequestPolicy::default();
+        let secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
+        let id = "AKIAIOSFODNN7EXAMPLE";
+        for url in [
+            format!(
+                "s3://saves/games?region=us-east-1&access_key_id={id}&secret_acess_key={secret}"
+            ),
+            format!("s3://saves/games?access_key_id={id}&secret_access_key={secret}&regoin=x"),
+            format!("s3://{id}:{secret}@saves/games?no_such_option=1"),
+            format!("s3://saves/games?endpoint=http://{id}:{secret}@127.0.0.1:9&region=us-east-1"),
+            format!("s3://saves/games?{secret}&access_key_id={id}"),
+            format!("gs://saves/games?service_account_key={secret}&regoin={id}"),
+            format!("ftp://saves/games?access_key_id={id}&secret_access_key={secret}"),
+            format!("s3 ://saves/{id}/{secret}"),
+        ] {
+            let error = Remote::open(&url, "g", "p", &policy).unwrap_err();
+            assert!(matches!(error, CloudError::BadUrl { .. }), "{error}");
+            let shown = format!("{error} {error:?}");
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(!shown.contains(id), "{shown}");
+        }
+        // The misspelt option is named, so the mistake can be found.
+        let url = format!("s3://saves/games?secret_acess_key={secret}");
+        let error = Remote::open(&url, "g", "p", &policy).unwrap_err();
+        assert!(error.to_string().contains("secret_acess_key"), "{error}");
+    }
+
+    /// Where a secret may sit in a URL.
+    #[derive(Clone, Copy, Debug)]
+    enum Place {
+        /// The password of the URL's user.
+        Password,
+        /// The same, not percent-encoded (as a person may well paste it).
+        RawPassword,
+        /// The value of a credential option.
+        Credential,
+        /// The value of a misspelt option.
+        Misspelt,
+        /// A query part with no `=`.
+        Bare,
+        /// The password of the endpoint's user.
+        EndpointPassword,
+    }
+
+    fn url_with(secret: &str, place: Place, extra: &str) -> String {
+        let base = "s3://saves/games";
+        let region = "region=us-east-1";
+        match place {
+            Place::Password | Place::RawPassword => {
+                format!("s3://AKIDUSER:{secret}@saves/games?{region}&{extra}")
+            }
+            Place::Credential => format!("{base}?{region}&secret_access_key={secret}&{extra}"),
+            Place::Misspelt => format!("{base}?{region}&secret_acess_key={secret}&{extra}"),
+            Place::Bare => format!("{base}?{region}&{secret}&{extra}"),
+            Place::EndpointPassword => {
+                format!("{base}?endpoint=http://me:{secret}@127.0.0.1:9&{region}&{extra}")
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A search for a secret in text (mixed case and digits, as generated keys are): wherever
+        /// a secret sits in a URL that does not open
+        /// (whatever else makes it fail: an unknown option, a second misspelling), it appears
+        /// neither in the error's `Display` nor in its `Debug`.
+        #[test]
+        fn no_secret_in_a_url_that_does_not_open_reaches_the_error(
+            secret in "[A-Z][a-z][0-9][A-Za-z0-9+/=_-]{13,40}",
+            place in proptest::sample::select(vec![
+                Place::Password,
+                Place::RawPassword,
+                Place::Credential,
+                Place::Misspelt,
+                Place::Bare,
+                Place::EndpointPassword,
+            ]),
+            extra in proptest::sample::select(vec!["no_such_option=1", "regoin=x", "skip_signature=maybe"]),
+        ) {
+            // Userinfo takes the secret percent-encoded, as a person would write it there.
+            let encoded: String = url::form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+            let in_url = match place {
+                Place::Password | Place::EndpointPassword => encoded.as_str(),
+                _ => secret.as_str(),
+            };
+            let url = url_with(in_url, place, extra);
+            let Err(error) = Remote::open(&url, "g", "p", &RequestPolicy::default()) else {
+                return Err(proptest::test_runner::TestCaseError::fail(format!("{url} opened")));
+            };
+            let shown = format!("{error} {error:?}");
+            for form in [secret.as_str(), encoded.as_str(), &secret.replace('+', " ")] {
+                proptest::prop_assert!(!shown.contains(form), "{form} in {shown}");
+            }
+        }
     }
 }

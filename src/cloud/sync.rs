@@ -1,6 +1,7 @@
 //! [`SyncCore`]: one profile's uploads, downloads and conflicts, engine-free and async.
 
 use super::error::{CloudError, Rejection};
+use super::listing::{Listing, list_folder};
 use super::remote::{Remote, RemoteName};
 use super::state::{Conflict, PendingUpload, SyncState};
 use super::verify::verify_remote_save;
@@ -116,6 +117,8 @@ pub struct SyncCore {
     /// The slots holding saves at the last look (rounds report their state without reading
     /// every slot's files again).
     slots_with_saves: BTreeSet<SlotId>,
+    /// Where the next round's listing starts, when the last one stopped at its limit.
+    resume_listing_after: Option<String>,
 }
 
 impl SyncCore {
@@ -136,6 +139,7 @@ impl SyncCore {
             damaged_here: HashSet::new(),
             dirty: false,
             slots_with_saves: BTreeSet::new(),
+            resume_listing_after: None,
         };
         Ok((core, damaged))
     }
@@ -268,7 +272,7 @@ impl SyncCore {
     ) -> Result<u64, CloudError> {
         let listing = self.list_remote().await?;
         let wanted = |name: &RemoteName| name.slot == slot && name.save_id == conflict.hidden_save;
-        let reason = match listing.iter().find(|(name, _)| wanted(name)) {
+        let reason = match listing.kept.iter().find(|(name, _)| wanted(name)) {
             Some((name, object)) => match self.download(name, object).await? {
                 Ok(ImportOutcome::Placed(receipt)) => return Ok(receipt.generation),
                 Ok(ImportOutcome::AlreadyPresent { generation, .. }) => return Ok(generation),
@@ -297,7 +301,13 @@ impl SyncCore {
     /// while each import may push older generations of its slot out, and a save made here
     /// offline must reach the cloud before saves arriving from elsewhere could crowd it out.
     async fn sync_inner(&mut self, round: &mut SyncRound) -> Result<(), CloudError> {
-        let listing = self.list_remote().await?;
+        let Listing {
+            kept: listing,
+            unreadable,
+            whole,
+            ..
+        } = self.list_remote().await?;
+        self.note_unreadable(&unreadable, round);
         let local = self.store.saves()?;
         let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
         for (name, object) in &listing {
@@ -318,7 +328,9 @@ impl SyncCore {
         let local = self.store.saves()?;
         self.slots_with_saves = local.iter().map(|s| s.slot).collect();
         self.reconcile_conflicts(&local);
-        self.forget_what_is_gone(&listing, &local);
+        if whole {
+            self.forget_what_is_gone(&listing, &unreadable, &local);
+        }
         failed.map_or(Ok(()), Err)
     }
 
@@ -365,12 +377,35 @@ impl SyncCore {
         }
     }
 
+    /// Reports each key of the folder the storage client cannot read as a path, once: it is
+    /// remembered as refused (and forgotten when it leaves the folder).
+    fn note_unreadable(&mut self, keys: &[String], round: &mut SyncRound) {
+        for key in keys {
+            if self.state.refused.contains_key(key) {
+                continue;
+            }
+            let reason = "its key is not a path the storage client reads (an empty, `.` or `..` part); skipped".to_owned();
+            self.state.refused.insert(key.clone(), reason.clone());
+            round.refused.push(Refused {
+                name: key.clone(),
+                reason,
+            });
+            self.dirty = true;
+        }
+    }
+
     /// Keeps the state file's maps bounded: a save id neither here nor in the cloud folder, and
-    /// a refused or newer-format file no longer in the cloud folder, are forgotten.
-    fn forget_what_is_gone(&mut self, listing: &[(RemoteName, ObjectMeta)], local: &[StoredSave]) {
+    /// a refused or newer-format file no longer in the cloud folder, are forgotten. Only after
+    /// a listing of the whole folder: a partial one does not show what is gone.
+    fn forget_what_is_gone(
+        &mut self,
+        listing: &[(RemoteName, ObjectMeta)],
+        unreadable: &[String],
+        local: &[StoredSave],
+    ) {
         let remote_ids: HashSet<Uuid> = listing.iter().map(|(name, _)| name.save_id).collect();
-        let remote_names: HashSet<String> =
-            listing.iter().map(|(name, _)| name.to_string()).collect();
+        let names = listing.iter().map(|(name, _)| name.to_string());
+        let remote_names: HashSet<String> = names.chain(unreadable.iter().cloned()).collect();
         let local_ids: HashSet<Uuid> = local.iter().map(|s| s.meta.save_id).collect();
         let before = self.state.tracked();
         self.state
@@ -385,12 +420,14 @@ impl SyncCore {
         self.dirty |= self.state.tracked() != before;
     }
 
-    /// Lists the profile folder: files with a name cloud sync writes, oldest first.
-    async fn list_remote(&mut self) -> Result<Vec<(RemoteName, ObjectMeta)>, CloudError> {
-        let listing = self
-            .remote
-            .store
-            .list_with_delimiter(Some(&self.remote.folder))
+    /// Lists the profile folder (on from where the last round stopped, if it stopped at the
+    /// listing's limit): files with a name cloud sync writes, oldest first, and the keys the
+    /// storage client cannot read (see [`listing`](super::listing)).
+    async fn list_remote(&mut self) -> Result<Listing<(RemoteName, ObjectMeta)>, CloudError> {
+        let start = self.resume_listing_after.clone();
+        let remote = (&self.remote.lister, &self.remote.folder);
+        let keep = |name: &str, object| Some((RemoteName::parse(name)?, object));
+        let mut listing = list_folder(remote, self.remote.listing, start, keep)
             .await
             .map_err(|source| CloudError::Remote {
                 action: "list",
@@ -398,16 +435,11 @@ impl SyncCore {
                 source,
             })?;
         self.connection = Connection::Online;
-        let mut files: Vec<_> = listing
-            .objects
-            .into_iter()
-            .filter_map(|object| {
-                let name = RemoteName::parse(object.location.filename()?)?;
-                Some((name, object))
-            })
-            .collect();
-        files.sort_by_key(|(name, _)| (name.created_ms, name.save_id));
-        Ok(files)
+        self.resume_listing_after = listing.resume_after.clone();
+        listing
+            .kept
+            .sort_by_key(|(name, _)| (name.created_ms, name.save_id));
+        Ok(listing)
     }
 
     /// Downloads, verifies and places every listed save this device does not have. A file that

@@ -76,14 +76,17 @@ impl Verdict {
 /// not read (a damaged save).
 pub fn check_blob(schema: &SaveSchema, blob: &[u8]) -> Result<Vec<ColumnCheck>, SnapshotError> {
     let table = inspect(blob)?;
-    Ok(table
+    table
         .columns
         .iter()
         .map(|column| check_column(schema, column))
-        .collect())
+        .collect()
 }
 
-fn check_column(schema: &SaveSchema, column: &StoredColumn<'_>) -> ColumnCheck {
+fn check_column(
+    schema: &SaveSchema,
+    column: &StoredColumn<'_>,
+) -> Result<ColumnCheck, SnapshotError> {
     let today = schema.lookup(column.type_path).or_else(|| {
         // A save from before layouts names Bevy types by their 0.19 paths, as the loader knows.
         let moved = column
@@ -94,56 +97,58 @@ fn check_column(schema: &SaveSchema, column: &StoredColumn<'_>) -> ColumnCheck {
     });
     let verdict = match today {
         None => Verdict::NotRegistered,
-        Some(today) => verdict(column, today),
+        Some(today) => verdict(column, today)?,
     };
-    ColumnCheck {
+    Ok(ColumnCheck {
         type_path: column.type_path.to_owned(),
         loads_as: today
             .map(|today| today.type_path.clone())
             .filter(|path| path != column.type_path),
         stored_version: column.schema_version,
         verdict,
-    }
+    })
 }
 
-fn verdict(column: &StoredColumn<'_>, today: &SchemaType) -> Verdict {
+/// The verdict on a column; `Err` when its layout's tree is more than its bytes may cost.
+fn verdict(column: &StoredColumn<'_>, today: &SchemaType) -> Result<Verdict, SnapshotError> {
     let version = column.schema_version;
     if column.kind != today.kind {
-        return Verdict::KindChanged {
+        return Ok(Verdict::KindChanged {
             stored: column.kind,
             today: today.kind,
-        };
+        });
     }
     if version > today.version {
-        return Verdict::Newer {
+        return Ok(Verdict::Newer {
             today: today.version,
-        };
+        });
     }
     if version < today.version {
-        return match today.migrates_from.contains(&version) {
+        return Ok(match today.migrates_from.contains(&version) {
             true => Verdict::Migrates {
                 today: today.version,
             },
             false => Verdict::NoMigration {
                 today: today.version,
             },
-        };
+        });
     }
     let Some(stored) = &column.layout else {
-        return Verdict::NoLayout;
+        return Ok(Verdict::NoLayout);
     };
+    let stored = &stored.decode()?;
     // The loader's rule: a layout that reads as is takes the fast path, whatever the encoding.
     if compare::reads_as_is(stored, &today.layout) {
-        return Verdict::Unchanged;
+        return Ok(Verdict::Unchanged);
     }
     let mut changes = compare::changes(stored, &today.layout);
     if changes.is_empty() && today.encoding() == Encoding::Reflect {
         // Only type paths differ (a nested type moved): read by name as before.
-        return Verdict::Unchanged;
+        return Ok(Verdict::Unchanged);
     }
     if changes.is_empty() || changes.iter().any(|change| change.kind.needs_migration()) {
         changes.sort_by_key(|change| !change.kind.needs_migration());
-        return Verdict::NeedsMigration(changes);
+        return Ok(Verdict::NeedsMigration(changes));
     }
-    Verdict::ReadsByName(changes)
+    Ok(Verdict::ReadsByName(changes))
 }

@@ -17,7 +17,7 @@ pub fn check_folder(schema: &SaveSchema, folder: impl AsRef<Path>) -> CompatRepo
 }
 
 /// [`check_folder`], reading the saves with `options` (the key of sealed saves: `keepsake
-/// compat --key`).
+/// compat --key-file`).
 pub fn check_folder_opened(
     schema: &SaveSchema,
     folder: impl AsRef<Path>,
@@ -73,10 +73,7 @@ pub(super) fn check_folder_with(
 fn read_world(path: &Path, options: &DecodeOptions) -> Result<WorldState, String> {
     let max = options.limits.max_file_len();
     // A FIFO would block the open, a device never ends: only regular files are read.
-    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
-        return Err("not a regular file that can be read".into());
-    }
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = crate::store::OsFileSystem::open_regular(path).map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
     // A file larger than any save is refused before it is held.
     file.take(max + 1)

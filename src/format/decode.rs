@@ -2,8 +2,10 @@
 //!
 //! Checks run in a fixed order, each before the work it protects: header checksum → lengths
 //! against the [`DecodeOptions`]' [`Limits`] → metadata checksum → payload checksum →
-//! decompression → postcard.
+//! decompression → postcard. Each read pays for what it allocates from one [`Budget`] sized
+//! from the file's decoded length (see the format's "Reading order and limits").
 
+use super::budget::Budget;
 use super::bundle::{SaveBundle, WorldState};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
@@ -11,11 +13,10 @@ use super::header::{HEADER_LEN, Header, MAGIC};
 use super::limits::Limits;
 use super::meta::SaveMeta;
 use super::seal::{NONCE_LEN, SealKey, Sealing, UnsealedSaves, open_in_place};
+use super::sections::{BundleSeed, BundleView, MetaSeed, WorldView, decode_exact};
 use super::table::{ChunkTable, TableCheck, read_table};
 use super::unchunk::join_chunks;
-use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
@@ -148,13 +149,15 @@ pub fn read_summary<R: Read>(
     options: &DecodeOptions,
 ) -> Result<SaveSummary, FormatError> {
     let header = read_checked_header(reader, options)?;
+    let budget = options.limits.budget(header.meta_len.into());
+    budget.charge(Section::Metadata, header.meta_len.into())?;
     let meta_bytes = read_section(
         reader,
         header.meta_len,
         Section::Metadata,
         header.meta_offset(),
     )?;
-    let meta = decode_meta(&header, &meta_bytes)?;
+    let meta = decode_meta(&header, &meta_bytes, &budget)?;
     Ok(SaveSummary { header, meta })
 }
 
@@ -194,13 +197,16 @@ pub fn decode_owned(bytes: Vec<u8>, options: &DecodeOptions) -> Result<DecodedSa
 fn decode_file(bytes: Cow<'_, [u8]>, options: &DecodeOptions) -> Result<DecodedSave, FormatError> {
     let header = check_whole_file(&bytes, options)?;
     let opening = options.opening(&header)?;
+    let budget = options.limits.budget(decoded_len(&header));
     let range = |start: u64, len: u32| start as usize..(start + u64::from(len)) as usize;
     let meta_bytes = &bytes[range(header.meta_offset(), header.meta_len)];
     let thumbnail_bytes = &bytes[range(header.thumbnail_offset(), header.thumbnail_len)];
-    let (meta, thumbnail) = decode_meta_and_thumbnail(&header, meta_bytes, thumbnail_bytes)?;
-    let associated = associated_data(&header, meta_bytes, thumbnail_bytes);
+    let (meta, thumbnail) =
+        decode_meta_and_thumbnail(&header, meta_bytes, thumbnail_bytes, &budget)?;
+    let associated = associated_data(&header, meta_bytes, thumbnail_bytes, &budget)?;
     let payload = range(header.payload_offset(), header.payload_len);
-    let bundle = decode_payload(&header, (opening, &associated), bytes, payload)?;
+    let seal = (opening, &associated[..]);
+    let bundle = decode_payload(&header, seal, (bytes, payload), &budget)?;
     Ok(DecodedSave {
         header,
         meta: SaveMeta { thumbnail, ..meta },
@@ -246,6 +252,10 @@ pub fn decode_from<R: Read>(
 ) -> Result<DecodedSave, FormatError> {
     let header = read_checked_header(reader, options)?;
     let opening = options.opening(&header)?;
+    let budget = options.limits.budget(decoded_len(&header));
+    // What the sections cost as read: their lengths passed the limits, and each buffer grew
+    // only as its bytes arrived.
+    budget.charge("sections as read", header.file_len())?;
     let meta = read_section(
         reader,
         header.meta_len,
@@ -272,11 +282,12 @@ pub fn decode_from<R: Read>(
             expected_len: header.file_len(),
         });
     }
-    let associated = associated_data(&header, &meta, &thumbnail);
-    let (meta, thumbnail) = decode_meta_and_thumbnail(&header, &meta, &thumbnail)?;
+    let associated = associated_data(&header, &meta, &thumbnail, &budget)?;
+    let (meta, thumbnail) = decode_meta_and_thumbnail(&header, &meta, &thumbnail, &budget)?;
     let payload_len = payload.len();
     let seal = (opening, &associated[..]);
-    let bundle = decode_payload(&header, seal, Cow::Owned(payload), 0..payload_len)?;
+    let buffer = (Cow::Owned(payload), 0..payload_len);
+    let bundle = decode_payload(&header, seal, buffer, &budget)?;
     Ok(DecodedSave {
         header,
         meta: SaveMeta { thumbnail, ..meta },
@@ -299,19 +310,37 @@ fn decode_meta_and_thumbnail(
     header: &Header,
     meta_bytes: &[u8],
     thumbnail: &[u8],
+    budget: &Budget,
 ) -> Result<(SaveMeta, Option<Vec<u8>>), FormatError> {
-    let meta = decode_meta(header, meta_bytes)?;
+    let meta = decode_meta(header, meta_bytes, budget)?;
     verify_crc(Section::Thumbnail, header.thumbnail_crc, thumbnail)?;
+    budget.charge(Section::Thumbnail, thumbnail.len() as u64)?;
     Ok((meta, (!thumbnail.is_empty()).then(|| thumbnail.to_vec())))
+}
+
+/// The bytes a file decodes to: its metadata, its thumbnail and its payload decompressed
+/// (its lengths checked against the limits and the codec), the input its read's [`Budget`] is
+/// sized from.
+fn decoded_len(header: &Header) -> u64 {
+    u64::from(header.meta_len)
+        + u64::from(header.thumbnail_len)
+        + u64::from(header.payload_uncompressed_len).max(header.payload_len.into())
 }
 
 /// What a seal authenticates besides the payload: the header's fixed fields, the metadata and
 /// the thumbnail, as stored (empty for an unsealed file: nothing is copied).
-fn associated_data(header: &Header, meta: &[u8], thumbnail: &[u8]) -> Vec<u8> {
+fn associated_data(
+    header: &Header,
+    meta: &[u8],
+    thumbnail: &[u8],
+    budget: &Budget,
+) -> Result<Vec<u8>, FormatError> {
     if !header.is_sealed() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    header.seal_associated_data(meta, thumbnail)
+    let len = (meta.len() + thumbnail.len()) as u64;
+    budget.charge("seal's associated data", len)?;
+    Ok(header.seal_associated_data(meta, thumbnail))
 }
 
 /// Verifies, opens (when sealed), decompresses and decodes the payload, which is
@@ -319,13 +348,14 @@ fn associated_data(header: &Header, meta: &[u8], thumbnail: &[u8]) -> Vec<u8> {
 fn decode_payload(
     header: &Header,
     seal: (Opening, &[u8]),
-    buffer: Cow<'_, [u8]>,
-    payload: Range<usize>,
+    (buffer, payload): (Cow<'_, [u8]>, Range<usize>),
+    budget: &Budget,
 ) -> Result<SaveBundle, FormatError> {
     if header.version >= 2 {
-        let chunked = open_payload(header, seal, buffer, payload)?;
-        let (raw, range) = join_chunks(header, chunked.buffer, chunked.range, chunked.offset)?;
-        return decode_bundle(raw, range);
+        let chunked = open_payload(header, seal, buffer, payload, budget)?;
+        let at = (chunked.range, chunked.offset);
+        let (raw, range) = join_chunks(header, chunked.buffer, at, budget)?;
+        return decode_bundle(raw, range, budget);
     }
     verify_crc(
         Section::Payload,
@@ -334,11 +364,12 @@ fn decode_payload(
     )?;
     match header.compression {
         // Stored as is: decoded in place, without a copy.
-        Compression::None => decode_bundle(buffer, payload),
+        Compression::None => decode_bundle(buffer, payload, budget),
         codec => {
             let expected = header.payload_uncompressed_len as usize;
+            budget.charge(Section::Payload, expected as u64)?;
             let raw = codec.decompress(&buffer[payload], expected)?;
-            decode_bundle(Cow::Owned(raw), 0..expected)
+            decode_bundle(Cow::Owned(raw), 0..expected, budget)
         }
     }
 }
@@ -352,6 +383,7 @@ fn open_payload<'a>(
     (opening, associated): (Opening, &[u8]),
     buffer: Cow<'a, [u8]>,
     payload: Range<usize>,
+    budget: &Budget,
 ) -> Result<ChunkedPayload<'a>, FormatError> {
     let key = match opening {
         Opening::Plain => {
@@ -365,7 +397,10 @@ fn open_payload<'a>(
     };
     let (mut owned, payload) = match buffer {
         Cow::Owned(bytes) => (bytes, payload),
-        Cow::Borrowed(bytes) => (bytes[payload.clone()].to_vec(), 0..payload.len()),
+        Cow::Borrowed(bytes) => {
+            budget.charge("sealed payload's copy", payload.len() as u64)?;
+            (bytes[payload.clone()].to_vec(), 0..payload.len())
+        }
     };
     // An intact file opens at the first try, without a CRC pass; one that does not open is
     // told apart by its CRC (the tag is checked before anything is decrypted, so the bytes are
@@ -405,43 +440,32 @@ pub fn read_chunk_table(
         return Ok(None);
     }
     let opening = options.opening(&header)?;
+    let budget = options.limits.budget(decoded_len(&header));
     let at = |offset: u64, len: u32| offset as usize..(offset + u64::from(len)) as usize;
     let associated = associated_data(
         &header,
         &bytes[at(header.meta_offset(), header.meta_len)],
         &bytes[at(header.thumbnail_offset(), header.thumbnail_len)],
-    );
+        &budget,
+    )?;
     let payload = at(header.payload_offset(), header.payload_len);
     let seal = (opening, &associated[..]);
-    let chunked = open_payload(&header, seal, Cow::Borrowed(bytes), payload)?;
+    let chunked = open_payload(&header, seal, Cow::Borrowed(bytes), payload, &budget)?;
     let table = &chunked.buffer[chunked.range];
-    read_table(&header, table, chunked.offset, TableCheck::of(&header)).map(Some)
-}
-
-/// [`SaveBundle`]'s postcard layout with the snapshot blob borrowed from the buffer, so that an
-/// owned buffer can become the blob (see [`decode_bundle`]). Must list the same fields in the
-/// same order as `SaveBundle` and `WorldState`; the round-trip tests decode through it.
-#[derive(Deserialize)]
-struct BundleView<'a> {
-    schema_version: u32,
-    #[serde(borrow)]
-    world: WorldView<'a>,
-    extras: BTreeMap<String, Vec<u8>>,
-}
-
-#[derive(Deserialize)]
-struct WorldView<'a> {
-    tick: u64,
-    ecs_blob: &'a [u8],
-    state_hash: u64,
+    let check = TableCheck::of(&header);
+    read_table(&header, table, chunked.offset, check, &budget).map(Some)
 }
 
 /// Decodes the postcard bundle in `buffer[raw]`, which must use every byte of that range.
 ///
 /// The snapshot blob is most of a bundle: from an owned buffer it is kept in place (the buffer
 /// cut down to it) rather than copied into a new allocation.
-fn decode_bundle(buffer: Cow<'_, [u8]>, raw: Range<usize>) -> Result<SaveBundle, FormatError> {
-    let view: BundleView = decode_exact(Section::Payload, &buffer[raw])?;
+fn decode_bundle(
+    buffer: Cow<'_, [u8]>,
+    raw: Range<usize>,
+    budget: &Budget,
+) -> Result<SaveBundle, FormatError> {
+    let view = decode_exact(Section::Payload, &buffer[raw], BundleSeed(budget), budget)?;
     // The blob is a subslice of `buffer`: its offset is the distance between the two starts.
     let blob_start = view.world.ecs_blob.as_ptr() as usize - buffer.as_ptr() as usize;
     let blob = blob_start..blob_start + view.world.ecs_blob.len();
@@ -452,6 +476,9 @@ fn decode_bundle(buffer: Cow<'_, [u8]>, raw: Range<usize>) -> Result<SaveBundle,
         },
         extras,
     } = view;
+    if let Cow::Borrowed(_) = buffer {
+        budget.charge("snapshot blob's copy", blob.len() as u64)?;
+    }
     let mut bundle = SaveBundle::new(WorldState {
         tick,
         ecs_blob: take_range(buffer, blob),
@@ -496,9 +523,13 @@ fn short_header(bytes: &[u8]) -> Option<FormatError> {
     })
 }
 
-pub(super) fn decode_meta(header: &Header, bytes: &[u8]) -> Result<SaveMeta, FormatError> {
+pub(super) fn decode_meta(
+    header: &Header,
+    bytes: &[u8],
+    budget: &Budget,
+) -> Result<SaveMeta, FormatError> {
     verify_crc(Section::Metadata, header.meta_crc, bytes)?;
-    decode_exact(Section::Metadata, bytes)
+    decode_exact(Section::Metadata, bytes, MetaSeed(budget), budget)
 }
 
 pub(super) fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<(), FormatError> {
@@ -512,22 +543,6 @@ pub(super) fn verify_crc(section: Section, stored: u32, bytes: &[u8]) -> Result<
             computed,
         })
     }
-}
-
-/// Decodes a postcard value that must use every byte of its section.
-fn decode_exact<'de, T: Deserialize<'de>>(
-    section: Section,
-    bytes: &'de [u8],
-) -> Result<T, FormatError> {
-    let (value, rest) = postcard::take_from_bytes(bytes)
-        .map_err(|source| FormatError::Decode { section, source })?;
-    if !rest.is_empty() {
-        return Err(FormatError::UnusedBytes {
-            section,
-            extra: rest.len(),
-        });
-    }
-    Ok(value)
 }
 
 /// Reads exactly `len` bytes of `section`, growing the buffer only as data arrives.

@@ -227,7 +227,7 @@ pub enum FormatError {
 
     /// A sealed file was read for its payload without a key.
     #[error(
-        "the save is sealed (format version 3): its metadata reads without a key but its payload needs the game's seal key (for the `keepsake` tool: pass `--key`)"
+        "the save is sealed (format version 3): its metadata reads without a key but its payload needs the game's seal key (for the `keepsake` tool: pass `--key-file` or set `KEEPSAKE_KEY`)"
     )]
     SealedNeedsKey,
 
@@ -245,6 +245,11 @@ pub enum FormatError {
         "sealed saves are written in format version 3 (a chunked payload); `PayloadLayout::Whole` (version 1) cannot be sealed"
     )]
     SealNeedsChunkedLayout,
+
+    /// A section asks for more memory than the file may cost: its counts or lengths are
+    /// forged or damaged (see [`Budget`](super::Budget)).
+    #[error("the save file's {0}")]
+    OverBudget(#[from] super::budget::OverBudget),
 
     /// Postcard could not encode a value (only on encode).
     #[error("could not encode the {section}: {source}")]

@@ -1,5 +1,6 @@
-//! Size limits checked before any buffer is allocated.
+//! Size limits checked before any buffer is allocated, and the memory budget they give a read.
 
+use super::budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header};
@@ -49,6 +50,26 @@ impl Limits {
         HEADER_LEN as u64 + u64::from(self.max_meta) + u64::from(self.max_thumbnail) + payload
     }
 
+    /// The memory budget of reading an input of `input_len` (decompressed) bytes:
+    /// [`BUDGET_PER_INPUT_BYTE`] per byte plus [`BUDGET_BASE`], the input counted at most as
+    /// large as the largest file contents these limits allow (metadata, thumbnail and payload),
+    /// so no read under these limits may hold more than that, whatever it claims.
+    ///
+    /// ```
+    /// use bevy_keepsake::format::{BUDGET_BASE, Limits};
+    ///
+    /// let limits = Limits { max_payload_uncompressed: 1000, max_meta: 0, max_thumbnail: 0 };
+    /// assert_eq!(limits.budget(10).limit(), 40 + BUDGET_BASE);
+    /// assert_eq!(limits.budget(1 << 40).limit(), 4000 + BUDGET_BASE);
+    /// ```
+    pub fn budget(&self, input_len: u64) -> Budget {
+        let largest = u64::from(self.max_payload_uncompressed)
+            + u64::from(self.max_meta)
+            + u64::from(self.max_thumbnail);
+        let counted = input_len.min(largest);
+        Budget::new(input_len, counted * BUDGET_PER_INPUT_BYTE + BUDGET_BASE)
+    }
+
     /// Checks every length a header announces against these limits and against what the codec
     /// can physically produce.
     pub fn check_header(&self, header: &Header) -> Result<(), FormatError> {
@@ -78,4 +99,13 @@ pub(crate) fn check(section: Section, size: u32, limit: u32) -> Result<(), Forma
         });
     }
     Ok(())
+}
+
+// Here rather than beside `Budget`, so that `budget.rs` does not import this file back.
+impl Budget {
+    /// The budget of reading an input of `input_len` bytes under the default [`Limits`]: what
+    /// readers that take no limits (a world blob's, a layout's, a stored value's) use.
+    pub fn for_input(input_len: usize) -> Budget {
+        Limits::default().budget(input_len as u64)
+    }
 }

@@ -81,6 +81,25 @@
 //! key, else the sealed bytes' CRC), stopping short of decompression and postcard: it tells an
 //! intact backup from a damaged one.
 //!
+//! The seal authenticates the metadata, and with it the slot the save was written for
+//! ([`SaveMeta::slot`]); this layer does not know file names, so the slot store is what refuses
+//! a sealed save found under another slot's name (`StoreError::SealedForAnotherSlot`). Nothing
+//! in a file says which generation of its slot it is, so a seal cannot tell an older save put
+//! back in place of a newer one.
+//!
+//! A length within the limits is still only a claim, and a count of small items a larger claim
+//! still (a five-byte `extras` entry is a hundred-byte B-tree entry). So each read holds one
+//! [`Budget`], from [`Limits::budget`]: **[`BUDGET_PER_INPUT_BYTE`] (4) bytes per byte the file
+//! decodes to (its metadata, thumbnail and payload as announced) and [`BUDGET_BASE`] (1 MiB)**,
+//! the input counted at most as large as the limits allow. Everything a read allocates for a
+//! length or a count is paid from it before it is allocated: the payload's decompressed buffer,
+//! a sealed payload's copy, the chunk table's entries and the jobs that decompress them, each
+//! `extras` entry of the metadata and of the bundle, the thumbnail's and the snapshot blob's
+//! copies. What asks for more is [`FormatError::OverBudget`], naming it. A legitimate file
+//! takes about two bytes per decoded byte (the payload once, the blob moved out of it or
+//! copied once); the world blob's readers (see `snapshot::blob`) keep to the same rule with a
+//! budget of the blob's size.
+//!
 //! Every reading function ([`decode`], [`decode_owned`], [`decode_from`], [`read_summary`],
 //! [`read_thumbnail`], [`read_chunk_table`], [`verify_from`]) takes `&DecodeOptions`: whatever a reader needs
 //! besides the limits (such as the key for sealed saves) is added there, not to the functions'
@@ -112,6 +131,7 @@
 //! it claims. A newer file whose header is damaged is therefore handled as damaged too, which is
 //! no loss: no build could read it.
 
+mod budget;
 mod bundle;
 mod cache;
 mod chunk;
@@ -127,10 +147,12 @@ mod meta;
 mod options;
 mod pieces;
 mod seal;
+mod sections;
 mod table;
 mod unchunk;
 mod verify;
 
+pub use budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, OverBudget};
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use cache::ChunkCache;
 pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};

@@ -1,6 +1,7 @@
 //! The chunk table of format version 2: how the payload is split, each chunk's codec, lengths
 //! and CRC-32, and every check a reader makes of it before it allocates or decompresses.
 
+use super::budget::Budget;
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::Header;
@@ -145,15 +146,16 @@ pub(crate) fn check_header_sizes(header: &Header) -> Result<(), FormatError> {
 /// Reads and verifies the table at the start of `payload` (the version-2 payload: the whole
 /// payload section, or a sealed one's opened ciphertext; at file offset `offset`): its CRC
 /// (unless the seal vouched for it), its size, every entry's codec and lengths, and that the
-/// chunks add up to the header's uncompressed length and fill `payload`. Allocates no more
-/// than the table's own size.
+/// chunks add up to the header's uncompressed length and fill `payload`. Allocates a
+/// [`ChunkEntry`] per entry (16 bytes for its 13), paid from `budget`.
 pub(crate) fn read_table(
     header: &Header,
     payload: &[u8],
     offset: u64,
     check: TableCheck,
+    budget: &Budget,
 ) -> Result<ChunkTable, FormatError> {
-    read_table_within(header, payload, payload.len(), offset, check)
+    read_table_within(header, payload, payload.len(), offset, check, budget)
 }
 
 /// [`read_table`] from the payload's first bytes only (`payload`, holding the table whenever
@@ -165,6 +167,7 @@ pub(crate) fn read_table_within(
     payload_len: usize,
     offset: u64,
     check: TableCheck,
+    budget: &Budget,
 ) -> Result<ChunkTable, FormatError> {
     let count = u32::from_le_bytes(word(payload, 0)?);
     let len = COUNT_LEN as u64 + ENTRY_LEN as u64 * u64::from(count);
@@ -190,11 +193,10 @@ pub(crate) fn read_table_within(
             header.payload_uncompressed_len
         )));
     }
-    let chunks = table[COUNT_LEN..]
-        .chunks_exact(ENTRY_LEN)
-        .enumerate()
-        .map(|(index, entry)| parse_entry(header, index, entry))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut chunks = budget.vec(Section::ChunkTable, count as usize)?;
+    for (index, entry) in table[COUNT_LEN..].chunks_exact(ENTRY_LEN).enumerate() {
+        chunks.push(parse_entry(header, index, entry)?);
+    }
     check_totals(header, &chunks, table.len(), payload_len)?;
     Ok(ChunkTable {
         chunks,

@@ -10,8 +10,9 @@
 //! function returns, and only start when there is enough to do: spawning one costs some tens
 //! of microseconds, decompressing [`BYTES_PER_THREAD`] about half a millisecond.
 
+use super::budget::Budget;
 use super::codec::Compression;
-use super::error::FormatError;
+use super::error::{FormatError, Section};
 use super::header::Header;
 use super::table::{ChunkEntry, ChunkTable, TableCheck, read_table};
 use std::borrow::Cow;
@@ -24,15 +25,18 @@ const BYTES_PER_THREAD: usize = 512 << 10;
 /// Verifies the chunk table and the chunks of the version-2 payload `buffer[payload]` (which
 /// starts at file offset `offset`; a sealed one opened in place), and returns the bundle's
 /// postcard bytes: in place when every chunk is stored as is (no copy), else in a new buffer of
-/// exactly the uncompressed length (already checked against the limits).
+/// exactly the uncompressed length (already checked against the limits). The table, the jobs
+/// and the output are paid from `budget`.
 pub(crate) fn join_chunks<'a>(
     header: &Header,
     buffer: Cow<'a, [u8]>,
-    payload: Range<usize>,
-    offset: u64,
+    (payload, offset): (Range<usize>, u64),
+    budget: &Budget,
 ) -> Result<(Cow<'a, [u8]>, Range<usize>), FormatError> {
     let check = TableCheck::of(header);
-    let table = read_table(header, &buffer[payload.clone()], offset, check)?;
+    let table = read_table(header, &buffer[payload.clone()], offset, check, budget)?;
+    // A job per chunk, and again once the jobs are split among threads.
+    budget.charge_items::<Job<'_>>(Section::ChunkTable, 2 * table.chunks.len())?;
     let data = payload.start + table.table_len()..payload.end;
     // An opened seal vouches for every byte: the chunks' CRCs would be a second pass over the
     // payload that can no longer fail.
@@ -48,6 +52,7 @@ pub(crate) fn join_chunks<'a>(
         }
         return Ok((buffer, data));
     }
+    budget.charge(Section::Payload, header.payload_uncompressed_len.into())?;
     let mut out = vec![0u8; header.payload_uncompressed_len as usize];
     let jobs = jobs(&table, &buffer[data], &mut out);
     run(jobs, crcs, decompress)?;

@@ -28,6 +28,7 @@
 //! decompressed or decrypted, the payload's postcard is not decoded, and nothing as large as
 //! the payload is allocated.
 
+use super::budget::Budget;
 use super::decode::{
     DecodeOptions, SaveSummary, decode_meta, read_checked_header, read_section, verify_crc,
 };
@@ -74,6 +75,10 @@ pub fn verify_from<R: Read>(
         Ok(_) | Err(FormatError::SealedNeedsKey) => {}
         Err(error) => return Err(error),
     }
+    // What is held at once: the metadata, the thumbnail, the chunk table and one buffer.
+    let budget = options.limits.budget(header.file_len());
+    budget.charge(Section::Metadata, header.meta_len.into())?;
+    budget.charge(Section::Thumbnail, header.thumbnail_len.into())?;
     let meta_bytes = read_section(
         reader,
         header.meta_len,
@@ -86,11 +91,11 @@ pub fn verify_from<R: Read>(
         Section::Thumbnail,
         header.thumbnail_offset(),
     )?;
-    let meta = decode_meta(&header, &meta_bytes)?;
+    let meta = decode_meta(&header, &meta_bytes, &budget)?;
     verify_crc(Section::Thumbnail, header.thumbnail_crc, &thumbnail)?;
     let mut buffer = vec![0u8; BUFFER_LEN];
     if header.version >= 2 && !header.is_sealed() {
-        verify_chunks(reader, &header, &mut buffer)?;
+        verify_chunks(reader, &header, &mut buffer, &budget)?;
     } else {
         let start = header.payload_offset();
         let crc = crc_next(reader, u64::from(header.payload_len), &mut buffer);
@@ -106,6 +111,7 @@ fn verify_chunks<R: Read>(
     reader: &mut R,
     header: &Header,
     buffer: &mut [u8],
+    budget: &Budget,
 ) -> Result<(), FormatError> {
     let offset = header.payload_offset();
     let payload_len = u64::from(header.payload_len);
@@ -122,7 +128,7 @@ fn verify_chunks<R: Read>(
         entry_offset,
     )?);
     let check = TableCheck::of(header);
-    let table = read_table_within(header, &table, payload_len as usize, offset, check)?;
+    let table = read_table_within(header, &table, payload_len as usize, offset, check, budget)?;
     for (index, (at, entry)) in table.with_offsets().enumerate() {
         let stored_len = u64::from(entry.stored_len);
         let computed = whole(

@@ -38,6 +38,11 @@ pub enum SnapshotError {
         supported: u8,
     },
 
+    /// A part of the blob asks for more memory than the blob may cost: its counts, lengths or
+    /// type layouts are forged or damaged (see [`Budget`](crate::format::Budget)).
+    #[error("the world snapshot's {0}")]
+    OverBudget(#[from] crate::format::OverBudget),
+
     /// The blob's hash does not match the hash stored beside it.
     #[error(
         "the world snapshot's hash is {computed:#018x} but the save says {stored:#018x}; it is damaged"
@@ -174,6 +179,17 @@ pub enum SnapshotError {
         "{0} is missing from the world; add `KeepsakePlugin` (or register a saveable type) first"
     )]
     NotSetUp(&'static str),
+}
+
+impl SnapshotError {
+    /// The same error, a budget refusal's section named from further out (see
+    /// [`OverBudget::within`](crate::format::OverBudget::within)); other errors unchanged.
+    pub(crate) fn within(self, outer: impl std::fmt::Display) -> Self {
+        match self {
+            SnapshotError::OverBudget(refused) => SnapshotError::OverBudget(refused.within(outer)),
+            other => other,
+        }
+    }
 }
 
 /// An entity in a message: its id, and its [`Name`](bevy::prelude::Name) when it has one.

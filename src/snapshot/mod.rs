@@ -113,7 +113,8 @@ pub mod schema;
 mod value;
 
 pub use blob::{
-    BLOB_VERSION, BlobTable, ColumnKind, StoredColumn, StoredKey, StoredRow, inspect, state_hash,
+    BLOB_VERSION, BlobTable, ColumnKind, EntityIdIter, EntityIds, StoredColumn, StoredKey,
+    StoredLayout, StoredRow, StoredRowIter, StoredRows, inspect, state_hash,
 };
 pub use capture::{
     CHUNK_ROWS, CaptureCache, CaptureStats, KeptSnapshot, PendingSnapshot, Snapshot,

@@ -52,6 +52,36 @@ pub enum StoreError {
         source: io::Error,
     },
 
+    /// An entry named like a save (or a side file) is not a regular file: a FIFO, a device, a
+    /// socket, a folder, or a link to one. It is never read: a FIFO would block the reader, a
+    /// device never ends. A generation like this is skipped like a damaged one.
+    #[error(
+        "{path} is {what}, not a regular file, so it is not read as a save; move it out of the save folder",
+        path = .path.display()
+    )]
+    NotAFile {
+        /// The entry.
+        path: PathBuf,
+        /// What it is, in words (see [`NotARegularFile`](super::NotARegularFile)).
+        what: &'static str,
+    },
+
+    /// A sealed save sits under another slot's file name (copied or renamed there by hand): its
+    /// metadata, which the seal authenticates, names the slot it was written for. It is
+    /// skipped like a damaged generation: the slot loads its own newest intact save instead.
+    #[error(
+        "{path} is a sealed save written for {written_for}, not for {loaded_as}: a sealed save copied into another slot is not loaded (the slot's own saves are)",
+        path = .path.display()
+    )]
+    SealedForAnotherSlot {
+        /// The file.
+        path: PathBuf,
+        /// The slot its authenticated metadata names.
+        written_for: SlotId,
+        /// The slot whose file name it has.
+        loaded_as: SlotId,
+    },
+
     /// A save could not be encoded, or a file could not be decoded.
     #[error("{path}: {source}", path = .path.display())]
     Format {
@@ -145,6 +175,23 @@ impl fmt::Display for GenerationFailures<'_> {
 }
 
 impl StoreError {
+    /// The error for opening `path` for reading: [`StoreError::NotAFile`] for an entry the
+    /// filesystem refused as not a regular file, else [`StoreError::Io`].
+    pub(crate) fn open(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| match super::NotARegularFile::of(&source) {
+            Some(refused) => StoreError::NotAFile {
+                path,
+                what: refused.what,
+            },
+            None => StoreError::Io {
+                action: "open",
+                path,
+                source,
+            },
+        }
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 /// down, in its sub-folders (a save root holds one folder per profile), sorted by path; and how
 /// many other entries were passed over. A sub-folder that cannot be listed counts as passed
 /// over; symbolic links to folders are not followed.
+///
+/// Entries named like saves that are not regular files (a FIFO, a link to a device) are listed
+/// all the same, so whoever reads them names them: open them with
+/// [`OsFileSystem::open_regular`](super::OsFileSystem::open_regular), which refuses them
+/// without blocking, and read at most the limits' largest file.
 pub fn save_files(folder: &Path, depth: usize) -> io::Result<(Vec<PathBuf>, usize)> {
     let mut files = Vec::new();
     let mut ignored = 0;

@@ -7,6 +7,11 @@
 //! Protocols made of several calls (such as [`rename_new`], a hard link then an unlink) are
 //! written once here over the seam's primitives, so every implementation runs the same code and
 //! a recording filesystem sees each step.
+//!
+//! Only regular files are read: a FIFO named like a save would block a reader until something
+//! writes to it, and a link to `/dev/zero` reports a size of 0 and never ends.
+//! [`FileSystem::open_read`] refuses both, without blocking, with [`NotARegularFile`]; readers
+//! still bound every read by the limits rather than trust the size a file reports.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -44,7 +49,12 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
     fn create_dir_all(&self, path: &Path) -> io::Result<()>;
     /// The names of the entries in a folder.
     fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
-    /// Opens a file for reading.
+    /// Opens a regular file for reading.
+    ///
+    /// Must refuse, without blocking, anything that is not a regular file once links are
+    /// followed (a FIFO, a device, a socket, a folder), with [`NotARegularFile`] as the
+    /// error's payload ([`NotARegularFile::into_io`]): the store reads such an entry as a
+    /// damaged generation, never as a save.
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>>;
     /// Creates a new file for writing; fails if it already exists.
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
@@ -82,6 +92,100 @@ pub trait FileSystem: Send + Sync + fmt::Debug {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OsFileSystem;
 
+/// What [`FileSystem::open_read`] refuses: the entry is not a regular file (links followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("it is {what}, not a regular file")]
+pub struct NotARegularFile {
+    /// What it is, in words ("a FIFO (named pipe)", "a character device", "a folder", …).
+    pub what: &'static str,
+}
+
+impl NotARegularFile {
+    /// As an [`io::Error`] carrying `self` (kind [`io::ErrorKind::IsADirectory`] for a folder,
+    /// [`io::ErrorKind::InvalidInput`] otherwise), for [`FileSystem::open_read`] to return.
+    pub fn into_io(self) -> io::Error {
+        let kind = if self.what == FOLDER {
+            io::ErrorKind::IsADirectory
+        } else {
+            io::ErrorKind::InvalidInput
+        };
+        io::Error::new(kind, self)
+    }
+
+    /// The refusal `error` carries, if it is one.
+    pub fn of(error: &io::Error) -> Option<Self> {
+        error.get_ref()?.downcast_ref::<Self>().copied()
+    }
+
+    fn of_type(kind: fs::FileType) -> Option<Self> {
+        if kind.is_file() {
+            return None;
+        }
+        Some(NotARegularFile {
+            what: describe(kind),
+        })
+    }
+}
+
+const FOLDER: &str = "a folder";
+
+/// What a file type that is not a regular file is, in words.
+fn describe(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        } else if kind.is_char_device() {
+            return "a character device";
+        } else if kind.is_block_device() {
+            return "a block device";
+        } else if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        FOLDER
+    } else {
+        "not a regular file"
+    }
+}
+
+impl OsFileSystem {
+    /// Opens the regular file at `path` for reading, as [`FileSystem::open_read`] does: without
+    /// blocking on a FIFO, and refusing anything but a regular file with [`NotARegularFile`].
+    /// For tools that read save files outside a store.
+    pub fn open_regular(path: &Path) -> io::Result<File> {
+        let file = open_without_blocking(path)?;
+        // The type of what was opened (`fstat`), not of what the path names now.
+        match NotARegularFile::of_type(file.metadata()?.file_type()) {
+            Some(refused) => Err(refused.into_io()),
+            None => Ok(file),
+        }
+    }
+}
+
+/// Opens `path` read-only with `O_NONBLOCK`, so a FIFO opens at once instead of waiting for a
+/// writer (the flag changes nothing for a regular file's reads).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn open_without_blocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Looks before opening where `O_NONBLOCK` is not at hand (libc is a dependency on Linux
+/// only): a FIFO put in place between the look and the open can still block the open there.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn open_without_blocking(path: &Path) -> io::Result<File> {
+    if let Some(refused) = NotARegularFile::of_type(fs::metadata(path)?.file_type()) {
+        return Err(refused.into_io());
+    }
+    File::open(path)
+}
+
 impl ReadFile for File {
     fn byte_len(&mut self) -> io::Result<u64> {
         Ok(self.metadata()?.len())
@@ -115,7 +219,7 @@ impl FileSystem for OsFileSystem {
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        Ok(Box::new(File::open(path)?))
+        Ok(Box::new(OsFileSystem::open_regular(path)?))
     }
 
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
@@ -182,6 +286,10 @@ pub(crate) fn rename_new(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Res
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(error),
         Err(_) => match fs.open_read(to) {
             Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
+            // Something that is not a file holds the name: it is taken all the same.
+            Err(error) if NotARegularFile::of(&error).is_some() => {
+                Err(io::Error::from(io::ErrorKind::AlreadyExists))
+            }
             Err(error) if error.kind() == io::ErrorKind::NotFound => fs.rename(from, to),
             Err(error) => Err(error),
         },

@@ -28,7 +28,6 @@ use super::slot_store::{SlotStore, is_plausible};
 use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp};
 use crate::slot::SlotId;
 use std::collections::HashSet;
-use std::io::Read;
 use uuid::Uuid;
 
 /// One readable generation of a slot, as [`SlotStore::saves`] reports it.
@@ -251,22 +250,8 @@ impl SlotStore {
         generation: u64,
     ) -> Result<Vec<u8>, StoreError> {
         self.check_slot(slot)?;
-        let path = self.path_of(slot, generation);
-        let mut file = self
-            .fs
-            .open_read(&path)
-            .map_err(StoreError::io("open", &path))?;
-        let len = file
-            .byte_len()
-            .map_err(StoreError::io("read the size of", &path))?;
         let limit = self.config().decode_options().limits.max_file_len();
-        if len > limit {
-            return Err(StoreError::FileTooLarge { path, len, limit });
-        }
-        let mut bytes = Vec::with_capacity(len as usize);
-        file.read_to_end(&mut bytes)
-            .map_err(StoreError::io("read", &path))?;
-        Ok(bytes)
+        self.read_whole(&self.path_of(slot, generation), limit)
     }
 
     /// Replaces the profile folder's side file `name` durably (temporary file, fsync, rename,
@@ -284,19 +269,19 @@ impl SlotStore {
         .map(|_| ())
     }
 
-    /// Reads the profile folder's side file `name`; `None` when it does not exist.
+    /// Reads the profile folder's side file `name`; `None` when it does not exist. Like a
+    /// save, it must be a regular file ([`StoreError::NotAFile`]) no larger than the largest
+    /// save the limits allow ([`StoreError::FileTooLarge`]).
     pub fn read_profile_file(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         check_side_file_name(name)?;
-        let path = self.dir.join(name);
-        let mut file = match self.fs.open_read(&path) {
-            Ok(file) => file,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(StoreError::io("open", &path)(error)),
-        };
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(StoreError::io("read", &path))?;
-        Ok(Some(bytes))
+        let limit = self.config().decode_options().limits.max_file_len();
+        match self.read_whole(&self.dir.join(name), limit) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     /// The readable generations of `slot` with their metadata, newest first, read as

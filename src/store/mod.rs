@@ -47,6 +47,24 @@
 //! removed again. No step is retried. Step 6 failing leaves an extra old file and is reported in
 //! [`SaveReceipt::prune_error`], since the save itself is complete.
 //!
+//! # What is read
+//!
+//! Only regular files are read as saves (or side files): [`FileSystem::open_read`] refuses
+//! anything else without blocking ([`NotARegularFile`]; on Linux the open uses `O_NONBLOCK`,
+//! so a FIFO does not wait for a writer), and the store reports it as [`StoreError::NotAFile`],
+//! naming the file. Loads and listings treat such an entry like a damaged generation, and a
+//! save goes on top of it. Every whole-file read (a load, a cloud upload's read, a side file)
+//! checks the size the file reports against the limits' largest file
+//! ([`Limits::max_file_len`](crate::format::Limits::max_file_len)) and then reads at most one
+//! byte more, whatever that size said ([`StoreError::FileTooLarge`]); header and metadata reads
+//! take exactly the lengths the verified header gives.
+//!
+//! A sealed save whose metadata (authenticated by the seal) names another slot than its file
+//! name is refused with [`StoreError::SealedForAnotherSlot`] and skipped like a damaged
+//! generation: a file copied into another slot's name does not load there. Listings, which do
+//! not open the seal, show such a generation as damaged too, going by its unauthenticated
+//! metadata. Unsealed files are not checked.
+//!
 //! # Concurrency
 //!
 //! Within a process, and across processes on filesystems where advisory locks work (local
@@ -116,7 +134,7 @@ mod slot_store;
 pub(crate) use durable::{Placement, write_durably};
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
-pub use fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+pub use fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem, ReadFile, WriteFile};
 pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.

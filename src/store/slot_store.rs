@@ -2,7 +2,7 @@
 
 use super::durable::{Placement, write_durably};
 use super::error::{GenerationFailure, StoreError};
-use super::fs::{FileSystem, LockGuard, OsFileSystem};
+use super::fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem};
 use super::import::is_transient;
 use super::layout::{
     SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
@@ -400,6 +400,11 @@ impl SlotStore {
     /// [`StoreError::NewerFormat`] instead of silently loading an older backup; a file whose
     /// version field is damaged is not one (its header checksum fails) and is skipped like any
     /// damaged generation.
+    ///
+    /// Skipped the same way: an entry that is not a regular file ([`StoreError::NotAFile`]: a
+    /// FIFO, a device, a folder; refused without blocking) and, in a sealing store, a sealed
+    /// save written for another slot ([`StoreError::SealedForAnotherSlot`]: a file copied into
+    /// this slot's name by hand).
     pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock_to_read(slot);
@@ -456,10 +461,7 @@ impl SlotStore {
     ) -> Result<Option<Vec<u8>>, StoreError> {
         self.check_slot(slot)?;
         let path = self.path_of(slot, generation);
-        let mut file = self
-            .fs
-            .open_read(&path)
-            .map_err(StoreError::io("open", &path))?;
+        let mut file = self.fs.open_read(&path).map_err(StoreError::open(&path))?;
         format::read_thumbnail(&mut file, &self.config.decode_options())
             .map_err(|source| StoreError::Format { path, source })
     }
@@ -616,60 +618,80 @@ impl SlotStore {
         }
     }
 
+    /// Reads a generation's header and metadata. A sealed save under another slot's file name
+    /// is refused ([`StoreError::SealedForAnotherSlot`]) as its load would be; here the metadata
+    /// is not authenticated (a listing does not open the seal), so this is a courtesy to the
+    /// menu, the load being what enforces it.
     pub(super) fn read_summary(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
-        let mut file = self
-            .fs
-            .open_read(path)
-            .map_err(StoreError::io("open", path))?;
-        format::read_summary(&mut file, &self.config.decode_options()).map_err(|source| {
-            StoreError::Format {
-                path: path.to_path_buf(),
-                source,
-            }
-        })
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
+        let summary =
+            format::read_summary(&mut file, &self.config.decode_options()).map_err(|source| {
+                StoreError::Format {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        check_sealed_slot(path, &summary.header, &summary.meta)?;
+        Ok(summary)
     }
 
-    /// Reads a whole file once and checks every checksum it carries, the payload's included
-    /// (the seal, when the store has the key), without decompressing it
-    /// ([`format::verify_from`]): whether a generation is an intact backup.
+    /// Reads a whole file once and checks every checksum it carries, the payload's included,
+    /// without decompressing it ([`format::verify_from`]): whether a generation is an intact
+    /// backup. A sealed save under another slot's file name is not one (its load refuses it).
     pub(super) fn verify_generation(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
-        let mut file = self
-            .fs
-            .open_read(path)
-            .map_err(StoreError::io("open", path))?;
-        format::verify_from(&mut file, &self.config.decode_options()).map_err(|source| {
-            StoreError::Format {
-                path: path.to_path_buf(),
-                source,
-            }
-        })
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
+        let summary =
+            format::verify_from(&mut file, &self.config.decode_options()).map_err(|source| {
+                StoreError::Format {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        check_sealed_slot(path, &summary.header, &summary.meta)?;
+        Ok(summary)
     }
 
-    /// Reads a whole file (after checking its size against the limits) and decodes it.
+    /// Reads a whole generation (at most the limits' largest file) and decodes it; a sealed
+    /// save written for another slot than the one its file name says is refused
+    /// ([`StoreError::SealedForAnotherSlot`]).
     pub(super) fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
-        let mut file = self
-            .fs
-            .open_read(path)
-            .map_err(StoreError::io("open", path))?;
+        let options = self.config.decode_options();
+        let bytes = self.read_whole(path, options.limits.max_file_len())?;
+        let decoded =
+            format::decode_owned(bytes, &options).map_err(|source| StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        check_sealed_slot(path, &decoded.header, &decoded.meta)?;
+        Ok(decoded)
+    }
+
+    /// Reads a whole file of at most `limit` bytes. The size the file reports is checked first,
+    /// and the read stops once more than `limit` bytes arrived whatever that size said (a file
+    /// growing meanwhile, or a filesystem that reports sizes wrongly), so no read holds more
+    /// than `limit + 1` bytes.
+    pub(super) fn read_whole(&self, path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
         let len = file
             .byte_len()
             .map_err(StoreError::io("read the size of", path))?;
-        let options = self.config.decode_options();
-        let limit = options.limits.max_file_len();
+        let too_large = |len| StoreError::FileTooLarge {
+            path: path.to_path_buf(),
+            len,
+            limit,
+        };
         if len > limit {
-            return Err(StoreError::FileTooLarge {
-                path: path.to_path_buf(),
-                len,
-                limit,
-            });
+            return Err(too_large(len));
         }
         let mut bytes = Vec::with_capacity(len as usize);
-        file.read_to_end(&mut bytes)
+        (&mut file)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
             .map_err(StoreError::io("read", path))?;
-        format::decode_owned(bytes, &options).map_err(|source| StoreError::Format {
-            path: path.to_path_buf(),
-            source,
-        })
+        if bytes.len() as u64 > limit {
+            return Err(too_large(bytes.len() as u64));
+        }
+        Ok(bytes)
     }
 
     /// The number the next save of `slot` gets: one above its newest generation, once that
@@ -911,11 +933,38 @@ pub(crate) fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), 
 }
 
 /// Whether a failure to open or read a generation describes the entry itself rather than a
-/// passing fault of the device: a folder where the file should be, or no permission to read it.
-/// No retry makes such an entry readable, so a save treats it like a damaged generation.
+/// passing fault of the device: something other than a regular file where the file should be
+/// (a folder, a FIFO, a device), or no permission to read it. No retry makes such an entry
+/// readable, so a save treats it like a damaged generation.
 fn is_unreadable_entry(error: &io::Error) -> bool {
     matches!(
         error.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
-    )
+    ) || NotARegularFile::of(error).is_some()
+}
+
+/// Refuses a sealed save whose metadata (authenticated by the seal once the payload is opened)
+/// names another slot than the file name at `path` does: a sealed file copied or renamed into
+/// another slot. Unsealed files are not checked: nothing stops editing their metadata anyway,
+/// and copying an unsealed save file into another slot by hand is a way players duplicate a
+/// save.
+fn check_sealed_slot(
+    path: &Path,
+    header: &format::Header,
+    meta: &SaveMeta,
+) -> Result<(), StoreError> {
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(parse_generation_file);
+    match named {
+        Some((slot, _)) if header.is_sealed() && slot != meta.slot => {
+            Err(StoreError::SealedForAnotherSlot {
+                path: path.to_path_buf(),
+                written_for: meta.slot,
+                loaded_as: slot,
+            })
+        }
+        _ => Ok(()),
+    }
 }

@@ -1,35 +1,21 @@
 //! Replays the fuzz corpora (`fuzz/corpus/*`) and every crash input the fuzzers ever found
 //! (`fuzz/artifacts/*`) through the decoders, as an ordinary test: no panic, and no allocation
-//! above the documented bound for the input's size.
-//!
-//! Memory bounds (peak bytes allocated by one decode of an input of `S` bytes):
-//! - save file: `FILE_K · S + FILE_C`, where `FILE_K` covers LZ4's 255:1 expansion plus the
-//!   decoded copy of the payload;
-//! - `ecs_blob`: `BLOB_K · S + BLOB_C`, where `BLOB_C` covers serde's capped pre-allocation of a
-//!   sequence (1 MiB at most per sequence being decoded) for the registered types' nesting.
+//! above the memory bound of `common::budget` (four bytes per byte of the decoded input and
+//! a constant): a save file by its decoded size (metadata, thumbnail and the payload as
+//! announced, which LZ4's 255:1 bounds by the file), a blob through every reader of a blob,
+//! a layout input by its size.
 
 use crate::common;
 
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
-    self, DecodeOptions, EncodeOptions, SaveBundle, SealKey, Sealing, UnsealedSaves, WorldState,
-};
+use bevy_keepsake::format::{self, EncodeOptions, SaveBundle, SealKey, Sealing, WorldState};
 use bevy_keepsake::snapshot::{self, SaveRegistry};
 use common::alloc::peak_allocation;
+use common::budget::{assert_within, keyed, read_blob_every_way, read_file_every_way};
 use common::{crc_fixup, fixtures, fuzz_layout, fuzz_world};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
-
-const FILE_K: usize = 2 * 256;
-const FILE_C: usize = 64 * 1024;
-const BLOB_K: usize = 64;
-const BLOB_C: usize = 3 << 20;
-/// A layout and a value read by it: the stored reader's budget for values of no bytes (4096
-/// plus 8 per input byte) and the tree of the layout, a few hundred bytes per input byte at
-/// most.
-const LAYOUT_K: usize = 512;
-const LAYOUT_C: usize = 1 << 20;
 
 fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
@@ -62,35 +48,21 @@ fn the_file_decoder_corpus_replays_within_the_memory_bound() {
         inputs.len()
     );
     let mut worst = 0f64;
-    for (path, bytes) in &inputs {
-        let (_, peak) = peak_allocation(|| {
-            let fixed = crc_fixup::with_valid_checksums(bytes);
-            let sealed = crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY);
-            for input in std::iter::once(&bytes[..])
-                .chain(fixed.as_deref())
-                .chain(sealed.as_deref())
-            {
-                for options in [DecodeOptions::default(), fuzz_key()] {
-                    let _ = format::decode(input, &options);
-                    let _ = format::decode_from(&mut &input[..], &options);
-                    let _ = format::read_summary(&mut &input[..], &options);
-                }
-            }
-        });
-        worst = worst.max(within_bound(path, peak, bytes.len(), FILE_K, FILE_C));
+    for (_, bytes) in &inputs {
+        let fixed = crc_fixup::with_valid_checksums(bytes);
+        let sealed = crc_fixup::with_valid_seal(bytes, &crc_fixup::FUZZ_SEAL_KEY);
+        for input in std::iter::once(&bytes[..])
+            .chain(fixed.as_deref())
+            .chain(sealed.as_deref())
+        {
+            worst = worst.max(read_file_every_way(input, crc_fixup::FUZZ_SEAL_KEY));
+        }
     }
     println!(
         "{} file inputs, worst peak at {:.1}% of the bound",
         inputs.len(),
         worst * 100.0
     );
-}
-
-/// How the fuzz target reads inputs besides without a key: with its key, unsealed files too.
-fn fuzz_key() -> DecodeOptions {
-    DecodeOptions::new()
-        .seal(Sealing::Key(SealKey::from_bytes(crc_fixup::FUZZ_SEAL_KEY)))
-        .unsealed(UnsealedSaves::Accept)
 }
 
 #[test]
@@ -107,20 +79,9 @@ fn the_sealed_seeds_open_once_resealed_and_the_real_one_opens_as_is() {
         } else {
             bytes.clone()
         };
-        let decoded = format::decode(&input, &fuzz_key());
+        let decoded = format::decode(&input, &keyed(crc_fixup::FUZZ_SEAL_KEY));
         assert!(decoded.is_ok(), "{}: {decoded:?}", path.display());
     }
-}
-
-/// Asserts `peak <= k * input_len + c`; returns how much of that bound was used.
-fn within_bound(path: &Path, peak: usize, input_len: usize, k: usize, c: usize) -> f64 {
-    let bound = k * input_len + c;
-    assert!(
-        peak <= bound,
-        "{}: {peak} bytes for {input_len} input bytes",
-        path.display()
-    );
-    peak as f64 / bound as f64
 }
 
 #[test]
@@ -137,17 +98,15 @@ fn the_blob_decoder_corpus_replays_within_the_memory_bound() {
     let types = types.read();
     let mut worst = 0f64;
     let mut valid = 0;
-    for (path, bytes) in &inputs {
-        let (result, peak) = peak_allocation(|| {
-            snapshot::decode(bytes, snapshot::state_hash(bytes), &registry, &types)
-        });
+    for (_, bytes) in &inputs {
+        worst = worst.max(read_blob_every_way(bytes, &registry, &types));
+        let result = snapshot::decode(bytes, snapshot::state_hash(bytes), &registry, &types);
         if let Ok(decoded) = result {
             // The fuzz target applies what decodes; so does the replay.
             let mut world_app = fuzz_world::app();
             snapshot::apply(world_app.world_mut(), decoded, snapshot::LoadMode::Replace);
             valid += 1;
         }
-        worst = worst.max(within_bound(path, peak, bytes.len(), BLOB_K, BLOB_C));
     }
     println!(
         "{} blob inputs ({valid} decode), worst peak at {:.1}% of the bound",
@@ -167,7 +126,8 @@ fn the_layout_decoder_corpus_replays_within_the_memory_bound() {
     let mut worst = 0f64;
     for (path, bytes) in &inputs {
         let ((), peak) = peak_allocation(|| fuzz_layout::run(bytes));
-        worst = worst.max(within_bound(path, peak, bytes.len(), LAYOUT_K, LAYOUT_C));
+        let what = path.display().to_string();
+        worst = worst.max(assert_within(&what, peak, bytes.len()));
     }
     println!(
         "{} layout inputs, worst peak at {:.1}% of the bound",
@@ -221,7 +181,7 @@ mod mutated_layouts {
             let (path, bytes) = &seeds[seed.index(seeds.len())];
             let input = apply(bytes.clone(), &edits);
             let ((), peak) = peak_allocation(|| fuzz_layout::run(&input));
-            within_bound(path, peak, input.len(), LAYOUT_K, LAYOUT_C);
+            assert_within(&path.display().to_string(), peak, input.len());
         }
     }
 }
@@ -329,7 +289,7 @@ fn write_layout_fuzz_seeds() {
         };
         let value = column.rows.first().map_or(&[][..], |row| row.value);
         let name = column.type_path.rsplit("::").next().unwrap_or("type");
-        let input = fuzz_layout::input(&layout.to_bytes(), value);
+        let input = fuzz_layout::input(layout.bytes(), value);
         std::fs::write(dir.join(format!("seed-{name}")), input).unwrap();
     }
 }

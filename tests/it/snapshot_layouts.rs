@@ -904,7 +904,7 @@ fn layouts_take_a_few_percent_of_a_blob() {
             let layout_bytes: usize = table
                 .columns
                 .iter()
-                .map(|column| column.layout.as_ref().map_or(0, |l| l.to_bytes().len() + 1))
+                .map(|column| column.layout.as_ref().map_or(0, |l| l.bytes().len() + 1))
                 .sum();
             let share = layout_bytes as f64 / saved.blob.len() as f64;
             println!(

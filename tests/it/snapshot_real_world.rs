@@ -196,10 +196,12 @@ fn assert_same_values_with_serde_layouts(reflected: &[u8], with_serde: &[u8]) {
         let (Some(our_layout), Some(their_layout)) = (&column.layout, &serde_column.layout) else {
             panic!("{path} has no layout");
         };
+        let (our_layout, their_layout) =
+            (our_layout.decode().unwrap(), their_layout.decode().unwrap());
         let TypeLayout::Serde {
             type_path,
             reflected: fingerprint,
-        } = their_layout
+        } = &their_layout
         else {
             panic!("{path} is registered with serde, but its layout is {their_layout:?}");
         };
@@ -209,7 +211,7 @@ fn assert_same_values_with_serde_layouts(reflected: &[u8], with_serde: &[u8]) {
                 !matches!(our_layout, TypeLayout::Serde { .. }),
                 "{path} is reflection-only, but its layout is {our_layout:?}"
             );
-            assert_eq!(**fingerprint, *our_layout, "fingerprint of {path}");
+            assert_eq!(**fingerprint, our_layout, "fingerprint of {path}");
         } else {
             assert_eq!(our_layout, their_layout, "{path} is serde in both apps");
             serde_in_both += 1;

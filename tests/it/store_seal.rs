@@ -150,3 +150,90 @@ fn unsealed_saves_load_in_a_sealed_game_only_when_it_accepts_them() {
         .unwrap();
     assert_eq!(refusing.load(SLOT).unwrap().generation, 2);
 }
+
+fn is_sealed_for(error: &StoreError, written_for: SlotId, loaded_as: SlotId) -> bool {
+    let text = error.to_string();
+    matches!(
+        error,
+        StoreError::SealedForAnotherSlot { written_for: w, loaded_as: l, .. }
+            if *w == written_for && *l == loaded_as
+    ) && text.contains(&written_for.to_string())
+        && text.contains(&loaded_as.to_string())
+}
+
+/// A sealed save copied under another slot's file name, on top of that slot's saves: the load
+/// refuses it, naming both slots, and falls back to the slot's own newest save, as for a
+/// damaged file; the listing shows the slot as damaged with that save as its backup. Under the
+/// default backups (3) and 0.
+#[test]
+fn a_sealed_save_copied_into_another_slot_is_refused_and_the_slot_loads_its_own() {
+    let other = SlotId::Manual(2);
+    for backups in [3, 0] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(sealed_config(dir.path()).backups(backups)).unwrap();
+        save_generations(&store, 2);
+        let foreign = store
+            .save(other, fixtures::meta(other, 7), &fixtures::bundle(5_000, 7))
+            .unwrap()
+            .path;
+        let copy = store.path_of(SLOT, 3);
+        std::fs::copy(&foreign, &copy).unwrap();
+
+        let loaded = store.load(SLOT).unwrap();
+        assert_eq!(loaded.generation, 2, "backups {backups}");
+        assert_eq!(loaded.bundle, fixtures::bundle(5_000, 1));
+        assert_eq!(loaded.skipped[0].generation, 3);
+        let error = &loaded.skipped[0].error;
+        assert!(is_sealed_for(error, other, SLOT), "{error}");
+
+        let listed = store.list().unwrap();
+        let entry = listed.iter().find(|entry| entry.slot == SLOT).unwrap();
+        assert!(
+            matches!(
+                &entry.status,
+                SlotStatus::Damaged { newest_generation: 3, backup: Some(b), .. } if b.generation == 2
+            ),
+            "{:?}",
+            entry.status
+        );
+        // The slot it was made for still loads it.
+        assert_eq!(
+            store.load(other).unwrap().bundle,
+            fixtures::bundle(5_000, 7)
+        );
+    }
+}
+
+/// Copied into an empty slot, the sealed save does not load there at all; an unsealed save
+/// copied the same way still does (nothing authenticates its metadata, and copying files is how
+/// players duplicate unsealed saves).
+#[test]
+fn a_sealed_copy_alone_in_a_slot_fails_its_load_while_an_unsealed_copy_loads() {
+    let other = SlotId::Manual(2);
+    for sealed in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = if sealed {
+            sealed_config(dir.path())
+        } else {
+            StoreConfig::new(dir.path())
+        };
+        let store = SlotStore::open(config).unwrap();
+        let foreign = store
+            .save(other, fixtures::meta(other, 7), &fixtures::bundle(5_000, 7))
+            .unwrap()
+            .path;
+        std::fs::copy(&foreign, store.path_of(SLOT, 1)).unwrap();
+
+        let result = store.load(SLOT);
+        if !sealed {
+            assert_eq!(result.unwrap().meta.slot, other);
+            continue;
+        }
+        let error = result.unwrap_err();
+        let StoreError::AllGenerationsDamaged { failures, .. } = &error else {
+            panic!("{error}");
+        };
+        assert!(is_sealed_for(&failures[0].error, other, SLOT), "{error}");
+        assert!(error.to_string().contains("written for"), "{error}");
+    }
+}

@@ -54,6 +54,7 @@ fn recorded_schema(path: &Path, options: &DecodeOptions) -> Result<SaveSchema, S
                 column.type_path
             )
         })?;
+        let layout = layout.decode().map_err(|error| error.to_string())?;
         Ok(SchemaType {
             type_path: column.type_path.to_owned(),
             kind: column.kind,

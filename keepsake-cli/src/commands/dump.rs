@@ -13,6 +13,7 @@ use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json, print_text};
 use crate::text;
 use bevy_keepsake::format::DecodeOptions;
+use bevy_keepsake::snapshot::schema::TypeLayout;
 use bevy_keepsake::snapshot::schema::stored::{self, StoredValue};
 use bevy_keepsake::snapshot::schema::text::{short, short_name};
 use bevy_keepsake::snapshot::{BlobTable, ColumnKind, StoredColumn};
@@ -95,19 +96,44 @@ struct ValueView {
     error: Option<String>,
 }
 
+/// A column with its layout's tree, built once for all its values (`None` in a save from
+/// before layouts; the error when the tree is more than the layout's bytes may cost).
+struct Column<'t> {
+    stored: &'t StoredColumn<'t>,
+    layout: Option<Result<TypeLayout, String>>,
+}
+
+impl<'t> Column<'t> {
+    fn all(table: &'t BlobTable<'t>) -> Vec<Self> {
+        let columns = table.columns.iter().map(|stored| Column {
+            stored,
+            layout: stored
+                .layout
+                .map(|layout| layout.decode().map_err(|error| error.to_string())),
+        });
+        columns.collect()
+    }
+}
+
 impl ValueView {
-    fn read(column: &StoredColumn<'_>, bytes: &[u8]) -> Self {
+    fn read(column: &Column<'_>, bytes: &[u8]) -> Self {
+        let type_path = column.stored.type_path;
         let (value, error) = match &column.layout {
             None => (None, None),
-            Some(layout) => match stored::read(layout, bytes) {
-                Ok(value) => (Some(shown(&value, column.type_path)), None),
+            Some(Err(error)) => (None, Some(error.clone())),
+            Some(Ok(layout)) => match stored::read(layout, bytes) {
+                Ok(value) => (Some(shown(&value, type_path)), None),
                 Err(error) => (None, Some(error.to_string())),
             },
         };
+        let layout = match &column.layout {
+            Some(Ok(layout)) => Some(short(layout)),
+            _ => None,
+        };
         ValueView {
-            type_path: column.type_path.to_owned(),
+            type_path: type_path.to_owned(),
             bytes: bytes.len(),
-            layout: column.layout.as_ref().map(short),
+            layout,
             value,
             error,
         }
@@ -203,10 +229,11 @@ fn report(path: &Path, examined: &Examined, filter: &Filter) -> Option<Report> {
         report.note = Some(PREDATES_LAYOUTS);
     }
     report.entity_count = table.entity_count();
+    let columns = Column::all(&table);
     if filter.entity.is_none() {
-        report.resources = resources(&table, filter);
+        report.resources = resources(&columns, filter);
     }
-    (report.entities, report.more_entities) = entities(&table, filter);
+    (report.entities, report.more_entities) = entities(&table, &columns, filter);
     report.keys = table
         .keys
         .iter()
@@ -224,13 +251,13 @@ fn report(path: &Path, examined: &Examined, filter: &Filter) -> Option<Report> {
     Some(report)
 }
 
-fn resources(table: &BlobTable<'_>, filter: &Filter) -> Vec<ValueView> {
-    table
-        .columns
+fn resources(columns: &[Column<'_>], filter: &Filter) -> Vec<ValueView> {
+    columns
         .iter()
-        .filter(|column| column.kind == ColumnKind::Resource && filter.keeps(column))
+        .filter(|column| column.stored.kind == ColumnKind::Resource && filter.keeps(column.stored))
         .flat_map(|column| {
             column
+                .stored
                 .rows
                 .iter()
                 .map(move |row| ValueView::read(column, row.value))
@@ -240,15 +267,17 @@ fn resources(table: &BlobTable<'_>, filter: &Filter) -> Vec<ValueView> {
 
 /// The entities the filter keeps, each with its values in stored column order, and how many
 /// more `--rows` leaves out. Only the entities shown are read.
-fn entities(table: &BlobTable<'_>, filter: &Filter) -> (Vec<EntityView>, usize) {
-    let mut by_entity: Vec<Vec<(&StoredColumn<'_>, &[u8])>> =
-        vec![Vec::new(); table.entity_count()];
-    let components = table
-        .columns
-        .iter()
-        .filter(|column| column.kind == ColumnKind::Component && filter.keeps(column));
+fn entities(
+    table: &BlobTable<'_>,
+    columns: &[Column<'_>],
+    filter: &Filter,
+) -> (Vec<EntityView>, usize) {
+    let mut by_entity: Vec<Vec<(&Column<'_>, &[u8])>> = vec![Vec::new(); table.entity_count()];
+    let components = columns.iter().filter(|column| {
+        column.stored.kind == ColumnKind::Component && filter.keeps(column.stored)
+    });
     for column in components {
-        for row in &column.rows {
+        for row in &column.stored.rows {
             let values = row
                 .entity_index
                 .and_then(|index| by_entity.get_mut(index as usize));
@@ -266,6 +295,7 @@ fn entities(table: &BlobTable<'_>, filter: &Filter) -> (Vec<EntityView>, usize) 
             None => filter.type_contains.is_none() || !values.is_empty(),
         });
     let cap = filter.rows.unwrap_or(usize::MAX);
+    let ids: Vec<u64> = table.entity_ids.iter().collect();
     let (mut shown, mut more) = (Vec::new(), 0);
     for (index, values) in kept {
         if shown.len() >= cap {
@@ -274,7 +304,7 @@ fn entities(table: &BlobTable<'_>, filter: &Filter) -> (Vec<EntityView>, usize) 
         }
         shown.push(EntityView {
             index: index as u32,
-            id: format!("{:#x}", table.entity_ids[index]),
+            id: format!("{:#x}", ids[index]),
             values: values
                 .into_iter()
                 .map(|(column, bytes)| ValueView::read(column, bytes))

@@ -22,7 +22,7 @@ struct Report {
     size: u64,
     status: &'static str,
     damage: Option<Damage>,
-    /// For a sealed file: `checked` (with `--key`) or `unchecked` (without: the payload was
+    /// For a sealed file: `checked` (with a key) or `unchecked` (without: the payload was
     /// not opened). Absent for unsealed files.
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<Seal>,

@@ -38,7 +38,7 @@ struct SavedView {
     file_len: u64,
     has_thumbnail: bool,
     /// Sealed (format version 3): its metadata is read without the key, its seal not checked
-    /// (`keepsake verify --key` checks it). Absent for unsealed saves.
+    /// (`keepsake verify --key-file` checks it). Absent for unsealed saves.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     sealed: bool,
     /// The device that made the save (cloud sync records it); `null` when it recorded none.

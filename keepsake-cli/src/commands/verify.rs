@@ -29,8 +29,8 @@ struct FileResult {
     /// `ecs_blob`.
     section: Option<&'static str>,
     message: Option<String>,
-    /// For a sealed file: `checked` (with `--key`; a broken seal is damage in section `seal`)
-    /// or `unchecked` (without: its CRCs were checked, not its seal). With `--key`, `none` for
+    /// For a sealed file: `checked` (with a key; a broken seal is damage in section `seal`)
+    /// or `unchecked` (without: its CRCs were checked, not its seal). With a key, `none` for
     /// an unsealed file. Otherwise absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<Seal>,
@@ -94,7 +94,7 @@ fn expand(path: &Path, report: &mut Report) -> Vec<PathBuf> {
     }
 }
 
-/// What `verify --key` says of an intact file that is not sealed.
+/// What `verify` with a key says of an intact file that is not sealed.
 const NOT_SEALED: &str =
     "not sealed (a game that seals its saves loads it only if it accepts unsealed saves)";
 
@@ -109,7 +109,7 @@ fn check(path: &Path, options: &DecodeOptions) -> FileResult {
             seal: None,
         },
         Ok(examined) => {
-            // With `--key` the seal is what is being checked: an unsealed file says so.
+            // With a key the seal is what is being checked: an unsealed file says so.
             let keyed = options.seal != Sealing::Off && examined.header.is_some();
             let seal = (examined.seal != Seal::None || keyed).then_some(examined.seal);
             let note = match examined.seal {

@@ -1,5 +1,6 @@
-//! Sealed saves through the tool: listed and inspected without the key, checked with `--key`,
-//! and a clear "pass --key" from the commands that need the payload.
+//! Sealed saves through the tool: listed and inspected without the key, checked with the key
+//! from a file (`--key-file`) or the environment (`KEEPSAKE_KEY`), a clear "pass --key-file"
+//! from the commands that need the payload, and a key that is never printed.
 
 use super::{json_of, keepsake, meta, world_bundle};
 use bevy_keepsake::SlotId;
@@ -12,6 +13,14 @@ const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbc
 
 fn key() -> SealKey {
     SealKey::from_hex(KEY_HEX).unwrap()
+}
+
+/// A file holding `text` (a key, or not), kept as long as the returned folder.
+fn key_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("save.key");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
 }
 
 /// `<root>/sealed`: manual 0 (two sealed generations) and the quicksave, saved before the game
@@ -90,7 +99,9 @@ fn list_and_inspect_show_a_sealed_save_without_the_key() {
         .assert()
         .success()
         .stdout(predicate::str::contains("format version 3"))
-        .stdout(predicate::str::contains("seal not checked (pass --key"))
+        .stdout(predicate::str::contains(
+            "seal not checked (pass --key-file",
+        ))
         .stdout(predicate::str::contains("Harbour"));
     let json = json_of(
         &keepsake()
@@ -105,7 +116,8 @@ fn list_and_inspect_show_a_sealed_save_without_the_key() {
 
     let json = json_of(
         &keepsake()
-            .args(["inspect", "--json", "--key", KEY_HEX])
+            .args(["inspect", "--json"])
+            .env("KEEPSAKE_KEY", KEY_HEX)
             .arg(&newest)
             .assert()
             .success(),
@@ -138,9 +150,11 @@ fn verify_checks_crcs_without_the_key_and_the_seal_with_it() {
     assert_eq!(json["damaged"], 0, "{json}");
     assert_eq!(status_of(&json, "edited.ksav")["seal"], "unchecked");
 
+    let (_keys, key_path) = key_file(KEY_HEX);
     let json = json_of(
         &keepsake()
-            .args(["verify", "--json", "--key", KEY_HEX])
+            .args(["verify", "--json", "--key-file"])
+            .arg(&key_path)
             .arg(store.dir())
             .assert()
             .code(1),
@@ -163,7 +177,8 @@ fn verify_checks_crcs_without_the_key_and_the_seal_with_it() {
     let wrong = KEY_HEX.replace("00", "01");
     let json = json_of(
         &keepsake()
-            .args(["verify", "--json", "--key", &wrong])
+            .args(["verify", "--json"])
+            .env("KEEPSAKE_KEY", &wrong)
             .arg(store.dir())
             .assert()
             .code(1),
@@ -185,16 +200,20 @@ fn dump_and_diff_of_a_sealed_save_without_the_key_say_to_pass_it() {
             .assert()
             .code(2)
             .stderr(predicate::str::contains("sealed save"))
-            .stderr(predicate::str::contains("pass --key"));
+            .stderr(predicate::str::contains("pass --key-file"))
+            .stderr(predicate::str::contains("KEEPSAKE_KEY"));
     }
+    let (_keys, key_path) = key_file(KEY_HEX);
     keepsake()
-        .args(["dump", "--key", KEY_HEX])
+        .args(["dump", "--key-file"])
+        .arg(&key_path)
         .arg(&newest)
         .assert()
         .success()
         .stdout(predicate::str::contains("Health"));
     keepsake()
-        .args(["diff", "--key", KEY_HEX])
+        .args(["diff"])
+        .env("KEEPSAKE_KEY", KEY_HEX)
         .arg(&older)
         .arg(&newest)
         .assert()
@@ -202,26 +221,92 @@ fn dump_and_diff_of_a_sealed_save_without_the_key_say_to_pass_it() {
 }
 
 #[test]
-fn the_key_reads_from_a_file_and_a_bad_key_is_a_usage_error() {
-    let (_root, store, newest) = sealed_profile();
-    let hex_file = store.dir().join("key.hex");
-    std::fs::write(&hex_file, format!("{KEY_HEX}\n")).unwrap();
-    let raw_file = store.dir().join("key.bin");
+fn the_key_reads_from_a_file_or_the_environment_and_a_bad_key_is_a_usage_error() {
+    let (_root, _store, newest) = sealed_profile();
+    let (_hex, hex_file) = key_file(&format!("{KEY_HEX}\n"));
+    let raw_dir = tempfile::tempdir().unwrap();
+    let raw_file = raw_dir.path().join("key.bin");
     std::fs::write(&raw_file, hex_bytes()).unwrap();
     for file in [&hex_file, &raw_file] {
         keepsake()
-            .args(["verify", "--key"])
+            .args(["verify", "--key-file"])
             .arg(file)
             .arg(&newest)
             .assert()
             .success();
     }
     keepsake()
-        .args(["verify", "--key", "abc"])
+        .arg("verify")
+        .env("KEEPSAKE_KEY", KEY_HEX)
+        .arg(&newest)
+        .assert()
+        .success();
+    // The file wins over the environment.
+    let wrong = KEY_HEX.replace("00", "01");
+    keepsake()
+        .args(["verify", "--key-file"])
+        .arg(&hex_file)
+        .env("KEEPSAKE_KEY", &wrong)
+        .arg(&newest)
+        .assert()
+        .success();
+    let (_short, short_file) = key_file("abc");
+    keepsake()
+        .args(["verify", "--key-file"])
+        .arg(&short_file)
         .arg(&newest)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("64 hexadecimal digits"));
+}
+
+/// A malformed key, wherever it was given, is never printed, in whole or in part; the old
+/// `--key` is refused (exit 2) with what to use instead, without repeating its value.
+#[test]
+fn a_key_is_never_printed() {
+    let (_root, _store, newest) = sealed_profile();
+    // Almost a key: one character too many, and one that is not a digit.
+    let secret = format!("{}Q", &KEY_HEX[..63].replace("00", "9f"));
+    let assert_unprinted = |output: &std::process::Output, what: &str| {
+        for stream in [&output.stdout, &output.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(!text.contains(&secret[..16]), "{what}: {text}");
+            assert!(!text.contains("'Q'"), "{what}: {text}");
+        }
+    };
+
+    let (_bad, bad_file) = key_file(&secret);
+    let output = keepsake()
+        .args(["verify", "--key-file"])
+        .arg(&bad_file)
+        .arg(&newest)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_unprinted(&output, "--key-file");
+
+    let output = keepsake()
+        .arg("verify")
+        .env("KEEPSAKE_KEY", &secret)
+        .arg(&newest)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("KEEPSAKE_KEY"));
+    assert_unprinted(&output, "KEEPSAKE_KEY");
+
+    for value in [secret.as_str(), KEY_HEX] {
+        let output = keepsake()
+            .args(["verify", "--key", value])
+            .arg(&newest)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--key-file"), "{stderr}");
+        assert!(!stderr.contains(&value[..16]), "{stderr}");
+        assert_unprinted(&output, "--key");
+    }
 }
 
 fn hex_bytes() -> Vec<u8> {

@@ -4,10 +4,22 @@
 //! `entities`), each column's header (a kind the layout defines, one value for a resource, no
 //! type twice), each row's entity index (inside the entity table, one value per entity and
 //! column), and no bytes after the last column. A bad byte therefore gets the same error whoever reads it.
+//!
+//! # Memory
+//!
+//! The cursor allocates, from the blob's [`Budget`]: the entity table's check (four bytes an
+//! entity, given back before the columns), the key table (a `StoredKey` a key), the last
+//! column of each entity (four bytes an entity) and a hash set of the type paths met. It
+//! checks each column's type layout where it lies, building no tree, and refuses one whose
+//! tree (which a load builds when the type changed since the save, one column at a time) would
+//! not fit in what the budget has left. Every count is checked against the bytes its items take
+//! at least: an entity one, a key two, a column seven (nine with its layout), a component row
+//! two.
 
 use super::entities::EntityTable;
 use super::layout::{BLOB_VERSION, ColumnKind, LAYOUTS_SINCE};
 use super::reader::BlobReader;
+use crate::format::Budget;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::schema::codec;
 use std::collections::HashSet;
@@ -66,22 +78,36 @@ impl<'a> BlobCursor<'a> {
         let mut reader = BlobReader::new(blob);
         let layout_version = read_layout_version(&mut reader)?;
         let table = EntityTable::read(&mut reader, layout_version)?;
-        let columns_left = reader.u32_count("column count")?;
+        let columns_left = reader.u32_count("column count", min_column_len(layout_version))?;
+        let entities = table.ids.len();
+        let section = format_args!("entity table's columns ({entities} entities)");
+        let mut last_column_of = reader.vec(section, entities)?;
+        last_column_of.resize(entities, u32::MAX);
         let cursor = BlobCursor {
             reader,
             layout_version,
-            entity_count: table.ids.len() as u32,
+            entity_count: entities as u32,
             columns_left,
             column_number: 0,
             column: None,
-            type_paths: HashSet::with_capacity(columns_left),
-            last_column_of: vec![u32::MAX; table.ids.len()],
+            type_paths: HashSet::new(),
+            last_column_of,
         };
         Ok((cursor, table))
     }
 
     pub(crate) fn layout_version(&self) -> u8 {
         self.layout_version
+    }
+
+    /// The blob's budget: what its readers may still allocate.
+    pub(crate) fn budget(&self) -> &Budget {
+        self.reader.budget()
+    }
+
+    /// The current column's number, from 1 (as errors name it).
+    pub(crate) fn column_number(&self) -> u32 {
+        self.column_number
     }
 
     /// The byte offset of the next field.
@@ -143,7 +169,7 @@ impl<'a> BlobCursor<'a> {
             Some(column) => (column.header.kind, column.left),
             None => (ColumnKind::Resource, 0),
         };
-        let mut reader = self.reader.clone();
+        let mut reader = self.reader.read_ahead();
         (0..left).map_while(move |_| {
             if kind == ColumnKind::Component {
                 reader.varint("entity index").ok()?;
@@ -166,14 +192,14 @@ impl<'a> BlobCursor<'a> {
         })?;
         let layout = self.read_type_layout(type_path)?;
         let row_count_offset = self.reader.offset();
-        let rows = self.reader.u32_count("row count")?;
+        let rows = self.reader.u32_count("row count", min_row_len(kind))?;
         if kind == ColumnKind::Resource && rows != 1 {
             return Err(malformed(
                 row_count_offset,
                 format!("{rows} values stored for the resource {type_path}"),
             ));
         }
-        if !self.type_paths.insert(type_path) {
+        if !self.insert_type_path(type_path)? {
             return Err(SnapshotError::Duplicate {
                 type_path: type_path.to_owned(),
                 entity_index: None,
@@ -189,20 +215,43 @@ impl<'a> BlobCursor<'a> {
         })
     }
 
+    /// Records a column's type path; `false` when a column had it already. The set's growth is
+    /// paid for (a forged column count is no promise of columns, so nothing is reserved ahead).
+    fn insert_type_path(&mut self, type_path: &'a str) -> Result<bool, SnapshotError> {
+        let paths = &mut self.type_paths;
+        if paths.len() == paths.capacity() {
+            let more = paths.capacity().max(4);
+            // A hash table keeps its slots at most 7/8 full, in a power of two of them, each
+            // slot the path and a control byte.
+            let slots = ((paths.len() + more) * 8 / 7).next_power_of_two();
+            let bytes = slots * (size_of::<&str>() + 1);
+            let section = format_args!("list of columns ({} so far)", paths.len());
+            self.reader.charge(section, bytes as u64)?;
+            paths.reserve(more);
+        }
+        Ok(paths.insert(type_path))
+    }
+
     /// A column's stored type layout (none before layout version 2), checked to be one whole
-    /// layout, so later readers can decode it without failing.
+    /// layout where it lies (no tree is built), so later readers can decode it without failing.
     fn read_type_layout(&mut self, type_path: &str) -> Result<Option<&'a [u8]>, SnapshotError> {
         if self.layout_version < LAYOUTS_SINCE {
             return Ok(None);
         }
         let offset = self.reader.offset();
         let bytes = self.reader.bytes_with_len("type layout")?;
-        codec::decode_bytes(bytes).map_err(|error| {
+        let tree = codec::check(bytes).map_err(|error| {
             malformed(
                 offset,
                 format!("the layout of {type_path} does not read: {error}"),
             )
         })?;
+        // A load builds this tree when the type changed since the save, and lets it go before
+        // the next column: it must fit in what the blob's budget has left.
+        let column = self.column_number;
+        let section = format_args!("layout of column {column} ({type_path})");
+        let budget = self.reader.budget();
+        budget.transient(|| budget.charge(section, tree))?;
         Ok(Some(bytes))
     }
 
@@ -240,6 +289,24 @@ impl<'a> BlobCursor<'a> {
                 self.reader.remaining()
             ),
         ))
+    }
+}
+
+/// The fewest bytes a column takes: its type path's length, schema version, kind and row count
+/// (four bytes), and since layout version 2 its layout's length and a layout tag.
+fn min_column_len(layout_version: u8) -> usize {
+    match layout_version < LAYOUTS_SINCE {
+        true => 1 + 1 + 1 + 4,
+        false => 1 + 1 + 1 + 1 + 1 + 4,
+    }
+}
+
+/// The fewest bytes a row takes: a component's entity index and value length, a resource's
+/// value length.
+fn min_row_len(kind: ColumnKind) -> usize {
+    match kind {
+        ColumnKind::Component => 2,
+        ColumnKind::Resource => 1,
     }
 }
 

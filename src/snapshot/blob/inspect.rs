@@ -7,12 +7,20 @@
 //! bytes) but not the values themselves, which need the registered types: see
 //! [`decode`](crate::snapshot::load::decode) and [`dump`](crate::snapshot::load::dump) for that.
 //!
-//! Rows borrow their value bytes from the blob, so a table costs a few words per row on top of
-//! the blob, and every count is checked against the bytes left before anything is allocated.
+//! # Memory
+//!
+//! A table is a view of the blob: the entity ids ([`EntityIds`]), each column's rows
+//! ([`StoredRows`]) and its layout ([`StoredLayout`]) are read from the blob again when asked,
+//! so a table costs a column entry per column and a key per key, besides what the cursor
+//! checks with (see `cursor`), all paid from the blob's budget: at most four bytes per blob
+//! byte and a megabyte, whatever its counts claim (a forged count is
+//! [`SnapshotError::OverBudget`]). A layout's tree is built by [`StoredLayout::decode`], under
+//! a budget of the layout's size.
 
-use super::cursor::{BlobCursor, StoredRow};
-use super::entities::StoredKey;
+use super::cursor::BlobCursor;
+use super::entities::{EntityIds, StoredKey};
 use super::layout::ColumnKind;
+use super::rows::StoredRows;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::schema::{TypeLayout, codec};
 
@@ -27,11 +35,40 @@ pub struct StoredColumn<'a> {
     pub kind: ColumnKind,
     /// The type's layout when the values were written; `None` in saves from before layouts
     /// (blob layout version 1).
-    pub layout: Option<TypeLayout>,
+    pub layout: Option<StoredLayout<'a>>,
     /// Bytes the column takes in the blob, its own header included.
     pub bytes: usize,
     /// The values, in stored order (components by ascending entity index as written).
-    pub rows: Vec<StoredRow<'a>>,
+    pub rows: StoredRows<'a>,
+}
+
+/// A column's type layout as the blob stores it ([`codec`]'s bytes), checked to read as one
+/// layout; [`StoredLayout::decode`] builds its tree.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StoredLayout<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> StoredLayout<'a> {
+    /// The layout's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The layout's tree, paid from a budget of the layout's own size
+    /// ([`codec::decode_bytes`]): a forged layout is [`SnapshotError::OverBudget`].
+    pub fn decode(&self) -> Result<TypeLayout, SnapshotError> {
+        codec::decode_bytes(self.bytes)
+    }
+}
+
+impl std::fmt::Debug for StoredLayout<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.decode() {
+            Ok(layout) => layout.fmt(f),
+            Err(_) => f.debug_tuple("StoredLayout").field(&self.bytes).finish(),
+        }
+    }
 }
 
 /// The structure of an `ecs_blob`, read without the game's types.
@@ -40,7 +77,7 @@ pub struct BlobTable<'a> {
     /// The blob's layout version.
     pub layout_version: u8,
     /// The saving world's entity ids (`Entity::to_bits`), in entity-index order.
-    pub entity_ids: Vec<u64>,
+    pub entity_ids: EntityIds<'a>,
     /// The unsaved entities saved values may reference, by key (empty before layout
     /// version 3).
     pub keys: Vec<StoredKey<'a>>,
@@ -58,7 +95,8 @@ impl BlobTable<'_> {
 /// Reads and checks the table of an `ecs_blob` (see the layout in the [`blob` module](super)).
 ///
 /// Errors name the byte offset, and the type path and entity index where there is one. Memory
-/// use is bounded by a small multiple of the blob's size, whatever its lengths claim.
+/// use is at most four times the blob's size and a megabyte, whatever its counts claim (see
+/// the module's "Memory").
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -82,17 +120,18 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
     let (mut cursor, entities) = BlobCursor::open(blob)?;
     let mut columns = Vec::new();
     while let Some(header) = cursor.next_column()? {
-        let mut rows = Vec::with_capacity(header.rows);
-        while let Some(row) = cursor.next_row()? {
-            rows.push(row);
-        }
+        let rows_start = cursor.offset();
+        while cursor.next_row()?.is_some() {}
+        let rows = &blob[rows_start..cursor.offset()];
+        let section = format_args!("list of columns ({} so far)", columns.len());
+        cursor.budget().grow(section, &mut columns)?;
         columns.push(StoredColumn {
             type_path: header.type_path,
             schema_version: header.schema_version,
             kind: header.kind,
-            layout: header.layout.map(codec::decode_bytes).transpose()?,
+            layout: header.layout.map(|bytes| StoredLayout { bytes }),
             bytes: cursor.offset() - header.start,
-            rows,
+            rows: StoredRows::new(rows, header.rows, header.kind),
         });
     }
     Ok(BlobTable {
@@ -107,6 +146,7 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
 mod tests {
     use super::*;
     use crate::snapshot::blob::BLOB_VERSION;
+    use crate::snapshot::blob::StoredRow;
     use crate::snapshot::blob::wire::{put_delta, put_varint};
     use crate::snapshot::schema::Leaf;
 
@@ -200,9 +240,10 @@ mod tests {
             ]
         );
         let score = &table.columns[1];
-        assert_eq!(health.layout, Some(TypeLayout::Leaf(Leaf::F32)));
+        let layout = health.layout.map(|layout| layout.decode().unwrap());
+        assert_eq!(layout, Some(TypeLayout::Leaf(Leaf::F32)));
         assert_eq!(score.kind, ColumnKind::Resource);
-        assert_eq!(score.rows[0].value, &[9, 9, 9]);
+        assert_eq!(score.rows.first().unwrap().value, &[9, 9, 9]);
         let column_bytes: usize = table.columns.iter().map(|c| c.bytes).sum();
         // layout byte, entity count and two one-byte deltas, the key count, the key's id and
         // length bytes and its 10 bytes, the u32 column count.

@@ -2,8 +2,14 @@
 //! encodings (`wire`), a writer, and the one cursor every reader of a blob goes through
 //! ([`inspect`], `decode`, `dump`), so a bad byte gets one message everywhere.
 //!
-//! Readers check every length against the bytes that remain before using it, so a hostile blob
-//! cannot make them allocate more than its own size.
+//! Readers check every length against the bytes that remain before using it, and every count
+//! against the bytes its items take at least; whatever they allocate for a count or a length
+//! they pay from the blob's [`Budget`](crate::format::Budget), four bytes per blob byte and a
+//! megabyte: a hostile blob is refused ([`SnapshotError::OverBudget`]) before it makes them
+//! allocate more. [`inspect()`] builds no tree and copies no row (its table reads the blob
+//! again when asked), so a legitimate blob, however large, stays far within it.
+//!
+//! [`SnapshotError::OverBudget`]: crate::snapshot::SnapshotError::OverBudget
 //!
 //! # Layout (version 3)
 //!
@@ -45,13 +51,15 @@ mod entities;
 mod inspect;
 mod layout;
 mod reader;
+mod rows;
 pub(crate) mod wire;
 mod writer;
 
 pub use cursor::StoredRow;
 pub(crate) use cursor::{BlobCursor, ColumnHeader};
-pub use entities::StoredKey;
-pub use inspect::{BlobTable, StoredColumn, inspect};
+pub use entities::{EntityIdIter, EntityIds, StoredKey};
+pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
 pub(crate) use reader::BlobReader;
+pub use rows::{StoredRowIter, StoredRows};
 pub(crate) use writer::{BlobWriter, OpenColumn, push_prefixed};

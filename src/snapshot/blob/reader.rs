@@ -2,18 +2,68 @@
 //! reads the layout's structure with it.
 
 use super::wire::{VarintError, read_varint, undelta};
+use crate::format::Budget;
 use crate::snapshot::error::SnapshotError;
+use std::fmt::Display;
 
-/// Reads a blob's fields front to back; every length is checked against the bytes left.
+/// Reads a blob's fields front to back; every length is checked against the bytes left, every
+/// count against what its items take at least, and whatever is allocated for a count is paid
+/// from the reader's [`Budget`] ([`BlobReader::vec`], [`BlobReader::charge`]). A clone reads on
+/// from the same place and pays from the same budget.
 #[derive(Clone)]
 pub(crate) struct BlobReader<'a> {
     bytes: &'a [u8],
     offset: usize,
+    budget: Budget,
 }
 
 impl<'a> BlobReader<'a> {
+    /// A reader of `bytes` with a budget sized from them.
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        BlobReader { bytes, offset: 0 }
+        BlobReader::with_budget(bytes, Budget::for_input(bytes.len()))
+    }
+
+    /// A reader of `bytes` paying from `budget` (a part of a larger input, such as a column's
+    /// layout, charges the whole input's account).
+    pub(crate) fn with_budget(bytes: &'a [u8], budget: Budget) -> Self {
+        BlobReader {
+            bytes,
+            offset: 0,
+            budget,
+        }
+    }
+
+    /// A reader from the same place that reads ahead without allocating: its budget is
+    /// nothing.
+    pub(crate) fn read_ahead(&self) -> Self {
+        BlobReader {
+            bytes: self.bytes,
+            offset: self.offset,
+            budget: Budget::nothing(),
+        }
+    }
+
+    pub(crate) fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// Pays for `bytes` that `section` is about to allocate.
+    pub(crate) fn charge(&self, section: impl Display, bytes: u64) -> Result<(), SnapshotError> {
+        Ok(self.budget.charge(section, bytes)?)
+    }
+
+    /// A vector with room for `count` values, paid for.
+    pub(crate) fn vec<T>(
+        &self,
+        section: impl Display,
+        count: usize,
+    ) -> Result<Vec<T>, SnapshotError> {
+        Ok(self.budget.vec(section, count)?)
+    }
+
+    /// The bytes read since `start` (an earlier [`BlobReader::offset`]).
+    pub(crate) fn since(&self, start: usize) -> &'a [u8] {
+        &self.bytes[start.min(self.offset)..self.offset]
     }
 
     pub(crate) fn offset(&self) -> usize {
@@ -71,33 +121,47 @@ impl<'a> BlobReader<'a> {
         })
     }
 
-    /// A count of items that each take at least one byte, so it cannot exceed what remains.
-    pub(crate) fn count(&mut self, what: &'static str) -> Result<usize, SnapshotError> {
+    /// A count of items that each take at least `item_len` bytes (one or more), so that it
+    /// cannot exceed what the bytes left hold.
+    pub(crate) fn count(
+        &mut self,
+        what: &'static str,
+        item_len: usize,
+    ) -> Result<usize, SnapshotError> {
         let offset = self.offset;
         let count = self.varint(what)?;
-        self.check_count(offset, count, what)
+        self.check_count(offset, count, (what, item_len))
     }
 
     /// A count stored as a little-endian `u32` (fixed width, so a writer can fill it in after
-    /// the items), which cannot exceed the bytes left since every item takes at least one.
-    pub(crate) fn u32_count(&mut self, what: &'static str) -> Result<usize, SnapshotError> {
+    /// the items), of items that each take at least `item_len` bytes.
+    pub(crate) fn u32_count(
+        &mut self,
+        what: &'static str,
+        item_len: usize,
+    ) -> Result<usize, SnapshotError> {
         let offset = self.offset;
         let bytes = self.take(4, what)?;
         let count = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        self.check_count(offset, count.into(), what)
+        self.check_count(offset, count.into(), (what, item_len))
     }
 
     fn check_count(
         &self,
         offset: usize,
         count: u64,
-        what: &'static str,
+        (what, item_len): (&'static str, usize),
     ) -> Result<usize, SnapshotError> {
-        if count > self.remaining() as u64 {
+        let item_len = item_len.max(1);
+        if count > (self.remaining() / item_len) as u64 {
+            let each = match item_len {
+                1 => String::new(),
+                more => format!(" ({more} bytes each at least)"),
+            };
             return Err(SnapshotError::Malformed {
                 offset,
                 reason: format!(
-                    "{what} is {count}, more than the {} bytes left could hold",
+                    "{what} is {count}, more than the {} bytes left could hold{each}",
                     self.remaining()
                 ),
             });
@@ -178,6 +242,10 @@ mod tests {
         ));
         let mut too_many = Vec::new();
         put_varint(&mut too_many, 1000);
-        assert!(BlobReader::new(&too_many).count("things").is_err());
+        assert!(BlobReader::new(&too_many).count("things", 1).is_err());
+        let mut pairs = vec![3];
+        pairs.extend_from_slice(&[0; 6]);
+        assert!(BlobReader::new(&pairs).count("pairs", 2).is_ok());
+        assert!(BlobReader::new(&pairs).count("triples", 3).is_err());
     }
 }

@@ -48,14 +48,18 @@ impl<'a> ColumnDecoder<'a> {
             let (ops, steps) = migration_path(entry, type_path, version)?;
             (ops, steps, ops.layout(types).to_bytes().into())
         };
-        let reader = match stored_layout(header, cursor, &today)? {
-            Some(stored) => resolving(types, ops, loader, &stored, type_path)?,
-            None => reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
-                type_path: type_path.to_owned(),
-                entity_index: None,
-                reason: format!("{} is missing from the type registry", ops.type_path),
-            })?,
-        };
+        // The stored layout's tree is let go once the reader is built.
+        let reader =
+            cursor
+                .budget()
+                .transient(|| match stored_layout(header, cursor, &today)? {
+                    Some(stored) => resolving(types, ops, loader, &stored, type_path),
+                    None => reader_fn(types, ops, loader).ok_or_else(|| SnapshotError::Value {
+                        type_path: type_path.to_owned(),
+                        entity_index: None,
+                        reason: format!("{} is missing from the type registry", ops.type_path),
+                    }),
+                })?;
         warn_dropped(&reader);
         Ok(ColumnDecoder {
             reader,
@@ -118,8 +122,14 @@ fn stored_layout(
     if stored == today {
         return Ok(None);
     }
-    // The cursor checked that the layout reads.
-    let stored = codec::decode_bytes(stored)?;
+    // The cursor checked that the layout reads; its tree is paid from the blob's budget.
+    let stored = codec::decode_in(stored, cursor.budget()).map_err(|error| {
+        let column = cursor.column_number();
+        error.within(format_args!(
+            "layout of column {column} ({})",
+            header.type_path
+        ))
+    })?;
     Ok((!compare::reads_as_is(&stored, &today_layout())).then_some(stored))
 }
 

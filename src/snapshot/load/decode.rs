@@ -1,6 +1,16 @@
 //! `ecs_blob` → validated values, without touching any world (so it can run off the main
 //! thread): the hash, then the blob through the cursor (which checks its structure), each
 //! column's rows decoded as the registered type.
+//!
+//! # Memory
+//!
+//! What reading the blob takes (the cursor's checks, the stored layout of a type that changed
+//! since the save, its tree given back once the column's reader is built) is paid from the
+//! blob's budget (see `blob`). What the decode returns is the load's output, sized by what the
+//! blob holds as a legitimate blob of as many entities and rows makes it: eight bytes an
+//! entity, a row's entity index and boxed value, and each value as the game's type holds it
+//! (a marker component of no bytes is still a boxed value; an empty `Vec<String>` field of
+//! one byte is 24): the game's types, not the blob, decide what a stored byte becomes.
 
 use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
 use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, StoredKey, state_hash};
@@ -177,7 +187,10 @@ fn verify_hash(blob: &[u8], expected_hash: u64) -> Result<(), SnapshotError> {
 }
 
 /// The saving world's entities; the cursor has checked every id against Bevy's rule.
-fn entities_of(ids: Vec<u64>, cursor: &BlobCursor<'_>) -> Result<Vec<Entity>, SnapshotError> {
+fn entities_of(
+    ids: impl IntoIterator<Item = u64>,
+    cursor: &BlobCursor<'_>,
+) -> Result<Vec<Entity>, SnapshotError> {
     ids.into_iter()
         .map(|bits| {
             Entity::try_from_bits(bits).ok_or_else(|| SnapshotError::Malformed {
@@ -193,8 +206,7 @@ fn keys_of(
     keys: &[StoredKey<'_>],
     cursor: &BlobCursor<'_>,
 ) -> Result<Vec<(Entity, String)>, SnapshotError> {
-    let ids: Vec<u64> = keys.iter().map(|key| key.entity_id).collect();
-    let entities = entities_of(ids, cursor)?;
+    let entities = entities_of(keys.iter().map(|key| key.entity_id), cursor)?;
     let keys = keys.iter().map(|key| key.key.to_owned());
     Ok(entities.into_iter().zip(keys).collect())
 }
@@ -326,6 +338,8 @@ fn read_rows<T>(
     decoder: &ColumnDecoder<'_>,
     item: impl Fn(Option<u32>, Box<dyn Reflect>) -> T,
 ) -> Result<Vec<T>, SnapshotError> {
+    // The count is within what the column's bytes hold (two a row at least); the rows are the
+    // load's output, as a legitimate blob of as many rows makes them.
     let mut rows = Vec::with_capacity(header.rows);
     while let Some(row) = cursor.next_row()? {
         let value = decoder

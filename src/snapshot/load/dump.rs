@@ -216,7 +216,7 @@ mod tests {
             .iter()
             .position(|c| c.type_path == score)
             .unwrap();
-        let value = table.columns[column].rows[0].value;
+        let value = table.columns[column].rows.first().unwrap().value;
         let at = value.as_ptr() as usize - blob.as_ptr() as usize;
         blob[at] = 0xFF; // a varint that never ends within the value
         let registry = broken.world().resource::<SaveRegistry>();

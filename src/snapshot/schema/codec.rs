@@ -23,8 +23,20 @@
 //!
 //! A stored layout nested deeper than [`MAX_DEPTH`] is refused, so a hostile one cannot
 //! exhaust the stack.
+//!
+//! # Memory
+//!
+//! A layout's bytes are compact (a leaf is one byte) and its tree is not: every node is a
+//! [`TypeLayout`] of 56 bytes, every name a `String`. So a blob's readers check a stored layout
+//! where it lies ([`check`], which allocates nothing) and build the tree only where it is used
+//! (a load whose type changed since the save, `keepsake inspect`), paying for every node,
+//! vector and name from a [`Budget`] ([`decode_in`], or [`decode_bytes`] with a budget of the
+//! layout's own size): a forged layout of four million one-byte leaves is refused before its
+//! 224 MB tree is built. Counts are checked against the bytes their items take at least (a
+//! field one, a named field or a variant two).
 
 use super::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
+use crate::format::Budget;
 use crate::snapshot::blob::BlobReader;
 use crate::snapshot::blob::wire::put_varint;
 use crate::snapshot::error::SnapshotError;
@@ -161,37 +173,82 @@ fn put_variant(out: &mut Vec<u8>, variant: &Variant) {
 }
 
 /// Reads one layout from `reader`, refusing unknown tags, nesting deeper than [`MAX_DEPTH`]
-/// and counts larger than the bytes left.
+/// and counts larger than the bytes left, and paying for the tree from the reader's budget.
 pub(crate) fn decode(reader: &mut BlobReader<'_>) -> Result<TypeLayout, SnapshotError> {
+    reader.charge(NODES, NODE)?;
     decode_at(reader, 0)
 }
 
-/// Reads a layout from bytes that hold exactly one.
+/// Reads a layout from bytes that hold exactly one, paying for its tree from a budget of
+/// their own size ([`Budget::for_input`]).
 pub fn decode_bytes(bytes: &[u8]) -> Result<TypeLayout, SnapshotError> {
-    let mut reader = BlobReader::new(bytes);
+    decode_in(bytes, &Budget::for_input(bytes.len()))
+}
+
+/// Reads a layout from bytes that hold exactly one, paying for its tree from `budget` (the
+/// budget of the blob the layout is part of).
+pub fn decode_in(bytes: &[u8], budget: &Budget) -> Result<TypeLayout, SnapshotError> {
+    let mut reader = BlobReader::with_budget(bytes, budget.clone());
     let layout = decode(&mut reader)?;
-    if !reader.is_empty() {
-        return Err(SnapshotError::Malformed {
-            offset: reader.offset(),
-            reason: format!("{} bytes left after the layout", reader.remaining()),
-        });
-    }
+    expect_end(&reader)?;
     Ok(layout)
 }
 
-fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, SnapshotError> {
-    let offset = reader.offset();
+/// Checks that `bytes` hold exactly one layout, as [`decode_bytes`] reads it, without building
+/// it (nothing is allocated): what a blob's readers do with every layout. Returns the bytes
+/// its tree would take, as [`decode_in`] charges them, so a reader can tell whether it fits
+/// the budget a load would build it from.
+pub fn check(bytes: &[u8]) -> Result<u64, SnapshotError> {
+    let mut reader = BlobReader::with_budget(bytes, Budget::nothing());
+    let tree = check_at(&mut reader, 0)?;
+    expect_end(&reader)?;
+    Ok(tree.saturating_add(NODE))
+}
+
+/// The bytes of one node of a tree, as a boxed or listed layout takes them.
+const NODE: u64 = size_of::<TypeLayout>() as u64;
+
+/// What a refusal names: the tree's nodes, vectors and names.
+const NODES: &str = "type layout";
+
+fn expect_end(reader: &BlobReader<'_>) -> Result<(), SnapshotError> {
+    if reader.is_empty() {
+        return Ok(());
+    }
+    Err(SnapshotError::Malformed {
+        offset: reader.offset(),
+        reason: format!("{} bytes left after the layout", reader.remaining()),
+    })
+}
+
+fn check_depth(offset: usize, depth: usize) -> Result<(), SnapshotError> {
     if depth > MAX_DEPTH {
         return Err(SnapshotError::Malformed {
             offset,
             reason: format!("a type layout nests deeper than {MAX_DEPTH} levels"),
         });
     }
+    Ok(())
+}
+
+fn unknown_tag(offset: usize, tag: u8) -> SnapshotError {
+    SnapshotError::Malformed {
+        offset,
+        reason: format!("{tag:#04x} is not a layout tag this build knows"),
+    }
+}
+
+fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, SnapshotError> {
+    let offset = reader.offset();
+    check_depth(offset, depth)?;
     let tag = reader.byte("layout tag")?;
     if let Some(leaf) = Leaf::from_byte(tag) {
         return Ok(TypeLayout::Leaf(leaf));
     }
-    let inner = |reader: &mut BlobReader<'_>| decode_at(reader, depth + 1).map(Box::new);
+    let inner = |reader: &mut BlobReader<'_>| {
+        reader.charge(NODES, NODE)?;
+        decode_at(reader, depth + 1).map(Box::new)
+    };
     Ok(match tag {
         STRUCT => TypeLayout::Struct {
             type_path: string(reader, "struct type path")?,
@@ -233,58 +290,135 @@ fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, Sn
         DEEP => TypeLayout::Deep {
             type_path: string(reader, "deep type path")?,
         },
-        other => {
-            return Err(SnapshotError::Malformed {
-                offset,
-                reason: format!("{other:#04x} is not a layout tag this build knows"),
-            });
-        }
+        other => return Err(unknown_tag(offset, other)),
     })
 }
 
+/// [`decode_at`]'s walk, building nothing: the bytes the node's tree would take besides the
+/// node itself (its boxes, vectors and names, as [`decode_at`] pays for them).
+fn check_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+    let offset = reader.offset();
+    check_depth(offset, depth)?;
+    let tag = reader.byte("layout tag")?;
+    if Leaf::from_byte(tag).is_some() {
+        return Ok(0);
+    }
+    let path = match tag {
+        STRUCT => Some("struct type path"),
+        TUPLE_STRUCT => Some("tuple struct type path"),
+        ENUM => Some("enum type path"),
+        SERDE => Some("serde type path"),
+        HANDLE => Some("asset type path"),
+        OPAQUE => Some("opaque type path"),
+        DEEP => Some("deep type path"),
+        ARRAY | TUPLE | LIST | SET | MAP | UNTYPED_HANDLE => None,
+        other => return Err(unknown_tag(offset, other)),
+    };
+    let name = match path {
+        Some(what) => reader.str_with_len(what)?.len() as u64,
+        None => 0,
+    };
+    if tag == ARRAY {
+        reader.varint("array length")?;
+    }
+    let boxed =
+        |reader: &mut BlobReader<'_>| Ok::<_, SnapshotError>(NODE + check_at(reader, depth + 1)?);
+    let inner = match tag {
+        STRUCT => check_fields(reader, depth)?,
+        TUPLE_STRUCT | TUPLE => check_layouts(reader, depth)?,
+        LIST | ARRAY | SET | SERDE => boxed(reader)?,
+        MAP => boxed(reader)?.saturating_add(boxed(reader)?),
+        ENUM => check_variants(reader, depth)?,
+        _ => 0,
+    };
+    Ok(name.saturating_add(inner))
+}
+
+fn check_layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+    let count = reader.count("field count", 1)?;
+    (0..count).try_fold(items::<TypeLayout>(count), |tree, _| {
+        Ok(tree.saturating_add(check_at(reader, depth + 1)?))
+    })
+}
+
+fn check_fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+    let count = reader.count("field count", 2)?;
+    (0..count).try_fold(items::<Field>(count), |tree, _| {
+        let name = reader.str_with_len("field name")?.len() as u64;
+        Ok(tree.saturating_add(name + check_at(reader, depth + 1)?))
+    })
+}
+
+fn check_variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+    let count = reader.count("variant count", 2)?;
+    (0..count).try_fold(items::<Variant>(count), |tree, _| {
+        let name = reader.str_with_len("variant name")?;
+        let fields_offset = reader.offset();
+        let fields = match reader.byte("variant fields")? {
+            UNIT_VARIANT => 0,
+            TUPLE_VARIANT => check_layouts(reader, depth)?,
+            STRUCT_VARIANT => check_fields(reader, depth)?,
+            other => return Err(bad_variant_fields(fields_offset, name, other)),
+        };
+        Ok(tree.saturating_add(name.len() as u64 + fields))
+    })
+}
+
+fn bad_variant_fields(offset: usize, name: &str, byte: u8) -> SnapshotError {
+    SnapshotError::Malformed {
+        offset,
+        reason: format!("variant {name} has fields byte {byte}; only 0, 1 and 2 exist"),
+    }
+}
+
+/// The bytes of a vector of `count` values of `T`.
+fn items<T>(count: usize) -> u64 {
+    (count as u64).saturating_mul(size_of::<T>() as u64)
+}
+
+/// A name or type path, paid for.
 fn string(reader: &mut BlobReader<'_>, what: &'static str) -> Result<String, SnapshotError> {
-    reader.str_with_len(what).map(str::to_owned)
+    let text = reader.str_with_len(what)?;
+    reader.charge(NODES, text.len() as u64)?;
+    Ok(text.to_owned())
 }
 
 fn layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<TypeLayout>, SnapshotError> {
-    let count = reader.count("field count")?;
-    (0..count).map(|_| decode_at(reader, depth + 1)).collect()
+    let count = reader.count("field count", 1)?;
+    let mut layouts = reader.vec(format_args!("{NODES} ({count} fields)"), count)?;
+    for _ in 0..count {
+        layouts.push(decode_at(reader, depth + 1)?);
+    }
+    Ok(layouts)
 }
 
 fn fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Field>, SnapshotError> {
-    let count = reader.count("field count")?;
-    (0..count)
-        .map(|_| {
-            Ok(Field {
-                name: string(reader, "field name")?,
-                layout: decode_at(reader, depth + 1)?,
-            })
-        })
-        .collect()
+    let count = reader.count("field count", 2)?;
+    let mut fields = reader.vec(format_args!("{NODES} ({count} named fields)"), count)?;
+    for _ in 0..count {
+        fields.push(Field {
+            name: string(reader, "field name")?,
+            layout: decode_at(reader, depth + 1)?,
+        });
+    }
+    Ok(fields)
 }
 
 fn variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Variant>, SnapshotError> {
-    let count = reader.count("variant count")?;
-    (0..count)
-        .map(|_| {
-            let name = string(reader, "variant name")?;
-            let offset = reader.offset();
-            let fields = match reader.byte("variant fields")? {
-                UNIT_VARIANT => VariantFields::Unit,
-                TUPLE_VARIANT => VariantFields::Tuple(layouts(reader, depth)?),
-                STRUCT_VARIANT => VariantFields::Struct(fields(reader, depth)?),
-                other => {
-                    return Err(SnapshotError::Malformed {
-                        offset,
-                        reason: format!(
-                            "variant {name} has fields byte {other}; only 0, 1 and 2 exist"
-                        ),
-                    });
-                }
-            };
-            Ok(Variant { name, fields })
-        })
-        .collect()
+    let count = reader.count("variant count", 2)?;
+    let mut variants = reader.vec(format_args!("{NODES} ({count} variants)"), count)?;
+    for _ in 0..count {
+        let name = string(reader, "variant name")?;
+        let offset = reader.offset();
+        let fields = match reader.byte("variant fields")? {
+            UNIT_VARIANT => VariantFields::Unit,
+            TUPLE_VARIANT => VariantFields::Tuple(layouts(reader, depth)?),
+            STRUCT_VARIANT => VariantFields::Struct(fields(reader, depth)?),
+            other => return Err(bad_variant_fields(offset, &name, other)),
+        };
+        variants.push(Variant { name, fields });
+    }
+    Ok(variants)
 }
 
 #[cfg(test)]
@@ -397,6 +531,32 @@ mod tests {
         bytes.push(Leaf::U8.byte());
         let error = decode_bytes(&bytes).unwrap_err().to_string();
         assert!(error.contains("nests deeper than"), "{error}");
+    }
+
+    #[test]
+    fn the_check_costs_the_tree_as_decoding_pays_for_it() {
+        let bytes = sample().to_bytes();
+        let budget = Budget::for_input(bytes.len());
+        decode_in(&bytes, &budget).unwrap();
+        assert_eq!(check(&bytes).unwrap(), budget.used());
+        for len in 0..bytes.len() {
+            assert!(check(&bytes[..len]).is_err(), "cut at {len}");
+        }
+    }
+
+    #[test]
+    fn a_tree_beyond_its_budget_is_refused_naming_what_asked() {
+        // A tuple of a million one-byte leaves: a megabyte of layout, 56 of tree.
+        let mut bytes = vec![TUPLE];
+        put_varint(&mut bytes, 1 << 20);
+        bytes.resize(bytes.len() + (1 << 20), Leaf::U8.byte());
+        let cost = check(&bytes).unwrap();
+        assert!(cost > 50 << 20, "{cost}");
+        let error = decode_bytes(&bytes).unwrap_err().to_string();
+        assert!(
+            error.contains("type layout (1048576 fields) asks for"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -14,6 +14,12 @@
 //! layout for people (`keepsake inspect`), and [`stored`] reads values by a layout without the
 //! game's types (`keepsake dump`). [`file`](mod@file) writes a game's registered types and their layouts
 //! as a text file it commits, which `keepsake compat` checks kept saves against.
+//!
+//! A stored layout and a value read by it are both far larger in memory than in their bytes (a
+//! one-byte leaf is a 56-byte [`TypeLayout`], a one-byte `u8` of a list a `StoredValue`): their
+//! readers pay for what they build from a [`Budget`](crate::format::Budget) of four bytes per
+//! input byte and a megabyte, and check or measure without building where that is all that is
+//! wanted ([`codec::check`], [`stored::skip`]). See each module's "Memory".
 
 pub mod codec;
 pub mod compare;

@@ -11,12 +11,25 @@
 //!
 //! Every length is bounded by the bytes left (an item takes at least one byte) before
 //! anything is allocated; values of no bytes (`()`, empty structs) are counted against a
-//! budget instead, so no input makes the reader allocate much more than the input's size.
+//! limit of their own instead (eight a byte and 4096), which also bounds the reading's time.
+//!
+//! # Memory
+//!
+//! A value read is a tree of [`StoredValue`]s (about 90 bytes a node, so a one-byte `u8` of a
+//! list is a node), with its type paths and names copied from the layout: far more than its
+//! bytes. [`read`] and [`read_prefix`] pay for every node, vector and text from a
+//! [`Budget`] of the value's size (four bytes a byte and a megabyte), so a forged value, or a
+//! long type path copied into each of thousands of empty structs, is
+//! [`StoredValueError::OverBudget`] rather than gigabytes; a legitimate component's value fits
+//! by far (a value of some hundred kilobytes of one-byte items does not, and a tool shows the
+//! error in its place). [`skip`] measures a value without building it, allocating nothing: how
+//! a load passes a field its type no longer has.
 
 use std::fmt::{self, Debug, Display, Formatter, Write as _};
 
 use super::text::{root_name, short_name};
 use super::{Field, Leaf, TypeLayout, Variant, VariantFields};
+use crate::format::{Budget, OverBudget};
 use crate::snapshot::blob::wire::{VarintError, read_varint, unzigzag_i128};
 
 /// Values of no bytes allowed per byte of input, plus [`EMPTY_VALUES_BASE`]: a list of `()`
@@ -239,6 +252,14 @@ pub enum StoredValueError {
         /// How many bytes are left.
         count: usize,
     },
+    /// Reading the value asks for more memory than its bytes may cost.
+    #[error("{path}: {refused}")]
+    OverBudget {
+        /// Where.
+        path: String,
+        /// What asked, and how much.
+        refused: OverBudget,
+    },
     /// A value that only its type can read, met while measuring a value to skip it.
     #[error(
         "{path}: a {type_path} is written by its own serde code, which only that type can \
@@ -259,7 +280,7 @@ pub enum StoredValueError {
 /// and ends the reading: the value is returned with the placeholder, without the fields after
 /// it. Otherwise bytes left after the value are an error.
 pub fn read(layout: &TypeLayout, bytes: &[u8]) -> Result<StoredValue, StoredValueError> {
-    let mut reader = Reader::new(layout, bytes, false);
+    let mut reader = Reader::new(layout, bytes, Mode::Read);
     let value = reader.value(layout)?;
     if !reader.ended && reader.left() > 0 {
         return Err(StoredValueError::LeftOver {
@@ -277,15 +298,36 @@ pub fn read_prefix(
     layout: &TypeLayout,
     bytes: &[u8],
 ) -> Result<(StoredValue, usize), StoredValueError> {
-    let mut reader = Reader::new(layout, bytes, true);
+    let mut reader = Reader::new(layout, bytes, Mode::Prefix);
     let value = reader.value(layout)?;
     Ok((value, reader.pos))
+}
+
+/// How many bytes one value of `layout` takes at the front of `bytes`, read as
+/// [`read_prefix`] reads it but building nothing (so allocating nothing): how a load passes a
+/// field its type no longer has.
+pub fn skip(layout: &TypeLayout, bytes: &[u8]) -> Result<usize, StoredValueError> {
+    let mut reader = Reader::new(layout, bytes, Mode::Measure);
+    reader.value(layout)?;
+    Ok(reader.pos)
 }
 
 /// Whether `bytes` are exactly one value of `layout`, every part read (none only its type
 /// can read): evidence that `layout` wrote them.
 pub fn reads_whole(layout: &TypeLayout, bytes: &[u8]) -> bool {
-    read_prefix(layout, bytes).is_ok_and(|(_, used)| used == bytes.len())
+    skip(layout, bytes).is_ok_and(|used| used == bytes.len())
+}
+
+/// What a [`Reader`] does with a value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Reads it, a part only its type can read taking the rest of the bytes.
+    Read,
+    /// Reads it from the front of the bytes, so it must end where it ends: a part only its
+    /// type can read is an error.
+    Prefix,
+    /// As `Prefix`, building nothing: only where the value ends is wanted.
+    Measure,
 }
 
 /// Reads values front to back, keeping the path to the part being read for errors.
@@ -299,20 +341,83 @@ struct Reader<'a> {
     empty_left: usize,
     /// Measuring a value to skip it: an unreadable part is an error, not a placeholder.
     skipping: bool,
+    /// Whether values are built (else only read past: nothing is allocated for them).
+    keep: bool,
+    /// What building the value may still allocate.
+    budget: Budget,
     /// An unreadable part took the rest of the bytes: nothing more is read.
     ended: bool,
 }
 
 impl<'a> Reader<'a> {
-    fn new(layout: &TypeLayout, bytes: &'a [u8], skipping: bool) -> Self {
+    fn new(layout: &TypeLayout, bytes: &'a [u8], mode: Mode) -> Self {
+        let keep = mode != Mode::Measure;
         Reader {
             bytes,
             pos: 0,
             path: root_name(layout),
             empty_left: empty_budget(bytes.len()),
-            skipping,
+            skipping: mode != Mode::Read,
+            keep,
+            budget: match keep {
+                true => Budget::for_input(bytes.len()),
+                false => Budget::nothing(),
+            },
             ended: false,
         }
+    }
+
+    /// Pays for `bytes` the value's `part` is about to allocate (nothing is, when building
+    /// nothing).
+    fn charge(&self, part: &'static str, bytes: usize) -> Result<(), StoredValueError> {
+        if !self.keep {
+            return Ok(());
+        }
+        self.budget
+            .charge(part, bytes as u64)
+            .map_err(|refused| StoredValueError::OverBudget {
+                path: self.path(),
+                refused,
+            })
+    }
+
+    /// Room for `count` values of `part`, paid for (none when building nothing).
+    fn vec<T>(&self, part: &'static str, count: usize) -> Result<Vec<T>, StoredValueError> {
+        if !self.keep {
+            return Ok(Vec::new());
+        }
+        self.charge(part, count.saturating_mul(size_of::<T>()))?;
+        Ok(Vec::with_capacity(count))
+    }
+
+    /// Adds `item` to `out`, paying for any room it takes (dropped when building nothing).
+    fn push<T>(
+        &self,
+        part: &'static str,
+        out: &mut Vec<T>,
+        item: T,
+    ) -> Result<(), StoredValueError> {
+        if !self.keep {
+            return Ok(());
+        }
+        self.budget
+            .grow(part, out)
+            .map_err(|refused| StoredValueError::OverBudget {
+                path: self.path(),
+                refused,
+            })?;
+        out.push(item);
+        Ok(())
+    }
+
+    /// A copy of `text` (a name, a type path, a string value), paid for (empty when building
+    /// nothing).
+    fn owned(&self, part: &'static str, text: &str) -> Result<String, StoredValueError> {
+        if !self.keep {
+            return Ok(String::new());
+        }
+        self.charge(part, text.len())?;
+        Ok(text.to_owned())
     }
 
     fn left(&self) -> usize {
@@ -358,11 +463,11 @@ impl<'a> Reader<'a> {
         Ok(match layout {
             TypeLayout::Leaf(leaf) => self.leaf(*leaf)?,
             TypeLayout::Struct { type_path, fields } => StoredValue::Struct {
-                type_path: type_path.clone(),
+                type_path: self.owned("type path", type_path)?,
                 fields: self.named(fields)?,
             },
             TypeLayout::TupleStruct { type_path, fields } => StoredValue::TupleStruct {
-                type_path: type_path.clone(),
+                type_path: self.owned("type path", type_path)?,
                 fields: self.positional(fields)?,
             },
             TypeLayout::Tuple(fields) => StoredValue::Tuple(self.positional(fields)?),
@@ -388,10 +493,18 @@ impl<'a> Reader<'a> {
                 reflected,
             } => self.serde(type_path, reflected)?,
             TypeLayout::Handle { .. } => self.handle()?,
-            TypeLayout::UntypedHandle => StoredValue::UntypedHandle {
-                asset_type: self.string("asset type path")?,
-                handle: Box::new(self.handle()?),
-            },
+            TypeLayout::UntypedHandle => {
+                let asset_type = self.string("asset type path")?;
+                let handle = self.handle()?;
+                if !self.keep {
+                    return Ok(handle);
+                }
+                self.charge("handle", size_of::<StoredValue>())?;
+                StoredValue::UntypedHandle {
+                    asset_type,
+                    handle: Box::new(handle),
+                }
+            }
             TypeLayout::Opaque { type_path } | TypeLayout::Deep { type_path } => {
                 self.unreadable(type_path)?
             }
@@ -399,12 +512,13 @@ impl<'a> Reader<'a> {
     }
 
     fn named(&mut self, fields: &[Field]) -> Result<Vec<(String, StoredValue)>, StoredValueError> {
-        let mut out = Vec::with_capacity(fields.len());
+        let mut out = self.vec("struct's fields", fields.len())?;
         for field in fields {
             let value = self.nested(format_args!(".{}", field.name), |reader| {
                 reader.value(&field.layout)
             })?;
-            out.push((field.name.clone(), value));
+            let name = self.owned("field name", &field.name)?;
+            self.push("struct's fields", &mut out, (name, value))?;
             if self.ended {
                 break;
             }
@@ -413,9 +527,10 @@ impl<'a> Reader<'a> {
     }
 
     fn positional(&mut self, fields: &[TypeLayout]) -> Result<Vec<StoredValue>, StoredValueError> {
-        let mut out = Vec::with_capacity(fields.len());
+        let mut out = self.vec("tuple's fields", fields.len())?;
         for (index, field) in fields.iter().enumerate() {
-            out.push(self.nested(format_args!(".{index}"), |reader| reader.value(field))?);
+            let value = self.nested(format_args!(".{index}"), |reader| reader.value(field))?;
+            self.push("tuple's fields", &mut out, value)?;
             if self.ended {
                 break;
             }
@@ -448,9 +563,10 @@ impl<'a> Reader<'a> {
     }
 
     fn items(&mut self, item: &TypeLayout, len: u64) -> Result<Vec<StoredValue>, StoredValueError> {
-        let mut out = Vec::with_capacity(capacity(len, self.left()));
+        let mut out = self.vec("items", capacity(len, self.left()))?;
         for index in 0..len {
-            out.push(self.nested(format_args!("[{index}]"), |reader| reader.value(item))?);
+            let value = self.nested(format_args!("[{index}]"), |reader| reader.value(item))?;
+            self.push("items", &mut out, value)?;
             if self.ended {
                 break;
             }
@@ -465,20 +581,20 @@ impl<'a> Reader<'a> {
     ) -> Result<StoredValue, StoredValueError> {
         let len = self.varint(64, "length")?;
         self.check_length(len, || can_be_empty(key) && can_be_empty(value))?;
-        let mut out = Vec::with_capacity(capacity(len as u64, self.left()));
+        let mut out = self.vec("entries", capacity(len as u64, self.left()))?;
         for index in 0..len as u64 {
             let stored_key = self.nested(format_args!("{{key {index}}}"), |r| r.value(key))?;
             if self.ended {
                 // The key took the rest of the bytes, the value's with them.
                 let rest = StoredValue::Unreadable {
-                    type_path: root_name(value),
+                    type_path: self.owned("type path", &root_name(value))?,
                     bytes: Vec::new(),
                 };
-                out.push((stored_key, rest));
+                self.push("entries", &mut out, (stored_key, rest))?;
                 break;
             }
             let stored_value = self.nested(format_args!("{{{index}}}"), |r| r.value(value))?;
-            out.push((stored_key, stored_value));
+            self.push("entries", &mut out, (stored_key, stored_value))?;
             if self.ended {
                 break;
             }
@@ -507,8 +623,8 @@ impl<'a> Reader<'a> {
             })
         })?;
         Ok(StoredValue::Enum {
-            type_path: type_path.to_owned(),
-            variant: variant.name.clone(),
+            type_path: self.owned("type path", type_path)?,
+            variant: self.owned("variant name", &variant.name)?,
             fields,
         })
     }
@@ -540,11 +656,13 @@ impl<'a> Reader<'a> {
                 type_path: type_path.to_owned(),
             });
         }
-        let bytes = self.bytes[self.pos..].to_vec();
+        let rest = &self.bytes[self.pos..];
+        self.charge("unreadable bytes", rest.len())?;
+        let bytes = rest.to_vec();
         self.pos = self.bytes.len();
         self.ended = true;
         Ok(StoredValue::Unreadable {
-            type_path: type_path.to_owned(),
+            type_path: self.owned("type path", type_path)?,
             bytes,
         })
     }
@@ -617,7 +735,11 @@ impl<'a> Reader<'a> {
 
     /// A glam float vector's `lanes` components, little-endian `f32`s.
     fn floats(&mut self, lanes: usize) -> Result<StoredValue, StoredValueError> {
-        let floats = (0..lanes).map(|_| self.f32()).collect::<Result<_, _>>()?;
+        let mut floats = self.vec("vector", lanes)?;
+        for _ in 0..lanes {
+            let float = self.f32()?;
+            self.push("vector", &mut floats, float)?;
+        }
         Ok(StoredValue::Floats(floats))
     }
 
@@ -628,15 +750,14 @@ impl<'a> Reader<'a> {
         signed: bool,
         what: &'static str,
     ) -> Result<StoredValue, StoredValueError> {
-        let ints = (0..lanes)
-            .map(|_| {
-                if signed {
-                    self.signed(32, what)
-                } else {
-                    self.varint(32, what).map(|value| value as i128)
-                }
-            })
-            .collect::<Result<_, _>>()?;
+        let mut ints = self.vec("vector", lanes)?;
+        for _ in 0..lanes {
+            let int = match signed {
+                true => self.signed(32, what)?,
+                false => self.varint(32, what)? as i128,
+            };
+            self.push("vector", &mut ints, int)?;
+        }
         Ok(StoredValue::Ints(ints))
     }
 
@@ -646,7 +767,7 @@ impl<'a> Reader<'a> {
 
     /// A `char`: its UTF-8 text with a length, which must be one character.
     fn char(&mut self) -> Result<StoredValue, StoredValueError> {
-        let text = self.string("char")?;
+        let text = self.text("char")?;
         let mut chars = text.chars();
         match (chars.next(), chars.next()) {
             (Some(character), None) => Ok(StoredValue::Char(character)),
@@ -658,14 +779,17 @@ impl<'a> Reader<'a> {
     }
 
     fn string(&mut self, what: &'static str) -> Result<String, StoredValueError> {
+        let text = self.text(what)?;
+        self.owned(what, text)
+    }
+
+    /// Text with its length, borrowed from the input.
+    fn text(&mut self, what: &'static str) -> Result<&'a str, StoredValueError> {
         let bytes = self.bytes_with_len(what)?;
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Ok(text.to_owned()),
-            Err(_) => Err(StoredValueError::InvalidUtf8 {
-                path: self.path(),
-                what,
-            }),
-        }
+        std::str::from_utf8(bytes).map_err(|_| StoredValueError::InvalidUtf8 {
+            path: self.path(),
+            what,
+        })
     }
 
     fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], StoredValueError> {

@@ -794,9 +794,9 @@ fn encoded_as(layout: &TypeLayout) -> String {
     )
 }
 
-/// Reads past a stored field today's type no longer has.
+/// Reads past a stored field today's type no longer has (measuring it, building nothing).
 fn skip(layout: &TypeLayout, input: &mut Input<'_>) -> Result<(), String> {
-    let (_, used) = stored::read_prefix(layout, input.rest()).map_err(|error| error.to_string())?;
+    let used = stored::skip(layout, input.rest()).map_err(|error| error.to_string())?;
     input.advance(used);
     Ok(())
 }

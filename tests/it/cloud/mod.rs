@@ -3,6 +3,7 @@
 //! damaged and forged remote files, and a game quitting with uploads pending.
 
 mod durability;
+mod listing;
 mod moto;
 mod moto_install;
 mod plugin;
@@ -108,8 +109,19 @@ impl Device {
         configure: impl FnOnce(StoreConfig) -> StoreConfig,
     ) -> Device {
         let config = configure(StoreConfig::new(dir.path()));
-        let store = Arc::new(SlotStore::open(config).unwrap());
         let remote = Remote::open(&url(endpoint), GAME, "default", &policy).unwrap();
+        Device::on_remote(dir, config, remote, name)
+    }
+
+    /// A device whose store is set up by `config`, syncing with `remote` (any store: memory, a
+    /// fault-injecting wrapper).
+    fn on_remote(
+        dir: tempfile::TempDir,
+        config: StoreConfig,
+        remote: Remote,
+        name: &str,
+    ) -> Device {
+        let store = Arc::new(SlotStore::open(config).unwrap());
         let (core, damaged) = SyncCore::open(store.clone(), remote, name).unwrap();
         assert!(damaged.is_none());
         let runtime = tokio::runtime::Builder::new_current_thread()

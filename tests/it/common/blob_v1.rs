@@ -32,7 +32,7 @@ pub fn without_layouts(blob: &[u8]) -> Vec<u8> {
     out.push(1);
     put_varint(&mut out, table.entity_ids.len() as u64);
     let mut previous_id = 0;
-    for &id in &table.entity_ids {
+    for id in &table.entity_ids {
         put_delta(&mut out, previous_id, id);
         previous_id = id;
     }

@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod blob_v1;
+pub mod budget;
 pub mod clock;
 pub mod crc_fixup;
 pub mod fixtures;

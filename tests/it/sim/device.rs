@@ -98,8 +98,8 @@ impl Device {
         if self.running.is_none() {
             let fs = Arc::new(self.disk.clone());
             let store = Arc::new(SlotStore::open_with(self.config.clone(), fs).ok()?);
-            let remote = self.cloud.remote_for(&self.disk);
-            let remote = Remote::new(Arc::new(remote), "games", "sim", "player");
+            let remote = Arc::new(self.cloud.remote_for(&self.disk));
+            let remote = Remote::paginated(remote.clone(), remote, "games", "sim", "player");
             let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone()).ok()?;
             self.running = Some(Running { store, core });
         }

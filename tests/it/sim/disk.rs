@@ -4,7 +4,7 @@
 use crate::common::power_fs::DirSync;
 use crate::common::power_fs::{CrashState, PowerFs, Tree};
 use bevy_keepsake::format::Clock;
-use bevy_keepsake::store::{FileSystem, LockGuard, ReadFile, WriteFile};
+use bevy_keepsake::store::{FileSystem, LockGuard, NotARegularFile, ReadFile, WriteFile};
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -207,11 +207,9 @@ impl FileSystem for SimDisk {
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
         self.check(Call::Read)?;
         if self.is_special(path) {
-            // What the real filesystem answers for a FIFO or a device named like a save.
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
+            // What the real filesystem answers for a FIFO named like a save.
+            let what = "a FIFO (named pipe)";
+            return Err(NotARegularFile { what }.into_io());
         }
         self.fs().open_read(path)
     }

@@ -5,6 +5,9 @@
 
 use super::disk::SimDisk;
 use async_trait::async_trait;
+use bevy_keepsake::cloud::object_store::list::{
+    PaginatedListOptions, PaginatedListResult, PaginatedListStore,
+};
 use bevy_keepsake::cloud::object_store::path::Path;
 use bevy_keepsake::cloud::object_store::{
     self, Attributes, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload,
@@ -146,6 +149,47 @@ impl SimRemote {
 impl std::fmt::Display for SimRemote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SimRemote")
+    }
+}
+
+/// Pages as S3 answers them: the keys after the offset (or the page token) that start with the
+/// raw prefix, in key order, at most `max_keys`; a key no `Path` can hold fails the whole page
+/// (its path in the error), as `object_store`'s S3 client fails it.
+#[async_trait]
+impl PaginatedListStore for SimRemote {
+    async fn list_paginated(
+        &self,
+        prefix: Option<&str>,
+        opts: PaginatedListOptions,
+    ) -> object_store::Result<PaginatedListResult> {
+        let cloud = self.answer()?;
+        let prefix = prefix.unwrap_or_default().to_owned();
+        let after = opts.page_token.or(opts.offset).unwrap_or_default();
+        let max = opts.max_keys.unwrap_or(1000).max(1);
+        let mut keys = cloud
+            .objects
+            .range(prefix.clone()..)
+            .take_while(|(key, _)| key.starts_with(&prefix))
+            .filter(|(key, _)| **key > after);
+        let page: Vec<(String, Object)> = keys
+            .by_ref()
+            .take(max)
+            .map(|(key, object)| (key.clone(), object.clone()))
+            .collect();
+        let more = keys.next().is_some();
+        let objects = page
+            .iter()
+            .map(|(key, object)| meta_of(key, object))
+            .collect::<object_store::Result<Vec<_>>>()?;
+        let page_token = page.last().filter(|_| more).map(|(key, _)| key.clone());
+        Ok(PaginatedListResult {
+            result: ListResult {
+                common_prefixes: Vec::new(),
+                objects,
+                extensions: Default::default(),
+            },
+            page_token,
+        })
     }
 }
 
