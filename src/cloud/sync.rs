@@ -112,6 +112,10 @@ pub struct SyncCore {
     /// Local saves found damaged when about to be uploaded: not queued again this session (the
     /// next start checks them once more).
     damaged_here: HashSet<Uuid>,
+    /// Local generations (save id, generation) whose every checksum verified this session:
+    /// each file is read in full once a session, to find saves damaged at rest here that the
+    /// cloud can give back.
+    verified_here: HashSet<(Uuid, u64)>,
     /// The state changed since the state file was last written.
     dirty: bool,
     /// The slots holding saves at the last look (rounds report their state without reading
@@ -137,6 +141,7 @@ impl SyncCore {
             state,
             connection: Connection::NotYetTried,
             damaged_here: HashSet::new(),
+            verified_here: HashSet::new(),
             dirty: false,
             slots_with_saves: BTreeSet::new(),
             resume_listing_after: None,
@@ -324,7 +329,13 @@ impl SyncCore {
         self.queue_unsynced(&local);
         self.persist()?;
         self.upload_pending(round, true).await?;
-        let failed = self.download_missing(&listing, &local_ids, round).await;
+        let mut damaged = self.damaged_locally(&local);
+        damaged.extend(self.lost_locally(&listing, &local, &damaged)?);
+        let mut have: HashSet<Uuid> = local_ids.difference(&damaged).copied().collect();
+        have.extend(superseded_here(&listing, &local, &damaged));
+        let failed = self
+            .download_missing(&listing, (&have, &damaged), round)
+            .await;
         let local = self.store.saves()?;
         self.slots_with_saves = local.iter().map(|s| s.slot).collect();
         self.reconcile_conflicts(&local);
@@ -332,6 +343,91 @@ impl SyncCore {
             self.forget_what_is_gone(&listing, &unreadable, &local);
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// The local saves of which no copy here verifies: damaged on this disk at rest. Each
+    /// generation is read in full once a session (a read that fails for a reason that may pass
+    /// counts as intact until the next round).
+    fn damaged_locally(&mut self, local: &[StoredSave]) -> HashSet<Uuid> {
+        let mut damaged = HashSet::new();
+        for save in local {
+            let key = (save.meta.save_id, save.generation);
+            if self.verified_here.contains(&key) {
+                continue;
+            }
+            match self.store.verify(save.slot, save.generation) {
+                Ok(_) => {
+                    self.verified_here.insert(key);
+                }
+                Err(error) if error.may_pass() => {}
+                Err(_) => {
+                    damaged.insert(save.meta.save_id);
+                }
+            }
+        }
+        let intact = |id: &Uuid| {
+            let copies = local.iter().filter(|s| s.meta.save_id == *id);
+            copies
+                .into_iter()
+                .any(|s| self.verified_here.contains(&(*id, s.generation)))
+        };
+        damaged.retain(|id| !intact(id));
+        damaged
+    }
+
+    /// The saves in the cloud that this device's slots may have lost to damage: not held here
+    /// intact, no intact save here was made in view of them (pruning removes only what a newer
+    /// save supersedes), and their slot holds a save that does not verify (`damaged`) or a
+    /// file that does not read (a save damaged past its metadata, or something that is not a
+    /// file under a save's name, whose id cannot be told). A slot the player deleted holds no
+    /// such file, so its saves are not brought back.
+    fn lost_locally(
+        &self,
+        listing: &[(RemoteName, ObjectMeta)],
+        local: &[StoredSave],
+        damaged: &HashSet<Uuid>,
+    ) -> Result<HashSet<Uuid>, CloudError> {
+        let intact: Vec<&StoredSave> = local
+            .iter()
+            .filter(|save| !damaged.contains(&save.meta.save_id))
+            .collect();
+        let mut lost = HashSet::new();
+        let mut harmed: BTreeMap<SlotId, bool> = BTreeMap::new();
+        for (name, _) in listing {
+            let id = name.save_id;
+            let kept = intact.iter().any(|save| {
+                save.meta.save_id == id || (save.slot == name.slot && save.meta.made_in_view_of(id))
+            });
+            if kept {
+                continue;
+            }
+            let slot_harmed = match harmed.get(&name.slot) {
+                Some(&slot_harmed) => slot_harmed,
+                None => {
+                    let slot_harmed = self.slot_harmed(name.slot, local, damaged)?;
+                    *harmed.entry(name.slot).or_insert(slot_harmed)
+                }
+            };
+            if slot_harmed {
+                lost.insert(id);
+            }
+        }
+        Ok(lost)
+    }
+
+    /// Whether `slot` holds a save that does not verify or a file that does not read.
+    fn slot_harmed(
+        &self,
+        slot: SlotId,
+        local: &[StoredSave],
+        damaged: &HashSet<Uuid>,
+    ) -> Result<bool, CloudError> {
+        let mut readable = local.iter().filter(|save| save.slot == slot);
+        let readable_count = readable.clone().count();
+        if readable.any(|save| damaged.contains(&save.meta.save_id)) {
+            return Ok(true);
+        }
+        Ok(self.store.generations(slot)?.len() > readable_count)
     }
 
     /// Records the conflicts the slots hold but no record names: another device's save made
@@ -442,24 +538,28 @@ impl SyncCore {
         Ok(listing)
     }
 
-    /// Downloads, verifies and places every listed save this device does not have. A file that
+    /// Downloads, verifies and places every listed save this device does not `have` (hold
+    /// intact, or moved past) or holds `damaged`. A file that
     /// cannot be fetched or placed now is skipped for this round (the next round tries it
     /// again) and never stops the others; the first such error is returned at the end.
     async fn download_missing(
         &mut self,
         listing: &[(RemoteName, ObjectMeta)],
-        local_ids: &HashSet<Uuid>,
+        (have, damaged): (&HashSet<Uuid>, &HashSet<Uuid>),
         round: &mut SyncRound,
     ) -> Option<CloudError> {
         let mut first_error = None;
         for (name, object) in listing {
             let text = name.to_string();
-            // A save this device made and no longer holds was deleted or pruned here: it is not
-            // brought back (whether or not the state file recorded its upload before a crash).
+            // A save damaged here is fetched again, its own device's included. Otherwise a save
+            // this device made and no longer holds was deleted or pruned here: it is not brought
+            // back (whether or not the state file recorded its upload before a crash).
             let own = name.device_id == self.device_id();
-            let known = own
-                || local_ids.contains(&name.save_id)
-                || self.state.in_cloud.contains_key(&name.save_id)
+            let repair = damaged.contains(&name.save_id);
+            let known = !repair
+                && (own
+                    || have.contains(&name.save_id)
+                    || self.state.in_cloud.contains_key(&name.save_id))
                 || self.state.refused.contains_key(&text)
                 || self.state.newer_format_known(&text);
             if known {
@@ -937,4 +1037,26 @@ async fn read_bounded(
         }
     }
     Ok(Ok(bytes))
+}
+
+/// The saves in the cloud that an intact save here was made in view of: the slot moved past
+/// them here, so they are not downloaded (an import would place them below the head, in the
+/// place of the backup the player made last).
+fn superseded_here(
+    listing: &[(RemoteName, ObjectMeta)],
+    local: &[StoredSave],
+    damaged: &HashSet<Uuid>,
+) -> HashSet<Uuid> {
+    let intact = || {
+        local
+            .iter()
+            .filter(|save| !damaged.contains(&save.meta.save_id))
+    };
+    listing
+        .iter()
+        .filter(|(name, _)| {
+            intact().any(|save| save.slot == name.slot && save.meta.made_in_view_of(name.save_id))
+        })
+        .map(|(name, _)| name.save_id)
+        .collect()
 }

@@ -175,6 +175,24 @@ impl fmt::Display for GenerationFailures<'_> {
 }
 
 impl StoreError {
+    /// Whether reading a file failed for a reason that may pass (an I/O error other than the
+    /// file being gone or unreadable to us): trying again later may read it. Otherwise the
+    /// file is damaged, gone, or not one this build reads.
+    pub fn may_pass(&self) -> bool {
+        let source = match self {
+            StoreError::Io { source, .. }
+            | StoreError::Format {
+                source: FormatError::Io { source, .. },
+                ..
+            } => source,
+            _ => return false,
+        };
+        !matches!(
+            source.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+        )
+    }
+
     /// The error for opening `path` for reading: [`StoreError::NotAFile`] for an entry the
     /// filesystem refused as not a regular file, else [`StoreError::Io`].
     pub(crate) fn open(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> Self {

@@ -243,6 +243,13 @@ impl SlotStore {
         self.generation_metas(slot, Reading::List)
     }
 
+    /// Reads one generation once and checks every checksum it carries, without decompressing
+    /// it: whether the file is intact on this disk (as pruning decides what is a backup).
+    pub fn verify(&self, slot: SlotId, generation: u64) -> Result<format::SaveSummary, StoreError> {
+        self.check_slot(slot)?;
+        self.verify_generation(&self.path_of(slot, generation))
+    }
+
     /// The whole file of one generation, for copying it elsewhere unchanged.
     pub fn read_generation_bytes(
         &self,
@@ -304,7 +311,7 @@ impl SlotStore {
                     generation,
                     meta: summary.meta,
                 }),
-                Err(error) if reading == Reading::Place && is_transient(&error) => {
+                Err(error) if reading == Reading::Place && error.may_pass() => {
                     return Err(error);
                 }
                 // Damaged, gone since the listing, or not ours to read: left out, as a load
@@ -419,23 +426,6 @@ enum Reading {
     /// read for a reason that may pass (an I/O error other than a missing file or a denied
     /// permission) fails the listing: deciding where a save goes needs every generation.
     Place,
-}
-
-/// Whether reading a file failed for a reason that may pass: an I/O error other than the file
-/// being gone or unreadable to us (which a retry would meet again).
-pub(super) fn is_transient(error: &StoreError) -> bool {
-    let source = match error {
-        StoreError::Io { source, .. }
-        | StoreError::Format {
-            source: FormatError::Io { source, .. },
-            ..
-        } => source,
-        _ => return false,
-    };
-    !matches!(
-        source.kind(),
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
-    )
 }
 
 impl StoreError {

@@ -3,7 +3,6 @@
 use super::durable::{Placement, write_durably};
 use super::error::{GenerationFailure, StoreError};
 use super::fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem};
-use super::import::is_transient;
 use super::layout::{
     SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
     temp_file_target,
@@ -828,7 +827,7 @@ impl SlotStore {
         }
         match self.read_summary(path) {
             Ok(summary) => keep.contains(&summary.meta.save_id),
-            Err(error) => is_transient(&error),
+            Err(error) => error.may_pass(),
         }
     }
 

@@ -32,6 +32,7 @@
 //! | `KEEPSAKE_SIM_SEEDS` | how many seeds | 1000 per test, two tests |
 //! | `KEEPSAKE_SIM_FIRST` | the first seed (a long run looks at new ones) | 0 |
 //! | `KEEPSAKE_SIM_STEPS` | steps per run | 60 |
+//! | `KEEPSAKE_SIM_TRACE` | print each step and every device's save files after it | off |
 
 mod device;
 mod disk;

@@ -32,6 +32,8 @@ struct Book {
     /// Saves the player set aside here: deleted, or passed over by choosing another device's
     /// save.
     set_aside: HashSet<Uuid>,
+    /// The saves confirmed here: what they were made in view of, the player here moved past.
+    made: HashSet<Uuid>,
 }
 
 #[derive(Default)]
@@ -40,7 +42,8 @@ pub struct Oracle {
     books: HashMap<(usize, SlotId), Book>,
     /// Saves whose file was damaged at rest on a device: what a disk destroys is not the
     /// store's to keep (backups are what make up for it).
-    damaged: HashSet<(usize, Uuid)>,
+    /// When each was damaged (the oracle's sequence).
+    damaged: HashMap<(usize, Uuid), u64>,
     seq: u64,
 }
 
@@ -78,6 +81,7 @@ impl Oracle {
         book.floor = book.entered[&id];
         book.floor_save = Some(id);
         book.must_hold = [id].into();
+        book.made.insert(id);
     }
 
     /// The delete call returned `Ok`: the saves the slot held (`held`) are the player's to
@@ -126,21 +130,36 @@ impl Oracle {
     }
 
     /// Whether the player set `id` aside in `slot` on `device` (deleted it, passed it over,
-    /// or did so with a save made in view of it).
+    /// or did so with a save made in view of it, here or where that save was made).
     pub fn set_aside(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
         let Some(book) = self.books.get(&(device, slot)) else {
             return false;
         };
         let mut aside = book.set_aside.iter();
         aside.any(|aside| aside == id || self.follows(aside, id))
+            || book.made.iter().any(|made| self.follows(made, id))
     }
 
     pub fn damage(&mut self, device: usize, id: Uuid) {
-        self.damaged.insert((device, id));
+        let seq = self.tick();
+        self.damaged.entry((device, id)).or_insert(seq);
     }
 
     pub fn is_damaged(&self, device: usize, id: &Uuid) -> bool {
-        self.damaged.contains(&(device, *id))
+        self.damaged.contains_key(&(device, *id))
+    }
+
+    /// Whether the player saved in or deleted `slot` on `device` after its copy of `id` was
+    /// damaged there: the slot then holds what the player made over it, and a save whose
+    /// metadata the disk destroyed could not be recorded as seen. The save is kept where it
+    /// was not damaged; this device is not bound to take it back.
+    pub fn saved_over_damage(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
+        let Some(&damaged) = self.damaged.get(&(device, *id)) else {
+            return false;
+        };
+        self.books
+            .get(&(device, slot))
+            .is_some_and(|book| book.floor > damaged)
     }
 
     /// Whether `later` was made by a device that held `earlier` (directly, or through the

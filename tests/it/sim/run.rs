@@ -80,6 +80,10 @@ pub fn run(config: Config, steps: &[Step]) -> Result<Stats, Failure> {
             Ok((Ok(()), peak)) => sim.stats.peak_bytes = sim.stats.peak_bytes.max(peak),
         }
         sim.stats.steps += 1;
+        if std::env::var_os("KEEPSAKE_SIM_TRACE").is_some() {
+            eprintln!("{index}: {step:?}");
+            (0..sim.devices.len()).for_each(|device| eprintln!("{}", sim.trace(device)));
+        }
     }
     let converged = catch_unwind(AssertUnwindSafe(|| sim.converge()));
     let at_end = |message| Failure {
@@ -203,11 +207,7 @@ impl Sim {
                 device,
                 slot,
                 generation,
-            } => {
-                let dev = &self.devices[device];
-                let name = format!("{}.g{generation:06}.ksav", stem(slot));
-                dev.disk.add_special(dev.profile_dir().join(name));
-            }
+            } => self.odd_file(device, slot, generation),
             Action::CloudFault(fault) => {
                 self.cloud.arm(fault);
                 return None;
@@ -328,6 +328,21 @@ impl Sim {
                 .promoted(device, slot, conflict.hidden_save, head);
             self.stats.choices += 1;
         }
+    }
+
+    /// Puts something that is not a file under a save's name; a save file there is gone with
+    /// it, as damage at rest.
+    fn odd_file(&mut self, device: usize, slot: SlotId, generation: u64) {
+        let dev = &self.devices[device];
+        let path = dev
+            .profile_dir()
+            .join(format!("{}.g{generation:06}.ksav", stem(slot)));
+        let bytes = dev.disk.paused(|| read_all(&dev.disk, &path));
+        let options = Default::default();
+        if let Ok(summary) = format::read_summary(&mut Cursor::new(&bytes), &options) {
+            self.oracle.damage(device, summary.meta.save_id);
+        }
+        dev.disk.add_special(path);
     }
 
     /// Damages one of the device's save files at rest.
@@ -480,7 +495,9 @@ impl Sim {
                     continue;
                 }
                 for (to, other) in views.iter().enumerate().filter(|(to, _)| *to != from) {
-                    if self.oracle.set_aside(to, *slot, head) {
+                    if self.oracle.set_aside(to, *slot, head)
+                        || self.oracle.saved_over_damage(to, *slot, head)
+                    {
                         continue;
                     }
                     if let Err(why) = self.reaches(other, *slot, head) {
@@ -494,6 +511,27 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// The device's save files and the save each holds (`??`: unreadable), for
+    /// `KEEPSAKE_SIM_TRACE`. Read with faults paused, without starting the game.
+    fn trace(&self, device: usize) -> String {
+        use bevy_keepsake::store::FileSystem;
+        let dev = &self.devices[device];
+        let dir = dev.profile_dir();
+        dev.disk.paused(|| {
+            let mut names = dev.disk.list_dir(&dir).unwrap_or_default();
+            names.sort();
+            let files = names.iter().map(|name| name.to_string_lossy());
+            let saves = files.filter(|name| name.ends_with(".ksav")).map(|name| {
+                let bytes = read_all(&dev.disk, &dir.join(&*name));
+                let options = Default::default();
+                let summary = format::read_summary(&mut Cursor::new(&bytes), &options);
+                let id = summary.map(|s| s.meta.save_id.simple().to_string()[..8].to_owned());
+                format!("{name}={}", id.unwrap_or_else(|_| "??".to_owned()))
+            });
+            format!("  {}: {}", dev.name, saves.collect::<Vec<_>>().join(" "))
+        })
     }
 
     /// What every device holds in `slot`, for a failure's message: each save's id, maker,
