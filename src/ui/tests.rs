@@ -620,6 +620,7 @@ fn completed(slot: SlotId, reason: SaveReason) -> SaveCompleted {
         entities: 1,
         capture_time: Duration::ZERO,
         handles_left_out: 0,
+        unsaved_components: Arc::default(),
     }
 }
 
@@ -714,6 +715,8 @@ fn loads_from_a_backup_say_so() {
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
         dropped_references: Arc::default(),
+        load_time: Duration::ZERO,
+        missing_components: Arc::default(),
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,
@@ -726,6 +729,48 @@ fn loads_from_a_backup_say_so() {
 }
 
 #[test]
+fn a_load_that_came_back_without_components_says_which_as_an_error() {
+    let missing = |paths: &[&str]| {
+        paths
+            .iter()
+            .map(|path| crate::snapshot::UnsavedComponent {
+                type_path: Some((*path).to_owned()),
+                entities: 3,
+            })
+            .collect::<Vec<_>>()
+    };
+    let loaded = |missing_components| LoadCompleted {
+        slot: SlotId::Quick,
+        generation: 1,
+        restored_from_backup: false,
+        skipped_generations: Arc::default(),
+        meta: SaveMeta::new(SlotId::Quick),
+        entity_map: Arc::default(),
+        refused_asset_paths: Arc::default(),
+        dropped_fields: Arc::default(),
+        dropped_references: Arc::default(),
+        load_time: Duration::ZERO,
+        missing_components: Arc::new(missing_components),
+    };
+    let toast = Toast::load_completed(&loaded(missing(&[
+        "bevy_sprite::sprite::Sprite",
+        "bevy_transform::components::transform::Transform",
+    ])));
+    assert_eq!(
+        (toast.text.as_str(), toast.kind),
+        (
+            "Loaded Quicksave, but without Sprite, Transform: not in the save",
+            ToastKind::Error
+        )
+    );
+    let many = Toast::load_completed(&loaded(missing(&["a::A", "a::B", "a::C", "a::D", "a::E"])));
+    assert_eq!(
+        many.text,
+        "Loaded Quicksave, but without A, B, C, 2 more: not in the save"
+    );
+}
+
+#[test]
 fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
     let rewound = RewindCompleted {
         point: RewindPointId(4),
@@ -734,6 +779,7 @@ fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
         entity_map: Arc::default(),
         dropped_references: Arc::default(),
         dropped_fields: Arc::default(),
+        missing_components: Arc::default(),
     };
     assert_eq!(Toast::rewind_completed(&rewound).text, "Rewound 5.2 s");
     let failed = |points| RewindFailed {

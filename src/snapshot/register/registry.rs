@@ -32,6 +32,9 @@ struct RegistryInner {
     by_path: HashMap<String, usize>,
     filter: SaveFilter,
     keys: EntityKeys,
+    /// Component types saved entities carry that the game puts back itself after a load
+    /// (`rebuilt_after_load`): not saved, and not warned about.
+    rebuilt: Vec<TypeId>,
     /// Changes with every change to the entries or the filter.
     revision: u64,
 }
@@ -77,6 +80,24 @@ impl SaveRegistry {
         self.inner
             .filter
             .first_unsaved(|type_id| self.index_of(type_id).is_some())
+    }
+
+    /// Whether component `T` was declared rebuilt by the game after a load
+    /// ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)).
+    pub fn is_rebuilt<T: 'static>(&self) -> bool {
+        self.inner.rebuilt.contains(&TypeId::of::<T>())
+    }
+
+    /// The component types declared rebuilt by the game after a load.
+    pub(crate) fn rebuilt(&self) -> &[TypeId] {
+        &self.inner.rebuilt
+    }
+
+    /// Declares component `type_id` rebuilt by the game after a load.
+    pub(super) fn add_rebuilt(&mut self, type_id: TypeId) {
+        if !self.inner.rebuilt.contains(&type_id) {
+            self.change().rebuilt.push(type_id);
+        }
     }
 
     /// Which unsaved entities saved values may reference by key.
@@ -142,6 +163,9 @@ impl SaveRegistry {
             let existing = &mut self.change().entries[index];
             existing.ops = entry.ops;
             existing.refresh = entry.refresh;
+            // A state registered again through `register_saveable_state` loads through
+            // `NextState`.
+            existing.insert_resource = entry.insert_resource;
             return;
         }
         let inner = self.change();
