@@ -11,26 +11,42 @@
 //!   loaded entities with the same saved types lack after it (and after the commands of the
 //!   game's `On<Add>` observers), with one warning; the save menu's toast says it too.
 
-use crate::snapshot::{LiveComponents, UnsavedComponent, unsaved_components};
+use crate::snapshot::{LiveComponents, SaveRegistry, UnsavedComponent, unsaved_components};
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The component types already named in a save's warning (ids of the app's world).
+/// The component types already named in a save's warning (ids of the app's world), and
+/// whether a save that held nothing was warned about.
 #[derive(Resource, Default)]
-pub(crate) struct WarnedUnsaved(HashSet<ComponentId>);
+pub(crate) struct WarnedUnsaved {
+    types: HashSet<ComponentId>,
+    empty: bool,
+}
 
 /// The component types the saved entities carry that a save leaves out; warns about those not
-/// warned about before.
-pub(crate) fn check_save(world: &mut World) -> Arc<Vec<UnsavedComponent>> {
+/// warned about before, and once about a save that holds nothing of the game (no saved entity,
+/// no resource registered): a quick start without `Saveable` or registrations saves nothing.
+pub(crate) fn check_save(world: &mut World, entities: usize) -> Arc<Vec<UnsavedComponent>> {
+    let holds_resources = world.resource::<SaveRegistry>().saves_resources();
+    let mut warned = world.resource_mut::<WarnedUnsaved>();
+    if entities == 0 && !holds_resources && !warned.empty {
+        warned.empty = true;
+        warn!(
+            "keepsake: this save holds nothing of the game: no entity has Saveable (or matches \
+             the save filter) and no resource is registered. Give the entities to save \
+             Saveable and register their components, and the resources that hold state, with \
+             app.register_saveable::<T>()"
+        );
+    }
     let found = unsaved_components(world);
     if found.is_empty() {
         return Arc::default();
     }
     let mut warned = world.resource_mut::<WarnedUnsaved>();
     let new: Vec<&UnsavedComponent> = (found.iter())
-        .filter(|(id, _)| warned.0.insert(*id))
+        .filter(|(id, _)| warned.types.insert(*id))
         .map(|(_, unsaved)| unsaved)
         .collect();
     if !new.is_empty() {
@@ -53,27 +69,36 @@ pub(crate) fn save_warning(unsaved: &[&UnsavedComponent]) -> String {
     )
 }
 
-/// `a::Sprite (54 saved entities), a::Transform (55 saved entities) and 2 types without
-/// Reflect (…)`.
+/// `a::Sprite (54 saved entities), a type without Reflect (1 saved entity with Ball,
+/// Transform), … (how to see the names of types without Reflect)`.
 fn list<'a>(
     components: impl Iterator<Item = &'a UnsavedComponent>,
     one: &str,
     many: &str,
 ) -> String {
-    let (named, unnamed): (Vec<_>, Vec<_>) = components.partition(|c| c.type_path.is_some());
-    let mut parts: Vec<String> = (named.iter())
+    let mut unnamed = false;
+    let mut parts: Vec<String> = components
         .map(|c| {
-            let path = c.type_path.as_deref().unwrap_or_default();
             let noun = if c.entities == 1 { one } else { many };
-            format!("{path} ({} {noun})", c.entities)
+            match &c.type_path {
+                Some(path) => format!("{path} ({} {noun})", c.entities),
+                None => {
+                    unnamed = true;
+                    let with = match c.with.is_empty() {
+                        true => String::new(),
+                        false => format!(" with {}", c.with.join(", ")),
+                    };
+                    format!("a type without Reflect ({} {noun}{with})", c.entities)
+                }
+            }
         })
         .collect();
-    if !unnamed.is_empty() {
-        parts.push(format!(
-            "{} type(s) not registered for reflection (Bevy shows their names only with its \
-             `debug` feature; derive Reflect on your own components to see them named here)",
-            unnamed.len()
-        ));
+    if unnamed {
+        parts.push(
+            "(Bevy names types without Reflect only with its `debug` feature; derive Reflect \
+             on your own components to see them named here)"
+                .to_owned(),
+        );
     }
     parts.join(", ")
 }
@@ -111,6 +136,7 @@ mod tests {
         UnsavedComponent {
             type_path: type_path.map(str::to_owned),
             entities,
+            with: vec!["Paddle".to_owned(), "Transform".to_owned()],
         }
     }
 

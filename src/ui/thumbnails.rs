@@ -199,6 +199,14 @@ impl ThumbnailCamera {
     }
 }
 
+#[cfg(test)]
+impl ThumbnailCamera {
+    /// Sets the recent picture, as a screenshot delivered to any destination does.
+    pub(crate) fn set_recent(&self, png: Vec<u8>) {
+        *lock(&self.recent) = Some(png);
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -152,7 +152,7 @@ fn capture(
     let pending = world.resource::<SaveCaptureCache>().lock().capture(world)?;
     // The rewind ring's points keep only what changed across this capture.
     world.resource_mut::<RewindRing>().note(&pending);
-    let unsaved = unsaved::check_save(world);
+    let unsaved = unsaved::check_save(world, pending.entities());
     let time = started.elapsed();
     let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());
     let game_tick = world

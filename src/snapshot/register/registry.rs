@@ -5,6 +5,7 @@
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
 use super::key::EntityKeys;
+use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -80,6 +81,11 @@ impl SaveRegistry {
         self.inner
             .filter
             .first_unsaved(|type_id| self.index_of(type_id).is_some())
+    }
+
+    /// Whether a resource is registered (saves hold it even with no saved entity).
+    pub fn saves_resources(&self) -> bool {
+        (self.inner.entries.iter()).any(|entry| entry.kind == ColumnKind::Resource)
     }
 
     /// Whether component `T` was declared rebuilt by the game after a load

@@ -5,11 +5,14 @@
 //! game would read `Playing` with the menu still on screen.
 //!
 //! The transition is [`NextState::set_if_different`]: a load that brings the state the game is
-//! in runs none (as in play, where nobody leaves the state they stay in); what the game derives
-//! from loaded data it rebuilds after the load (see
-//! [`WorldRestored`](crate::plugin::WorldRestored)). It runs in the next `StateTransition`
-//! schedule, which with the plugin in `PreUpdate` is the same frame, after the loaded
-//! entities and resources are in place, so `OnEnter` systems see the loaded world.
+//! in runs none (as in play, where nobody leaves the state they stay in). A load goes to the
+//! saved states *first* (`snapshot::apply` runs the `StateTransition` schedule before it
+//! touches anything else), then puts the saved entities and resources in place: `OnEnter`
+//! runs as when the player enters the state, and whatever it starts afresh (a level, a
+//! timer) is then replaced by the save's, as a load replaces what play made. What `OnEnter`
+//! built from the data the load replaces (UI from a resource) the game rebuilds after the
+//! load, as it does after a load into the same state (see
+//! [`WorldRestored`](crate::plugin::WorldRestored)).
 //!
 //! `DespawnOnExit<S>` and `DespawnOnEnter<S>` are registered with it: saved entities scoped to
 //! a state come back scoped to it.
@@ -29,6 +32,7 @@ where
 {
     let mut entry = SaveableEntry::new::<State<S>, ViaReflect>(ColumnKind::Resource);
     entry.insert_resource = restore_state::<S>;
+    entry.state = true;
     entry
 }
 

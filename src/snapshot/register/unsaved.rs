@@ -25,7 +25,7 @@ use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
 use bevy::utils::DebugName;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A component type on saved entities that saves do not hold.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Reflect)]
@@ -37,6 +37,9 @@ pub struct UnsavedComponent {
     /// How many entities: the saved entities that carry it (in a save's report), or the loaded
     /// entities that came back without it (in a load's).
     pub entities: usize,
+    /// The saved types of those entities (short names, `Saveable` and `ChildOf` aside): which
+    /// entities they are, the one clue to a type without a name.
+    pub with: Vec<String>,
 }
 
 impl UnsavedComponent {
@@ -68,6 +71,9 @@ fn short_type_name(path: &str) -> String {
     short.push_str(&segment);
     short
 }
+
+/// Entities counted per component, with the saved types they have.
+type Counts = BTreeMap<ComponentId, (usize, BTreeSet<String>)>;
 
 /// Sorts each component of saved entities into saved, accounted for, or left out.
 struct Coverage<'w> {
@@ -129,6 +135,16 @@ impl<'w> Coverage<'w> {
         saved
     }
 
+    /// The short names of the archetype's saved types, `Saveable` and `ChildOf` aside.
+    fn saved_names(&self, archetype: &Archetype) -> Vec<String> {
+        (archetype.iter_components())
+            .filter(|id| self.saved.contains(id))
+            .filter_map(|id| self.type_path(id))
+            .map(|path| short_type_name(&path))
+            .filter(|name| name != "Saveable" && name != "ChildOf")
+            .collect()
+    }
+
     /// The type path of a component, from the type registry, else from Bevy's debug names.
     fn type_path(&self, id: ComponentId) -> Option<String> {
         let info = self.world.components().get_info(id)?;
@@ -138,18 +154,25 @@ impl<'w> Coverage<'w> {
         debug_names_on().then(|| info.name().to_string())
     }
 
+    /// Counts `archetype`'s entities for `component`, noting the saved types they have.
+    fn count(&self, counts: &mut Counts, component: ComponentId, archetype: &Archetype) {
+        let (entities, with) = counts.entry(component).or_default();
+        *entities += archetype.len() as usize;
+        with.extend(self.saved_names(archetype));
+    }
+
     /// Counts by component, named, in type path order (unnamed last).
-    fn report(&self, counts: BTreeMap<ComponentId, usize>) -> Vec<(ComponentId, UnsavedComponent)> {
+    fn report(&self, counts: Counts) -> Vec<(ComponentId, UnsavedComponent)> {
         let mut report: Vec<(ComponentId, UnsavedComponent)> = (counts.into_iter())
-            .map(|(id, entities)| {
+            .map(|(id, (entities, with))| {
                 let type_path = self.type_path(id);
-                (
-                    id,
-                    UnsavedComponent {
-                        type_path,
-                        entities,
-                    },
-                )
+                let with = with.into_iter().collect();
+                let unsaved = UnsavedComponent {
+                    type_path,
+                    entities,
+                    with,
+                };
+                (id, unsaved)
             })
             .collect();
         report.sort_by(|(_, a), (_, b)| {
@@ -177,10 +200,10 @@ pub(crate) fn unsaved_components(world: &World) -> Vec<(ComponentId, UnsavedComp
     };
     let types = types.read();
     let coverage = Coverage::new(world, registry, &types);
-    let mut counts = BTreeMap::new();
+    let mut counts = Counts::new();
     for archetype in coverage.saved_archetypes(registry) {
         for id in coverage.unsaved_in(archetype) {
-            *counts.entry(id).or_default() += archetype.len() as usize;
+            coverage.count(&mut counts, id, archetype);
         }
     }
     coverage.report(counts)
@@ -238,13 +261,13 @@ impl LiveComponents {
         };
         let types = types.read();
         let coverage = Coverage::new(world, registry, &types);
-        let mut counts = BTreeMap::new();
+        let mut counts = Counts::new();
         for archetype in coverage.saved_archetypes(registry) {
             let Some(carried) = self.by_signature.get(&coverage.signature(archetype)) else {
                 continue;
             };
             for &id in carried.iter().filter(|id| !archetype.contains(**id)) {
-                *counts.entry(id).or_default() += archetype.len() as usize;
+                coverage.count(&mut counts, id, archetype);
             }
         }
         (coverage.report(counts).into_iter())
