@@ -11,7 +11,7 @@ use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
 use super::key::{EntityKeys, SaveKey};
 use super::registry::SaveRegistry;
-use super::{bevy_types, states};
+use super::states;
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::value::{ValueEncoding, ViaReflect, ViaSerde};
 use bevy::ecs::component::ComponentId;
@@ -265,7 +265,17 @@ impl SaveableAppExt for App {
     }
 
     fn register_saveable_bevy_types(&mut self) -> &mut Self {
-        bevy_types::register_bevy_types(self);
+        ensure_registry(self);
+        register::<Transform, ViaReflect>(self);
+        register::<Name, ViaReflect>(self);
+        // Only the types whose crates the library's features enable can be named here.
+        #[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
+        register::<bevy::camera::visibility::Visibility, ViaReflect>(self);
+        #[cfg(feature = "bevy_sprite")]
+        {
+            register::<bevy::sprite::Sprite, ViaReflect>(self);
+            register::<bevy::sprite::Anchor, ViaReflect>(self);
+        }
         self
     }
 

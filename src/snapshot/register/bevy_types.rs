@@ -2,7 +2,7 @@
 //!
 //! - those that hold the game's data (where a thing is, what it looks like, what it is
 //!   called), which [`register_saveable_bevy_types`](crate::snapshot::SaveableAppExt::register_saveable_bevy_types)
-//!   registers for saving in one call;
+//!   registers for saving in one call (in `app_ext`);
 //! - those Bevy computes from others and puts back by itself after a load (`GlobalTransform`
 //!   from `Transform`, the visibility a frame computes, the render world's links, the quad
 //!   mesh and material Bevy 0.20 gives every `Sprite`), which a save never needs: the check of
@@ -12,7 +12,6 @@
 //! (looked up in the app's type registry): the library's `bevy` dependency has no rendering
 //! crates unless its `save_menu` feature is on, and no sprites without `bevy_sprite`.
 
-use super::app_ext::SaveableAppExt;
 use bevy::asset::UntypedAssetId;
 use bevy::ecs::archetype::Archetype;
 use bevy::ecs::component::ComponentId;
@@ -20,18 +19,6 @@ use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
 use bevy::transform::components::TransformTreeChanged;
 use std::any::TypeId;
-
-/// Registers Bevy's components that hold a game's data, as far as the library's features
-/// name them (see the table on `register_saveable_bevy_types`).
-pub(super) fn register_bevy_types(app: &mut App) {
-    app.register_saveable::<Transform>()
-        .register_saveable::<Name>();
-    #[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
-    app.register_saveable::<bevy::camera::visibility::Visibility>();
-    #[cfg(feature = "bevy_sprite")]
-    app.register_saveable::<bevy::sprite::Sprite>()
-        .register_saveable::<bevy::sprite::Anchor>();
-}
 
 /// Components Bevy computes, by type path: from crates the library may be built without.
 /// Generic types are matched by their full path.
