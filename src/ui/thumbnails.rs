@@ -28,6 +28,7 @@ use crate::plugin::{
     LoadCompleted, SaveReason, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted,
 };
 use bevy::diagnostic::FrameCount;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::PrimaryWindow;
@@ -263,11 +264,28 @@ fn take_backdrop(
     camera.shoot(&mut commands, &mut curtain, frames.0, destination);
 }
 
+/// The overlays a picture of the game should not show.
+#[derive(SystemParam)]
+struct Overlays<'w> {
+    menu: Option<Res<'w, SaveMenu>>,
+    toasts: Option<Res<'w, Toasts>>,
+}
+
+impl Overlays<'_> {
+    /// Whether the menu or a toast is on screen.
+    fn shown(&self) -> bool {
+        self.menu.as_ref().is_some_and(|menu| menu.is_open())
+            || self
+                .toasts
+                .as_ref()
+                .is_some_and(|toasts| !toasts.is_empty())
+    }
+}
+
 /// Every `recent_every`, while nothing but the game is on screen, a picture for the exit save.
 fn take_recent_picture(
     windows: Query<(), With<PrimaryWindow>>,
-    menu: Option<Res<SaveMenu>>,
-    toasts: Option<Res<Toasts>>,
+    overlays: Overlays,
     frames: Res<FrameCount>,
     time: Res<Time<Real>>,
     mut camera: ResMut<ThumbnailCamera>,
@@ -277,8 +295,7 @@ fn take_recent_picture(
     let now = time.elapsed();
     let due = !camera.recent_every.is_zero()
         && now.saturating_sub(camera.last_shot) >= camera.recent_every;
-    let overlay = menu.is_some_and(|menu| menu.is_open()) || toasts.is_some_and(|t| !t.is_empty());
-    if !due || overlay || windows.is_empty() {
+    if !due || overlays.shown() || windows.is_empty() {
         return;
     }
     camera.last_shot = now;
