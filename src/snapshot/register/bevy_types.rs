@@ -42,33 +42,50 @@ const DERIVED_PATHS: &[&str] = &[
 
 /// Components Bevy computes, by type, from the crates the library is built with.
 fn derived_types() -> Vec<TypeId> {
-    let mut types = vec![
+    let always = [
         TypeId::of::<GlobalTransform>(),
         TypeId::of::<TransformTreeChanged>(),
         // Rebuilt from the saved `ChildOf`s.
         TypeId::of::<Children>(),
     ];
-    #[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
-    {
-        use bevy::camera::primitives::Aabb;
-        use bevy::camera::visibility::{InheritedVisibility, ViewVisibility, VisibilityClass};
-        types.extend([
-            TypeId::of::<InheritedVisibility>(),
-            TypeId::of::<ViewVisibility>(),
-            TypeId::of::<VisibilityClass>(),
-            TypeId::of::<Aabb>(),
-        ]);
-    }
-    // Not registered for reflection, so they could not be found by path.
-    #[cfg(feature = "save_menu")]
-    {
-        use bevy::render::sync_world::{RenderEntity, SyncToRenderWorld};
-        types.extend([
-            TypeId::of::<SyncToRenderWorld>(),
-            TypeId::of::<RenderEntity>(),
-        ]);
-    }
-    types
+    (always.into_iter())
+        .chain(visibility_types())
+        .chain(render_world_types())
+        .collect()
+}
+
+/// What a frame computes of visibility and bounds (`bevy_camera`).
+#[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
+fn visibility_types() -> Vec<TypeId> {
+    use bevy::camera::primitives::Aabb;
+    use bevy::camera::visibility::{InheritedVisibility, ViewVisibility, VisibilityClass};
+    vec![
+        TypeId::of::<InheritedVisibility>(),
+        TypeId::of::<ViewVisibility>(),
+        TypeId::of::<VisibilityClass>(),
+        TypeId::of::<Aabb>(),
+    ]
+}
+
+#[cfg(not(any(feature = "bevy_sprite", feature = "save_menu")))]
+fn visibility_types() -> Vec<TypeId> {
+    Vec::new()
+}
+
+/// The links to the render world (`bevy_render`): not registered for reflection, so they
+/// could not be found by path.
+#[cfg(feature = "save_menu")]
+fn render_world_types() -> Vec<TypeId> {
+    use bevy::render::sync_world::{RenderEntity, SyncToRenderWorld};
+    vec![
+        TypeId::of::<SyncToRenderWorld>(),
+        TypeId::of::<RenderEntity>(),
+    ]
+}
+
+#[cfg(not(feature = "save_menu"))]
+fn render_world_types() -> Vec<TypeId> {
+    Vec::new()
 }
 
 /// The components of one world that Bevy computes and puts back by itself: a save leaves them
