@@ -77,7 +77,7 @@ fn list<'a>(
     many: &str,
 ) -> String {
     let mut unnamed = false;
-    let mut parts: Vec<String> = components
+    let parts: Vec<String> = components
         .map(|c| {
             let noun = if c.entities == 1 { one } else { many };
             match &c.type_path {
@@ -93,14 +93,14 @@ fn list<'a>(
             }
         })
         .collect();
+    let mut list = parts.join(", ");
     if unnamed {
-        parts.push(
-            "(Bevy names types without Reflect only with its `debug` feature; derive Reflect \
-             on your own components to see them named here)"
-                .to_owned(),
+        list.push_str(
+            " (Bevy names types without Reflect only with its `debug` feature; derive Reflect \
+             on your own components to see them named here)",
         );
     }
-    parts.join(", ")
+    list
 }
 
 /// Applies a load (or a rewind) with `apply`, then names what the loaded entities came back
@@ -155,7 +155,9 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("1 type(s) not registered for reflection"),
+            text.contains(
+                "a type without Reflect (55 saved entities with Paddle, Transform) (Bevy names"
+            ),
             "{text}"
         );
         assert!(text.contains("app.register_saveable::<T>()"), "{text}");
