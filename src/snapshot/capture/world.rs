@@ -27,6 +27,10 @@ pub(super) fn registries(
 /// Logs the component types on saved entities that saves leave out (the plugin warns about
 /// them; a capture without the plugin only says so at debug level).
 pub(super) fn log_unregistered(world: &World) {
+    // Every full capture calls this (the benchmarks among them): look only when it is shown.
+    if !bevy::log::tracing::enabled!(bevy::log::Level::DEBUG) {
+        return;
+    }
     let unsaved = unsaved_components(world);
     if !unsaved.is_empty() {
         let names: Vec<String> = (unsaved.iter())
