@@ -38,10 +38,10 @@ pub mod prelude {
     pub use crate::format::{SealKey, UnsealedSaves};
     pub use crate::plugin::{
         AutosaveTimer, DeleteRequest, KeepsakeCommandsExt, KeepsakePlugin, KeepsakeSettings,
-        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, RewindCompleted,
-        RewindFailed, RewindRing, RewindSettings, RewindTo, RuntimeAssetHandles, SaveCompleted,
-        SaveFailed, SaveOnExit, SavePriority, SaveReason, SaveRequest, SaveSlots, SaveStarted,
-        SaveTarget, SaveTitle, SlotAction,
+        KeepsakeStatus, LoadCompleted, LoadFailed, LoadRequest, RefreshSlots, RestoredFrom,
+        RewindCompleted, RewindFailed, RewindRing, RewindSettings, RewindTo, RuntimeAssetHandles,
+        SaveCompleted, SaveFailed, SaveOnExit, SavePriority, SaveReason, SaveRequest, SaveSlots,
+        SaveStarted, SaveTarget, SaveTitle, SlotAction, WorldRestored,
     };
     pub use crate::snapshot::{SaveKey, Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]

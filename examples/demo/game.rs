@@ -185,8 +185,9 @@ pub struct ArenaPlugin;
 /// What the game saves. Also used by `--dump`, which reads saves with these types and nothing
 /// else of the game.
 pub fn register_saved_types(app: &mut App) {
-    app.register_saveable::<Transform>()
-        .register_saveable::<Sprite>()
+    // Transform, Sprite and what else Bevy's own components hold of the game (Visibility,
+    // Anchor, Name).
+    app.register_saveable_bevy_types()
         .register_saveable::<Player>()
         .register_saveable::<Lantern>()
         .register_saveable::<Coin>()

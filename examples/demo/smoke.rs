@@ -740,26 +740,32 @@ pub fn verify_exit_save(options: &SmokeOptions, exit: AppExit) -> AppExit {
         return exit;
     }
     let closed_at = CLOSED_AT_FRAME.load(Ordering::Relaxed);
+    // The exit save, and whether it has a picture (the last one the game kept: no frame is
+    // drawn after it).
     let found = SlotStore::open(StoreConfig::new(&options.save_root))
         .and_then(|store| store.list())
         .map(|slots| {
-            slots.iter().any(|slot| {
-                matches!(slot.slot, SlotId::Auto(_))
-                    && slot
-                        .shown_save()
-                        .is_some_and(|save| save.meta.game_tick >= u64::from(closed_at))
+            slots.iter().find_map(|slot| {
+                let save = slot.shown_save()?;
+                let exit_save = matches!(slot.slot, SlotId::Auto(_))
+                    && save.meta.game_tick >= u64::from(closed_at);
+                exit_save.then_some(save.has_thumbnail)
             })
         });
     match found {
-        Ok(true) => {
+        Ok(Some(false)) => {
+            eprintln!("smoke check FAILED: the exit save has no thumbnail");
+            AppExit::error()
+        }
+        Ok(Some(true)) => {
             println!(
-                "smoke: closing the window saved the game; screenshots in {}",
+                "smoke: closing the window saved the game, with a thumbnail; screenshots in {}",
                 options.shots.display()
             );
             let _ = std::fs::remove_dir_all(&options.save_root);
             AppExit::Success
         }
-        Ok(false) => {
+        Ok(None) => {
             eprintln!("smoke check FAILED: closing the window wrote no autosave");
             AppExit::error()
         }

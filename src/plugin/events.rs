@@ -9,7 +9,7 @@ use crate::format::SaveMeta;
 use crate::slot::SlotId;
 #[cfg(doc)]
 use crate::snapshot::RuntimeAssetHandles;
-use crate::snapshot::{DroppedField, DroppedReference, RefusedAssetPath};
+use crate::snapshot::{DroppedField, DroppedReference, RefusedAssetPath, UnsavedComponent};
 use crate::store::GenerationFailure;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -99,8 +99,16 @@ pub struct SaveCompleted {
     /// first save of a session encodes everything.
     pub capture_time: std::time::Duration,
     /// Handles to assets made at run time (no path) that were saved as the default handle,
-    /// under [`RuntimeAssetHandles::Skip`] or `Silent`.
+    /// under [`RuntimeAssetHandles::Skip`] or `Silent` (Bevy's own, such as the quad mesh it
+    /// gives every `Sprite`, not counted).
     pub handles_left_out: u32,
+    /// Component types the saved entities carry that the save left out: neither registered
+    /// for saving, nor declared rebuilt by the game
+    /// ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)), nor
+    /// computed by Bevy. A load brings those entities back without them. The first save that
+    /// meets a type also names it in a warning. Empty when the save holds everything.
+    #[reflect(ignore)]
+    pub unsaved_components: Arc<Vec<UnsavedComponent>>,
 }
 
 /// A save failed; existing saves are untouched.
@@ -149,6 +157,17 @@ pub struct LoadCompleted {
     /// so that entity loads as a root). Empty when every key was found.
     #[reflect(ignore)]
     pub dropped_references: Arc<Vec<DroppedReference>>,
+    /// Time the main thread spent applying the save to the world (reading, checking and
+    /// decoding it ran on the pool before).
+    pub load_time: std::time::Duration,
+    /// Component types that live saved entities carried before the load and the loaded
+    /// entities with the same saved types came back without (the save does not hold them),
+    /// with how many loaded entities lack each; also warned about, and said by the save menu's
+    /// toast. Components put back by the game's `On<Add>` observers during the load count as
+    /// back. Empty when nothing was lost, and when no saved entity was live before the load
+    /// (nothing to compare with: the save's warning tells then).
+    #[reflect(ignore)]
+    pub missing_components: Arc<Vec<UnsavedComponent>>,
 }
 
 /// A load failed; the world is untouched.

@@ -52,7 +52,9 @@
 //! (`thumbnail`), writes and reports, and `runner::load` and `runner::delete` do the same for
 //! theirs; `listing` refreshes [`SaveSlots`] in the background; `status` holds the two
 //! resources menus read; the `rewind` folder keeps rewind points in memory and rewinds to them
-//! (after the runner in [`KeepsakeSystems::Jobs`], through the same capture cache as saves).
+//! (after the runner in [`KeepsakeSystems::Jobs`], through the same capture cache as saves);
+//! `unsaved` says what saves leave out of saved entities and what loads bring back without,
+//! and `restored` reports [`WorldRestored`] after every load and rewind.
 //! Every background part spawns on the task pool of `pool`; `store` opens
 //! the slot store in `PreStartup`; `exit` is the last frame's path, through the same runner.
 
@@ -64,12 +66,14 @@ mod job;
 mod listing;
 pub(crate) mod pool;
 mod requests;
+mod restored;
 mod rewind;
 mod runner;
 mod settings;
 mod status;
 mod store;
 pub(crate) mod thumbnail;
+mod unsaved;
 
 pub use crate::snapshot::RuntimeAssetHandles;
 pub use commands::KeepsakeCommandsExt;
@@ -81,6 +85,7 @@ pub use events::{
 pub use exit::PENDING_WORK_WAIT;
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
 pub use pool::SavePriority;
+pub use restored::{RestoredFrom, WorldRestored};
 pub use rewind::{
     Evicted, RewindCompleted, RewindError, RewindFailed, RewindPoint, RewindPointFailed,
     RewindPointId, RewindPointRequest, RewindPointTaken, RewindRequest, RewindRing, RewindSettings,
@@ -344,6 +349,7 @@ impl KeepsakePlugin {
             .init_resource::<runner::JobQueue>()
             .init_resource::<runner::SaveCaptureCache>()
             .init_resource::<runner::WarnedHandleFields>()
+            .init_resource::<unsaved::WarnedUnsaved>()
             .init_resource::<listing::ListingRefresh>()
             .init_resource::<KeepsakeStatus>()
             .init_resource::<SaveSlots>()
@@ -413,6 +419,7 @@ fn add_messages(app: &mut App) {
         .add_message::<LoadFailed>()
         .add_message::<DeleteCompleted>()
         .add_message::<DeleteFailed>()
+        .add_message::<WorldRestored>()
         .add_message::<WindowFocused>();
 }
 
@@ -436,5 +443,6 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<LoadCompleted>()
         .register_type::<LoadFailed>()
         .register_type::<DeleteCompleted>()
-        .register_type::<DeleteFailed>();
+        .register_type::<DeleteFailed>()
+        .register_type::<WorldRestored>();
 }

@@ -23,7 +23,7 @@
 //! # provide_thumbnails(&mut App::new());
 //! ```
 
-use super::job::SaveTarget;
+use super::job::{SaveReason, SaveTarget};
 use bevy::prelude::*;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
@@ -55,6 +55,10 @@ impl Default for ThumbnailCapture {
 pub struct ThumbnailWanted {
     /// Where the save goes.
     pub target: SaveTarget,
+    /// Why it is made. An exit save ([`SaveReason::Exit`]) is written in the app's last
+    /// frame: no frame is drawn after it, so a provider hands over a picture it took before
+    /// (the save menu's thumbnails keep a recent one) rather than a new screenshot.
+    pub reason: SaveReason,
     /// Hand the PNG bytes over with this, from any thread.
     pub ticket: ThumbnailTicket,
 }

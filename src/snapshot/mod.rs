@@ -125,7 +125,9 @@ pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, KeyMiss, LoadMode, SkippedType,
     apply, decode, decode_with_assets, decode_without_plans, dump, dump_with_assets,
 };
-pub(crate) use register::ensure_registry;
-pub use register::{EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt};
+pub use register::{
+    EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt, UnsavedComponent,
+};
+pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};
 pub use value::assets;
 pub use value::assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};

@@ -39,6 +39,7 @@ mod backdrop;
 mod menu;
 mod model;
 mod overlay;
+mod screenshot_warmup;
 mod state;
 mod text;
 mod textures;

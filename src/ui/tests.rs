@@ -620,6 +620,7 @@ fn completed(slot: SlotId, reason: SaveReason) -> SaveCompleted {
         entities: 1,
         capture_time: Duration::ZERO,
         handles_left_out: 0,
+        unsaved_components: Arc::default(),
     }
 }
 
@@ -714,6 +715,8 @@ fn loads_from_a_backup_say_so() {
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
         dropped_references: Arc::default(),
+        load_time: Duration::ZERO,
+        missing_components: Arc::default(),
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,
@@ -726,6 +729,49 @@ fn loads_from_a_backup_say_so() {
 }
 
 #[test]
+fn a_load_that_came_back_without_components_says_which_as_an_error() {
+    let missing = |paths: &[&str]| {
+        paths
+            .iter()
+            .map(|path| crate::snapshot::UnsavedComponent {
+                type_path: Some((*path).to_owned()),
+                entities: 3,
+                with: Vec::new(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let loaded = |missing_components| LoadCompleted {
+        slot: SlotId::Quick,
+        generation: 1,
+        restored_from_backup: false,
+        skipped_generations: Arc::default(),
+        meta: SaveMeta::new(SlotId::Quick),
+        entity_map: Arc::default(),
+        refused_asset_paths: Arc::default(),
+        dropped_fields: Arc::default(),
+        dropped_references: Arc::default(),
+        load_time: Duration::ZERO,
+        missing_components: Arc::new(missing_components),
+    };
+    let toast = Toast::load_completed(&loaded(missing(&[
+        "bevy_sprite::sprite::Sprite",
+        "bevy_transform::components::transform::Transform",
+    ])));
+    assert_eq!(
+        (toast.text.as_str(), toast.kind),
+        (
+            "Loaded Quicksave, but without Sprite, Transform: not in the save",
+            ToastKind::Error
+        )
+    );
+    let many = Toast::load_completed(&loaded(missing(&["a::A", "a::B", "a::C", "a::D", "a::E"])));
+    assert_eq!(
+        many.text,
+        "Loaded Quicksave, but without A, B, C, 2 more: not in the save"
+    );
+}
+
+#[test]
 fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
     let rewound = RewindCompleted {
         point: RewindPointId(4),
@@ -734,6 +780,7 @@ fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
         entity_map: Arc::default(),
         dropped_references: Arc::default(),
         dropped_fields: Arc::default(),
+        missing_components: Arc::default(),
     };
     assert_eq!(Toast::rewind_completed(&rewound).text, "Rewound 5.2 s");
     let failed = |points| RewindFailed {
@@ -923,4 +970,48 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
             slot: SlotId::Manual(0)
         }]
     );
+}
+
+/// The exit save is made in the app's last frame, when no screenshot can be taken: it gets the
+/// latest picture the thumbnail camera kept (headless here, so that picture is set by hand).
+#[test]
+fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
+    use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
+    use crate::plugin::{KeepsakePlugin, SaveOnExit};
+    use crate::snapshot::{Saveable, SaveableAppExt};
+    use crate::store::{SlotStore, StoreConfig};
+    use bevy::prelude::*;
+
+    #[derive(Component, Reflect)]
+    struct Marker;
+
+    let dir = tempfile::tempdir().unwrap();
+    let picture =
+        encode_thumbnail(&image::DynamicImage::new_rgb8(64, 36), UVec2::new(32, 18)).unwrap();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(
+            KeepsakePlugin::new("exit-thumbnail")
+                .save_root(dir.path())
+                .autosave_every(Duration::ZERO)
+                .save_on_exit(SaveOnExit::AUTOSAVE),
+        )
+        // A wait far longer than the exit's: only a picture at hand can make it.
+        .add_plugins(SaveThumbnailsPlugin::default().wait(1000, Duration::from_secs(60)))
+        .register_saveable::<Marker>();
+    app.world_mut().spawn((Saveable, Marker));
+    app.update();
+    app.world()
+        .resource::<ThumbnailCamera>()
+        .set_recent(picture.clone());
+    app.world_mut().write_message(AppExit::Success);
+    app.update();
+
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let generations = store.generations(SlotId::Auto(0)).unwrap();
+    assert_eq!(generations.len(), 1, "the exit save is written");
+    let thumbnail = store
+        .read_thumbnail(SlotId::Auto(0), generations[0])
+        .unwrap();
+    assert_eq!(thumbnail.as_deref(), Some(picture.as_slice()));
 }

@@ -3,13 +3,32 @@
 //! [`ThumbnailTicket`](crate::plugin::ThumbnailTicket). While the menu is open, saves get the
 //! [backdrop](super::backdrop) instead, a picture of the game taken as the menu opened (the menu
 //! is not drawn on that frame).
+//!
+//! **The exit save** is written in the app's last frame, after which nothing is drawn (and a
+//! window closed by the player is gone already), so it cannot wait for a screenshot: it gets
+//! the most recent picture of the game instead. Every picture taken for a save or the backdrop
+//! is kept as the recent one, and a new one is taken every
+//! [`SaveThumbnailsPlugin::recent_every`] (5 s) of play while no menu or toast is on screen,
+//! so the exit save shows what the player saw at most that long before closing.
+//!
+//! **No black frame.** A window screenshot makes Bevy draw the frame into a texture of its own
+//! and then copy it to the window with a pipeline it compiles the first time (in the
+//! background); until that pipeline is ready, Bevy 0.20 skips the copy, and the window shows
+//! a black frame (the first save of a session, on slow drivers such as software Vulkan). The
+//! plugin has Bevy compile that pipeline for the window's format as soon as the window has a
+//! surface (`screenshot_warmup`), long before the first save.
 
 use super::backdrop::Backdrop;
 use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
+use super::screenshot_warmup;
 use super::state::SaveMenu;
+use super::toast_queue::Toasts;
 use crate::plugin::pool::task_pool;
-use crate::plugin::{LoadCompleted, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
+use crate::plugin::{
+    LoadCompleted, SaveReason, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted,
+};
 use bevy::diagnostic::FrameCount;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::PrimaryWindow;
@@ -21,12 +40,14 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-/// Where an encoded picture goes.
+/// Where an encoded picture goes (each also becomes the recent picture).
 enum Destination {
     /// One save.
     Save(ThumbnailTicket),
     /// The menu's backdrop (picture number), and the saves waiting for it.
     Backdrop(Arc<Mutex<Backdrop>>, u64),
+    /// Only the recent picture, for the exit save.
+    Recent,
 }
 
 impl Destination {
@@ -36,11 +57,14 @@ impl Destination {
                 ticket.fulfil(png);
             }
             // Dropping the ticket tells the save not to wait.
-            (Destination::Save(_), None) => {}
+            (Destination::Save(_), None) | (Destination::Recent, _) => {}
             (Destination::Backdrop(backdrop, number), png) => lock(&backdrop).deliver(number, png),
         }
     }
 }
+
+/// The latest picture of the game, for the exit save.
+type RecentPicture = Arc<Mutex<Option<Vec<u8>>>>;
 
 /// Where the picture taken this frame goes (Bevy takes one screenshot per window per frame, so
 /// saves started in the same frame share it).
@@ -54,6 +78,10 @@ pub struct SaveThumbnailsPlugin {
     pub size: UVec2,
     /// How long a save waits for its thumbnail. Default 4 frames and 150 ms.
     pub wait: ThumbnailCapture,
+    /// How often a picture is taken for the exit save, which cannot take one (see the
+    /// [module docs](self)); only while no menu or toast is on screen. Default 5 s of real
+    /// time; `Duration::ZERO` takes none (the exit save then gets the last save's picture).
+    pub recent_every: Duration,
 }
 
 impl Default for SaveThumbnailsPlugin {
@@ -61,6 +89,7 @@ impl Default for SaveThumbnailsPlugin {
         SaveThumbnailsPlugin {
             size: UVec2::new(320, 180),
             wait: ThumbnailCapture::default(),
+            recent_every: Duration::from_secs(5),
         }
     }
 }
@@ -80,14 +109,20 @@ impl SaveThumbnailsPlugin {
 impl Plugin for SaveThumbnailsPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(self.wait)
-            .insert_resource(ThumbnailCamera::new(self.size))
+            .insert_resource(ThumbnailCamera::new(self.size, self.recent_every))
             .init_resource::<ScreenshotCurtain>()
             .add_observer(on_thumbnail_wanted)
             .add_observer(on_load_completed)
+            .add_systems(Update, take_recent_picture)
             .add_systems(
                 EguiPrimaryContextPass,
                 take_backdrop.before(SaveMenuSystems::Draw),
             );
+    }
+
+    /// The render app exists once every plugin is built.
+    fn finish(&self, app: &mut App) {
+        screenshot_warmup::add_to(app);
     }
 }
 
@@ -98,14 +133,23 @@ pub(crate) struct ThumbnailCamera {
     backdrop: Arc<Mutex<Backdrop>>,
     /// The frame of the last screenshot requested, and who gets it.
     this_frame: Option<(u32, Destinations)>,
+    /// The latest picture encoded, whatever it was taken for.
+    recent: RecentPicture,
+    /// How often a picture is taken only to be the recent one (zero: never).
+    recent_every: Duration,
+    /// Real time the last picture for the recent one alone was taken.
+    last_shot: Duration,
 }
 
 impl ThumbnailCamera {
-    fn new(size: UVec2) -> Self {
+    fn new(size: UVec2, recent_every: Duration) -> Self {
         ThumbnailCamera {
             size,
             backdrop: Arc::default(),
             this_frame: None,
+            recent: Arc::default(),
+            recent_every,
+            last_shot: Duration::ZERO,
         }
     }
 
@@ -127,6 +171,7 @@ impl ThumbnailCamera {
         }
         let destinations: Destinations = Arc::new(Mutex::new(vec![destination]));
         self.this_frame = Some((frame, Arc::clone(&destinations)));
+        let recent = Arc::clone(&self.recent);
         commands.spawn(Screenshot::primary_window()).observe(
             move |captured: On<ScreenshotCaptured>| {
                 let destinations = std::mem::take(&mut *lock(&destinations));
@@ -134,14 +179,16 @@ impl ThumbnailCamera {
                     return;
                 }
                 let image = captured.image.clone();
+                let recent = Arc::clone(&recent);
                 task_pool()
                     .spawn(async move {
                         let png = image
                             .try_into_dynamic()
                             .map_err(|error| error.to_string())
                             .and_then(|picture| encode_thumbnail(&picture, size));
-                        if let Err(error) = &png {
-                            warn!("keepsake: no thumbnail for this save: {error}");
+                        match &png {
+                            Ok(png) => *lock(&recent) = Some(png.clone()),
+                            Err(error) => warn!("keepsake: no thumbnail for this save: {error}"),
                         }
                         for destination in destinations {
                             destination.deliver(png.as_ref().ok().cloned());
@@ -150,6 +197,14 @@ impl ThumbnailCamera {
                     .detach();
             },
         );
+    }
+}
+
+#[cfg(test)]
+impl ThumbnailCamera {
+    /// Sets the recent picture, as a screenshot delivered to any destination does.
+    pub(crate) fn set_recent(&self, png: Vec<u8>) {
+        *lock(&self.recent) = Some(png);
     }
 }
 
@@ -209,7 +264,46 @@ fn take_backdrop(
     camera.shoot(&mut commands, &mut curtain, frames.0, destination);
 }
 
-/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot.
+/// The overlays a picture of the game should not show.
+#[derive(SystemParam)]
+struct Overlays<'w> {
+    menu: Option<Res<'w, SaveMenu>>,
+    toasts: Option<Res<'w, Toasts>>,
+}
+
+impl Overlays<'_> {
+    /// Whether the menu or a toast is on screen.
+    fn shown(&self) -> bool {
+        self.menu.as_ref().is_some_and(|menu| menu.is_open())
+            || self
+                .toasts
+                .as_ref()
+                .is_some_and(|toasts| !toasts.is_empty())
+    }
+}
+
+/// Every `recent_every`, while nothing but the game is on screen, a picture for the exit save.
+fn take_recent_picture(
+    windows: Query<(), With<PrimaryWindow>>,
+    overlays: Overlays,
+    frames: Res<FrameCount>,
+    time: Res<Time<Real>>,
+    mut camera: ResMut<ThumbnailCamera>,
+    mut curtain: ResMut<ScreenshotCurtain>,
+    mut commands: Commands,
+) {
+    let now = time.elapsed();
+    let due = !camera.recent_every.is_zero()
+        && now.saturating_sub(camera.last_shot) >= camera.recent_every;
+    if !due || overlays.shown() || windows.is_empty() {
+        return;
+    }
+    camera.last_shot = now;
+    camera.shoot(&mut commands, &mut curtain, frames.0, Destination::Recent);
+}
+
+/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot;
+/// the exit save (no frame follows it) and a save without a window get the recent picture.
 fn on_thumbnail_wanted(
     wanted: On<ThumbnailWanted>,
     windows: Query<(), With<PrimaryWindow>>,
@@ -219,8 +313,12 @@ fn on_thumbnail_wanted(
     mut curtain: ResMut<ScreenshotCurtain>,
     mut commands: Commands,
 ) {
-    if windows.is_empty() {
-        return; // headless: the ticket drops and the save goes on without a picture
+    if wanted.reason == SaveReason::Exit || windows.is_empty() {
+        // Headless, or no recent picture yet: the ticket drops and the save goes on without.
+        if let Some(png) = lock(&camera.recent).clone() {
+            wanted.ticket.clone().fulfil(png);
+        }
+        return;
     }
     let mut ticket = Some(wanted.ticket.clone());
     if menu.is_some_and(|menu| menu.is_open()) {

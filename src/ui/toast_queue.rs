@@ -6,6 +6,7 @@ use crate::plugin::{
     DeleteCompleted, DeleteFailed, JobTarget, LoadCompleted, LoadFailed, RewindCompleted,
     RewindError, RewindFailed, SaveCompleted, SaveFailed, SaveReason, SaveStarted,
 };
+use crate::snapshot::UnsavedComponent;
 use bevy::prelude::*;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -77,18 +78,33 @@ impl Toast {
         )
     }
 
-    /// "Loaded Manual 3", with "(restored from backup)" when a backup was used.
+    /// "Loaded Manual 3", with "(restored from backup)" when a backup was used; an error
+    /// toast when the loaded entities came back without components the live ones had
+    /// ("Loaded Manual 3, but without Sprite, Transform: not in the save").
     pub fn load_completed(event: &LoadCompleted) -> Self {
         let backup = if event.restored_from_backup {
             " (restored from backup)"
         } else {
             ""
         };
-        Toast::new(
+        Toast::restored(
             format!("Loaded {}{backup}", event.slot),
-            ToastKind::Success,
-            None,
+            &event.missing_components,
         )
+    }
+
+    /// `text`, or when the restored entities lack components, an error naming them.
+    fn restored(text: String, missing: &[UnsavedComponent]) -> Self {
+        if missing.is_empty() {
+            return Toast::new(text, ToastKind::Success, None);
+        }
+        const NAMED: usize = 3;
+        let mut names: Vec<String> = missing.iter().take(NAMED).map(|m| m.short_name()).collect();
+        if missing.len() > NAMED {
+            names.push(format!("{} more", missing.len() - NAMED));
+        }
+        let text = format!("{text}, but without {}: not in the save", names.join(", "));
+        Toast::new(text, ToastKind::Error, None)
     }
 
     /// "Load failed: `<reason>`".
@@ -109,10 +125,11 @@ impl Toast {
         Toast::new(text, ToastKind::Success, None)
     }
 
-    /// "Rewound 5.0 s".
+    /// "Rewound 5.0 s" (an error naming what the restored entities came back without, as a
+    /// load's).
     pub fn rewind_completed(event: &RewindCompleted) -> Self {
         let seconds = event.age.as_secs_f32();
-        Toast::new(format!("Rewound {seconds:.1} s"), ToastKind::Success, None)
+        Toast::restored(format!("Rewound {seconds:.1} s"), &event.missing_components)
     }
 
     /// "Nothing to rewind to yet" when the ring is empty, else "Rewind failed: `<reason>`".

@@ -24,8 +24,11 @@ mod format_seal;
 mod fuzz_corpus;
 mod memory_budget;
 mod plugin;
+mod plugin_after_load;
 mod plugin_rewind;
+mod plugin_states;
 mod plugin_thumbnails;
+mod plugin_unsaved;
 #[cfg(feature = "cloud")]
 mod sim;
 mod snapshot_evolution;

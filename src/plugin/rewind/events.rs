@@ -2,7 +2,7 @@
 //! event and a message, as the plugin's other results are.
 
 use super::ring::{Evicted, RewindPointId, RewindTo};
-use crate::snapshot::{DroppedField, DroppedReference, SnapshotError};
+use crate::snapshot::{DroppedField, DroppedReference, SnapshotError, UnsavedComponent};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use std::sync::Arc;
@@ -72,6 +72,10 @@ pub struct RewindCompleted {
     /// Stored fields the types no longer have (only after a hot reload changed a type).
     #[reflect(ignore)]
     pub dropped_fields: Arc<Vec<DroppedField>>,
+    /// Component types the restored entities came back without that the live ones had (see
+    /// [`LoadCompleted::missing_components`](crate::plugin::LoadCompleted::missing_components)).
+    #[reflect(ignore)]
+    pub missing_components: Arc<Vec<UnsavedComponent>>,
 }
 
 /// A rewind failed; the world is untouched.

@@ -10,6 +10,7 @@ use super::settings::{RewindSettings, RewindTimer};
 use crate::plugin::events::report;
 use crate::plugin::pool::task_pool;
 use crate::plugin::runner::SaveCaptureCache;
+use crate::plugin::{restored, unsaved};
 use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry, SnapshotError};
 use bevy::asset::AssetServer;
 use bevy::ecs::message::MessageCursor;
@@ -175,20 +176,25 @@ fn finish_rewind(world: &mut World) -> bool {
             return landed.point_waiting;
         }
     };
-    let applied = snapshot::apply(world, decoded, LoadMode::Replace);
+    let started = Instant::now();
+    let what = format!("rewind point {}", point.0);
+    let (applied, missing_components) = unsaved::apply_noting_losses(world, &what, |world| {
+        snapshot::apply(world, decoded, LoadMode::Replace)
+    });
+    let load_time = started.elapsed();
     let forgotten = world.resource_mut::<RewindRing>().forget_after(point);
     world.resource_mut::<RewindTimer>().reset();
-    report(
-        world,
-        RewindCompleted {
-            point,
-            age,
-            forgotten,
-            entity_map: Arc::new(applied.entity_map),
-            dropped_references: Arc::new(applied.dropped_references),
-            dropped_fields: Arc::new(applied.dropped_fields),
-        },
-    );
+    let rewound = RewindCompleted {
+        point,
+        age,
+        forgotten,
+        entity_map: Arc::new(applied.entity_map),
+        dropped_references: Arc::new(applied.dropped_references),
+        dropped_fields: Arc::new(applied.dropped_fields),
+        missing_components,
+    };
+    report(world, rewound.clone());
+    restored::after_rewind(world, &rewound, load_time);
     landed.point_waiting
 }
 

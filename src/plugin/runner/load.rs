@@ -8,12 +8,14 @@ use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{LoadCompleted, LoadFailed, report};
 use crate::plugin::pool::task_pool;
 use crate::plugin::settings::{AutosaveTimer, Playtime};
+use crate::plugin::{restored, unsaved};
 use crate::slot::SlotId;
 use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry};
 use crate::store::{GenerationFailure, SlotStore};
 use bevy::asset::AssetServer;
 use bevy::prelude::*;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Reads, verifies and decodes on the pool; the world is only touched when the job finishes.
 pub(super) fn start(world: &World, slot: SlotId, store: Arc<SlotStore>) -> Box<dyn Work> {
@@ -91,7 +93,12 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
             refused.path, refused.reason
         );
     }
-    let applied = snapshot::apply(world, output.snapshot, LoadMode::Replace);
+    let started = Instant::now();
+    let (applied, missing_components) =
+        unsaved::apply_noting_losses(world, &slot.to_string(), |world| {
+            snapshot::apply(world, output.snapshot, LoadMode::Replace)
+        });
+    let load_time = started.elapsed();
     world.resource_mut::<Playtime>().0 = output.meta.playtime;
     // A timed autosave right after a load would spend a ring slot on the state just loaded.
     world.resource_mut::<AutosaveTimer>().reset();
@@ -102,18 +109,19 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
             output.generation
         );
     }
-    report(
-        world,
-        LoadCompleted {
-            slot,
-            generation: output.generation,
-            restored_from_backup,
-            skipped_generations: Arc::new(output.skipped),
-            meta: output.meta,
-            entity_map: Arc::new(applied.entity_map),
-            refused_asset_paths,
-            dropped_fields: Arc::new(applied.dropped_fields),
-            dropped_references: Arc::new(applied.dropped_references),
-        },
-    );
+    let loaded = LoadCompleted {
+        slot,
+        generation: output.generation,
+        restored_from_backup,
+        skipped_generations: Arc::new(output.skipped),
+        meta: output.meta,
+        entity_map: Arc::new(applied.entity_map),
+        refused_asset_paths,
+        dropped_fields: Arc::new(applied.dropped_fields),
+        dropped_references: Arc::new(applied.dropped_references),
+        load_time,
+        missing_components,
+    };
+    report(world, loaded.clone());
+    restored::after_load(world, &loaded);
 }

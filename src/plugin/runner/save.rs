@@ -20,8 +20,11 @@ use crate::plugin::pool::{BackgroundThread, SavePriority, spawn_thread, task_poo
 use crate::plugin::rewind::RewindRing;
 use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
 use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
+use crate::plugin::unsaved;
 use crate::slot::SlotId;
-use crate::snapshot::{CaptureCache, LeftOutHandle, PendingSnapshot, RuntimeAssetHandles};
+use crate::snapshot::{
+    CaptureCache, LeftOutHandle, PendingSnapshot, RuntimeAssetHandles, UnsavedComponent,
+};
 use crate::store::{SaveReceipt, SlotStore, StoreError};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
@@ -63,7 +66,11 @@ pub(super) fn start(
         return Some(Box::new(SaveWork::Writing(spawn_write(store, save, None))));
     };
     let (ticket, wait) = ThumbnailWait::new(capture);
-    world.trigger(ThumbnailWanted { target, ticket });
+    world.trigger(ThumbnailWanted {
+        target,
+        reason,
+        ticket,
+    });
     let mut work = SaveWork::AwaitingThumbnail(Box::new(PendingWrite { wait, save, store }));
     // A provider that declines (e.g. no window) lets the write start this frame; a write only
     // just started cannot have finished, so there is no outcome to keep.
@@ -81,6 +88,7 @@ pub(super) fn failed(
         target,
         reason,
         capture: CaptureStats::default(),
+        unsaved: Arc::default(),
         result: Err(error),
     })
 }
@@ -103,6 +111,8 @@ struct CapturedSave {
     target: SaveTarget,
     reason: SaveReason,
     capture: CaptureStats,
+    /// Component types the saved entities carry that the save leaves out.
+    unsaved: Arc<Vec<UnsavedComponent>>,
     /// The captured world, joined into the blob on the pool; taken by the one write of the
     /// save (the save is shared with the thumbnail wait until then).
     snapshot: Mutex<Option<PendingSnapshot>>,
@@ -142,6 +152,7 @@ fn capture(
     let pending = world.resource::<SaveCaptureCache>().lock().capture(world)?;
     // The rewind ring's points keep only what changed across this capture.
     world.resource_mut::<RewindRing>().note(&pending);
+    let unsaved = unsaved::check_save(world, pending.entities());
     let time = started.elapsed();
     let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());
     let game_tick = world
@@ -155,6 +166,7 @@ fn capture(
             time,
             handles_left_out,
         },
+        unsaved,
         snapshot: Mutex::new(Some(pending)),
         created_at: Timestamp::now(),
         playtime: world.resource::<Playtime>().0,
@@ -179,8 +191,12 @@ fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
         if !silent && warned.0.insert(handle.field.clone()) {
             warn!(
                 "keepsake: {} holds a handle to an asset made at run time (Assets::add), which \
-                 has no path to be saved by; it is saved as the default handle. Load the asset \
-                 from a file, or set RuntimeAssetHandles::Silent to hide this warning",
+                 has no path to be saved by: the save holds the default handle there. Make the \
+                 asset again when the entity appears (an observer on Add of the component, \
+                 with insert_if_new), and if the component holds nothing else, leave it out of \
+                 the save: do not register it, and declare it with \
+                 app.rebuilt_after_load::<T>(). Assets loaded from files are saved by path. \
+                 RuntimeAssetHandles::Silent hides this warning",
                 handle.field
             );
         }
@@ -269,6 +285,7 @@ fn write_outcome(
         target: save.target,
         reason: save.reason,
         capture: save.capture,
+        unsaved: Arc::clone(&save.unsaved),
         result,
     })
 }
@@ -302,6 +319,7 @@ struct Saved {
     target: SaveTarget,
     reason: SaveReason,
     capture: CaptureStats,
+    unsaved: Arc<Vec<UnsavedComponent>>,
     result: Result<SaveReceipt, KeepsakeError>,
 }
 
@@ -311,10 +329,11 @@ impl Outcome for Saved {
             target,
             reason,
             capture,
+            unsaved,
             result,
         } = *self;
         match result {
-            Ok(receipt) => report_saved(world, reason, capture, receipt),
+            Ok(receipt) => report_saved(world, reason, (capture, unsaved), receipt),
             Err(error) => {
                 warn!("keepsake: save failed: {error}");
                 let error = Arc::new(error);
@@ -335,7 +354,7 @@ impl Outcome for Saved {
 fn report_saved(
     world: &mut World,
     reason: SaveReason,
-    capture: CaptureStats,
+    (capture, unsaved): (CaptureStats, Arc<Vec<UnsavedComponent>>),
     receipt: SaveReceipt,
 ) {
     if let Some(error) = &receipt.prune_error {
@@ -356,6 +375,7 @@ fn report_saved(
             entities: capture.entities,
             capture_time: capture.time,
             handles_left_out: capture.handles_left_out,
+            unsaved_components: unsaved,
         },
     );
 }

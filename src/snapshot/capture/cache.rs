@@ -9,7 +9,7 @@ use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
 use super::world::{log_unregistered, registries};
 use crate::snapshot::error::SnapshotError;
-use crate::snapshot::register::SaveRegistry;
+use crate::snapshot::register::{SaveRegistry, bevy_made_assets};
 use crate::snapshot::value::assets::{CaptureAssets, RuntimeAssetHandles};
 use bevy::ecs::change_detection::Tick;
 use bevy::ecs::world::WorldId;
@@ -156,10 +156,10 @@ impl CaptureCache {
             .map(|filter| filter.matching_entities(world))
             .unwrap_or_default();
         if self.stats.started_over {
-            log_unregistered(world, registry, &archetypes);
+            log_unregistered(world);
         }
         let policy = world.get_resource::<RuntimeAssetHandles>().copied();
-        let assets = CaptureAssets::new(policy.unwrap_or_default());
+        let assets = CaptureAssets::new(policy.unwrap_or_default(), bevy_made_assets(world));
         let saved = SavedTables::new(world, &archetypes);
         let keys = KeyTable::collect(world, registry, &saved)?;
         let changes = Changes {

@@ -149,7 +149,7 @@ pub(super) fn encode_spread(
     let results = pool.scope(|scope| {
         for run in runs {
             scope.spawn(async move {
-                let assets = CaptureAssets::new(recipe.policy);
+                let assets = CaptureAssets::new(recipe.policy, Vec::new());
                 let writer = (recipe.build)(recipe.types, recipe.ops, &assets);
                 run.iter()
                     .map(|job| encode_job(job, &writer, encode))

@@ -11,7 +11,7 @@ use super::world::{log_unregistered, registries};
 use crate::format::BlobPieces;
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::error::SnapshotError;
-use crate::snapshot::register::SaveRegistry;
+use crate::snapshot::register::{SaveRegistry, bevy_made_assets};
 use crate::snapshot::value::ValueWriter;
 use crate::snapshot::value::assets::CaptureAssets;
 use crate::snapshot::value::assets::RuntimeAssetHandles;
@@ -46,13 +46,13 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
         .resolve(world)
         .map(|filter| filter.matching_entities(world))
         .unwrap_or_default();
-    log_unregistered(world, registry, &archetypes);
+    log_unregistered(world);
     let entities = Hierarchy::collect(world, &archetypes).order(matched);
     let index = DenseIndex::new(&entities);
     let saved = SavedTables::new(world, &archetypes);
     let keys = KeyTable::collect(world, registry, &saved)?;
     let policy = world.get_resource::<RuntimeAssetHandles>().copied();
-    let assets = CaptureAssets::new(policy.unwrap_or_default());
+    let assets = CaptureAssets::new(policy.unwrap_or_default(), bevy_made_assets(world));
     let ids = entities.iter().map(|entity| entity.to_bits());
     let mut blob = BlobWriter::new(ids, &keys.stored(), registry.size_hint());
     let (mut components, mut resources) = (0, 0);

@@ -1,14 +1,11 @@
 //! What every capture reads from the world first: the saved types and the app's type registry,
-//! and a debug line for the components on saved entities that are not registered.
+//! and a debug line for the components on saved entities that saves leave out.
 
 use crate::snapshot::error::SnapshotError;
-use crate::snapshot::register::SaveRegistry;
-use bevy::ecs::archetype::ArchetypeId;
+use crate::snapshot::register::{SaveRegistry, unsaved_components};
 use bevy::platform::sync::RwLockReadGuard;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
-use std::any::TypeId;
-use std::collections::BTreeSet;
 
 /// What every capture reads first: the saved types and the app's type registry (read-locked).
 pub(super) fn registries(
@@ -27,31 +24,21 @@ pub(super) fn registries(
     Ok((registry, types))
 }
 
-/// Logs the component types on saved entities that are not registered.
-pub(super) fn log_unregistered(world: &World, registry: &SaveRegistry, archetypes: &[ArchetypeId]) {
-    let registered: Vec<TypeId> = registry.entries().iter().map(|e| e.ops.type_id).collect();
-    let quiet = [TypeId::of::<Children>()];
-    let mut names = BTreeSet::new();
-    for &id in archetypes {
-        let Some(archetype) = world.archetypes().get(id) else {
-            continue;
-        };
-        for component in archetype.iter_components() {
-            let Some(info) = world.components().get_info(component) else {
-                continue;
-            };
-            let known = info
-                .type_id()
-                .is_some_and(|t| registered.contains(&t) || quiet.contains(&t));
-            if !known {
-                names.insert(info.name().to_string());
-            }
-        }
+/// Logs the component types on saved entities that saves leave out (the plugin warns about
+/// them; a capture without the plugin only says so at debug level).
+pub(super) fn log_unregistered(world: &World) {
+    // Every full capture calls this (the benchmarks among them): look only when it is shown.
+    if !bevy::log::tracing::enabled!(bevy::log::Level::DEBUG) {
+        return;
     }
-    if !names.is_empty() {
+    let unsaved = unsaved_components(world);
+    if !unsaved.is_empty() {
+        let names: Vec<String> = (unsaved.iter())
+            .map(|(_, unsaved)| unsaved.short_name())
+            .collect();
         debug!(
             "keepsake: components not saved (not registered with register_saveable): {}",
-            names.into_iter().collect::<Vec<_>>().join(", ")
+            names.join(", ")
         );
     }
 }

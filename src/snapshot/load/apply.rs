@@ -1,4 +1,5 @@
-//! Decoded values → World. The steps, in order: despawn the entities the save filter matches
+//! Decoded values → World. The steps, in order: go to the saved `States` through their
+//! transitions (`states`), despawn the entities the save filter matches
 //! (when replacing), spawn one empty entity per saved entity, look up what each registered type
 //! needs in this world, insert each entity's components (entity references remapped,
 //! relationships kept only when their target was saved), insert the resources, warn about lost
@@ -9,6 +10,7 @@ use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{
     DroppedReference, EntityFieldMappers, ResolvedKeys, SavedEntityMapper,
 };
+use super::states;
 use crate::snapshot::register::SaveFilter;
 use crate::snapshot::register::SaveableEntry;
 use bevy::ecs::component::ComponentId;
@@ -52,6 +54,10 @@ pub struct ApplyReport {
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
 ///
+/// Saved `States` (`register_saveable_state`) go first: each is asked for through its
+/// `NextState` and the `StateTransition` schedule runs (with `StatesPlugin`), so `OnExit` /
+/// `OnEnter` run as in play and what they start afresh is then replaced by the save's.
+///
 /// Entity references inside values (`Entity` fields of components that map entities, and
 /// `ChildOf`) are remapped to the new entities, and references to keyed unsaved entities (see
 /// [`SaveKey`](crate::snapshot::SaveKey)) to the live entities with the same keys; a key no
@@ -67,11 +73,13 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         saved_ids,
         keys,
         components,
-        resources,
+        mut resources,
         skipped,
         dropped_fields,
         refused_asset_paths: _,
     } = snapshot;
+    // The saved states first, through their transitions (OnExit, OnEnter), as in play.
+    states::restore_states(world, registry.entries(), &mut resources);
 
     let despawned = match mode {
         LoadMode::Replace => despawn_saved_entities(world, registry.filter()),

@@ -103,7 +103,7 @@ struct Document<'a> {
 /// One value as pretty RON (4-space indents, as Bevy scenes).
 fn to_ron(value: &dyn Reflect, types: &TypeRegistry) -> Result<String, String> {
     // Entities as their ids and handles by reference, as they are saved.
-    let assets = CaptureAssets::new(RuntimeAssetHandles::Silent);
+    let assets = CaptureAssets::new(RuntimeAssetHandles::Silent, Vec::new());
     let processor = assets.processor(true);
     let serializer =
         TypedReflectSerializer::with_processor(value.as_partial_reflect(), types, &processor);

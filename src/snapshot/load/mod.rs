@@ -10,6 +10,7 @@ mod decode;
 mod dump;
 mod dynamic_bundle;
 mod entity_mapping;
+mod states;
 
 pub use apply::{ApplyReport, LoadMode, apply};
 pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;

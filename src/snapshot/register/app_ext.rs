@@ -1,19 +1,25 @@
 //! [`SaveableAppExt`], how a game tells keepsake what it saves: `register_saveable` (and its
-//! serde variant) adds a type to the [`SaveRegistry`], `register_saveable_rename` and
-//! `register_saveable_migration` (and `register_saveable_migration_step`, for chains) let old
-//! saves load after a type was renamed or changed, and `set_save_filter` chooses the saved
-//! entities. The first use creates the registry with the types every game saves.
+//! serde variant) adds a type to the [`SaveRegistry`], `register_saveable_bevy_types` Bevy's
+//! own that hold a game's data, `register_saveable_state` a `States` type (loaded through its
+//! transitions), `rebuilt_after_load` declares a type the game puts back itself,
+//! `register_saveable_rename` and `register_saveable_migration` (and
+//! `register_saveable_migration_step`, for chains) let old saves load after a type was renamed
+//! or changed, and `set_save_filter` chooses the saved entities. The first use creates the
+//! registry with the types every game saves.
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
 use super::key::{EntityKeys, SaveKey};
 use super::registry::SaveRegistry;
+use super::states;
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::value::{ValueEncoding, ViaReflect, ViaSerde};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::resource::IS_RESOURCE;
 use bevy::prelude::*;
 use bevy::reflect::{FromReflect, GetTypeRegistration, TypePath};
+use bevy::state::state::FreelyMutableState;
+use bevy::state::state_scoped::{DespawnOnEnter, DespawnOnExit};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::any::TypeId;
@@ -56,6 +62,82 @@ pub trait SaveableAppExt {
             + GetTypeRegistration
             + Serialize
             + DeserializeOwned;
+
+    /// Saves Bevy's own components that hold a game's data, so a game saves where its
+    /// entities are and what they look like without naming Bevy's types:
+    ///
+    /// | type | with the library's feature |
+    /// |---|---|
+    /// | `Transform`, `Name` | always |
+    /// | `Visibility` | `bevy_sprite` (default) or `save_menu` (default) |
+    /// | `Sprite` (its image by asset path), `Anchor` | `bevy_sprite` (default) |
+    ///
+    /// What Bevy computes from these (`GlobalTransform`, `InheritedVisibility`, the quad mesh
+    /// Bevy 0.20 gives every sprite, …) is never saved: Bevy puts it back after a load. Handles
+    /// to meshes and materials are not registered here, since games usually make those at run
+    /// time (`Assets::add`), where a save cannot keep them: register `Mesh3d` yourself when
+    /// its meshes come from files (saved by path), or rebuild them (see
+    /// [`rebuilt_after_load`](Self::rebuilt_after_load)).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::{SaveRegistry, SaveableAppExt};
+    ///
+    /// let mut app = App::new();
+    /// app.register_saveable_bevy_types();
+    /// assert!(app.world().resource::<SaveRegistry>().contains::<Transform>());
+    /// ```
+    fn register_saveable_bevy_types(&mut self) -> &mut Self;
+
+    /// Saves the current state of `S` and restores it through `NextState<S>`, so a load or a
+    /// rewind runs `OnExit` / `OnEnter` and despawns `DespawnOnExit` entities as play does.
+    /// `DespawnOnExit<S>` and `DespawnOnEnter<S>` are registered with it. A load that brings
+    /// the state the game is already in runs no transition (`NextState::set_if_different`).
+    ///
+    /// Do not `register_saveable::<State<S>>()`: that writes the state without its
+    /// transitions.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::{SaveRegistry, SaveableAppExt};
+    ///
+    /// #[derive(States, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    /// enum GameState {
+    ///     #[default]
+    ///     Menu,
+    ///     Playing,
+    /// }
+    ///
+    /// let mut app = App::new();
+    /// app.register_saveable_state::<GameState>();
+    /// assert!(app.world().resource::<SaveRegistry>().contains::<State<GameState>>());
+    /// ```
+    fn register_saveable_state<S>(&mut self) -> &mut Self
+    where
+        S: FreelyMutableState,
+        State<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+        DespawnOnExit<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+        DespawnOnEnter<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration;
+
+    /// Declares component `T` one the game puts back itself after a load (an `On<Add>`
+    /// observer that dresses an entity with a mesh made at run time, UI built from a saved
+    /// resource on [`WorldRestored`](crate::plugin::WorldRestored)): it is not saved, and the
+    /// plugin does not warn that saved entities carry it. Components on saved entities that
+    /// are neither registered nor declared here are named in a warning at the first save that
+    /// meets them, since a load brings those entities back without them.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::{SaveRegistry, SaveableAppExt};
+    ///
+    /// #[derive(Component)]
+    /// struct Highlight; // added to the selected unit by the game, never saved
+    ///
+    /// let mut app = App::new();
+    /// app.rebuilt_after_load::<Highlight>();
+    /// assert!(app.world().resource::<SaveRegistry>().is_rebuilt::<Highlight>());
+    /// ```
+    fn rebuilt_after_load<T: Component>(&mut self) -> &mut Self;
 
     /// Loads values stored under `old_type_path` (a type's path before a rename or a move to
     /// another module) as the registered type `T`.
@@ -156,6 +238,13 @@ impl SaveableAppExt for App {
         T: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
     {
         ensure_registry(self);
+        if states::is_state_resource(T::type_path()) {
+            warn!(
+                "register_saveable::<{}> loads the state without its transitions (OnExit, \
+                 OnEnter, DespawnOnExit): use register_saveable_state::<S>() instead",
+                T::type_path()
+            );
+        }
         register::<T, ViaReflect>(self);
         self
     }
@@ -172,6 +261,47 @@ impl SaveableAppExt for App {
     {
         ensure_registry(self);
         register::<T, ViaSerde>(self);
+        self
+    }
+
+    fn register_saveable_bevy_types(&mut self) -> &mut Self {
+        ensure_registry(self);
+        register::<Transform, ViaReflect>(self);
+        register::<Name, ViaReflect>(self);
+        // Only the types whose crates the library's features enable can be named here.
+        #[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
+        register::<bevy::camera::visibility::Visibility, ViaReflect>(self);
+        #[cfg(feature = "bevy_sprite")]
+        {
+            register::<bevy::sprite::Sprite, ViaReflect>(self);
+            register::<bevy::sprite::Anchor, ViaReflect>(self);
+        }
+        self
+    }
+
+    fn register_saveable_state<S>(&mut self) -> &mut Self
+    where
+        S: FreelyMutableState,
+        State<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+        DespawnOnExit<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+        DespawnOnEnter<S>: Component + Reflect + FromReflect + TypePath + GetTypeRegistration,
+    {
+        ensure_registry(self);
+        self.register_type::<State<S>>();
+        self.world_mut().register_component::<State<S>>();
+        self.world_mut()
+            .resource_mut::<SaveRegistry>()
+            .add(states::state_entry::<S>());
+        register::<DespawnOnExit<S>, ViaReflect>(self);
+        register::<DespawnOnEnter<S>, ViaReflect>(self);
+        self
+    }
+
+    fn rebuilt_after_load<T: Component>(&mut self) -> &mut Self {
+        ensure_registry(self);
+        self.world_mut()
+            .resource_mut::<SaveRegistry>()
+            .add_rebuilt(TypeId::of::<T>());
         self
     }
 

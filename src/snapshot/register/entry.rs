@@ -61,6 +61,9 @@ pub(crate) struct SaveableEntry {
     pub(crate) component_id: fn(&mut World) -> ComponentId,
     pub(crate) insert: fn(&mut EntityWorldMut, Box<dyn Reflect>),
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
+    /// A `States` type's `State<S>` (`register_saveable_state`): `insert_resource` asks for the
+    /// state through `NextState<S>`, and a load does so before anything else is applied.
+    pub(crate) state: bool,
     /// The type's layout, encoded on first use and shared by the registry's clones: every save
     /// writes it and every load compares it, and describing a type walks its whole `TypeInfo`.
     /// Types are registered at startup, before the first save or load builds it.
@@ -107,6 +110,7 @@ impl SaveableEntry {
                     }
                 }
             },
+            state: false,
             layout: Arc::default(),
         }
     }

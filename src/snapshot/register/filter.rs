@@ -144,17 +144,24 @@ pub(crate) struct ResolvedFilter {
 impl ResolvedFilter {
     /// The entities that match, archetype by archetype, and those archetypes.
     pub(crate) fn matching_entities(&self, world: &World) -> (Vec<Entity>, Vec<ArchetypeId>) {
-        let mut entities = Vec::new();
-        let mut archetypes = Vec::new();
-        for archetype in world.archetypes().iter().filter(|archetype| {
-            !archetype.is_empty()
-                && self.require.iter().all(|&id| archetype.contains(id))
-                && !self.exclude.iter().any(|&id| archetype.contains(id))
-        }) {
-            archetypes.push(archetype.id());
-            entities.extend(archetype.entities().iter().map(|entity| entity.id()));
-        }
+        let archetypes = self.matching_archetypes(world);
+        let entities = (archetypes.iter())
+            .filter_map(|&id| world.archetypes().get(id))
+            .flat_map(|archetype| archetype.entities().iter().map(|entity| entity.id()))
+            .collect();
         (entities, archetypes)
+    }
+
+    /// The non-empty archetypes whose entities match.
+    pub(crate) fn matching_archetypes(&self, world: &World) -> Vec<ArchetypeId> {
+        (world.archetypes().iter())
+            .filter(|archetype| {
+                !archetype.is_empty()
+                    && self.require.iter().all(|&id| archetype.contains(id))
+                    && !self.exclude.iter().any(|&id| archetype.contains(id))
+            })
+            .map(|archetype| archetype.id())
+            .collect()
     }
 }
 

@@ -2,21 +2,30 @@
 //! saved entities and the [`SaveKey`]s naming unsaved ones they reference, filled through
 //! [`SaveableAppExt`]; and for each type its entry, the
 //! operations capture and load call through function pointers built once at registration
-//! (its column walk among them, which hands values to a sink the capture provides).
+//! (its column walk among them, which hands values to a sink the capture provides). Beside
+//! them: Bevy's own types (`bevy_types`: those a game saves, those Bevy computes), `States`
+//! (`states`: saved as `State<S>`, loaded through `NextState<S>`), and what saved entities
+//! carry that saves leave out (`unsaved`).
 
 mod app_ext;
+mod bevy_types;
 mod entry;
 mod filter;
 mod key;
 mod registry;
 mod schema_of;
+mod states;
+mod unsaved;
 mod walk;
 
 pub use app_ext::SaveableAppExt;
 pub(crate) use app_ext::ensure_registry;
+pub(crate) use bevy_types::bevy_made_assets;
 pub(crate) use entry::{ConvertFn, SaveableEntry};
 pub use filter::{SaveFilter, Saveable};
 pub(crate) use key::Keyed;
 pub use key::{EntityKeys, SaveKey};
 pub use registry::SaveRegistry;
+pub use unsaved::UnsavedComponent;
+pub(crate) use unsaved::{LiveComponents, unsaved_components};
 pub(crate) use walk::{ColumnSink, EncodeResource, EncodeRow};

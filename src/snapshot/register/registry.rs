@@ -5,6 +5,7 @@
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
 use super::key::EntityKeys;
+use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -32,6 +33,9 @@ struct RegistryInner {
     by_path: HashMap<String, usize>,
     filter: SaveFilter,
     keys: EntityKeys,
+    /// Component types saved entities carry that the game puts back itself after a load
+    /// (`rebuilt_after_load`): not saved, and not warned about.
+    rebuilt: Vec<TypeId>,
     /// Changes with every change to the entries or the filter.
     revision: u64,
 }
@@ -77,6 +81,29 @@ impl SaveRegistry {
         self.inner
             .filter
             .first_unsaved(|type_id| self.index_of(type_id).is_some())
+    }
+
+    /// Whether a resource is registered (saves hold it even with no saved entity).
+    pub fn saves_resources(&self) -> bool {
+        (self.inner.entries.iter()).any(|entry| entry.kind == ColumnKind::Resource)
+    }
+
+    /// Whether component `T` was declared rebuilt by the game after a load
+    /// ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)).
+    pub fn is_rebuilt<T: 'static>(&self) -> bool {
+        self.inner.rebuilt.contains(&TypeId::of::<T>())
+    }
+
+    /// The component types declared rebuilt by the game after a load.
+    pub(crate) fn rebuilt(&self) -> &[TypeId] {
+        &self.inner.rebuilt
+    }
+
+    /// Declares component `type_id` rebuilt by the game after a load.
+    pub(super) fn add_rebuilt(&mut self, type_id: TypeId) {
+        if !self.inner.rebuilt.contains(&type_id) {
+            self.change().rebuilt.push(type_id);
+        }
     }
 
     /// Which unsaved entities saved values may reference by key.
@@ -142,6 +169,9 @@ impl SaveRegistry {
             let existing = &mut self.change().entries[index];
             existing.ops = entry.ops;
             existing.refresh = entry.refresh;
+            // A state registered again through `register_saveable_state` loads through
+            // `NextState`.
+            existing.insert_resource = entry.insert_resource;
             return;
         }
         let inner = self.change();

@@ -11,7 +11,10 @@
 //! report.
 //!
 //! A handle to an asset made at run time (`Assets::add`) has no path to be saved by; what a save
-//! does with one is the app's [`RuntimeAssetHandles`] policy.
+//! does with one is the app's [`RuntimeAssetHandles`] policy. Assets Bevy makes at run time for
+//! the game's entities (the quad mesh Bevy 0.20 gives every `Sprite`) are Bevy's to make again:
+//! they are saved as the default handle whatever the policy, and neither counted nor warned
+//! about.
 //!
 //! Only the types that can hold a handle pay for looking for one: `contains_handles` walks a
 //! type's reflected layout once, when its column is opened.
@@ -21,7 +24,7 @@ use bevy::asset::io::AssetSourceId;
 use bevy::asset::uuid::Uuid;
 use bevy::asset::{
     AssetId, AssetPath, AssetServer, HandleReference, ReflectHandle, TypedHandleReference,
-    UntypedHandle,
+    UntypedAssetId, UntypedHandle,
 };
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
@@ -91,6 +94,8 @@ pub(crate) fn contains_handles(registry: &TypeRegistry, type_id: TypeId) -> bool
 #[derive(Default)]
 pub(crate) struct CaptureAssets {
     policy: RuntimeAssetHandles,
+    /// Run-time assets Bevy made (the sprite quad): left out without a word.
+    bevy_made: Vec<UntypedAssetId>,
     /// Run-time handles met by the value being written.
     in_value: Cell<u32>,
     /// Field → how many values held a run-time handle there.
@@ -100,9 +105,12 @@ pub(crate) struct CaptureAssets {
 }
 
 impl CaptureAssets {
-    pub(crate) fn new(policy: RuntimeAssetHandles) -> Self {
+    /// `bevy_made`: the run-time assets Bevy made for the saved entities, which are left out
+    /// whatever the policy, without being counted.
+    pub(crate) fn new(policy: RuntimeAssetHandles, bevy_made: Vec<UntypedAssetId>) -> Self {
         CaptureAssets {
             policy,
+            bevy_made,
             ..CaptureAssets::default()
         }
     }
@@ -133,7 +141,7 @@ impl CaptureAssets {
         }
         self.values_left_out.set(self.values_left_out.get() + 1);
         let mut left_out = self.left_out.borrow_mut();
-        for field in runtime_handle_fields(root, value, registry) {
+        for field in runtime_handle_fields(root, value, registry, &self.bevy_made) {
             *left_out.entry(field).or_default() += 1;
         }
     }
@@ -211,6 +219,9 @@ impl CaptureAssets {
         if let UntypedHandle::Uuid { uuid, .. } = handle {
             return Ok(HandleRef::Uuid(*uuid));
         }
+        if self.bevy_made.contains(&handle.id()) {
+            return Ok(HandleRef::Uuid(AssetId::<()>::DEFAULT_UUID));
+        }
         if self.policy == RuntimeAssetHandles::Fail {
             return Err(E::custom(RUNTIME_HANDLE));
         }
@@ -254,17 +265,20 @@ impl Serialize for PathText<'_> {
 const RUNTIME_HANDLE: &str = "it holds a handle to an asset made at run time (Assets::add), \
      which has no path to be saved by";
 
-/// The paths (`my_game::Looks.sprite`) of the run-time handles inside `value`.
+/// The paths (`my_game::Looks.sprite`) of the run-time handles inside `value` (those to
+/// `bevy_made` assets aside).
 fn runtime_handle_fields(
     root: &str,
     value: &dyn PartialReflect,
     registry: &TypeRegistry,
+    bevy_made: &[UntypedAssetId],
 ) -> Vec<String> {
     let mut found = Vec::new();
     walk(root.to_owned(), value, &mut |path, value| {
         if let Some(handle) = as_handle(value, registry)
             && handle.path().is_none()
             && !matches!(handle, UntypedHandle::Uuid { .. })
+            && !bevy_made.contains(&handle.id())
         {
             found.push(path.to_owned());
             return Walk::Skip;
@@ -423,8 +437,9 @@ fn check_handle(
             Leaf::Problem(
                 RUNTIME_HANDLE.to_owned(),
                 format!(
-                    "load the asset from a file, or choose RuntimeAssetHandles::Skip to save the \
-                     default handle in its place, {leave_out}"
+                    "make the asset again when the entity appears (an observer on Add, or on \
+                     WorldRestored), and choose RuntimeAssetHandles::Skip to save the default \
+                     handle in its place; or load the asset from a file, {leave_out}"
                 ),
             )
         }

@@ -12,6 +12,7 @@ pub mod fuzz_layout;
 pub mod fuzz_world;
 pub mod game_world;
 pub mod gate_fs;
+pub mod keepsake_app;
 pub mod power_fs;
 pub mod real_world;
 pub mod test_fs;

@@ -1,0 +1,103 @@
+//! [`WorldRestored`]: the one place a game rebuilds what it derives from saved data, after
+//! loads and rewinds alike.
+//!
+//! A save holds the game's state; much of what is on screen is derived from it and not saved:
+//! UI built from a resource, the tiles of a board, meshes and materials made at run time. After
+//! a load or a rewind those must follow the restored state. Two observers do it:
+//!
+//! - **per entity, `On<Add<T>>`**: an observer on a saved component gives each entity what it
+//!   derives from it (a mesh made with `Assets::add`, a material), with `insert_if_new`. It runs
+//!   for entities spawned in play and for those a load or a rewind spawns, before the load's
+//!   report is made, so what it puts back does not count as lost;
+//! - **from saved resources, `On<WorldRestored>`**: an observer rebuilds what follows from the
+//!   restored resources (a board's tiles, a score's text). It runs once per load and per
+//!   rewind, in the frame they land, after [`LoadCompleted`](super::LoadCompleted) /
+//!   [`RewindCompleted`](super::RewindCompleted).
+//!
+//! Declare the components these observers put back with
+//! [`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load), so the plugin
+//! does not warn that saves leave them out. `examples/after_load.rs` shows both.
+
+use super::events::{LoadCompleted, report};
+use super::rewind::{RewindCompleted, RewindPointId};
+use crate::slot::SlotId;
+use crate::snapshot::UnsavedComponent;
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The world was restored from a save or a rewind point: the saved entities and resources are
+/// the restored ones. Rebuild here what the game derives from them. An observer event and a
+/// message, fired after [`LoadCompleted`](super::LoadCompleted) or
+/// [`RewindCompleted`](super::RewindCompleted).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::prelude::*;
+///
+/// #[derive(Resource, Reflect, Default)]
+/// struct Board(Vec<bool>);
+/// #[derive(Component)]
+/// struct Tile;
+///
+/// fn rebuild_tiles(_: On<WorldRestored>, board: Res<Board>, tiles: Query<Entity, With<Tile>>, mut commands: Commands) {
+///     tiles.iter().for_each(|tile| commands.entity(tile).despawn());
+///     for (index, _) in board.0.iter().enumerate().filter(|(_, open)| **open) {
+///         commands.spawn((Tile, Transform::from_xyz(index as f32, 0.0, 0.0)));
+///     }
+/// }
+/// # App::new().register_saveable::<Board>().add_observer(rebuild_tiles);
+/// ```
+#[derive(Event, Message, Clone, Debug, Reflect)]
+#[reflect(from_reflect = false, Debug)]
+pub struct WorldRestored {
+    /// What was restored.
+    pub from: RestoredFrom,
+    /// Saved entity id → the entity that holds it now.
+    #[reflect(ignore)]
+    pub entity_map: Arc<EntityHashMap<Entity>>,
+    /// Component types live saved entities had before that the restored ones came back without
+    /// (the save does not hold them); see
+    /// [`LoadCompleted::missing_components`](super::LoadCompleted::missing_components).
+    #[reflect(ignore)]
+    pub missing_components: Arc<Vec<UnsavedComponent>>,
+    /// Time the main thread spent applying it.
+    pub load_time: Duration,
+}
+
+/// What a [`WorldRestored`] restored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
+pub enum RestoredFrom {
+    /// A save, loaded from this slot.
+    Load(SlotId),
+    /// A rewind point.
+    Rewind(RewindPointId),
+}
+
+/// Reports [`WorldRestored`] after a load's [`LoadCompleted`].
+pub(crate) fn after_load(world: &mut World, loaded: &LoadCompleted) {
+    report(
+        world,
+        WorldRestored {
+            from: RestoredFrom::Load(loaded.slot),
+            entity_map: Arc::clone(&loaded.entity_map),
+            missing_components: Arc::clone(&loaded.missing_components),
+            load_time: loaded.load_time,
+        },
+    );
+}
+
+/// Reports [`WorldRestored`] after a rewind's [`RewindCompleted`].
+pub(crate) fn after_rewind(world: &mut World, rewound: &RewindCompleted, load_time: Duration) {
+    report(
+        world,
+        WorldRestored {
+            from: RestoredFrom::Rewind(rewound.point),
+            entity_map: Arc::clone(&rewound.entity_map),
+            missing_components: Arc::clone(&rewound.missing_components),
+            load_time,
+        },
+    );
+}

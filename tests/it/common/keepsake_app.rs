@@ -1,0 +1,120 @@
+//! A headless app with the plugin (`MinimalPlugins`, time stepped by hand, saves in a temporary
+//! folder) and every result it reports kept in order, for the tests that drive saves, loads
+//! and rewinds end to end: `plugin_unsaved`, `plugin_states`, `plugin_after_load`.
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_keepsake::plugin::{RewindCompleted, RewindFailed, RewindPointTaken};
+use bevy_keepsake::prelude::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One update advances `Time` by this much.
+pub const FRAME: Duration = Duration::from_millis(100);
+
+/// Every result, in the order it was reported.
+#[derive(Resource, Default)]
+pub struct Seen {
+    pub saved: Vec<SaveCompleted>,
+    pub save_failed: Vec<String>,
+    pub loaded: Vec<LoadCompleted>,
+    pub load_failed: Vec<String>,
+    pub points: usize,
+    pub rewound: Vec<RewindCompleted>,
+    pub rewind_failed: Vec<String>,
+    pub restored: Vec<WorldRestored>,
+}
+
+/// `MinimalPlugins` and the plugin saving under `root`, no autosave, nothing registered yet
+/// (the caller adds its types and calls `finish`).
+pub fn app(root: &Path) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
+        .init_resource::<ButtonInput<KeyCode>>()
+        .add_plugins(
+            KeepsakePlugin::new("keepsake-game-tests")
+                .save_root(root)
+                .autosave_every(Duration::ZERO),
+        )
+        .init_resource::<Seen>()
+        .add_observer(|e: On<SaveCompleted>, mut seen: ResMut<Seen>| {
+            seen.saved.push(e.event().clone())
+        })
+        .add_observer(|e: On<SaveFailed>, mut seen: ResMut<Seen>| {
+            seen.save_failed.push(e.error.to_string())
+        })
+        .add_observer(|e: On<LoadCompleted>, mut seen: ResMut<Seen>| {
+            seen.loaded.push(e.event().clone())
+        })
+        .add_observer(|e: On<LoadFailed>, mut seen: ResMut<Seen>| {
+            seen.load_failed.push(e.error.to_string())
+        })
+        .add_observer(|_: On<RewindPointTaken>, mut seen: ResMut<Seen>| seen.points += 1)
+        .add_observer(|e: On<RewindCompleted>, mut seen: ResMut<Seen>| {
+            seen.rewound.push(e.event().clone())
+        })
+        .add_observer(|e: On<RewindFailed>, mut seen: ResMut<Seen>| {
+            seen.rewind_failed.push(e.error.to_string())
+        })
+        .add_observer(|e: On<WorldRestored>, mut seen: ResMut<Seen>| {
+            seen.restored.push(e.event().clone())
+        });
+    app
+}
+
+/// Updates until `done` holds (or fails after 10 s of real time, or on a failure reported).
+pub fn update_until(app: &mut App, what: &str, done: impl Fn(&Seen) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = app.world().resource::<Seen>();
+        let failures = [&seen.save_failed, &seen.load_failed, &seen.rewind_failed];
+        assert!(
+            failures.iter().all(|f| f.is_empty()),
+            "failed while waiting for {what}: {failures:?}"
+        );
+        if done(seen) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        app.update();
+        std::thread::yield_now();
+    }
+}
+
+/// Saves into `slot` and waits for the save to be durable.
+pub fn save(app: &mut App, slot: SlotId) -> SaveCompleted {
+    let before = app.world().resource::<Seen>().saved.len();
+    app.world_mut().commands().save(slot);
+    update_until(app, "the save", |seen| seen.saved.len() > before);
+    app.world().resource::<Seen>().saved[before].clone()
+}
+
+/// Loads `slot` and waits until it is applied (and the frame it landed in has run).
+pub fn load(app: &mut App, slot: SlotId) -> LoadCompleted {
+    let before = app.world().resource::<Seen>().loaded.len();
+    app.world_mut().commands().load(slot);
+    update_until(app, "the load", |seen| seen.loaded.len() > before);
+    app.world().resource::<Seen>().loaded[before].clone()
+}
+
+/// Takes a rewind point and waits for it.
+pub fn rewind_point(app: &mut App) {
+    let before = app.world().resource::<Seen>().points;
+    app.world_mut().commands().rewind_point();
+    update_until(app, "a rewind point", |seen| seen.points > before);
+}
+
+/// Rewinds to the newest point and waits until it is applied.
+pub fn rewind(app: &mut App) -> RewindCompleted {
+    let before = app.world().resource::<Seen>().rewound.len();
+    app.world_mut().commands().rewind(1);
+    update_until(app, "the rewind", |seen| seen.rewound.len() > before);
+    app.world().resource::<Seen>().rewound[before].clone()
+}
+
+/// How many entities match `F`.
+pub fn count<F: bevy::ecs::query::QueryFilter>(app: &mut App) -> usize {
+    let world = app.world_mut();
+    world.query_filtered::<(), F>().iter(world).count()
+}
