@@ -714,6 +714,7 @@ fn loads_from_a_backup_say_so() {
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
         dropped_references: Arc::default(),
+        apply_time: Duration::ZERO,
     };
     assert_eq!(
         Toast::load_completed(&loaded(false)).text,
@@ -734,6 +735,7 @@ fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
         entity_map: Arc::default(),
         dropped_references: Arc::default(),
         dropped_fields: Arc::default(),
+        apply_time: Duration::ZERO,
     };
     assert_eq!(Toast::rewind_completed(&rewound).text, "Rewound 5.2 s");
     let failed = |points| RewindFailed {

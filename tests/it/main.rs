@@ -28,6 +28,7 @@ mod plugin_thumbnails;
 mod snapshot_evolution;
 mod snapshot_game_world;
 mod snapshot_hostile;
+mod snapshot_in_place;
 mod snapshot_incremental;
 mod snapshot_layouts;
 mod snapshot_level_keys;

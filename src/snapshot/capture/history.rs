@@ -221,6 +221,37 @@ impl KeptSnapshot {
         self.matched.entities.len()
     }
 
+    /// The saved entities, archetype by archetype, as the capture found them.
+    pub(crate) fn matched(&self) -> &[Entity] {
+        &self.matched.entities
+    }
+
+    /// The saved entities' hierarchy as the capture read it.
+    pub(crate) fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    /// The keyed unsaved entities the capture found, by ascending id.
+    pub(crate) fn keys(&self) -> Vec<(Entity, String)> {
+        let entries = self.keys.entries().iter();
+        let valid =
+            entries.filter_map(|(id, key)| Some((Entity::try_from_bits(*id)?, key.clone())));
+        valid.collect()
+    }
+
+    /// The chunks of `type_path`'s column, put together.
+    pub(crate) fn column_chunks(&self, type_path: &str) -> Vec<Arc<Chunk>> {
+        let column = self.columns.iter().find(|(c, _)| c.type_path == type_path);
+        column.map_or_else(Vec::new, |(_, nodes)| {
+            nodes.iter().map(Node::chunk).collect()
+        })
+    }
+
+    /// Each column's header and nodes, in the capture's order.
+    pub(super) fn columns(&self) -> &[(ColumnId, Vec<Arc<Node>>)] {
+        &self.columns
+    }
+
     /// The kept capture put back together, ready for
     /// [`PendingSnapshot::finish`] to write the blob the capture would have written. Lays the
     /// older rows over the newer ones chunk by chunk (a copy of each chunk that changed since),
@@ -250,7 +281,7 @@ struct Matched {
 }
 
 /// One chunk's rows as a history keeps them.
-struct Node {
+pub(super) struct Node {
     body: Mutex<Body>,
     meter: Meter,
 }
@@ -316,16 +347,16 @@ impl Node {
         );
     }
 
-    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
-    /// older rows of every node on the way laid over it (the nearest first). The chunk put
-    /// together replaces the node's body, freeing the newer nodes no one else holds.
-    fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
-        let mut layers: Vec<(Arc<[usize]>, Arc<Rows>)> = Vec::new();
+    /// The rows that differ between this node and the newer captures, as layers (nearest
+    /// first: changed rows, ascending, and their values here or in a capture between), and
+    /// the whole chunk the chain ends in. Puts nothing together.
+    pub(super) fn chain(self: &Arc<Self>) -> (Vec<(Arc<[usize]>, Arc<Rows>)>, Arc<Chunk>) {
+        let mut layers = Vec::new();
         let mut node = Arc::clone(self);
-        let newest = loop {
+        loop {
             let body = node.body().clone();
             match body {
-                Body::Whole(chunk) => break chunk,
+                Body::Whole(chunk) => return (layers, chunk),
                 Body::Older {
                     newer,
                     changed,
@@ -335,7 +366,14 @@ impl Node {
                     node = newer;
                 }
             }
-        };
+        }
+    }
+
+    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
+    /// older rows of every node on the way laid over it (the nearest first). The chunk put
+    /// together replaces the node's body, freeing the newer nodes no one else holds.
+    pub(super) fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
+        let (layers, newest) = self.chain();
         if layers.is_empty() {
             return newest;
         }

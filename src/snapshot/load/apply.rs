@@ -1,14 +1,17 @@
-//! Decoded values → World. The steps, in order: despawn the entities the save filter matches
-//! (when replacing), spawn one empty entity per saved entity, look up what each registered type
-//! needs in this world, insert each entity's components (entity references remapped,
-//! relationships kept only when their target was saved), insert the resources, warn about lost
-//! references.
+//! Decoded values → World. [`LoadMode::InPlace`] goes through the in-place apply (see
+//! `in_place`); the other modes take these steps, in order: despawn the entities the save
+//! filter matches (when replacing), spawn one empty entity per saved entity, look up what each
+//! registered type needs in this world, insert each entity's components (entity references
+//! remapped, relationships kept only when their target was saved), insert the resources, warn
+//! about lost references.
 
 use super::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
 use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{
     DroppedReference, EntityFieldMappers, ResolvedKeys, SavedEntityMapper,
 };
+use super::in_place::{self, EntityRecord, SavedIds};
+use crate::snapshot::capture::CaptureCache;
 use crate::snapshot::register::SaveFilter;
 use crate::snapshot::register::SaveableEntry;
 use bevy::ecs::component::ComponentId;
@@ -21,11 +24,20 @@ use bevy::prelude::*;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum LoadMode {
     /// Despawn every entity the save filter matches (with its children), then spawn the saved
-    /// ones: the world's saved state becomes exactly the save's.
+    /// ones: the world's saved state becomes exactly the save's, every saved entity gets a new
+    /// id, and hooks and observers see every component added again.
     #[default]
     Replace,
     /// Spawn the saved entities beside the existing ones.
     Merge,
+    /// The snapshot was captured from this world: keep each saved entity that is still alive
+    /// and saved, writing only the values that differ, inserting and removing only the types
+    /// that differ; spawn the rest and despawn the saved entities the snapshot does not hold.
+    /// The world's saved state becomes the save's, as with [`Replace`](Self::Replace), and the
+    /// entities kept keep their ids. See [`apply_in_place`](crate::snapshot::apply_in_place)
+    /// for what hooks and observers see. Through [`apply`], this mode captures the whole world
+    /// first to compare it (the plugin compares with its capture cache instead).
+    InPlace,
 }
 
 /// What applying a snapshot did.
@@ -48,9 +60,23 @@ pub struct ApplyReport {
     pub skipped_types: Vec<SkippedType>,
     /// Stored fields their types no longer have, dropped on load.
     pub dropped_fields: Vec<DroppedField>,
+    /// Saved entities kept in place (an in-place apply): their ids did not change, and
+    /// [`entity_map`](Self::entity_map) leaves them out.
+    pub kept: usize,
+    /// Values written over a kept entity's different one.
+    pub written: usize,
+    /// Components inserted into kept entities that lacked them.
+    pub inserted: usize,
+    /// Components removed from kept entities whose saved ones lack them.
+    pub removed: usize,
+    /// Saved entities spawned.
+    pub spawned: usize,
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
+///
+/// With [`LoadMode::InPlace`], saved entities alive in this world are kept (see the mode), and
+/// [`ApplyReport::entity_map`] lists only the saved entities whose id changed.
 ///
 /// Entity references inside values (`Entity` fields of components that map entities, and
 /// `ChildOf`) are remapped to the new entities, and references to keyed unsaved entities (see
@@ -62,19 +88,42 @@ pub struct ApplyReport {
 /// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
 /// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
 pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
+    if mode == LoadMode::InPlace {
+        return apply_in_place_captured(world, snapshot);
+    }
+    respawn(world, snapshot, mode)
+}
+
+/// [`LoadMode::InPlace`] through [`apply`]: the world is captured whole to be compared.
+fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> ApplyReport {
+    match CaptureCache::default().capture(world) {
+        Ok(live) => {
+            let mut record = EntityRecord::new(SavedIds::ThisWorld);
+            in_place::apply_in_place(world, snapshot, &live, &mut record)
+        }
+        Err(error) => {
+            warn!("keepsake: the world could not be compared ({error}); respawning instead");
+            respawn(world, snapshot, LoadMode::Replace)
+        }
+    }
+}
+
+/// [`LoadMode::Replace`] and [`LoadMode::Merge`].
+fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
     let DecodedSnapshot {
         registry,
         saved_ids,
         keys,
         components,
         resources,
+        resources_raw: _,
         skipped,
         dropped_fields,
         refused_asset_paths: _,
     } = snapshot;
 
     let despawned = match mode {
-        LoadMode::Replace => despawn_saved_entities(world, registry.filter()),
+        LoadMode::Replace | LoadMode::InPlace => despawn_saved_entities(world, registry.filter()),
         LoadMode::Merge => 0,
     };
     // Keys are looked up before the spawn: a reference into the level means the level's
@@ -84,10 +133,8 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
     let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned, keys);
     let types = WorldTypes::new(world, registry.entries());
     let dropped_relationships = insert_components(world, &types, &spawned, components, &mut mapper);
-    warn_dropped_relationships(dropped_relationships);
     insert_resources(world, &types, resources, &mut mapper);
-    warn_unmapped_references(mapper.unmapped);
-    warn_dropped_references(&mapper.dropped);
+    warn_mapping(dropped_relationships, mapper.unmapped, &mapper.dropped);
 
     ApplyReport {
         entity_map: mapper.map,
@@ -97,7 +144,16 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         dropped_relationships,
         skipped_types: skipped,
         dropped_fields,
+        spawned: spawned.len(),
+        ..ApplyReport::default()
     }
+}
+
+/// The warnings of a load about references it could not keep.
+pub(super) fn warn_mapping(relationships: usize, unmapped: usize, dropped: &[DroppedReference]) {
+    warn_dropped_relationships(relationships);
+    warn_unmapped_references(unmapped);
+    warn_dropped_references(dropped);
 }
 
 /// Despawns the entities `filter` matches (the ones a save would capture) and returns how many.
@@ -129,7 +185,7 @@ fn insert_components(
     types: &WorldTypes<'_>,
     spawned: &[Entity],
     components: Vec<DecodedColumn>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
 ) -> usize {
     let mut dropped_relationships = 0;
     let mut bundle = DynamicBundle::default();
@@ -154,7 +210,7 @@ fn insert_entity_components(
     entity: &mut EntityWorldMut,
     values: impl Iterator<Item = (usize, Box<dyn Reflect>)>,
     types: &WorldTypes<'_>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
     bundle: &mut DynamicBundle,
 ) -> usize {
     let mut dropped_relationships = 0;
@@ -176,7 +232,7 @@ fn insert_resources(
     world: &mut World,
     types: &WorldTypes<'_>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
 ) {
     for (entry_index, mut value) in resources {
         types.field_mappers.map(entry_index, value.as_mut(), mapper);
@@ -214,15 +270,15 @@ fn warn_unmapped_references(unmapped: usize) {
 }
 
 /// What applying needs to know about each registered type in this world, by entry index.
-struct WorldTypes<'a> {
-    entries: &'a [SaveableEntry],
-    field_mappers: EntityFieldMappers<'a>,
-    component_ids: Vec<ComponentId>,
+pub(super) struct WorldTypes<'a> {
+    pub(super) entries: &'a [SaveableEntry],
+    pub(super) field_mappers: EntityFieldMappers<'a>,
+    pub(super) component_ids: Vec<ComponentId>,
     relationships: Vec<RelationshipKind>,
 }
 
 /// How one decoded component value is inserted.
-enum Placement {
+pub(super) enum Placement {
     /// With the other components of its entity, in one archetype move.
     Bundle,
     /// On its own, through the type's typed insert (a value whose concrete type is not the
@@ -237,7 +293,7 @@ enum Placement {
 impl<'a> WorldTypes<'a> {
     /// Registers every entry's component in `world` (so ids exist) and reads its relationship
     /// role.
-    fn new(world: &mut World, entries: &'a [SaveableEntry]) -> Self {
+    pub(super) fn new(world: &mut World, entries: &'a [SaveableEntry]) -> Self {
         let field_mappers = EntityFieldMappers::new(world, entries);
         let component_ids: Vec<ComponentId> = entries
             .iter()
@@ -257,8 +313,19 @@ impl<'a> WorldTypes<'a> {
         }
     }
 
+    /// Whether entry `entry_index` is a relationship target (`Children`), which Bevy keeps
+    /// right from the sources and which is never inserted or removed directly.
+    pub(super) fn rebuilt_by_bevy(&self, entry_index: usize) -> bool {
+        matches!(self.relationships[entry_index], RelationshipKind::Target)
+    }
+
     /// How a value of entry `entry_index`, already remapped, is inserted into `world`.
-    fn placement(&self, entry_index: usize, value: &dyn Reflect, world: &World) -> Placement {
+    pub(super) fn placement(
+        &self,
+        entry_index: usize,
+        value: &dyn Reflect,
+        world: &World,
+    ) -> Placement {
         if value.as_any().type_id() != self.entries[entry_index].ops.type_id {
             return Placement::Typed;
         }

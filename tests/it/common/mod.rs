@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod blob_v1;
 pub mod crc_fixup;
+pub mod edits;
 pub mod fixtures;
 pub mod fuzz_layout;
 pub mod fuzz_world;

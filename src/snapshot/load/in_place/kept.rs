@@ -1,0 +1,176 @@
+//! Bringing a kept snapshot (a rewind point) back in place, comparing only what the history
+//! says changed since it: the rows its reverse deltas name, and the chunks whose entities
+//! changed. Values are decoded from their bytes only for the rows written.
+
+use super::counterparts::{Counterparts, EntityRecord};
+use super::delta::{Delta, Op, SpawnValue};
+use super::order::parents_changed_between;
+use super::write::{self, Job, Source};
+use crate::snapshot::blob::ColumnKind;
+use crate::snapshot::capture::{ColumnChanges, DenseIndex, KeptSnapshot, PendingSnapshot};
+use crate::snapshot::error::SnapshotError;
+use crate::snapshot::load::apply::ApplyReport;
+use crate::snapshot::register::SaveRegistry;
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+/// Brings the world back to `kept` in place (see the in-place [module docs](super)).
+///
+/// `live` is a capture of the world taken just before, through the capture cache that took
+/// `kept`, and recorded by the history that keeps it ([`SnapshotHistory::record`]): the rows
+/// the history says changed between the two are compared, and the chunks whose entities
+/// changed, nothing else, and only the values that differ are decoded. Its cost follows what
+/// changed since `kept`, not the size of the world.
+///
+/// `record` is the record of this world's in-place applies ([`SavedIds::ThisWorld`]): a kept
+/// snapshot is always of this world.
+///
+/// [`SnapshotHistory::record`]: crate::snapshot::SnapshotHistory::record
+/// [`SavedIds::ThisWorld`]: super::SavedIds::ThisWorld
+pub fn restore(
+    world: &mut World,
+    kept: &KeptSnapshot,
+    live: &PendingSnapshot,
+    record: &mut EntityRecord,
+) -> Result<ApplyReport, SnapshotError> {
+    let registry = world
+        .get_resource::<SaveRegistry>()
+        .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?
+        .clone();
+    let saved = kept.matched();
+    let counterparts = Counterparts::new(saved, live.matched(), record);
+    let mut delta = kept_delta(kept, live, &registry, &counterparts);
+    delta.parents = parents_changed_between(kept.hierarchy(), live.hierarchy());
+    let despawn = counterparts.unclaimed(live.matched());
+    let job = Job {
+        registry: &registry,
+        saved,
+        keys: kept.keys(),
+        counterparts: &counterparts,
+        delta,
+        despawn,
+        source: Source::Kept(kept),
+    };
+    Ok(write::run(world, job, record))
+}
+
+/// What differs between `kept` and `live`, column by column.
+fn kept_delta(
+    kept: &KeptSnapshot,
+    live: &PendingSnapshot,
+    registry: &SaveRegistry,
+    counterparts: &Counterparts,
+) -> Delta {
+    let changes = kept.changes_since(live);
+    let saved = DenseIndex::new(kept.matched());
+    let mut delta = Delta::default();
+    for column in &changes.columns {
+        let Some((entry, _)) = registry.lookup(column.type_path) else {
+            continue;
+        };
+        match column.kind {
+            ColumnKind::Resource => resource_change(column, entry as u32, &mut delta),
+            ColumnKind::Component => {
+                paired_writes(column, entry as u32, &mut delta);
+                let context = (kept.matched(), &saved, counterparts);
+                unpaired(column, entry as u32, context, &mut delta);
+            }
+        }
+    }
+    delta
+}
+
+/// The rows of chunks both captures hold whose bytes differ: written over the live values
+/// (the entities are the same ones, alive and saved).
+fn paired_writes(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
+    for pairs in &column.pairs {
+        for (k, &row) in pairs.rows.iter().enumerate() {
+            let saved = pairs.kept.value(k);
+            if saved != pairs.live.value(k) {
+                let value = delta.encoded(saved);
+                let entity = pairs.entities[row];
+                delta.writes.push(Op {
+                    entity,
+                    entry,
+                    value,
+                });
+            }
+        }
+    }
+}
+
+/// The rows of chunks whose entities changed, compared entity by entity: a kept entity's
+/// value written or inserted, a type it no longer has removed, a spawned entity's values.
+fn unpaired(
+    column: &ColumnChanges,
+    entry: u32,
+    (saved, saved_index, counterparts): (&[Entity], &DenseIndex<'_>, &Counterparts),
+    delta: &mut Delta,
+) {
+    let mut kept_rows: EntityHashMap<(usize, usize)> = EntityHashMap::default();
+    for (at, chunk) in column.kept_only.iter().enumerate() {
+        kept_rows.extend(
+            chunk
+                .entities()
+                .iter()
+                .enumerate()
+                .map(|(row, e)| (*e, (at, row))),
+        );
+    }
+    for chunk in &column.live_only {
+        let bytes = chunk.bytes();
+        for (row, &entity) in chunk.entities().iter().enumerate() {
+            let Some(dense) = counterparts.dense_of(entity) else {
+                continue; // not kept: despawned
+            };
+            match kept_rows.remove(&saved[dense]) {
+                Some((at, kept_row)) => {
+                    let old = column.kept_only[at].bytes().value(kept_row);
+                    if old != bytes.value(row) {
+                        let value = delta.encoded(old);
+                        delta.writes.push(Op {
+                            entity,
+                            entry,
+                            value,
+                        });
+                    }
+                }
+                None => delta.removes.push((entity, entry)),
+            }
+        }
+    }
+    for (saved_entity, (at, row)) in kept_rows {
+        let Some(dense) = saved_index.get(saved_entity) else {
+            continue;
+        };
+        let value = delta.encoded(column.kept_only[at].bytes().value(row));
+        match counterparts.live(dense as usize) {
+            Some(entity) => delta.inserts.push(Op {
+                entity,
+                entry,
+                value,
+            }),
+            None => delta.spawns.push(SpawnValue {
+                dense,
+                entry,
+                value,
+            }),
+        }
+    }
+}
+
+/// A resource whose value changed since `kept` (a changed resource's chunk is encoded anew,
+/// never patched, so its kept and live chunks are both unpaired).
+fn resource_change(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
+    let row = |chunks: &[std::sync::Arc<crate::snapshot::capture::Chunk>]| {
+        let chunk = chunks.iter().find(|chunk| chunk.rows() > 0)?;
+        Some(chunk.bytes().value(0).to_vec())
+    };
+    let (Some(kept), now) = (row(&column.kept_only), row(&column.live_only)) else {
+        return;
+    };
+    if now.as_ref() != Some(&kept) {
+        let value = delta.encoded(&kept);
+        delta.resources.push((entry, value));
+    }
+}
