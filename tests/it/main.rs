@@ -23,6 +23,7 @@ mod format_roundtrip;
 mod format_seal;
 mod fuzz_corpus;
 mod plugin;
+mod plugin_in_place;
 mod plugin_rewind;
 mod plugin_thumbnails;
 mod snapshot_evolution;
