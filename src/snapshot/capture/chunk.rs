@@ -24,7 +24,7 @@ static NEXT_CHUNK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
 /// rows without the entity index deltas.
-#[derive(Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub(crate) struct Rows {
     /// Where each row's bytes end in `values`.
     ends: Vec<u32>,

@@ -32,6 +32,31 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
+/// Layers a node's chain may have before [`Node::chain`] merges them into one.
+const MAX_CHAIN: usize = 8;
+
+/// The rows `layers` name (ascending), each with its value in the nearest layer that holds
+/// it, for a chunk of `rows` rows: without sorting, as chains can be long.
+pub(super) fn merge_layers(layers: &[(Arc<[usize]>, Arc<Rows>)], rows: usize) -> (Vec<usize>, Rows) {
+    let mut from: Vec<Option<(usize, usize)>> = vec![None; rows];
+    for (layer, (changed, _)) in layers.iter().enumerate() {
+        for (k, &row) in changed.iter().enumerate() {
+            if let Some(slot @ None) = from.get_mut(row) {
+                *slot = Some((layer, k));
+            }
+        }
+    }
+    let mut changed = Vec::new();
+    let mut values = Rows::default();
+    for (row, from) in from.into_iter().enumerate() {
+        if let Some((layer, k)) = from {
+            changed.push(row);
+            values.push_raw(layers[layer].1.row(k));
+        }
+    }
+    (changed, values)
+}
+
 /// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
 /// unchanged chunks and keep only the changed rows of older captures (see the
 /// [module docs](self)).
@@ -349,14 +374,16 @@ impl Node {
 
     /// The rows that differ between this node and the newer captures, as layers (nearest
     /// first: changed rows, ascending, and their values here or in a capture between), and
-    /// the whole chunk the chain ends in. Puts nothing together.
+    /// the whole chunk the chain ends in. Puts no chunk together; a chain longer than
+    /// [`MAX_CHAIN`] is merged into one layer over the node it ends in first, so that every
+    /// capture after a point (saves, points, rewinds) does not make each later walk longer.
     pub(super) fn chain(self: &Arc<Self>) -> (Vec<(Arc<[usize]>, Arc<Rows>)>, Arc<Chunk>) {
         let mut layers = Vec::new();
         let mut node = Arc::clone(self);
-        loop {
+        let end = loop {
             let body = node.body().clone();
             match body {
-                Body::Whole(chunk) => return (layers, chunk),
+                Body::Whole(chunk) => break chunk,
                 Body::Older {
                     newer,
                     changed,
@@ -366,7 +393,19 @@ impl Node {
                     node = newer;
                 }
             }
+        };
+        if layers.len() > MAX_CHAIN {
+            let (changed, values) = merge_layers(&layers, end.rows());
+            let (changed, values): (Arc<[usize]>, Arc<Rows>) = (changed.into(), Arc::new(values));
+            let merged = Body::Older {
+                newer: node,
+                changed: Arc::clone(&changed),
+                values: Arc::clone(&values),
+            };
+            self.replace(&mut self.body(), merged);
+            layers = vec![(changed, values)];
         }
+        (layers, end)
     }
 
     /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the

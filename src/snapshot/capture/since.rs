@@ -12,7 +12,7 @@
 //! of the types that changed: those rows are all that is copied here.
 
 use super::chunk::{Chunk, Rows};
-use super::history::{KeptSnapshot, Node};
+use super::history::{KeptSnapshot, Node, merge_layers};
 use super::pending::PendingSnapshot;
 use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
@@ -169,20 +169,14 @@ fn column_changes(
 /// The rows `layers` name (each with its value in the nearest layer that holds it) and their
 /// values in `end`; `None` when no row changed.
 fn row_pairs(layers: &[(Arc<[usize]>, Arc<Rows>)], end: &Chunk) -> Option<RowPairs> {
-    let mut named: Vec<(usize, usize, usize)> = Vec::new();
-    for (layer, (changed, _)) in layers.iter().enumerate() {
-        named.extend(changed.iter().enumerate().map(|(k, &row)| (row, layer, k)));
-    }
-    if named.is_empty() {
+    let (rows, kept) = match layers {
+        [] => return None,
+        // One layer (the common case, and every merged chain): its rows as they are.
+        [(changed, values)] => (changed.to_vec(), Rows::clone(values)),
+        _ => merge_layers(layers, end.rows()),
+    };
+    if rows.is_empty() {
         return None;
-    }
-    // The nearest layer's value of a row is the kept snapshot's.
-    named.sort_unstable();
-    named.dedup_by_key(|(row, ..)| *row);
-    let rows: Vec<usize> = named.iter().map(|&(row, ..)| row).collect();
-    let mut kept = Rows::default();
-    for &(_, layer, k) in &named {
-        kept.push_raw(layers[layer].1.row(k));
     }
     Some(RowPairs {
         entities: Arc::clone(end.entities()),

@@ -65,6 +65,8 @@ pub(crate) struct SaveableEntry {
     /// (relationships such as `ChildOf`, whose hooks keep the other side right: their
     /// `Insert` and `Replace` hooks and observers run). Inserted when the entity lacks it.
     pub(crate) write: fn(&mut EntityWorldMut, Box<dyn Reflect>),
+    /// The entity's value, if it has one.
+    pub(crate) get: for<'a> fn(&'a EntityRef<'a>) -> Option<&'a dyn Reflect>,
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
     /// The type's layout, encoded on first use and shared by the registry's clones: every save
     /// writes it and every load compares it, and describing a type walks its whole `TypeInfo`.
@@ -101,6 +103,7 @@ impl SaveableEntry {
                 }
             },
             write: write::<T>,
+            get: |entity| entity.get::<T>().map(|value| value as &dyn Reflect),
             insert_resource: |world, value| {
                 let Ok(value) = value.take::<T>() else { return };
                 let id = world.register_component::<T>();

@@ -22,11 +22,12 @@ use crate::snapshot::load::dynamic_bundle::DynamicBundle;
 use crate::snapshot::load::entity_mapping::{ResolvedKeys, SavedEntityMapper};
 use crate::snapshot::register::{SaveRegistry, SaveableEntry};
 use crate::snapshot::value::ValueReader;
+use crate::snapshot::value::reflect_walk::may_hold;
 use crate::snapshot::value::assets::HandleLoader;
 use bevy::asset::AssetServer;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
-use bevy::reflect::TypeRegistry;
+use bevy::reflect::{TypeInfo, TypeRegistry};
 use std::any::TypeId;
 use std::collections::HashMap;
 
@@ -57,6 +58,10 @@ type Ready = (Entity, usize, Box<dyn Reflect>);
 /// Every value of a job, decoded and remapped.
 #[derive(Default)]
 struct Values {
+    /// Per registry entry: whether equal values of the type may be written as different bytes
+    /// (a map or a set: its bytes follow its iteration order, which a decoded value need not
+    /// share); such a value is compared by value before it is written.
+    unordered: Vec<bool>,
     writes: Vec<Ready>,
     inserts: Vec<Ready>,
     spawns: Vec<Ready>,
@@ -94,7 +99,7 @@ pub(super) fn run(world: &mut World, mut job: Job<'_>, record: &mut EntityRecord
         &spawned,
     );
     let (unmapped, dropped_references) = (mapper.unmapped, mapper.dropped);
-    let mut counts = apply_values(world, &types, values.writes);
+    let mut counts = apply_values(world, &types, values.writes, &values.unordered);
     counts.absorb(change_structure(world, &types, values.inserts, &job));
     counts.absorb(fill_spawned(world, &types, values.spawns));
     counts.dropped_relationships += detach_kept_children(world, &job, &spawned);
@@ -265,7 +270,11 @@ fn materialize(
         });
         values.collect()
     };
+    let unordered = (types.entries.iter())
+        .map(|entry| may_hold(&type_registry, entry.ops.type_id, &|_, r| r.is_none_or(unordered)))
+        .collect();
     let mut values = Values {
+        unordered,
         writes: ready(&delta.writes),
         inserts: ready(&delta.inserts),
         ..Values::default()
@@ -285,6 +294,11 @@ fn materialize(
         }
     }
     values
+}
+
+/// Whether a registered type is a map or a set (an unregistered one might be).
+fn unordered(registration: &bevy::reflect::TypeRegistration) -> bool {
+    matches!(registration.type_info(), TypeInfo::Map(_) | TypeInfo::Set(_))
 }
 
 /// The value readers of the types a kept snapshot's rows are decoded as, built when first
@@ -342,10 +356,18 @@ impl Counts {
 
 /// Writes each value over the live one (see `SaveableEntry::write` for what observers see).
 /// A relationship whose target is gone is removed instead, as a respawn would leave it out.
-fn apply_values(world: &mut World, types: &WorldTypes<'_>, writes: Vec<Ready>) -> Counts {
+fn apply_values(
+    world: &mut World,
+    types: &WorldTypes<'_>,
+    writes: Vec<Ready>,
+    unordered: &[bool],
+) -> Counts {
     let mut counts = Counts::default();
     let child_of = child_of_entry(types.entries);
     for (entity, entry, value) in writes {
+        if unordered[entry] && same_value(world, entity, &types.entries[entry], value.as_ref()) {
+            continue;
+        }
         let Ok(mut live) = world.get_entity_mut(entity) else {
             continue;
         };
@@ -365,6 +387,13 @@ fn apply_values(world: &mut World, types: &WorldTypes<'_>, writes: Vec<Ready>) -
         }
     }
     counts
+}
+
+/// Whether `entity`'s value of `entry`'s type equals `value` (by reflection).
+fn same_value(world: &World, entity: Entity, entry: &SaveableEntry, value: &dyn Reflect) -> bool {
+    let live = world.get_entity(entity).ok();
+    let live = live.as_ref().and_then(|live| (entry.get)(live));
+    live.and_then(|live| value.reflect_partial_eq(live.as_partial_reflect())) == Some(true)
 }
 
 /// The registry entry of `ChildOf`, if registered.
