@@ -400,25 +400,31 @@ fn quickloads(app: &mut App, loads: usize) -> LoadRun {
         first_saves: Vec::new(),
     };
     for _ in 0..loads {
-        app.world_mut().write_message(SaveRequest::slot(SlotId::Quick));
+        app.world_mut()
+            .write_message(SaveRequest::slot(SlotId::Quick));
         paced_frame(app);
         settle(app);
         for _ in 0..SAVE_EVERY_FRAMES {
             paced_frame(app);
         }
         let before = app.world().resource::<Played>().loads.len();
-        app.world_mut().write_message(LoadRequest { slot: SlotId::Quick });
+        app.world_mut().write_message(LoadRequest {
+            slot: SlotId::Quick,
+        });
         let mut frames = Vec::new();
         while app.world().resource::<Played>().loads.len() == before && frames.len() < 3600 {
             frames.push(paced_frame(app));
         }
-        run.worst.push(frames.iter().copied().max().unwrap_or_default());
+        run.worst
+            .push(frames.iter().copied().max().unwrap_or_default());
         run.frames.0.extend(frames);
-        run.applies.extend(app.world().resource::<Played>().loads.last().copied());
+        run.applies
+            .extend(app.world().resource::<Played>().loads.last().copied());
         app.world_mut().write_message(SaveRequest::autosave());
         paced_frame(app);
         settle(app);
-        run.first_saves.extend(app.world().resource::<Saves>().captures.last().copied());
+        run.first_saves
+            .extend(app.world().resource::<Saves>().captures.last().copied());
     }
     run.worst.sort();
     run.applies.sort();
@@ -429,14 +435,21 @@ fn quickloads(app: &mut App, loads: usize) -> LoadRun {
 /// A load at start (issue 42): an empty world (the shape's types registered, no entity)
 /// loads the quicksave `quickloads` left, `loads` times (a new game each time). Returns each
 /// load's `apply_time` and its worst frame.
-fn loads_at_start(root: &std::path::Path, shape: Shape, rounds: u64, loads: usize) -> (Vec<Duration>, Vec<Duration>) {
+fn loads_at_start(
+    root: &std::path::Path,
+    shape: Shape,
+    rounds: u64,
+    loads: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
     let (mut applies, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..loads {
         let mut app = app_with(root, (shape, 0), rounds, RewindSettings::default());
         for _ in 0..5 {
             paced_frame(&mut app);
         }
-        app.world_mut().write_message(LoadRequest { slot: SlotId::Quick });
+        app.world_mut().write_message(LoadRequest {
+            slot: SlotId::Quick,
+        });
         let mut frames = Vec::new();
         while app.world().resource::<Played>().loads.is_empty() && frames.len() < 3600 {
             frames.push(paced_frame(&mut app));
@@ -450,10 +463,19 @@ fn loads_at_start(root: &std::path::Path, shape: Shape, rounds: u64, loads: usiz
 }
 
 /// Prints the issue-42 scenarios of one shape and size.
-fn report_play(root: &std::path::Path, with_app: &mut App, (shape, count): (Shape, u32), rounds: u64) {
+fn report_play(
+    root: &std::path::Path,
+    with_app: &mut App,
+    (shape, count): (Shape, u32),
+    rounds: u64,
+) {
     let p = percentile;
     let loads = quickloads(with_app, if env::quick_run() { 3 } else { 10 });
-    let (over, worst, frames) = (loads.frames.over(), loads.worst.clone(), loads.frames.sorted());
+    let (over, worst, frames) = (
+        loads.frames.over(),
+        loads.worst.clone(),
+        loads.frames.sorted(),
+    );
     println!(
         "  F9 in session ({} loads, each after a quicksave and {SAVE_EVERY_FRAMES} frames of \
          motion): apply p50 {:.3} ms, p99 {:.3} ms on the main thread; frames p50 {:.3} ms, p99 \

@@ -194,7 +194,10 @@ fn bench_step(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
 fn bench_hold(shape: Shape, count: u32, ring: &mut Ring) {
     let mut record = EntityRecord::new(SavedIds::ThisWorld);
     let points: Vec<KeptSnapshot> = ring.points.iter().rev().cloned().collect();
-    let mut samples: Vec<Duration> = points.iter().map(|point| step(ring, point, &mut record)).collect();
+    let mut samples: Vec<Duration> = points
+        .iter()
+        .map(|point| step(ring, point, &mut record))
+        .collect();
     report(&mut samples, shape, count, "hold_step");
 }
 
@@ -207,7 +210,13 @@ fn bench_far(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32,
     let types = ring.app.world().resource::<AppTypeRegistry>().clone();
     let decode = || {
         let snapshot = oldest.pending().finish();
-        snapshot::decode(&snapshot.blob, snapshot.state_hash, &registry, &types.read()).unwrap()
+        snapshot::decode(
+            &snapshot.blob,
+            snapshot.state_hash,
+            &registry,
+            &types.read(),
+        )
+        .unwrap()
     };
     let live = ring.cache.capture(ring.app.world()).unwrap();
     drop(ring.history.record(&live));

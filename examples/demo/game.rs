@@ -405,7 +405,11 @@ fn rewind_key(
     if !held.0 {
         return;
     }
-    let back = if keys.just_pressed(KeyCode::KeyR) { 1 } else { 2 };
+    let back = if keys.just_pressed(KeyCode::KeyR) {
+        1
+    } else {
+        2
+    };
     commands.rewind_to(RewindTo::Back(back));
 }
 

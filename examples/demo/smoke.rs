@@ -872,7 +872,10 @@ fn check_rewind_step(world: &mut World, frames: u32) -> Result<(), String> {
         return Ok(());
     };
     if landed.len() > 1 {
-        return Err(format!("{} rewinds landed in one frame: {landed:?}", landed.len()));
+        return Err(format!(
+            "{} rewinds landed in one frame: {landed:?}",
+            landed.len()
+        ));
     }
     let now_world = world_without_playtime(world);
     let script = world.resource::<Script>();
@@ -899,12 +902,17 @@ fn check_steps_landed_a_frame_apart(world: &World) -> Result<(), String> {
     let steps = &world.resource::<Script>().rewind.steps;
     // R is seen the frame after it is pressed; the first step lands the frame after that.
     if steps.len() + 2 < HOLD_FRAMES as usize {
-        return Err(format!("{} steps landed while R was held {HOLD_FRAMES} frames", steps.len()));
+        return Err(format!(
+            "{} steps landed while R was held {HOLD_FRAMES} frames",
+            steps.len()
+        ));
     }
     for pair in steps.windows(2) {
         let ((at, from), (next_at, to)) = (pair[0], pair[1]);
         if next_at != at + 1 || to >= from {
-            return Err(format!("steps {pair:?}: each must land the next frame, further back"));
+            return Err(format!(
+                "steps {pair:?}: each must land the next frame, further back"
+            ));
         }
     }
     info!(

@@ -41,7 +41,9 @@ struct Frame(u32);
 fn app(root: &Path, apply: LoadApply) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(100)))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            100,
+        )))
         .init_resource::<ButtonInput<KeyCode>>()
         .add_plugins(
             KeepsakePlugin::new("keepsake-in-place-tests")
@@ -82,13 +84,16 @@ fn update_until(app: &mut App, what: &str, done: impl Fn(&Seen) -> bool) {
 
 fn save(app: &mut App) {
     let before = app.world().resource::<Seen>().saves;
-    app.world_mut().write_message(SaveRequest::slot(SlotId::Quick));
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Quick));
     update_until(app, "the save", |seen| seen.saves > before);
 }
 
 fn load(app: &mut App) -> LoadCompleted {
     let before = app.world().resource::<Seen>().loads.len();
-    app.world_mut().write_message(LoadRequest { slot: SlotId::Quick });
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Quick,
+    });
     update_until(app, "the load", |seen| seen.loads.len() > before);
     app.world().resource::<Seen>().loads.last().unwrap().clone()
 }
@@ -130,13 +135,23 @@ fn an_in_session_load_keeps_the_entities_and_observers_see_only_what_changed() {
 
     let loaded = load(&mut app);
     let now = healths(&mut app);
-    assert_eq!(now.iter().map(|(_, h)| *h).collect::<Vec<_>>(), [10, 20, 30]);
-    assert_eq!((now[0].0, now[1].0), (a, b), "the kept entities keep their ids");
+    assert_eq!(
+        now.iter().map(|(_, h)| *h).collect::<Vec<_>>(),
+        [10, 20, 30]
+    );
+    assert_eq!(
+        (now[0].0, now[1].0),
+        (a, b),
+        "the kept entities keep their ids"
+    );
     let respawned = now[2].0;
     assert_ne!(respawned, c);
     assert_eq!(loaded.entity_map.get(&c), Some(&respawned));
     assert_eq!(loaded.entity_map.len(), 1, "{:?}", loaded.entity_map);
-    assert!(app.world().get_entity(extra).is_err(), "an entity the save lacks is despawned");
+    assert!(
+        app.world().get_entity(extra).is_err(),
+        "an entity the save lacks is despawned"
+    );
     let world = app.world();
     assert!(world.get::<Sprite>(a).is_some() && world.get::<Sprite>(b).is_some());
     assert!(world.get::<Shield>(a).is_some() && world.get::<Shield>(b).is_none());
@@ -157,7 +172,11 @@ fn the_respawning_mode_spawns_every_saved_entity_again() {
     let added = app.world().resource::<Seen>().added_health;
     let loaded = load(&mut app);
     assert_eq!(loaded.entity_map.len(), 3);
-    assert!([a, b, c].iter().all(|e| app.world().get_entity(*e).is_err()));
+    assert!(
+        [a, b, c]
+            .iter()
+            .all(|e| app.world().get_entity(*e).is_err())
+    );
     assert_eq!(app.world().resource::<Seen>().added_health, added + 3);
 }
 
@@ -174,14 +193,22 @@ fn a_save_from_another_session_spawns_at_first_then_keeps_what_it_spawned() {
     // ones, and are replaced.
     let [a, ..] = units(&mut next);
     let loaded = load(&mut next);
-    assert_eq!(loaded.entity_map.len(), 3, "a save from elsewhere is spawned");
+    assert_eq!(
+        loaded.entity_map.len(),
+        3,
+        "a save from elsewhere is spawned"
+    );
     assert!(next.world().get_entity(a).is_err());
     let spawned = healths(&mut next);
     let world = next.world_mut();
     world.get_mut::<Health>(spawned[0].0).unwrap().0 = 1;
     next.update();
     let again = load(&mut next);
-    assert_eq!(healths(&mut next), spawned, "the second load keeps what the first spawned");
+    assert_eq!(
+        healths(&mut next),
+        spawned,
+        "the second load keeps what the first spawned"
+    );
     assert_eq!(again.entity_map.len(), 3);
 }
 
@@ -200,9 +227,19 @@ fn a_rewind_to_a_recent_point_lands_in_the_frame_it_is_asked_for() {
     app.world_mut().commands().rewind_to(RewindTo::Back(1));
     app.update();
     let seen = app.world().resource::<Seen>();
-    let (frame, rewound) = seen.rewinds.last().expect("the rewind landed in this frame");
+    let (frame, rewound) = seen
+        .rewinds
+        .last()
+        .expect("the rewind landed in this frame");
     assert_eq!(*frame, asked_in);
     assert!(rewound.entity_map.is_empty());
-    assert_eq!(healths(&mut app).iter().map(|(e, h)| (*e, *h)).take(2).collect::<Vec<_>>(), [(a, 10), (b, 20)]);
+    assert_eq!(
+        healths(&mut app)
+            .iter()
+            .map(|(e, h)| (*e, *h))
+            .take(2)
+            .collect::<Vec<_>>(),
+        [(a, 10), (b, 20)]
+    );
     assert!(app.world().get::<Shield>(a).is_some());
 }

@@ -54,7 +54,7 @@ enum Landing {
     /// Compared with a capture: in place.
     InPlace(Box<PreparedLoad>),
     /// By respawning ([`LoadApply::Respawn`]).
-    Respawn(DecodedSnapshot),
+    Respawn(Box<DecodedSnapshot>),
 }
 
 /// One frame of the ring: a finished rewind is applied, a rewind asked for starts, then a point
@@ -228,7 +228,7 @@ fn respawn_task(world: &World, kept: KeptSnapshot) -> Task<Prepared> {
             &types.read(),
             assets.as_ref(),
         )?;
-        Ok(Landing::Respawn(decoded))
+        Ok(Landing::Respawn(Box::new(decoded)))
     })
 }
 
@@ -275,7 +275,9 @@ fn finish_rewind(world: &mut World) -> bool {
 /// respawning. Returns the report and whether it respawned.
 fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool), SnapshotError> {
     match ready {
-        Landing::Respawn(decoded) => Ok((snapshot::apply(world, decoded, LoadMode::Replace), true)),
+        Landing::Respawn(decoded) => {
+            Ok((snapshot::apply(world, *decoded, LoadMode::Replace), true))
+        }
         Landing::InPlace(prepared) => {
             let live = capture(world)?;
             let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {

@@ -188,7 +188,7 @@ impl Session {
                 live.settle();
                 Ready::InPlace(Box::new(prepared), origin)
             }
-            None => Ready::Respawn(snapshot),
+            None => Ready::Respawn(Box::new(snapshot)),
         }
     }
 }
@@ -198,7 +198,7 @@ enum Ready {
     /// Compared with a capture: applied in place.
     InPlace(Box<PreparedLoad>, Origin),
     /// Applied by despawning and spawning again.
-    Respawn(DecodedSnapshot),
+    Respawn(Box<DecodedSnapshot>),
 }
 
 /// The outcome of a load that could not start.
@@ -240,7 +240,7 @@ impl Outcome for Loaded {
 /// Applies the save: in place against a capture taken now, or by respawning.
 fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, SnapshotError> {
     match ready {
-        Ready::Respawn(snapshot) => Ok(snapshot::apply(world, snapshot, LoadMode::Replace)),
+        Ready::Respawn(snapshot) => Ok(snapshot::apply(world, *snapshot, LoadMode::Replace)),
         Ready::InPlace(prepared, origin) => {
             let live = capture(world)?;
             let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {

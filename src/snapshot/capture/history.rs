@@ -32,12 +32,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
+/// Older rows laid over a newer chunk: the rows (ascending, relative to the chunk) and their
+/// values, in the same order.
+pub(super) type OlderRows = (Arc<[usize]>, Arc<Rows>);
+
 /// Layers a node's chain may have before [`Node::chain`] merges them into one.
 const MAX_CHAIN: usize = 8;
 
 /// The rows `layers` name (ascending), each with its value in the nearest layer that holds
 /// it, for a chunk of `rows` rows: without sorting, as chains can be long.
-pub(super) fn merge_layers(layers: &[(Arc<[usize]>, Arc<Rows>)], rows: usize) -> (Vec<usize>, Rows) {
+pub(super) fn merge_layers(
+    layers: &[(Arc<[usize]>, Arc<Rows>)],
+    rows: usize,
+) -> (Vec<usize>, Rows) {
     let mut from: Vec<Option<(usize, usize)>> = vec![None; rows];
     for (layer, (changed, _)) in layers.iter().enumerate() {
         for (k, &row) in changed.iter().enumerate() {
@@ -377,7 +384,7 @@ impl Node {
     /// the whole chunk the chain ends in. Puts no chunk together; a chain longer than
     /// [`MAX_CHAIN`] is merged into one layer over the node it ends in first, so that every
     /// capture after a point (saves, points, rewinds) does not make each later walk longer.
-    pub(super) fn chain(self: &Arc<Self>) -> (Vec<(Arc<[usize]>, Arc<Rows>)>, Arc<Chunk>) {
+    pub(super) fn chain(self: &Arc<Self>) -> (Vec<OlderRows>, Arc<Chunk>) {
         let mut layers = Vec::new();
         let mut node = Arc::clone(self);
         let end = loop {
@@ -396,7 +403,7 @@ impl Node {
         };
         if layers.len() > MAX_CHAIN {
             let (changed, values) = merge_layers(&layers, end.rows());
-            let (changed, values): (Arc<[usize]>, Arc<Rows>) = (changed.into(), Arc::new(values));
+            let (changed, values): OlderRows = (changed.into(), Arc::new(values));
             let merged = Body::Older {
                 newer: node,
                 changed: Arc::clone(&changed),

@@ -12,7 +12,7 @@
 //! of the types that changed: those rows are all that is copied here.
 
 use super::chunk::{Chunk, Rows};
-use super::history::{KeptSnapshot, Node, merge_layers};
+use super::history::{KeptSnapshot, Node, OlderRows, merge_layers};
 use super::pending::PendingSnapshot;
 use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
@@ -168,7 +168,7 @@ fn column_changes(
 
 /// The rows `layers` name (each with its value in the nearest layer that holds it) and their
 /// values in `end`; `None` when no row changed.
-fn row_pairs(layers: &[(Arc<[usize]>, Arc<Rows>)], end: &Chunk) -> Option<RowPairs> {
+fn row_pairs(layers: &[OlderRows], end: &Chunk) -> Option<RowPairs> {
     let (rows, kept) = match layers {
         [] => return None,
         // One layer (the common case, and every merged chain): its rows as they are.

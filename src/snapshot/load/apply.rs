@@ -5,18 +5,14 @@
 //! remapped, relationships kept only when their target was saved), insert the resources, warn
 //! about lost references.
 
-use super::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
+use super::decode::{DecodedColumn, DecodedSnapshot};
 use super::dynamic_bundle::DynamicBundle;
-use super::entity_mapping::{
-    DroppedReference, EntityFieldMappers, ResolvedKeys, SavedEntityMapper,
-};
+use super::entity_mapping::{ResolvedKeys, SavedEntityMapper};
 use super::in_place::{self, EntityRecord, SavedIds};
+use super::report::{ApplyReport, warn_mapping};
+use super::world_types::{Placement, WorldTypes};
 use crate::snapshot::capture::CaptureCache;
 use crate::snapshot::register::SaveFilter;
-use crate::snapshot::register::SaveableEntry;
-use bevy::ecs::component::ComponentId;
-use bevy::ecs::entity::EntityHashMap;
-use bevy::ecs::relationship::RelationshipAccessor;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 
@@ -38,39 +34,6 @@ pub enum LoadMode {
     /// for what hooks and observers see. Through [`apply`], this mode captures the whole world
     /// first to compare it (the plugin compares with its capture cache instead).
     InPlace,
-}
-
-/// What applying a snapshot did.
-#[derive(Clone, Debug, Default)]
-pub struct ApplyReport {
-    /// Saved entity id → the entity spawned for it.
-    pub entity_map: EntityHashMap<Entity>,
-    /// Entities despawned first ([`LoadMode::Replace`]).
-    pub despawned: usize,
-    /// References to entities that were neither saved nor keyed (see
-    /// [`SaveKey`](crate::snapshot::SaveKey)), now pointing at `Entity::PLACEHOLDER`.
-    pub unmapped_references: usize,
-    /// References to keyed unsaved entities that no single live entity answers to, by type,
-    /// field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out).
-    pub dropped_references: Vec<DroppedReference>,
-    /// Relationship components (such as `ChildOf`) left out because their target was not
-    /// saved: the entity is loaded without that relationship (a child becomes a root).
-    pub dropped_relationships: usize,
-    /// Stored types that were skipped.
-    pub skipped_types: Vec<SkippedType>,
-    /// Stored fields their types no longer have, dropped on load.
-    pub dropped_fields: Vec<DroppedField>,
-    /// Saved entities kept in place (an in-place apply): their ids did not change, and
-    /// [`entity_map`](Self::entity_map) leaves them out.
-    pub kept: usize,
-    /// Values written over a kept entity's different one.
-    pub written: usize,
-    /// Components inserted into kept entities that lacked them.
-    pub inserted: usize,
-    /// Components removed from kept entities whose saved ones lack them.
-    pub removed: usize,
-    /// Saved entities spawned.
-    pub spawned: usize,
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
@@ -147,13 +110,6 @@ fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Appl
         spawned: spawned.len(),
         ..ApplyReport::default()
     }
-}
-
-/// The warnings of a load about references it could not keep.
-pub(super) fn warn_mapping(relationships: usize, unmapped: usize, dropped: &[DroppedReference]) {
-    warn_dropped_relationships(relationships);
-    warn_unmapped_references(unmapped);
-    warn_dropped_references(dropped);
 }
 
 /// Despawns the entities `filter` matches (the ones a save would capture) and returns how many.
@@ -237,148 +193,5 @@ fn insert_resources(
     for (entry_index, mut value) in resources {
         types.field_mappers.map(entry_index, value.as_mut(), mapper);
         (types.entries[entry_index].insert_resource)(world, value);
-    }
-}
-
-fn warn_dropped_relationships(dropped: usize) {
-    if dropped > 0 {
-        warn!(
-            "keepsake: {dropped} relationship(s) (such as ChildOf) pointed at entities that were not saved and were left out"
-        );
-    }
-}
-
-/// One warning for the whole load, listing every dropped keyed reference.
-fn warn_dropped_references(dropped: &[DroppedReference]) {
-    if dropped.is_empty() {
-        return;
-    }
-    let list: Vec<String> = dropped.iter().map(ToString::to_string).collect();
-    warn!(
-        "keepsake: {} reference(s) into the level found no entity and now point at Entity::PLACEHOLDER: {}",
-        dropped.len(),
-        list.join("; ")
-    );
-}
-
-fn warn_unmapped_references(unmapped: usize) {
-    if unmapped > 0 {
-        warn!(
-            "keepsake: {unmapped} reference(s) to entities that were not saved now point at Entity::PLACEHOLDER"
-        );
-    }
-}
-
-/// What applying needs to know about each registered type in this world, by entry index.
-pub(super) struct WorldTypes<'a> {
-    pub(super) entries: &'a [SaveableEntry],
-    pub(super) field_mappers: EntityFieldMappers<'a>,
-    pub(super) component_ids: Vec<ComponentId>,
-    relationships: Vec<RelationshipKind>,
-}
-
-/// How one decoded component value is inserted.
-pub(super) enum Placement {
-    /// With the other components of its entity, in one archetype move.
-    Bundle,
-    /// On its own, through the type's typed insert (a value whose concrete type is not the
-    /// component's, which the untyped bundle cannot hold).
-    Typed,
-    /// Not at all: a relationship target (`Children`), which Bevy rebuilds from the sources.
-    RebuiltByBevy,
-    /// Not at all: a relationship (`ChildOf`) whose target was not saved.
-    DroppedRelationship,
-}
-
-impl<'a> WorldTypes<'a> {
-    /// Registers every entry's component in `world` (so ids exist) and reads its relationship
-    /// role.
-    pub(super) fn new(world: &mut World, entries: &'a [SaveableEntry]) -> Self {
-        let field_mappers = EntityFieldMappers::new(world, entries);
-        let component_ids: Vec<ComponentId> = entries
-            .iter()
-            .map(|entry| (entry.component_id)(world))
-            .collect();
-        // Bevy describes a relationship only once both of its sides are registered.
-        world.register_component::<Children>();
-        let relationships = component_ids
-            .iter()
-            .map(|&id| RelationshipKind::of(world, id))
-            .collect();
-        WorldTypes {
-            entries,
-            field_mappers,
-            component_ids,
-            relationships,
-        }
-    }
-
-    /// Whether entry `entry_index` is a relationship target (`Children`), which Bevy keeps
-    /// right from the sources and which is never inserted or removed directly.
-    pub(super) fn rebuilt_by_bevy(&self, entry_index: usize) -> bool {
-        matches!(self.relationships[entry_index], RelationshipKind::Target)
-    }
-
-    /// How a value of entry `entry_index`, already remapped, is inserted into `world`.
-    pub(super) fn placement(
-        &self,
-        entry_index: usize,
-        value: &dyn Reflect,
-        world: &World,
-    ) -> Placement {
-        if value.as_any().type_id() != self.entries[entry_index].ops.type_id {
-            return Placement::Typed;
-        }
-        match self.relationships[entry_index] {
-            RelationshipKind::Target => Placement::RebuiltByBevy,
-            RelationshipKind::Source { entity_offset } => {
-                // SAFETY: the value's concrete type is the component's type (checked above),
-                // and Bevy reports `entity_offset` as the offset of its `Entity` field.
-                let target = unsafe {
-                    (value as *const dyn Reflect)
-                        .cast::<u8>()
-                        .add(entity_offset)
-                        .cast::<Entity>()
-                        .read_unaligned()
-                };
-                if target == Entity::PLACEHOLDER || world.get_entity(target).is_err() {
-                    Placement::DroppedRelationship
-                } else {
-                    Placement::Bundle
-                }
-            }
-            RelationshipKind::None => Placement::Bundle,
-        }
-    }
-}
-
-/// Whether a component is one side of a relationship (`ChildOf` / `Children` and the like).
-#[derive(Clone, Copy)]
-enum RelationshipKind {
-    None,
-    /// Holds the target entity at this byte offset; inserting it updates the target.
-    Source {
-        entity_offset: usize,
-    },
-    /// The collection side, maintained by Bevy from the sources.
-    Target,
-}
-
-impl RelationshipKind {
-    fn of(world: &World, id: ComponentId) -> Self {
-        match world
-            .components()
-            .get_info(id)
-            .and_then(|info| info.relationship_accessor())
-        {
-            Some(RelationshipAccessor::Relationship {
-                entity_field_offset,
-                ..
-            }) => RelationshipKind::Source {
-                entity_offset: *entity_field_offset,
-            },
-            Some(RelationshipAccessor::RelationshipTarget { .. }) => RelationshipKind::Target,
-            None => RelationshipKind::None,
-        }
     }
 }

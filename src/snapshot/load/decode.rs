@@ -13,6 +13,9 @@ use bevy::asset::AssetServer;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
 
+/// A column's values, each with its entity index.
+pub(super) type DecodedRows = Vec<(u32, Box<dyn Reflect>)>;
+
 /// One stored component column, decoded: the registry entry it belongs to and its values by
 /// entity index, in ascending entity order.
 ///
@@ -22,7 +25,7 @@ use bevy::reflect::TypeRegistry;
 /// decode step that grew faster than the world.
 pub(super) struct DecodedColumn {
     pub(super) entry: usize,
-    pub(super) rows: Vec<(u32, Box<dyn Reflect>)>,
+    pub(super) rows: DecodedRows,
     /// Each row's stored bytes, in the same order: an in-place apply compares them with the
     /// live rows' before writing a value.
     pub(super) raw: Rows,
@@ -333,7 +336,7 @@ fn read_rows(
     header: &ColumnHeader<'_>,
     decoder: &ColumnDecoder<'_>,
     raw: &mut Rows,
-) -> Result<Vec<(u32, Box<dyn Reflect>)>, SnapshotError> {
+) -> Result<DecodedRows, SnapshotError> {
     let mut rows = Vec::with_capacity(header.rows);
     while let Some(row) = cursor.next_row()? {
         let value = decoder
@@ -347,10 +350,7 @@ fn read_rows(
 
 /// A column's rows and their bytes in ascending entity order. A capture writes a column table
 /// by table, so its rows come as a few ascending runs, and usually as one.
-fn sorted_by_entity(
-    rows: Vec<(u32, Box<dyn Reflect>)>,
-    raw: Rows,
-) -> (Vec<(u32, Box<dyn Reflect>)>, Rows) {
+fn sorted_by_entity(rows: DecodedRows, raw: Rows) -> (DecodedRows, Rows) {
     if rows.is_sorted_by_key(|&(entity_index, _)| entity_index) {
         return (rows, raw);
     }

@@ -13,8 +13,10 @@ mod dump;
 mod dynamic_bundle;
 mod entity_mapping;
 mod in_place;
+mod report;
+mod world_types;
 
-pub use apply::{ApplyReport, LoadMode, apply};
+pub use apply::{LoadMode, apply};
 pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;
 pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
@@ -24,3 +26,4 @@ pub use entity_mapping::{DroppedReference, KeyMiss};
 pub use in_place::{
     EntityRecord, PreparedLoad, SavedIds, apply_in_place, apply_prepared, prepare, restore,
 };
+pub use report::ApplyReport;

@@ -6,14 +6,16 @@
 use super::counterparts::{Counterparts, EntityRecord};
 use super::delta::{Delta, Op, SpawnValue, ValueRef};
 use super::order::{SavedChildren, out_of_order, parents_changed_between};
-use super::write::{self, Job, Source};
+use super::source::{SavedRow, Source};
+use super::write::{self, Job};
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::capture::{Chunk, DenseIndex, Hierarchy, PendingSnapshot, Rows};
-use crate::snapshot::load::apply::ApplyReport;
 use crate::snapshot::load::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
+use crate::snapshot::load::report::ApplyReport;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::assets::RefusedAssetPath;
 use bevy::prelude::*;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -205,9 +207,10 @@ impl DecodedTarget {
         }
         changed
     }
+}
 
-    /// Takes a value out (each is written once).
-    pub(super) fn take(&mut self, value: ValueRef) -> Option<Box<dyn Reflect>> {
+impl Source for DecodedTarget {
+    fn take(&mut self, value: ValueRef) -> Option<Box<dyn Reflect>> {
         match value {
             ValueRef::Decoded { column, row } => {
                 let column = self.columns.get_mut(column as usize)?;
@@ -218,16 +221,24 @@ impl DecodedTarget {
         }
     }
 
-    /// The stored bytes of every row of entry `entry`'s column, with its saved entity and
-    /// where its value is.
-    pub(super) fn rows_of(&self, entry: usize) -> Vec<(usize, &[u8], ValueRef)> {
+    fn rows(&self, entry: usize, _type_path: &str, _saved: &[Entity]) -> Vec<SavedRow> {
         let Some(at) = self.by_entry.get(entry).copied().flatten() else {
             return Vec::new();
         };
         let column = &self.columns[at];
-        (column.dense.iter().enumerate())
-            .map(|(row, &d)| (d as usize, column.raw.row(row), decoded(at, row)))
-            .collect()
+        let rows = column.dense.iter().enumerate();
+        rows.map(|(row, &d)| {
+            (
+                d as usize,
+                column.raw.row(row).to_vec(),
+                Some(decoded(at, row)),
+            )
+        })
+        .collect()
+    }
+
+    fn children(&self) -> Cow<'_, SavedChildren> {
+        Cow::Borrowed(&self.children)
     }
 }
 
@@ -385,7 +396,7 @@ pub fn apply_prepared(
         counterparts: &counterparts,
         delta,
         despawn,
-        source: Source::Decoded(&mut target),
+        source: &mut target,
     };
     let mut report = write::run(world, job, record);
     report.skipped_types = target.skipped;

@@ -4,15 +4,17 @@
 
 use super::counterparts::{Counterparts, EntityRecord};
 use super::delta::{Delta, Op, SpawnValue};
-use super::order::parents_changed_between;
-use super::write::{self, Job, Source};
+use super::order::{SavedChildren, parents_changed_between};
+use super::source::{SavedRow, Source};
+use super::write::{self, Job};
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::capture::{ColumnChanges, DenseIndex, KeptSnapshot, PendingSnapshot};
 use crate::snapshot::error::SnapshotError;
-use crate::snapshot::load::apply::ApplyReport;
+use crate::snapshot::load::report::ApplyReport;
 use crate::snapshot::register::SaveRegistry;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
+use std::borrow::Cow;
 
 /// Brings the world back to `kept` in place (see the in-place [module docs](super)).
 ///
@@ -49,9 +51,39 @@ pub fn restore(
         counterparts: &counterparts,
         delta,
         despawn,
-        source: Source::Kept(kept),
+        source: &mut KeptSource(kept),
     };
     Ok(write::run(world, job, record))
+}
+
+/// A kept snapshot as the apply reads it: values decoded from their bytes.
+struct KeptSource<'a>(&'a KeptSnapshot);
+
+impl Source for KeptSource<'_> {
+    fn take(&mut self, _value: super::delta::ValueRef) -> Option<Box<dyn Reflect>> {
+        None
+    }
+
+    fn rows(&self, _entry: usize, type_path: &str, saved: &[Entity]) -> Vec<SavedRow> {
+        let index = DenseIndex::new(saved);
+        let mut rows = Vec::new();
+        for chunk in self.0.column_chunks(type_path) {
+            let bytes = chunk.bytes();
+            for (row, &entity) in chunk.entities().iter().enumerate() {
+                if let Some(dense) = index.get(entity) {
+                    rows.push((dense as usize, bytes.value(row).to_vec(), None));
+                }
+            }
+        }
+        rows
+    }
+
+    fn children(&self) -> Cow<'_, SavedChildren> {
+        Cow::Owned(SavedChildren::of_hierarchy(
+            self.0.hierarchy(),
+            self.0.matched(),
+        ))
+    }
 }
 
 /// What differs between `kept` and `live`, column by column.

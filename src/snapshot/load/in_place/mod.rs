@@ -70,6 +70,7 @@
 //! | `decoded.rs` | [`prepare`], [`apply_prepared`], [`apply_in_place`]: the delta from a decoded snapshot |
 //! | `refs.rs` | rows that did not change but name an entity that moved |
 //! | `order.rs` | each parent's saved children back in the saved order |
+//! | `source.rs` | where the apply takes saved values and the children's order from |
 //! | `write.rs` | the delta applied to the world |
 
 mod counterparts;
@@ -78,6 +79,7 @@ mod delta;
 mod kept;
 mod order;
 mod refs;
+mod source;
 mod write;
 
 pub use counterparts::{EntityRecord, SavedIds};

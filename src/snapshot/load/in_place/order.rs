@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Each saved parent's saved children, in the saved order (by saved ids).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct SavedChildren(EntityHashMap<Vec<Entity>>);
 
 impl SavedChildren {

@@ -12,32 +12,25 @@
 //! along.
 
 use super::counterparts::{Counterparts, EntityRecord, SavedIds};
-use super::decoded::DecodedTarget;
 use super::delta::{Delta, ValueRef};
-use super::order::{SavedChildren, put_in_order};
+use super::order::put_in_order;
 use super::refs::Moved;
-use crate::snapshot::capture::{DenseIndex, KeptSnapshot};
-use crate::snapshot::load::apply::{ApplyReport, Placement, WorldTypes, warn_mapping};
+use super::source::Source;
+use crate::snapshot::capture::DenseIndex;
 use crate::snapshot::load::dynamic_bundle::DynamicBundle;
 use crate::snapshot::load::entity_mapping::{ResolvedKeys, SavedEntityMapper};
+use crate::snapshot::load::report::{ApplyReport, warn_mapping};
+use crate::snapshot::load::world_types::{Placement, WorldTypes};
 use crate::snapshot::register::{SaveRegistry, SaveableEntry};
 use crate::snapshot::value::ValueReader;
-use crate::snapshot::value::reflect_walk::may_hold;
 use crate::snapshot::value::assets::HandleLoader;
+use crate::snapshot::value::reflect_walk::may_hold;
 use bevy::asset::AssetServer;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 use bevy::reflect::{TypeInfo, TypeRegistry};
 use std::any::TypeId;
 use std::collections::HashMap;
-
-/// Where the saved values and the saved children's order come from.
-pub(super) enum Source<'a> {
-    /// A kept snapshot: values decoded from their bytes when written.
-    Kept(&'a KeptSnapshot),
-    /// A decoded snapshot: values taken as they are.
-    Decoded(&'a mut DecodedTarget),
-}
 
 /// Everything [`run`] applies.
 pub(super) struct Job<'a> {
@@ -49,7 +42,7 @@ pub(super) struct Job<'a> {
     pub(super) delta: Delta,
     /// Live saved entities no saved entity is.
     pub(super) despawn: Vec<Entity>,
-    pub(super) source: Source<'a>,
+    pub(super) source: &'a mut dyn Source,
 }
 
 /// One value ready to go into the world: the live entity, the registry entry and the value.
@@ -93,7 +86,7 @@ pub(super) fn run(world: &mut World, mut job: Job<'_>, record: &mut EntityRecord
     let mut mapper = SavedEntityMapper::with_map(entity_map.clone(), keys, alive);
     let values = materialize(
         world,
-        (&job.delta, &mut job.source),
+        (&job.delta, &mut *job.source),
         &types,
         &mut mapper,
         &spawned,
@@ -191,7 +184,7 @@ fn add_referencing_rows(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &Moved
     }
     for entry in holding {
         let type_path = types.entries[entry].ops.type_path;
-        for (dense, bytes, value) in saved_rows(&job.source, (entry, type_path), job.saved) {
+        for (dense, bytes, value) in job.source.rows(entry, type_path, job.saved) {
             let Some(entity) = job.counterparts.live(dense) else {
                 continue;
             };
@@ -209,38 +202,10 @@ fn add_referencing_rows(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &Moved
     }
 }
 
-/// Every saved row of entry `entry`'s type: the saved entity's dense index, the stored bytes
-/// and, for a decoded snapshot, where its value is (a kept snapshot's is decoded from the
-/// bytes).
-fn saved_rows(
-    source: &Source<'_>,
-    (entry, type_path): (usize, &str),
-    saved: &[Entity],
-) -> Vec<(usize, Vec<u8>, Option<ValueRef>)> {
-    match source {
-        Source::Decoded(target) => (target.rows_of(entry).into_iter())
-            .map(|(dense, bytes, value)| (dense, bytes.to_vec(), Some(value)))
-            .collect(),
-        Source::Kept(kept) => {
-            let index = DenseIndex::new(saved);
-            let mut rows = Vec::new();
-            for chunk in kept.column_chunks(type_path) {
-                let bytes = chunk.bytes();
-                for (row, &entity) in chunk.entities().iter().enumerate() {
-                    if let Some(dense) = index.get(entity) {
-                        rows.push((dense as usize, bytes.value(row).to_vec(), None));
-                    }
-                }
-            }
-            rows
-        }
-    }
-}
-
 /// Each value of the job, decoded or taken, and remapped.
 fn materialize(
     world: &World,
-    (delta, source): (&Delta, &mut Source<'_>),
+    (delta, source): (&Delta, &mut dyn Source),
     types: &WorldTypes<'_>,
     mapper: &mut SavedEntityMapper<'_>,
     spawned: &[(usize, Entity)],
@@ -255,10 +220,7 @@ fn materialize(
             ValueRef::Encoded { start, end } => {
                 decoders.decode(entry, &delta.arena[start as usize..end as usize])?
             }
-            other => match source {
-                Source::Decoded(target) => target.take(other)?,
-                Source::Kept(_) => return None,
-            },
+            other => source.take(other)?,
         };
         types.field_mappers.map(entry, value.as_mut(), mapper);
         Some(value)
@@ -271,7 +233,11 @@ fn materialize(
         values.collect()
     };
     let unordered = (types.entries.iter())
-        .map(|entry| may_hold(&type_registry, entry.ops.type_id, &|_, r| r.is_none_or(unordered)))
+        .map(|entry| {
+            may_hold(&type_registry, entry.ops.type_id, &|_, r| {
+                r.is_none_or(unordered)
+            })
+        })
         .collect();
     let mut values = Values {
         unordered,
@@ -298,7 +264,10 @@ fn materialize(
 
 /// Whether a registered type is a map or a set (an unregistered one might be).
 fn unordered(registration: &bevy::reflect::TypeRegistration) -> bool {
-    matches!(registration.type_info(), TypeInfo::Map(_) | TypeInfo::Set(_))
+    matches!(
+        registration.type_info(),
+        TypeInfo::Map(_) | TypeInfo::Set(_)
+    )
 }
 
 /// The value readers of the types a kept snapshot's rows are decoded as, built when first
@@ -530,14 +499,7 @@ fn put_children_in_order(
     }
     let mut seen = EntityHashSet::default();
     parents.retain(|parent| seen.insert(*parent));
-    let built;
-    let children = match &job.source {
-        Source::Kept(kept) => {
-            built = SavedChildren::of_hierarchy(kept.hierarchy(), kept.matched());
-            &built
-        }
-        Source::Decoded(target) => &target.children,
-    };
+    let children = job.source.children();
     let index = DenseIndex::new(job.saved);
     let spawned_dense: EntityHashMap<usize> = spawned.iter().map(|&(d, e)| (e, d)).collect();
     let spawned_live: HashMap<usize, Entity> = spawned.iter().copied().collect();
