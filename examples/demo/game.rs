@@ -23,13 +23,26 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_keepsake::plugin::Playtime;
 use bevy_keepsake::prelude::*;
 
-/// Whether R is held: time runs backwards, and the game's own systems stand still.
+/// Whether R is held (time runs backwards, and the game's own systems stand still), and
+/// whether a step asked for has not landed yet.
 #[derive(Resource, Default)]
-pub struct RewindHeld(pub bool);
+pub struct RewindHeld {
+    pub held: bool,
+    waiting: bool,
+}
 
 /// Run condition of the game's systems: not while time runs backwards.
 pub fn not_rewinding(held: Res<RewindHeld>) -> bool {
-    !held.0
+    !held.held
+}
+
+/// A step landed (or failed): the next may be asked for.
+fn step_landed(_: On<RewindCompleted>, mut held: ResMut<RewindHeld>) {
+    held.waiting = false;
+}
+
+fn step_failed(_: On<RewindFailed>, mut held: ResMut<RewindHeld>) {
+    held.waiting = false;
 }
 
 /// Half the arena's size; the player stays inside.
@@ -231,6 +244,8 @@ impl Plugin for ArenaPlugin {
             .init_resource::<LastSave>()
             .init_resource::<RewindHeld>()
             .add_observer(remember_save)
+            .add_observer(step_landed)
+            .add_observer(step_failed)
             .insert_resource(ClearColor(Color::srgb(0.07, 0.08, 0.11)))
             // Sprites for what is spawned without one (a load brings the saved sprite).
             .add_observer(dress_player)
@@ -394,15 +409,16 @@ fn dress_enemy(add: On<Add<Enemy>>, mut commands: Commands) {
 
 /// Holding R runs time backwards: the first frame back to the newest rewind point, each frame
 /// after to the point before the one just restored. Each step lands in the next frame (the
-/// plugin restores a recent point in the frame it is asked for).
+/// plugin restores a recent point in the frame it is asked for); one that takes longer (a
+/// point far back, put together on the task pool) is waited for before the next.
 fn rewind_key(
     keys: Res<ButtonInput<KeyCode>>,
     menu: Res<SaveMenu>,
     mut held: ResMut<RewindHeld>,
     mut commands: Commands,
 ) {
-    held.0 = !menu.is_open() && keys.pressed(KeyCode::KeyR);
-    if !held.0 {
+    held.held = !menu.is_open() && keys.pressed(KeyCode::KeyR);
+    if !held.held || held.waiting {
         return;
     }
     let back = if keys.just_pressed(KeyCode::KeyR) {
@@ -411,6 +427,7 @@ fn rewind_key(
         2
     };
     commands.rewind_to(RewindTo::Back(back));
+    held.waiting = true;
 }
 
 fn move_player(

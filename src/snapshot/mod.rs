@@ -124,6 +124,7 @@ pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, KeyMiss, LoadMode,
     PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
     decode_with_assets, decode_without_plans, dump, dump_with_assets, prepare, restore,
+    restore_within,
 };
 pub(crate) use register::ensure_registry;
 pub use register::{EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt};

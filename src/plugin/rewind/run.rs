@@ -63,6 +63,7 @@ enum Landing {
 pub(crate) fn run_rewind(world: &mut World) {
     let point_waited = finish_rewind(world);
     let (point_asked, rewinds) = read_requests(world);
+    let rewound = !rewinds.is_empty();
     for to in rewinds {
         start_rewind(world, to);
     }
@@ -71,6 +72,9 @@ pub(crate) fn run_rewind(world: &mut World) {
         let delta = world.resource::<Time>().delta();
         world.resource_mut::<RewindTimer>().tick(delta, every)
     };
+    // Not in a frame that rewound: in frames longer than the timer's period, a held rewind
+    // would otherwise keep a point of each world it brings back, and step back to it again.
+    let due = due && !rewound;
     match world.resource_mut::<Rewinding>().0.as_mut() {
         // A point due by the timer is skipped: the timer starts again when the rewind lands.
         Some(running) => running.point_waiting |= point_asked,
@@ -135,11 +139,13 @@ fn take_point(world: &mut World) {
     );
 }
 
-/// Rows a rewind may compare in the frame it is asked for: beyond them (a point far back,
-/// or much changed since) the point is put together, decoded and compared on the pool, and
-/// the rewind lands a few frames later. A row costs a comparison, and the few that differ a
-/// decode and a write: about a microsecond each on the benchmarks' worlds.
-const IN_FRAME_ROWS: usize = 4096;
+/// Rows a rewind may compare in the frame it is asked for (a comparison of a row's bytes costs
+/// tens of nanoseconds), and values it may write there (a decode and a write: about a
+/// microsecond each on the benchmarks' worlds). Beyond either (a point far back, or much
+/// changed since), the point is put together, decoded and compared on the pool, and the rewind
+/// lands a few frames later.
+const IN_FRAME_ROWS: usize = 65_536;
+const IN_FRAME_VALUES: usize = 4096;
 
 /// The rewind asked for: where to, which point, how old.
 #[derive(Clone, Copy)]
@@ -176,24 +182,29 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         Ok(live) => live,
         Err(error) => return fail(world, to, RewindError::Snapshot(error)),
     };
-    if kept.rows_changed_since(&live) <= IN_FRAME_ROWS {
-        return rewind_now(world, rewind, &kept, live);
-    }
-    let task = prepare_task(world, kept, live);
-    running(world, rewind, task)
-}
-
-/// Restores `kept` in place now, comparing it with `live`.
-fn rewind_now(world: &mut World, rewind: Rewind, kept: &KeptSnapshot, live: PendingSnapshot) {
+    let rows = kept.rows_changed_since(&live);
+    debug!(
+        "keepsake: rewind to point {}: {rows} rows to compare",
+        rewind.point.0
+    );
     let started = Instant::now();
-    let restored = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
-        snapshot::restore(world, kept, &live, &mut session.this_world)
+    let restored = (rows <= IN_FRAME_ROWS).then(|| {
+        world.resource_scope(|world, mut session: Mut<SessionEntities>| {
+            let record = &mut session.this_world;
+            snapshot::restore_within(world, &kept, &live, record, IN_FRAME_VALUES)
+        })
     });
-    // The capture's patches are put together off the main thread, as a point's are.
-    task_pool().spawn(async move { live.settle() }).detach();
-    match restored {
-        Ok(applied) => land(world, rewind, applied, (started.elapsed(), false)),
-        Err(error) => fail(world, rewind.to, RewindError::Snapshot(error)),
+    match restored.transpose() {
+        Ok(Some(Some(applied))) => {
+            // The capture's patches are put together off the main thread, as a point's are.
+            task_pool().spawn(async move { live.settle() }).detach();
+            land(world, rewind, applied, (started.elapsed(), false));
+        }
+        Ok(_) => {
+            let task = prepare_task(world, kept, live);
+            running(world, rewind, task);
+        }
+        Err(error) => fail(world, to, RewindError::Snapshot(error)),
     }
 }
 

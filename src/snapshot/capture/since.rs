@@ -76,10 +76,7 @@ impl KeptSnapshot {
                 match live.by_id.get(&end.id()) {
                     Some(&at) => {
                         reached[at] = true;
-                        rows += layers
-                            .iter()
-                            .map(|(changed, _)| changed.len())
-                            .sum::<usize>();
+                        rows += distinct_rows(&layers, end.rows());
                     }
                     None => rows += end.rows(),
                 }
@@ -109,6 +106,20 @@ impl KeptSnapshot {
             columns.push(column_changes(type_path, live.kind, &[], Some(live)));
         }
         KeptChanges { columns }
+    }
+}
+
+/// How many rows `layers` name, each counted once, in a chunk of `rows` rows.
+fn distinct_rows(layers: &[OlderRows], rows: usize) -> usize {
+    match layers {
+        [] => 0,
+        [(changed, _)] => changed.len(),
+        _ => {
+            let mut named = vec![false; rows];
+            let all = layers.iter().flat_map(|(changed, _)| changed.iter());
+            all.filter(|&&row| row < rows && !std::mem::replace(&mut named[row], true))
+                .count()
+        }
     }
 }
 

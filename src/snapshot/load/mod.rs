@@ -25,5 +25,6 @@ pub use dump::{dump, dump_with_assets};
 pub use entity_mapping::{DroppedReference, KeyMiss};
 pub use in_place::{
     EntityRecord, PreparedLoad, SavedIds, apply_in_place, apply_prepared, prepare, restore,
+    restore_within,
 };
 pub use report::ApplyReport;

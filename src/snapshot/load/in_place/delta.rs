@@ -91,4 +91,9 @@ impl Delta {
         self.parents.extend(other.parents);
         self.arena.extend(other.arena);
     }
+
+    /// How many values it writes, inserts, spawns or sets as a resource.
+    pub(super) fn values(&self) -> usize {
+        self.writes.len() + self.inserts.len() + self.spawns.len() + self.resources.len()
+    }
 }

@@ -35,6 +35,20 @@ pub fn restore(
     live: &PendingSnapshot,
     record: &mut EntityRecord,
 ) -> Result<ApplyReport, SnapshotError> {
+    let restored = restore_within(world, kept, live, record, usize::MAX)?;
+    Ok(restored.expect("no bound on the values written"))
+}
+
+/// [`restore`], unless more than `max_values` values would be written, inserted or spawned:
+/// then `None`, and the world is untouched (so a caller can restore a far point off the main
+/// thread instead, through [`prepare`](super::prepare)).
+pub fn restore_within(
+    world: &mut World,
+    kept: &KeptSnapshot,
+    live: &PendingSnapshot,
+    record: &mut EntityRecord,
+    max_values: usize,
+) -> Result<Option<ApplyReport>, SnapshotError> {
     let registry = world
         .get_resource::<SaveRegistry>()
         .ok_or(SnapshotError::NotSetUp("SaveRegistry"))?
@@ -42,6 +56,9 @@ pub fn restore(
     let saved = kept.matched();
     let counterparts = Counterparts::new(saved, live.matched(), record);
     let mut delta = kept_delta(kept, live, &registry, &counterparts);
+    if delta.values() > max_values {
+        return Ok(None);
+    }
     delta.parents = parents_changed_between(kept.hierarchy(), live.hierarchy());
     let despawn = counterparts.unclaimed(live.matched());
     let job = Job {
@@ -53,7 +70,7 @@ pub fn restore(
         despawn,
         source: &mut KeptSource(kept),
     };
-    Ok(write::run(world, job, record))
+    Ok(Some(write::run(world, job, record)))
 }
 
 /// A kept snapshot as the apply reads it: values decoded from their bytes.

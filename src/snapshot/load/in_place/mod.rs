@@ -84,4 +84,4 @@ mod write;
 
 pub use counterparts::{EntityRecord, SavedIds};
 pub use decoded::{PreparedLoad, apply_in_place, apply_prepared, prepare};
-pub use kept::restore;
+pub use kept::{restore, restore_within};
