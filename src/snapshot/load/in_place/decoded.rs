@@ -15,6 +15,7 @@ use crate::snapshot::load::report::ApplyReport;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::assets::RefusedAssetPath;
 use bevy::prelude::*;
+use bevy::tasks::AsyncComputeTaskPool;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -146,13 +147,11 @@ impl DecodedTarget {
                     continue;
                 };
                 seen[saved_row] = true;
-                if column.raw.row(saved_row) != bytes.value(row) {
+                let (saved, live) = (column.raw.row(saved_row), bytes.value(row));
+                if saved != live {
                     let value = decoded(at, saved_row);
-                    delta.writes.push(Op {
-                        entity,
-                        entry: entry as u32,
-                        value,
-                    });
+                    let op = Op::write(entity, entry as u32, value, (saved, live));
+                    delta.writes.push(op);
                 }
             }
         }
@@ -160,11 +159,7 @@ impl DecodedTarget {
             for (row, _) in seen.iter().enumerate().filter(|(_, seen)| !**seen) {
                 if let Some(entity) = counterparts.live(column.dense[row] as usize) {
                     let value = decoded(at, row);
-                    delta.inserts.push(Op {
-                        entity,
-                        entry: entry as u32,
-                        value,
-                    });
+                    delta.inserts.push(Op::insert(entity, entry as u32, value));
                 }
             }
         }
@@ -399,9 +394,20 @@ pub fn apply_prepared(
         source: &mut target,
     };
     let mut report = write::run(world, job, record);
-    report.skipped_types = target.skipped;
-    report.dropped_fields = target.dropped_fields;
+    report.skipped_types = std::mem::take(&mut target.skipped);
+    report.dropped_fields = std::mem::take(&mut target.dropped_fields);
+    drop_off_thread(target);
     report
+}
+
+/// Frees what an apply did not take off the main thread, on the async compute pool when the
+/// app has one: the values of every row it did not write, most of a load's (at 100k entities,
+/// tens of milliseconds of frees).
+fn drop_off_thread<T: Send + 'static>(leftover: T) {
+    match AsyncComputeTaskPool::try_get() {
+        Some(pool) => pool.spawn(async move { drop(leftover) }).detach(),
+        None => drop(leftover),
+    }
 }
 
 /// Applies `snapshot` in place, comparing it with `live` (a capture of the world taken now)

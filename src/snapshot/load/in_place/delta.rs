@@ -19,10 +19,56 @@ pub(super) enum ValueRef {
 /// One value for one entity.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Op {
-    /// The live entity (or, for a spawn, the saved entity's dense index as an entity row).
+    /// The live entity.
     pub(super) entity: Entity,
     pub(super) entry: u32,
     pub(super) value: ValueRef,
+    /// The saved and live bytes differ but hold the same bytes, counted: perhaps the same
+    /// map or set in another iteration order (a map decoded by an earlier apply iterates in an
+    /// order of its own), so the values are compared before the write.
+    pub(super) reordered: bool,
+}
+
+impl Op {
+    /// A write of `value` over `entity`'s `entry`, whose saved bytes are `saved` and live ones
+    /// `live`.
+    pub(super) fn write(
+        entity: Entity,
+        entry: u32,
+        value: ValueRef,
+        (saved, live): (&[u8], &[u8]),
+    ) -> Self {
+        Op {
+            entity,
+            entry,
+            value,
+            reordered: same_bytes_counted(saved, live),
+        }
+    }
+
+    /// An insert of `value` into `entity`, which lacks `entry`'s type.
+    pub(super) fn insert(entity: Entity, entry: u32, value: ValueRef) -> Self {
+        Op {
+            entity,
+            entry,
+            value,
+            reordered: false,
+        }
+    }
+}
+
+/// Whether `a` and `b` hold the same bytes, each as many times (a cheap test that two
+/// encodings may be the same map in another order: a changed value changes the counts).
+fn same_bytes_counted(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut counts = [0i32; 256];
+    for (&x, &y) in a.iter().zip(b) {
+        counts[x as usize] += 1;
+        counts[y as usize] -= 1;
+    }
+    counts.iter().all(|&count| count == 0)
 }
 
 /// A saved entity's value for an entity that is spawned.

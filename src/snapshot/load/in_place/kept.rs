@@ -134,15 +134,13 @@ fn kept_delta(
 fn paired_writes(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
     for pairs in &column.pairs {
         for (k, &row) in pairs.rows.iter().enumerate() {
-            let saved = pairs.kept.value(k);
-            if saved != pairs.live.value(k) {
+            let (saved, live) = (pairs.kept.value(k), pairs.live.value(k));
+            if saved != live {
                 let value = delta.encoded(saved);
                 let entity = pairs.entities[row];
-                delta.writes.push(Op {
-                    entity,
-                    entry,
-                    value,
-                });
+                delta
+                    .writes
+                    .push(Op::write(entity, entry, value, (saved, live)));
             }
         }
     }
@@ -175,13 +173,12 @@ fn unpaired(
             match kept_rows.remove(&saved[dense]) {
                 Some((at, kept_row)) => {
                     let old = column.kept_only[at].bytes().value(kept_row);
-                    if old != bytes.value(row) {
+                    let live = bytes.value(row);
+                    if old != live {
                         let value = delta.encoded(old);
-                        delta.writes.push(Op {
-                            entity,
-                            entry,
-                            value,
-                        });
+                        delta
+                            .writes
+                            .push(Op::write(entity, entry, value, (old, live)));
                     }
                 }
                 None => delta.removes.push((entity, entry)),
@@ -194,11 +191,7 @@ fn unpaired(
         };
         let value = delta.encoded(column.kept_only[at].bytes().value(row));
         match counterparts.live(dense as usize) {
-            Some(entity) => delta.inserts.push(Op {
-                entity,
-                entry,
-                value,
-            }),
+            Some(entity) => delta.inserts.push(Op::insert(entity, entry, value)),
             None => delta.spawns.push(SpawnValue {
                 dense,
                 entry,

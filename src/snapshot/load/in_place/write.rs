@@ -12,7 +12,7 @@
 //! along.
 
 use super::counterparts::{Counterparts, EntityRecord, SavedIds};
-use super::delta::{Delta, ValueRef};
+use super::delta::{Delta, Op, ValueRef};
 use super::order::put_in_order;
 use super::refs::Moved;
 use super::source::Source;
@@ -24,11 +24,10 @@ use crate::snapshot::load::world_types::{Placement, WorldTypes};
 use crate::snapshot::register::{SaveRegistry, SaveableEntry};
 use crate::snapshot::value::ValueReader;
 use crate::snapshot::value::assets::HandleLoader;
-use crate::snapshot::value::reflect_walk::may_hold;
 use bevy::asset::AssetServer;
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
-use bevy::reflect::{TypeInfo, TypeRegistry};
+use bevy::reflect::TypeRegistry;
 use std::any::TypeId;
 use std::collections::HashMap;
 
@@ -51,11 +50,9 @@ type Ready = (Entity, usize, Box<dyn Reflect>);
 /// Every value of a job, decoded and remapped.
 #[derive(Default)]
 struct Values {
-    /// Per registry entry: whether equal values of the type may be written as different bytes
-    /// (a map or a set: its bytes follow its iteration order, which a decoded value need not
-    /// share); such a value is compared by value before it is written.
-    unordered: Vec<bool>,
-    writes: Vec<Ready>,
+    /// The values to write, each with whether it is compared with the live one first (see
+    /// [`Op::reordered`](super::delta::Op)).
+    writes: Vec<(Ready, bool)>,
     inserts: Vec<Ready>,
     spawns: Vec<Ready>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
@@ -92,7 +89,7 @@ pub(super) fn run(world: &mut World, mut job: Job<'_>, record: &mut EntityRecord
         &spawned,
     );
     let (unmapped, dropped_references) = (mapper.unmapped, mapper.dropped);
-    let mut counts = apply_values(world, &types, values.writes, &values.unordered);
+    let mut counts = apply_values(world, &types, values.writes);
     counts.absorb(change_structure(world, &types, values.inserts, &job));
     counts.absorb(fill_spawned(world, &types, values.spawns));
     counts.dropped_relationships += detach_kept_children(world, &job, &spawned);
@@ -191,11 +188,9 @@ fn add_referencing_rows(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &Moved
             let key = (entity, entry as u32);
             if !written.contains_key(&key) && moved.mentioned_in(&bytes) {
                 let value = value.unwrap_or_else(|| job.delta.encoded(&bytes));
-                job.delta.writes.push(super::delta::Op {
-                    entity,
-                    entry: entry as u32,
-                    value,
-                });
+                job.delta
+                    .writes
+                    .push(Op::insert(entity, entry as u32, value));
                 written.insert(key, ());
             }
         }
@@ -225,24 +220,16 @@ fn materialize(
         types.field_mappers.map(entry, value.as_mut(), mapper);
         Some(value)
     };
-    let mut ready = |ops: &[super::delta::Op]| -> Vec<Ready> {
-        let values = ops.iter().filter_map(|op| {
-            let entry = op.entry as usize;
-            Some((op.entity, entry, value_of(entry, op.value)?))
-        });
-        values.collect()
+    let mut ready = |op: &Op| {
+        let entry = op.entry as usize;
+        Some(((op.entity, entry, value_of(entry, op.value)?), op.reordered))
     };
-    let unordered = (types.entries.iter())
-        .map(|entry| {
-            may_hold(&type_registry, entry.ops.type_id, &|_, r| {
-                r.is_none_or(unordered)
-            })
-        })
-        .collect();
+    let writes = delta.writes.iter().filter_map(&mut ready).collect();
+    let inserts = delta.inserts.iter().filter_map(&mut ready);
+    let inserts = inserts.map(|(ready, _)| ready).collect();
     let mut values = Values {
-        unordered,
-        writes: ready(&delta.writes),
-        inserts: ready(&delta.inserts),
+        writes,
+        inserts,
         ..Values::default()
     };
     let live_of: HashMap<usize, Entity> = spawned.iter().copied().collect();
@@ -260,14 +247,6 @@ fn materialize(
         }
     }
     values
-}
-
-/// Whether a registered type is a map or a set (an unregistered one might be).
-fn unordered(registration: &bevy::reflect::TypeRegistration) -> bool {
-    matches!(
-        registration.type_info(),
-        TypeInfo::Map(_) | TypeInfo::Set(_)
-    )
 }
 
 /// The value readers of the types a kept snapshot's rows are decoded as, built when first
@@ -325,16 +304,11 @@ impl Counts {
 
 /// Writes each value over the live one (see `SaveableEntry::write` for what observers see).
 /// A relationship whose target is gone is removed instead, as a respawn would leave it out.
-fn apply_values(
-    world: &mut World,
-    types: &WorldTypes<'_>,
-    writes: Vec<Ready>,
-    unordered: &[bool],
-) -> Counts {
+fn apply_values(world: &mut World, types: &WorldTypes<'_>, writes: Vec<(Ready, bool)>) -> Counts {
     let mut counts = Counts::default();
     let child_of = child_of_entry(types.entries);
-    for (entity, entry, value) in writes {
-        if unordered[entry] && same_value(world, entity, &types.entries[entry], value.as_ref()) {
+    for ((entity, entry, value), reordered) in writes {
+        if reordered && same_value(world, entity, &types.entries[entry], value.as_ref()) {
             continue;
         }
         let Ok(mut live) = world.get_entity_mut(entity) else {
