@@ -71,6 +71,13 @@ impl EntityRecord {
         self.spawned.is_empty()
     }
 
+    /// Records the entities a respawning apply spawned (its report's `entity_map`), so that
+    /// the next in-place apply of a snapshot with those saved ids keeps them.
+    pub(crate) fn note_spawned(&mut self, world: &World, spawned: &EntityHashMap<Entity>) {
+        let spawned = spawned.iter().map(|(saved, live)| (*saved, *live));
+        self.note(world, spawned);
+    }
+
     pub(super) fn revision(&self) -> u64 {
         self.revision
     }
