@@ -18,6 +18,21 @@
 //! same world after the same change: `PendingSnapshot::finish`, `format::encode` and the durable
 //! write (`SlotStore::save`), alone on the machine.
 //!
+//! Then what a player does besides saving (issue 42), in the same game:
+//!
+//! - *F9 in session*: a quicksave, 10 frames of motion (10 % of the entities changed), a
+//!   quickload (in place: the save is this session's), 10 times: each load's main-thread part
+//!   (`LoadCompleted::apply_time`), every frame from the request to the load (the request's
+//!   frame holds the capture the load starts with), and the main-thread capture of the first
+//!   save after each load;
+//! - *load at start*: an empty world (the shape's types registered, no entity) loads that
+//!   quicksave, 3 times: `apply_time` and the worst frame (a save from another session:
+//!   every entity spawned);
+//! - *rewind held*: a point every frame for 80 frames of play, then 60 rewind steps, one a
+//!   frame (`Back(1)` then `Back(2)`), motion paused while the key is held: each step's
+//!   `RewindCompleted::apply_time`, the frames, how many frames after its request each step
+//!   landed, and the points' main-thread capture.
+//!
 //! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1`: 120 frames instead of 600;
 //! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes;
 //! `KEEPSAKE_BENCH_SAVE_PRIORITY=normal` runs the save thread at normal priority).
@@ -33,7 +48,10 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::SaveMeta;
-use bevy_keepsake::plugin::KeepsakePlugin;
+use bevy_keepsake::plugin::{
+    KeepsakePlugin, RewindCompleted, RewindFailed, RewindPointTaken, RewindRequest, RewindSettings,
+    RewindTo,
+};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
 use bevy_keepsake::store::{SlotStore, StoreConfig};
@@ -90,6 +108,19 @@ fn calibrate() -> u64 {
     (BUSY_WORK.as_secs_f64() / per_round) as u64
 }
 
+/// What the plugin reported in the load and rewind scenarios, and the frame count.
+#[derive(Resource, Default)]
+struct Played {
+    frame: u64,
+    /// Each load's `apply_time`.
+    loads: Vec<Duration>,
+    /// Each rewind's frame and `apply_time`.
+    rewinds: Vec<(u64, Duration)>,
+    rewinds_failed: usize,
+    /// Each rewind point's `capture_time`.
+    points: Vec<Duration>,
+}
+
 /// Each save's main-thread capture time and when it completed.
 #[derive(Resource, Default)]
 struct Saves {
@@ -98,7 +129,21 @@ struct Saves {
 }
 
 fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
-    let mut app = shape.populated(count);
+    app_with(root, (shape, count), rounds, RewindSettings::default())
+}
+
+/// The game of [`app`] with `rewind` settings for the ring; `count` 0 is an empty world (the
+/// shape's types registered, no entity: a game at its title screen).
+fn app_with(
+    root: &std::path::Path,
+    (shape, count): (Shape, u32),
+    rounds: u64,
+    rewind: RewindSettings,
+) -> App {
+    let mut app = match count {
+        0 => shape.app(),
+        _ => shape.populated(count),
+    };
     app.add_plugins(MinimalPlugins.set(TaskPoolPlugin {
         task_pool_options: two_compute_threads(),
     }))
@@ -107,9 +152,23 @@ fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
         KeepsakePlugin::new("frame-time-bench")
             .save_root(root)
             .autosave_every(Duration::ZERO)
-            .save_priority(save_priority()),
+            .save_priority(save_priority())
+            .rewind(rewind),
     )
     .init_resource::<Saves>()
+    .init_resource::<Played>()
+    .add_systems(First, |mut played: ResMut<Played>| played.frame += 1)
+    .add_observer(|e: On<LoadCompleted>, mut played: ResMut<Played>| {
+        played.loads.push(e.apply_time)
+    })
+    .add_observer(|e: On<RewindCompleted>, mut played: ResMut<Played>| {
+        let frame = played.frame;
+        played.rewinds.push((frame, e.apply_time))
+    })
+    .add_observer(|_: On<RewindFailed>, mut played: ResMut<Played>| played.rewinds_failed += 1)
+    .add_observer(|e: On<RewindPointTaken>, mut played: ResMut<Played>| {
+        played.points.push(e.capture_time)
+    })
     .insert_resource(BusyA(rounds, 0))
     .insert_resource(BusyB(rounds, 1))
     .add_systems(Update, (busy_a, busy_b))
@@ -249,6 +308,220 @@ fn pool_work(app: &mut App, shape: Shape) -> (Vec<Duration>, Vec<Duration>) {
     (changed, full)
 }
 
+/// One frame paced to 60 FPS; returns its time.
+fn paced_frame(app: &mut App) -> Duration {
+    let start = Instant::now();
+    app.update();
+    let elapsed = start.elapsed();
+    std::thread::sleep(FRAME_BUDGET.saturating_sub(elapsed));
+    elapsed
+}
+
+/// Frames and their count over budget, sorted.
+struct Frames(Vec<Duration>);
+
+impl Frames {
+    fn over(&self) -> usize {
+        self.0.iter().filter(|&&time| time > FRAME_BUDGET).count()
+    }
+
+    fn sorted(mut self) -> Vec<Duration> {
+        self.0.sort();
+        self.0
+    }
+}
+
+/// Holding the rewind key (issue 42): a point every frame for 60 frames of play, then 60
+/// rewind steps, one a frame (`Back(1)`, then `Back(2)`), the game's motion paused while the
+/// key is held (time runs backwards, not on). Returns the step frames, each step's
+/// `apply_time`, how many frames after its request each step landed, and the points' capture.
+struct HoldRun {
+    frames: Frames,
+    applies: Vec<Duration>,
+    late: Vec<u64>,
+    failed: usize,
+    points: Vec<Duration>,
+}
+
+fn hold_rewind(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> HoldRun {
+    let every_frame = RewindSettings {
+        points: 60,
+        every: FRAME_BUDGET,
+        memory_budget: 1 << 31,
+    };
+    let mut app = app_with(root, (shape, count), rounds, every_frame);
+    for _ in 0..80 {
+        paced_frame(&mut app);
+    }
+    let points = std::mem::take(&mut app.world_mut().resource_mut::<Played>().points);
+    app.world_mut().resource_mut::<RewindSettings>().every = Duration::ZERO;
+    let movers = std::mem::take(&mut app.world_mut().resource_mut::<Movers>().0);
+    let (mut frames, mut asked) = (Vec::new(), Vec::new());
+    for step in 0..60 {
+        let to = RewindTo::Back(if step == 0 { 1 } else { 2 });
+        app.world_mut().write_message(RewindRequest { to });
+        asked.push(app.world().resource::<Played>().frame + 1);
+        frames.push(paced_frame(&mut app));
+    }
+    settle(&mut app);
+    for _ in 0..10 {
+        paced_frame(&mut app);
+    }
+    app.world_mut().resource_mut::<Movers>().0 = movers;
+    let played = app.world().resource::<Played>();
+    let late = (played.rewinds.iter().zip(&asked)).map(|((landed, _), asked)| landed - asked);
+    let mut applies: Vec<Duration> = played.rewinds.iter().map(|(_, apply)| *apply).collect();
+    applies.sort();
+    HoldRun {
+        late: late.collect(),
+        failed: played.rewinds_failed,
+        frames: Frames(frames),
+        applies,
+        points,
+    }
+}
+
+/// F9 in the session (issue 42): a quicksave, 10 frames of motion (10 % of the entities
+/// changed), a quickload; `loads` times. Returns every frame from each load's request to its
+/// completion, each load's `apply_time`, and the main-thread capture of the first save after
+/// each load.
+struct LoadRun {
+    frames: Frames,
+    worst: Vec<Duration>,
+    applies: Vec<Duration>,
+    first_saves: Vec<Duration>,
+}
+
+fn quickloads(app: &mut App, loads: usize) -> LoadRun {
+    let mut run = LoadRun {
+        frames: Frames(Vec::new()),
+        worst: Vec::new(),
+        applies: Vec::new(),
+        first_saves: Vec::new(),
+    };
+    for _ in 0..loads {
+        app.world_mut()
+            .write_message(SaveRequest::slot(SlotId::Quick));
+        paced_frame(app);
+        settle(app);
+        for _ in 0..SAVE_EVERY_FRAMES {
+            paced_frame(app);
+        }
+        let before = app.world().resource::<Played>().loads.len();
+        app.world_mut().write_message(LoadRequest {
+            slot: SlotId::Quick,
+        });
+        let mut frames = Vec::new();
+        while app.world().resource::<Played>().loads.len() == before && frames.len() < 3600 {
+            frames.push(paced_frame(app));
+        }
+        run.worst
+            .push(frames.iter().copied().max().unwrap_or_default());
+        run.frames.0.extend(frames);
+        run.applies
+            .extend(app.world().resource::<Played>().loads.last().copied());
+        app.world_mut().write_message(SaveRequest::autosave());
+        paced_frame(app);
+        settle(app);
+        run.first_saves
+            .extend(app.world().resource::<Saves>().captures.last().copied());
+    }
+    run.worst.sort();
+    run.applies.sort();
+    run.first_saves.sort();
+    run
+}
+
+/// A load at start (issue 42): an empty world (the shape's types registered, no entity)
+/// loads the quicksave `quickloads` left, `loads` times (a new game each time). Returns each
+/// load's `apply_time` and its worst frame.
+fn loads_at_start(
+    root: &std::path::Path,
+    shape: Shape,
+    rounds: u64,
+    loads: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut applies, mut worst) = (Vec::new(), Vec::new());
+    for _ in 0..loads {
+        let mut app = app_with(root, (shape, 0), rounds, RewindSettings::default());
+        for _ in 0..5 {
+            paced_frame(&mut app);
+        }
+        app.world_mut().write_message(LoadRequest {
+            slot: SlotId::Quick,
+        });
+        let mut frames = Vec::new();
+        while app.world().resource::<Played>().loads.is_empty() && frames.len() < 3600 {
+            frames.push(paced_frame(&mut app));
+        }
+        worst.push(frames.iter().copied().max().unwrap_or_default());
+        applies.extend(app.world().resource::<Played>().loads.last().copied());
+    }
+    applies.sort();
+    worst.sort();
+    (applies, worst)
+}
+
+/// Prints the issue-42 scenarios of one shape and size.
+fn report_play(
+    root: &std::path::Path,
+    with_app: &mut App,
+    (shape, count): (Shape, u32),
+    rounds: u64,
+) {
+    let p = percentile;
+    let loads = quickloads(with_app, if env::quick_run() { 3 } else { 10 });
+    let (over, worst, frames) = (
+        loads.frames.over(),
+        loads.worst.clone(),
+        loads.frames.sorted(),
+    );
+    println!(
+        "  F9 in session ({} loads, each after a quicksave and {SAVE_EVERY_FRAMES} frames of \
+         motion): apply p50 {:.3} ms, p99 {:.3} ms on the main thread; frames p50 {:.3} ms, p99 \
+         {:.3} ms, worst per load p50 {:.3} ms, p99 {:.3} ms, {over} frames over 16.7 ms; first \
+         save after it: capture p50 {:.3} ms, p99 {:.3} ms",
+        loads.applies.len(),
+        ms(p(&loads.applies, 0.5)),
+        ms(p(&loads.applies, 0.99)),
+        ms(p(&frames, 0.5)),
+        ms(p(&frames, 0.99)),
+        ms(p(&worst, 0.5)),
+        ms(p(&worst, 0.99)),
+        ms(p(&loads.first_saves, 0.5)),
+        ms(p(&loads.first_saves, 0.99)),
+    );
+    let (applies, worst) = loads_at_start(root, shape, rounds, 3);
+    println!(
+        "  load at start ({} loads into an empty world): apply p50 {:.3} ms, p99 {:.3} ms on the \
+         main thread; worst frame p50 {:.3} ms, p99 {:.3} ms",
+        applies.len(),
+        ms(p(&applies, 0.5)),
+        ms(p(&applies, 0.99)),
+        ms(p(&worst, 0.5)),
+        ms(p(&worst, 0.99)),
+    );
+    let hold = hold_rewind(root, shape, count, rounds);
+    let late_max = hold.late.iter().copied().max().unwrap_or_default();
+    let in_frame = hold.late.iter().filter(|&&late| late == 0).count();
+    let (over, frames, mut points) = (hold.frames.over(), hold.frames.sorted(), hold.points);
+    points.sort();
+    println!(
+        "  rewind held ({} steps, a point a frame before, motion paused): step apply p50 {:.3} \
+         ms, p99 {:.3} ms on the main thread; frames p50 {:.3} ms, p99 {:.3} ms, {over} frames \
+         over 16.7 ms; {in_frame} landed in the frame asked, the latest {late_max} frames late, \
+         {} refused; points' capture p50 {:.3} ms, p99 {:.3} ms",
+        hold.applies.len(),
+        ms(p(&hold.applies, 0.5)),
+        ms(p(&hold.applies, 0.99)),
+        ms(p(&frames, 0.5)),
+        ms(p(&frames, 0.99)),
+        hold.failed,
+        ms(p(&points, 0.5)),
+        ms(p(&points, 0.99)),
+    );
+}
+
 fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
@@ -259,6 +532,9 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
     let mut with_app = app(dir.path(), shape, count, rounds);
     let with = run(&mut with_app, frames, true);
     let (pool, pool_full) = pool_work(&mut with_app, shape);
+    let play_dir = tempfile::tempdir().unwrap();
+    let mut play_app = app(play_dir.path(), shape, count, rounds);
+    run(&mut play_app, 20, false);
     let p = percentile;
     println!(
         "frame_time/{}, {count} entities, {frames} frames at 60 FPS, autosave every \
@@ -296,6 +572,7 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
         ms(p(&pool_full, 0.5)),
         ms(p(&pool_full, 0.99))
     );
+    report_play(play_dir.path(), &mut play_app, (shape, count), rounds);
 }
 
 /// Entity counts (see `common/env.rs`): 10k and 100k, in a quick run too.

@@ -6,10 +6,17 @@
 //!   since the last one: the incremental capture (`CaptureCache::capture`) and keeping it
 //!   (`SnapshotHistory::record`), as the plugin does; the patches it made are put together
 //!   untimed afterwards, as the plugin does on the pool;
-//! - `rewind_pool`: the pool's part of a rewind to the oldest of 60 points: putting the point
-//!   back together (`KeptSnapshot::pending` + `finish`) and decoding it;
-//! - `rewind_main`: the main thread's part: applying the decoded point to the world
-//!   (`snapshot::apply`, as a load).
+//! - `step_newest_1pct`: one rewind step in place to the newest point after 1 % of the
+//!   entities changed since it (an undo: a point is taken, 1 % changes, the world goes back),
+//!   the main thread's part as the plugin makes it: a capture through the cache (recorded by
+//!   the history) and `snapshot::restore` (issue 42's target: ≤ 1 ms p99 at 10k);
+//! - `far_pool`: the pool's part of a rewind to the oldest of 60 points, too far back for the
+//!   frame: the point put back together (`KeptSnapshot::pending` + `finish`), decoded and
+//!   compared with a capture (`snapshot::prepare`);
+//! - `respawn_main`: for comparison, the main thread's part of that rewind by respawning
+//!   (`snapshot::apply` with `LoadMode::Replace`, every rewind before issue 42);
+//! - `hold_step` (printed only): holding the rewind key, from the newest point back to the
+//!   oldest one point per step, each step's main-thread part.
 //!
 //! Each prints p50 / p99 over every timed iteration. Before timing, 60 points of the world
 //! changing 1 % between two of them are kept, and two memory figures printed against one full
@@ -33,7 +40,8 @@ mod shapes;
 
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{
-    self, CaptureCache, KeptSnapshot, LoadMode, SaveRegistry, SnapshotHistory,
+    self, CaptureCache, EntityRecord, KeptSnapshot, LoadMode, SaveRegistry, SavedIds,
+    SnapshotHistory,
 };
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
@@ -140,7 +148,67 @@ fn bench_point(
     report(&mut samples, shape, count, "point_1pct");
 }
 
-fn bench_rewind(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32, ring: &Ring) {
+/// The main thread's part of one rewind step in place, as the plugin makes it: a capture
+/// through the cache (recorded by the history), then [`snapshot::restore`].
+fn step(ring: &mut Ring, to: &KeptSnapshot, record: &mut EntityRecord) -> Duration {
+    let world = ring.app.world_mut();
+    let start = Instant::now();
+    let live = ring.cache.capture(world).unwrap();
+    drop(ring.history.record(&live));
+    black_box(
+        snapshot::restore(world, to, &live, record)
+            .unwrap()
+            .unwrap(),
+    );
+    let elapsed = start.elapsed();
+    // The plugin puts the capture's patches together on the pool.
+    live.settle();
+    elapsed
+}
+
+/// One rewind step to the newest point after 1 % of the entities changed since it, as an undo
+/// is: a point, 1 % of the entities changed (another 1 % each time), back to the point.
+fn bench_step(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32, ring: &mut Ring) {
+    let mut record = EntityRecord::new(SavedIds::ThisWorld);
+    let (mut samples, mut round) = (Vec::new(), 2 * POINTS);
+    group.bench_function(BenchmarkId::new("step_newest_1pct", count), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                round += 1;
+                let world = ring.app.world_mut();
+                world.increment_change_tick();
+                let pending = ring.cache.capture(world).unwrap();
+                let newest = ring.history.record(&pending);
+                pending.settle();
+                shapes::change(world, shape, &ring.entities, 0.01, round);
+                let elapsed = step(ring, &newest, &mut record);
+                samples.push(elapsed);
+                total += elapsed;
+            }
+            total
+        })
+    });
+    report(&mut samples, shape, count, "step_newest_1pct");
+}
+
+/// Holding the rewind key: from the newest point back to the oldest, one point per step (the
+/// points are 1 % apart), as the plugin does with `Back(1)` then `Back(2)` each frame. Once,
+/// outside criterion (the steps use the ring up).
+fn bench_hold(shape: Shape, count: u32, ring: &mut Ring) {
+    let mut record = EntityRecord::new(SavedIds::ThisWorld);
+    let points: Vec<KeptSnapshot> = ring.points.iter().rev().cloned().collect();
+    let mut samples: Vec<Duration> = points
+        .iter()
+        .map(|point| step(ring, point, &mut record))
+        .collect();
+    report(&mut samples, shape, count, "hold_step");
+}
+
+/// The pool's part of a rewind too far back to be made in the frame: the oldest point put back
+/// together, decoded and compared with a capture of the world; and, for comparison, the main
+/// thread's part of the same rewind by respawning (`LoadMode::Replace`, before issue 42).
+fn bench_far(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32, ring: &mut Ring) {
     let oldest = ring.points[0].clone();
     let registry = ring.app.world().resource::<SaveRegistry>().clone();
     let types = ring.app.world().resource::<AppTypeRegistry>().clone();
@@ -154,13 +222,17 @@ fn bench_rewind(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u
         )
         .unwrap()
     };
+    let live = ring.cache.capture(ring.app.world()).unwrap();
+    drop(ring.history.record(&live));
+    live.settle();
+    let record = EntityRecord::new(SavedIds::ThisWorld);
     let mut samples = Vec::new();
-    group.bench_function(BenchmarkId::new("rewind_pool", count), |b| {
+    group.bench_function(BenchmarkId::new("far_pool", count), |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let start = Instant::now();
-                black_box(decode());
+                black_box(snapshot::prepare(decode(), &live, &record));
                 let elapsed = start.elapsed();
                 samples.push(elapsed);
                 total += elapsed;
@@ -168,11 +240,11 @@ fn bench_rewind(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u
             total
         })
     });
-    report(&mut samples, shape, count, "rewind_pool");
+    report(&mut samples, shape, count, "far_pool");
 
     let mut app = shape.populated(count);
     let mut samples = Vec::new();
-    group.bench_function(BenchmarkId::new("rewind_main", count), |b| {
+    group.bench_function(BenchmarkId::new("respawn_main", count), |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
@@ -186,7 +258,7 @@ fn bench_rewind(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u
             total
         })
     });
-    report(&mut samples, shape, count, "rewind_main");
+    report(&mut samples, shape, count, "respawn_main");
 }
 
 fn main() {
@@ -200,7 +272,10 @@ fn main() {
         for count in counts() {
             let mut ring = Ring::new(shape, count);
             bench_point(&mut group, shape, count, &mut ring);
-            bench_rewind(&mut group, shape, count, &ring);
+            // While the points are the newest 60 captures (the steps below add more).
+            bench_hold(shape, count, &mut ring);
+            bench_step(&mut group, shape, count, &mut ring);
+            bench_far(&mut group, shape, count, &mut ring);
         }
         group.finish();
     }

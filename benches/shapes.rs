@@ -6,6 +6,9 @@
 //!   `DynamicWorld` extraction + postcard;
 //! - `decode_apply`: our decode + apply into a fresh app, against `dw_postcard_load`: postcard
 //!   `WorldDeserializer` + `write_to_world`;
+//! - `apply_at_start`: the main thread's part of a load at start (issue 42), our apply alone
+//!   (decoded untimed) into a fresh app, against `dw_apply`: `write_to_world` alone
+//!   (deserialized untimed); both also print p50 / p99;
 //! - `main_10pct` / `main_1pct`: the main thread's part of a save (`CaptureCache::capture`) after
 //!   10 % / 1 % of the entities changed since the last capture (spread over the whole world);
 //! - `copy_10pct`: what the main thread would pay to copy the values changed after 10 % changed
@@ -119,6 +122,85 @@ fn dynamic_world_load(app: &mut App, bytes: &[u8]) {
         .unwrap();
 }
 
+/// Bevy's load path without its deserializer: the `DynamicWorld` postcard gave, written into a
+/// world (`write_to_world`, timed alone).
+fn dynamic_world_of(app: &App, bytes: &[u8]) -> bevy::world_serialization::DynamicWorld {
+    let world = app.world();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let mut deserializer = postcard::Deserializer::from_bytes(bytes);
+    let server = world.get_resource::<AssetServer>().cloned();
+    let (mut server, mut no_assets) = (server.as_ref(), NoAssets);
+    let load_from_path: &mut dyn LoadFromPath = match server.as_mut() {
+        Some(server) => server,
+        None => &mut no_assets,
+    };
+    WorldDeserializer {
+        type_registry: &types.read(),
+        load_from_path,
+    }
+    .deserialize(&mut deserializer)
+    .unwrap()
+}
+
+/// The main thread's part of a load at start (issue 42): our decoded snapshot applied to a
+/// world with no saved entity (`snapshot::apply`, every entity spawned), against `DynamicWorld`'s
+/// `write_to_world` of the same world; decoding and deserializing are not timed.
+fn bench_apply_only(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    (shape, count): (Shape, u32),
+    ours: &snapshot::Snapshot,
+    dw_postcard: &[u8],
+) {
+    let (mut samples, mut dw_samples) = (Vec::new(), Vec::new());
+    group.bench_function(BenchmarkId::new("apply_at_start", count), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut app = shape.app();
+                let world = app.world_mut();
+                let registry = world.resource::<SaveRegistry>().clone();
+                let types = world.resource::<AppTypeRegistry>().clone();
+                let decoded =
+                    snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read())
+                        .unwrap();
+                let start = Instant::now();
+                black_box(snapshot::apply(world, decoded, LoadMode::Replace));
+                let elapsed = start.elapsed();
+                samples.push(elapsed);
+                total += elapsed;
+            }
+            total
+        })
+    });
+    group.bench_function(BenchmarkId::new("dw_apply", count), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut app = shape.app();
+                let dw = dynamic_world_of(&app, dw_postcard);
+                let start = Instant::now();
+                dw.write_to_world(app.world_mut(), &mut EntityHashMap::default())
+                    .unwrap();
+                let elapsed = start.elapsed();
+                dw_samples.push(elapsed);
+                total += elapsed;
+            }
+            total
+        })
+    });
+    for (name, samples) in [
+        ("apply_at_start", &mut samples),
+        ("dw_apply", &mut dw_samples),
+    ] {
+        if let Some(percentiles) = shapes::percentiles(samples) {
+            println!(
+                "shapes part, {}, {count} entities, {name}: {percentiles}",
+                shape.name()
+            );
+        }
+    }
+}
+
 /// How many saved entities and `ChildOf` links a world holds.
 fn census(world: &mut World) -> (usize, usize) {
     let saved = world
@@ -184,6 +266,7 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
             BatchSize::PerIteration,
         )
     });
+    bench_apply_only(group, (shape, count), &ours, &dw_postcard);
 }
 
 /// The pool's part of a save: the blob joined and hashed, then the file encoded (metadata,

@@ -62,7 +62,7 @@ fn rebuild_tiles(
     tiles: Query<Entity, With<Tile>>,
     mut commands: Commands,
 ) {
-    println!("{:?} restored in {:?}", restored.from, restored.load_time);
+    println!("{:?} restored in {:?}", restored.from, restored.apply_time);
     spawn_tiles(&board, &tiles, &mut commands);
 }
 

@@ -62,7 +62,7 @@ impl Plugin for CrowdPlugin {
             next: 0,
         })
         .add_systems(Startup, spawn_crowd)
-        .add_systems(Update, wander);
+        .add_systems(Update, wander.run_if(super::game::not_rewinding));
     }
 }
 

@@ -12,8 +12,10 @@
 //! Coins live under the arena's root, which has a `SaveKey`: a save writes their `ChildOf` by
 //! that key, and a load puts them back under the live root (F5 / F9, or a new session).
 //!
-//! The plugin keeps a rewind point every half second (the last 30 seconds, in memory); R goes
-//! back five seconds, through the same decode and apply as a load.
+//! The plugin keeps a rewind point every tenth of a second (the last 15 seconds, in memory).
+//! Holding R runs time backwards: a point a frame, each restored in place in the frame after
+//! it is asked for (only what changed since the point is written), while the game stands
+//! still.
 
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
@@ -21,8 +23,27 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use bevy_keepsake::plugin::Playtime;
 use bevy_keepsake::prelude::*;
 
-/// How far R rewinds.
-pub const REWIND_BY: std::time::Duration = std::time::Duration::from_secs(5);
+/// Whether R is held (time runs backwards, and the game's own systems stand still), and
+/// whether a step asked for has not landed yet.
+#[derive(Resource, Default)]
+pub struct RewindHeld {
+    pub held: bool,
+    waiting: bool,
+}
+
+/// Run condition of the game's systems: not while time runs backwards.
+pub fn not_rewinding(held: Res<RewindHeld>) -> bool {
+    !held.held
+}
+
+/// A step landed (or failed): the next may be asked for.
+fn step_landed(_: On<RewindCompleted>, mut held: ResMut<RewindHeld>) {
+    held.waiting = false;
+}
+
+fn step_failed(_: On<RewindFailed>, mut held: ResMut<RewindHeld>) {
+    held.waiting = false;
+}
 
 /// Half the arena's size; the player stays inside.
 pub const ARENA: Vec2 = Vec2::new(600.0, 320.0);
@@ -222,7 +243,10 @@ impl Plugin for ArenaPlugin {
             .init_resource::<Level>()
             .init_resource::<ArenaRng>()
             .init_resource::<LastSave>()
+            .init_resource::<RewindHeld>()
             .add_observer(remember_save)
+            .add_observer(step_landed)
+            .add_observer(step_failed)
             .insert_resource(ClearColor(Color::srgb(0.07, 0.08, 0.11)))
             // Sprites for what is spawned without one (a load brings the saved sprite).
             .add_observer(dress_player)
@@ -233,14 +257,12 @@ impl Plugin for ArenaPlugin {
             .add_systems(
                 Update,
                 (
-                    move_player,
-                    chase,
-                    collect_coins,
-                    enemy_hits,
-                    next_level,
+                    rewind_key,
+                    (move_player, chase, collect_coins, enemy_hits, next_level)
+                        .chain()
+                        .run_if(not_rewinding),
                     light_lanterns,
                     show_titles,
-                    rewind_key,
                 )
                     .chain()
                     .in_set(ArenaSystems),
@@ -386,11 +408,27 @@ fn dress_enemy(add: On<Add<Enemy>>, mut commands: Commands) {
     commands.entity(add.entity).insert_if_new(sprite);
 }
 
-/// R rewinds five seconds (to the newest rewind point at least that old).
-fn rewind_key(keys: Res<ButtonInput<KeyCode>>, menu: Res<SaveMenu>, mut commands: Commands) {
-    if !menu.is_open() && keys.just_pressed(KeyCode::KeyR) {
-        commands.rewind_to(RewindTo::Ago(REWIND_BY));
+/// Holding R runs time backwards: the first frame back to the newest rewind point, each frame
+/// after to the point before the one just restored. Each step lands in the next frame (the
+/// plugin restores a recent point in the frame it is asked for); one that takes longer (a
+/// point far back, put together on the task pool) is waited for before the next.
+fn rewind_key(
+    keys: Res<ButtonInput<KeyCode>>,
+    menu: Res<SaveMenu>,
+    mut held: ResMut<RewindHeld>,
+    mut commands: Commands,
+) {
+    held.held = !menu.is_open() && keys.pressed(KeyCode::KeyR);
+    if !held.held || held.waiting {
+        return;
     }
+    let back = if keys.just_pressed(KeyCode::KeyR) {
+        1
+    } else {
+        2
+    };
+    commands.rewind_to(RewindTo::Back(back));
+    held.waiting = true;
 }
 
 fn move_player(
@@ -590,8 +628,7 @@ fn hud(
         .interactable(false)
         .show(ctx, |ui| {
             let help = egui::RichText::new(format!(
-                "WASD / arrows move    F5 quicksave    F9 quickload    R rewind {} s    Esc save menu    {autosave}",
-                REWIND_BY.as_secs()
+                "WASD / arrows move    F5 quicksave    F9 quickload    hold R rewind    Esc save menu    {autosave}"
             ))
             .size(14.0)
             .color(egui::Color32::from_gray(190));

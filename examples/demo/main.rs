@@ -80,10 +80,11 @@ fn main() -> AppExit {
 
     let mut keepsake = KeepsakePlugin::new("keepsake-arena")
         .autosave_every(Duration::from_secs(30))
-        // A rewind point every half second: R goes back five seconds, within the last 30.
+        // A rewind point every tenth of a second, the last 15 seconds: holding R steps back
+        // through them a point a frame.
         .rewind(RewindSettings {
-            points: 60,
-            every: Duration::from_millis(500),
+            points: 150,
+            every: Duration::from_millis(100),
             ..Default::default()
         })
         .game_version(env!("CARGO_PKG_VERSION"));

@@ -12,9 +12,10 @@
 //! asset paths. Last, it closes the window like a player, and checks after the app has exited
 //! that the game saved on exit.
 //!
-//! After the quickload it walks for six and a half seconds while the plugin keeps a rewind
-//! point every half second, presses R (rewind five seconds), asserts that the world is exactly
-//! the one of the point it went back to, and takes a screenshot of it.
+//! After the quickload it walks for two seconds while the plugin keeps a rewind point every
+//! tenth of a second, recording the world at each point, then holds R: time runs backwards a
+//! point a frame. Each restored world must be exactly the one of its point, and each step must
+//! land in the frame after it was asked for; it takes a screenshot after the last.
 //!
 //! It exits 0 when everything matched, 1 with a message naming the first mismatch otherwise.
 
@@ -146,18 +147,27 @@ struct Script {
     rewind: RewindCheck,
 }
 
-/// The rewind step's record: the world at each rewind point taken during the step.
+/// The rewind step's record: the world at each rewind point taken during the step, and the
+/// steps of the held rewind.
 #[derive(Default)]
 struct RewindCheck {
     began: Option<Duration>,
     points_seen: usize,
     worlds: BTreeMap<RewindPointId, Digest>,
-    tapped: bool,
+    /// The script frame R was pressed on.
+    held_from: Option<u32>,
+    /// Rewinds reported before R was pressed.
+    rewinds_seen: usize,
+    /// Each step checked: the script frame it landed on and its point.
+    steps: Vec<(u32, RewindPointId)>,
 }
 
-/// How long the rewind step walks before pressing R: more than [`crate::game::REWIND_BY`] plus the
-/// half second between points, so the point R goes back to was taken during the walk.
-const REWIND_WALK: Duration = Duration::from_millis(6500);
+/// How long the rewind step walks before holding R: points are a tenth of a second apart, so
+/// the held rewind has about twenty to go back through.
+const REWIND_WALK: Duration = Duration::from_millis(2000);
+
+/// How many frames R is held.
+const HOLD_FRAMES: u32 = 12;
 
 /// Where the last step is with the Bevy 0.19 quicksave.
 #[derive(Clone, Copy, Default)]
@@ -397,7 +407,7 @@ const STEPS: &[(&str, Step)] = &[
         );
         Ok(true)
     }),
-    ("walk, then rewind five seconds with R", rewind_with_r),
+    ("walk, then hold R to run time backwards", rewind_with_r),
     ("save to Manual 3", |world, frames| {
         if frames == 0 {
             world.write_message(SaveRequest::slot(SlotId::Manual(2)));
@@ -819,8 +829,9 @@ fn run_script(world: &mut World) {
     }
 }
 
-/// Walks right for [`REWIND_WALK`] recording the world at every rewind point, presses R, and
-/// compares the world after the rewind with the one recorded at the point it went back to.
+/// Walks right for [`REWIND_WALK`] recording the world at every rewind point, then holds R
+/// for [`HOLD_FRAMES`] frames: each frame one step back must land, and the world after it must
+/// be the one recorded at its point.
 fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
     let now = world.resource::<Time>().elapsed();
     if frames == 0 {
@@ -831,19 +842,47 @@ fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
         script.rewind.points_seen = taken;
         press(world, KeyCode::KeyD, ButtonState::Pressed);
     }
-    if !world.resource::<Script>().rewind.tapped {
-        record_new_points(world);
+    // Points are recorded while R is held too: one may be taken before the first step.
+    record_new_points(world);
+    let Some(held_from) = world.resource::<Script>().rewind.held_from else {
         let began = world.resource::<Script>().rewind.began.unwrap_or(now);
         if now - began >= REWIND_WALK {
             press(world, KeyCode::KeyD, ButtonState::Released);
-            tap(world, KeyCode::KeyR);
-            world.resource_mut::<Script>().rewind.tapped = true;
+            press(world, KeyCode::KeyR, ButtonState::Pressed);
+            let seen = world.resource::<Log>().rewound.len();
+            let mut script = world.resource_mut::<Script>();
+            script.rewind.held_from = Some(frames);
+            script.rewind.rewinds_seen = seen;
         }
         return Ok(false);
-    }
-    let Some(&point) = world.resource::<Log>().rewound.last() else {
-        return Ok(false);
     };
+    check_rewind_step(world, frames)?;
+    let held = frames - held_from;
+    if held == HOLD_FRAMES {
+        press(world, KeyCode::KeyR, ButtonState::Released);
+    }
+    if held < HOLD_FRAMES + 3 {
+        return Ok(false);
+    }
+    check_steps_landed_a_frame_apart(world)?;
+    // The world as the player sees it after holding R, with the "Rewound" toast.
+    shoot(world, "rewind.png");
+    Ok(true)
+}
+
+/// The step that landed this frame, if any: its world must be the one recorded at its point.
+fn check_rewind_step(world: &mut World, frames: u32) -> Result<(), String> {
+    let seen = world.resource::<Script>().rewind.rewinds_seen;
+    let landed: Vec<RewindPointId> = world.resource::<Log>().rewound[seen..].to_vec();
+    let Some(&point) = landed.last() else {
+        return Ok(());
+    };
+    if landed.len() > 1 {
+        return Err(format!(
+            "{} rewinds landed in one frame: {landed:?}",
+            landed.len()
+        ));
+    }
     let now_world = world_without_playtime(world);
     let script = world.resource::<Script>();
     let Some(then) = script.rewind.worlds.get(&point) else {
@@ -858,14 +897,35 @@ fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
             differences(then, &now_world)
         ));
     }
-    let (lines, recorded) = (then.len(), script.rewind.worlds.len());
+    let mut script = world.resource_mut::<Script>();
+    script.rewind.rewinds_seen += 1;
+    script.rewind.steps.push((frames, point));
+    Ok(())
+}
+
+/// While R was held, a step landed every frame, each to an older point than the last.
+fn check_steps_landed_a_frame_apart(world: &World) -> Result<(), String> {
+    let steps = &world.resource::<Script>().rewind.steps;
+    // R is seen the frame after it is pressed; the first step lands the frame after that.
+    if steps.len() + 2 < HOLD_FRAMES as usize {
+        return Err(format!(
+            "{} steps landed while R was held {HOLD_FRAMES} frames",
+            steps.len()
+        ));
+    }
+    for pair in steps.windows(2) {
+        let ((at, from), (next_at, to)) = (pair[0], pair[1]);
+        if next_at != at + 1 || to >= from {
+            return Err(format!(
+                "steps {pair:?}: each must land the next frame, further back"
+            ));
+        }
+    }
     info!(
-        "smoke: R went back to rewind point {} ({lines} lines match; {recorded} points recorded)",
-        point.0
+        "smoke: holding R went back {} points, a point a frame, each world matching its point",
+        steps.len()
     );
-    // The world as the player sees it after R, with the "Rewound" toast.
-    shoot(world, "rewind.png");
-    Ok(true)
+    Ok(())
 }
 
 /// The world at each rewind point taken this frame (`run_script` runs right after the

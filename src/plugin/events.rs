@@ -140,7 +140,10 @@ pub struct LoadCompleted {
     /// The loaded save's metadata.
     #[reflect(ignore)]
     pub meta: SaveMeta,
-    /// Saved entity id → the entity spawned for it.
+    /// Saved entity id → the entity now standing for it, for the saved entities whose id
+    /// changed: those spawned (all of them with [`LoadApply::Respawn`](crate::plugin::LoadApply),
+    /// or for a save from another session), and those kept that an earlier load spawned. A
+    /// saved id the map does not hold is the same entity as before the load (kept in place).
     #[reflect(ignore)]
     pub entity_map: Arc<EntityHashMap<Entity>>,
     /// Saved asset paths that were not loaded (absolute, leaving the asset folder, an unknown
@@ -157,9 +160,10 @@ pub struct LoadCompleted {
     /// so that entity loads as a root). Empty when every key was found.
     #[reflect(ignore)]
     pub dropped_references: Arc<Vec<DroppedReference>>,
-    /// Time the main thread spent applying the save to the world (reading, checking and
-    /// decoding it ran on the pool before).
-    pub load_time: std::time::Duration,
+    /// Time the main thread spent applying the save to the world: comparing it with what
+    /// changed since the load started and changing what differs (reading, checking and
+    /// decoding the save ran on the pool before).
+    pub apply_time: std::time::Duration,
     /// Component types that live saved entities carried before the load and the loaded
     /// entities with the same saved types came back without (the save does not hold them),
     /// with how many loaded entities lack each; also warned about, and said by the save menu's

@@ -91,7 +91,7 @@ pub use rewind::{
     RewindPointId, RewindPointRequest, RewindPointTaken, RewindRequest, RewindRing, RewindSettings,
     RewindTimer, RewindTo,
 };
-pub use settings::{AutosaveTimer, KeepsakeSettings, Playtime, SaveOnExit, SaveTitle};
+pub use settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime, SaveOnExit, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
@@ -309,6 +309,14 @@ impl KeepsakePlugin {
         self
     }
 
+    /// How loads and rewinds change the saved entities already in the world (default
+    /// [`LoadApply::InPlace`]; also a field of [`KeepsakeSettings`]).
+    #[must_use]
+    pub fn load_apply(mut self, apply: LoadApply) -> Self {
+        self.settings.load_apply = apply;
+        self
+    }
+
     /// Runs the plugin's systems in `schedule` instead of `PreUpdate` (for games that drive
     /// their simulation from a schedule of their own). Saves capture and loads apply there.
     #[must_use]
@@ -326,6 +334,7 @@ impl Plugin for KeepsakePlugin {
         self.add_systems(app);
         register_reflected_types(app);
         rewind::build(app, self.rewind.clone());
+        app.add_observer(runner::note_own_save);
     }
 
     /// Refuses a save filter that requires a component no save holds (every registration is
@@ -348,6 +357,7 @@ impl KeepsakePlugin {
             .insert_resource(self.store.clone())
             .init_resource::<runner::JobQueue>()
             .init_resource::<runner::SaveCaptureCache>()
+            .init_resource::<runner::SessionEntities>()
             .init_resource::<runner::WarnedHandleFields>()
             .init_resource::<unsaved::WarnedUnsaved>()
             .init_resource::<listing::ListingRefresh>()
@@ -429,6 +439,7 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<KeepsakeStatus>()
         .register_type::<SaveSlots>()
         .register_type::<SaveTitle>()
+        .register_type::<LoadApply>()
         .register_type::<Playtime>()
         .register_type::<AutosaveTimer>()
         .register_type::<RuntimeAssetHandles>()

@@ -63,7 +63,7 @@ pub struct WorldRestored {
     #[reflect(ignore)]
     pub missing_components: Arc<Vec<UnsavedComponent>>,
     /// Time the main thread spent applying it.
-    pub load_time: Duration,
+    pub apply_time: Duration,
 }
 
 /// What a [`WorldRestored`] restored.
@@ -84,20 +84,20 @@ pub(crate) fn after_load(world: &mut World, loaded: &LoadCompleted) {
             from: RestoredFrom::Load(loaded.slot),
             entity_map: Arc::clone(&loaded.entity_map),
             missing_components: Arc::clone(&loaded.missing_components),
-            load_time: loaded.load_time,
+            apply_time: loaded.apply_time,
         },
     );
 }
 
 /// Reports [`WorldRestored`] after a rewind's [`RewindCompleted`].
-pub(crate) fn after_rewind(world: &mut World, rewound: &RewindCompleted, load_time: Duration) {
+pub(crate) fn after_rewind(world: &mut World, rewound: &RewindCompleted, apply_time: Duration) {
     report(
         world,
         WorldRestored {
             from: RestoredFrom::Rewind(rewound.point),
             entity_map: Arc::clone(&rewound.entity_map),
             missing_components: Arc::clone(&rewound.missing_components),
-            load_time,
+            apply_time,
         },
     );
 }

@@ -122,8 +122,10 @@ pub use capture::{
 };
 pub use error::{NamedEntity, SnapshotError};
 pub use load::{
-    ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, KeyMiss, LoadMode, SkippedType,
-    apply, decode, decode_with_assets, decode_without_plans, dump, dump_with_assets,
+    ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, KeyMiss, LoadMode,
+    PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
+    decode_with_assets, decode_without_plans, dump, dump_with_assets, prepare, restore,
+    restore_within,
 };
 pub use register::{
     EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt, UnsavedComponent,

@@ -715,7 +715,7 @@ fn loads_from_a_backup_say_so() {
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
         dropped_references: Arc::default(),
-        load_time: Duration::ZERO,
+        apply_time: Duration::ZERO,
         missing_components: Arc::default(),
     };
     assert_eq!(
@@ -750,7 +750,7 @@ fn a_load_that_came_back_without_components_says_which_as_an_error() {
         refused_asset_paths: Arc::default(),
         dropped_fields: Arc::default(),
         dropped_references: Arc::default(),
-        load_time: Duration::ZERO,
+        apply_time: Duration::ZERO,
         missing_components: Arc::new(missing_components),
     };
     let toast = Toast::load_completed(&loaded(missing(&[
@@ -780,6 +780,7 @@ fn rewinds_say_how_far_back_and_an_empty_ring_says_so_plainly() {
         entity_map: Arc::default(),
         dropped_references: Arc::default(),
         dropped_fields: Arc::default(),
+        apply_time: Duration::ZERO,
         missing_components: Arc::default(),
     };
     assert_eq!(Toast::rewind_completed(&rewound).text, "Rewound 5.2 s");

@@ -51,8 +51,9 @@ pub struct RewindPointFailed {
     pub error: Arc<SnapshotError>,
 }
 
-/// The world went back to a rewind point: every saved entity was spawned again from it, as a
-/// load does.
+/// The world went back to a rewind point: in place (the saved entities still alive kept, with
+/// only what differs changed), or, with [`LoadApply::Respawn`](crate::plugin::LoadApply), every
+/// saved entity spawned again from it.
 #[derive(Event, Message, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct RewindCompleted {
@@ -62,7 +63,10 @@ pub struct RewindCompleted {
     pub age: Duration,
     /// Newer points dropped: they were a future that did not happen.
     pub forgotten: usize,
-    /// Entity id at the point → the entity spawned for it now.
+    /// Entity id at the point → the entity standing for it now, for the entities whose id
+    /// changed (spawned again because they were gone, or all of them with
+    /// [`LoadApply::Respawn`](crate::plugin::LoadApply)). An id the map does not hold is the
+    /// same entity as at the point.
     #[reflect(ignore)]
     pub entity_map: Arc<EntityHashMap<Entity>>,
     /// References to keyed level entities that found no live entity with their key (see
@@ -76,6 +80,9 @@ pub struct RewindCompleted {
     /// [`LoadCompleted::missing_components`](crate::plugin::LoadCompleted::missing_components)).
     #[reflect(ignore)]
     pub missing_components: Arc<Vec<UnsavedComponent>>,
+    /// Time the main thread spent on the rewind in the frame it landed: comparing the point
+    /// with the world and changing what differs.
+    pub apply_time: Duration,
 }
 
 /// A rewind failed; the world is untouched.

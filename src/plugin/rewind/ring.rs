@@ -157,12 +157,15 @@ impl RewindRing {
     }
 
     /// Drops the points newer than `id` (after a rewind to it: they are a future that did not
-    /// happen) and returns how many; the next capture is kept whole (the rewind spawned every
-    /// saved entity again).
-    pub(super) fn forget_after(&mut self, id: RewindPointId) -> usize {
+    /// happen) and returns how many. After a rewind that respawned every saved entity, the
+    /// next capture is kept whole (`respawned`); after one in place, the history goes on, so
+    /// the older points stay linked to the captures that follow.
+    pub(super) fn forget_after(&mut self, id: RewindPointId, respawned: bool) -> usize {
         let before = self.points.len();
         self.points.retain(|point| point.id <= id);
-        self.history.clear();
+        if respawned {
+            self.history.clear();
+        }
         before - self.points.len()
     }
 }

@@ -1,5 +1,8 @@
-//! The ring's systems: requests and the timer become points and rewinds; a rewind's point is
-//! put together and decoded on the task pool and applied on the main thread, as a load is.
+//! The ring's systems: requests and the timer become points and rewinds. A rewind captures the
+//! world (what changed since the last capture) and, when the point's reverse deltas name few
+//! rows to compare, restores it in place in the same frame; otherwise the point is put
+//! together, decoded and compared on the task pool, and applied on the main thread when ready,
+//! as a load is.
 
 use super::events::{
     RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
@@ -9,9 +12,13 @@ use super::ring::{RewindPointId, RewindRing, RewindTo};
 use super::settings::{RewindSettings, RewindTimer};
 use crate::plugin::events::report;
 use crate::plugin::pool::task_pool;
-use crate::plugin::runner::SaveCaptureCache;
+use crate::plugin::runner::{SaveCaptureCache, SessionEntities, capture};
+use crate::plugin::settings::{KeepsakeSettings, LoadApply};
 use crate::plugin::{restored, unsaved};
-use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry, SnapshotError};
+use crate::snapshot::{
+    self, ApplyReport, DecodedSnapshot, KeptSnapshot, LoadMode, PendingSnapshot, PreparedLoad,
+    SaveRegistry, SnapshotError, UnsavedComponent,
+};
 use bevy::asset::AssetServer;
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
@@ -31,14 +38,24 @@ pub(super) struct RewindCursors {
 #[derive(Resource, Default)]
 pub(super) struct Rewinding(Option<RewindTask>);
 
+/// A rewind whose point is made ready on the pool.
 pub(super) struct RewindTask {
-    to: RewindTo,
-    point: RewindPointId,
-    age: Duration,
-    task: Task<Result<DecodedSnapshot, SnapshotError>>,
+    rewind: Rewind,
+    task: Task<Prepared>,
     /// A point was asked for meanwhile: it is taken once the rewind landed, of the world it
     /// brought back (taken before, it would be forgotten when the rewind lands).
     point_waiting: bool,
+}
+
+/// A point made ready on the pool.
+type Prepared = Result<Landing, SnapshotError>;
+
+/// How a point made ready on the pool is applied.
+enum Landing {
+    /// Compared with a capture: in place.
+    InPlace(Box<PreparedLoad>),
+    /// By respawning ([`LoadApply::Respawn`]).
+    Respawn(Box<DecodedSnapshot>),
 }
 
 /// One frame of the ring: a finished rewind is applied, a rewind asked for starts, then a point
@@ -47,6 +64,7 @@ pub(super) struct RewindTask {
 pub(crate) fn run_rewind(world: &mut World) {
     let point_waited = finish_rewind(world);
     let (point_asked, rewinds) = read_requests(world);
+    let rewound = !rewinds.is_empty();
     for to in rewinds {
         start_rewind(world, to);
     }
@@ -55,6 +73,9 @@ pub(crate) fn run_rewind(world: &mut World) {
         let delta = world.resource::<Time>().delta();
         world.resource_mut::<RewindTimer>().tick(delta, every)
     };
+    // Not in a frame that rewound: in frames longer than the timer's period, a held rewind
+    // would otherwise keep a point of each world it brings back, and step back to it again.
+    let due = due && !rewound;
     match world.resource_mut::<Rewinding>().0.as_mut() {
         // A point due by the timer is skipped: the timer starts again when the rewind lands.
         Some(running) => running.point_waiting |= point_asked,
@@ -119,10 +140,34 @@ fn take_point(world: &mut World) {
     );
 }
 
-/// Starts putting the point `to` names together and decoding it on the pool.
+/// Rows a rewind may compare in the frame it is asked for (a comparison of a row's bytes costs
+/// tens of nanoseconds), and values it may write there (a decode and a write: about a
+/// microsecond each on the benchmarks' worlds). Beyond either (a point far back, or much
+/// changed since), the point is put together, decoded and compared on the pool, and the rewind
+/// lands a few frames later.
+const IN_FRAME_ROWS: usize = 65_536;
+const IN_FRAME_VALUES: usize = 4096;
+
+/// The rewind asked for: where to, which point, how old.
+#[derive(Clone, Copy)]
+struct Rewind {
+    to: RewindTo,
+    point: RewindPointId,
+    age: Duration,
+}
+
+impl Rewind {
+    /// The rewind as a warning names it.
+    fn what(&self) -> String {
+        format!("rewind point {}", self.point.0)
+    }
+}
+
+/// Rewinds to the point `to` names: in place in this frame when little changed since it,
+/// else put together, decoded and compared on the pool (see the module docs).
 fn start_rewind(world: &mut World, to: RewindTo) {
     if let Some(running) = &world.resource::<Rewinding>().0 {
-        let error = RewindError::InProgress(running.point);
+        let error = RewindError::InProgress(running.rewind.point);
         return fail(world, to, error);
     }
     let now = world.resource::<Time>().elapsed();
@@ -131,71 +176,195 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         let points = ring.len();
         return fail(world, to, RewindError::NoPoint { to, points });
     };
-    let age = now.saturating_sub(point.taken_at);
-    let (kept, id) = (point.kept.clone(), point.id);
-    let registry = world.resource::<SaveRegistry>().clone();
-    let types = world.resource::<AppTypeRegistry>().clone();
-    let assets = world.get_resource::<AssetServer>().cloned();
-    let task = task_pool().spawn(async move {
+    let rewind = Rewind {
+        to,
+        point: point.id,
+        age: now.saturating_sub(point.taken_at),
+    };
+    let kept = point.kept.clone();
+    if world.resource::<KeepsakeSettings>().load_apply == LoadApply::Respawn {
+        let task = respawn_task(world, kept);
+        return running(world, rewind, task);
+    }
+    let live = match capture(world) {
+        Ok(live) => live,
+        Err(error) => return fail(world, to, RewindError::Snapshot(error)),
+    };
+    let rows = kept.rows_changed_since(&live);
+    debug!(
+        "keepsake: rewind to point {}: {rows} rows to compare",
+        rewind.point.0
+    );
+    let started = Instant::now();
+    let (restored, missing) = unsaved::apply_noting_losses(world, &rewind.what(), |world| {
+        let restored = (rows <= IN_FRAME_ROWS).then(|| {
+            world.resource_scope(|world, mut session: Mut<SessionEntities>| {
+                let record = &mut session.this_world;
+                snapshot::restore_within(world, &kept, &live, record, IN_FRAME_VALUES)
+            })
+        });
+        restored.transpose()
+    });
+    match restored {
+        Ok(Some(Some(applied))) => {
+            // The capture's patches are put together off the main thread, as a point's are.
+            task_pool().spawn(async move { live.settle() }).detach();
+            let landed = Landed {
+                applied,
+                missing,
+                time: started.elapsed(),
+                respawned: false,
+            };
+            land(world, rewind, landed);
+        }
+        Ok(_) => {
+            let task = prepare_task(world, kept, live);
+            running(world, rewind, task);
+        }
+        Err(error) => fail(world, to, RewindError::Snapshot(error)),
+    }
+}
+
+/// The point put together, decoded and compared with `live` on the pool.
+fn prepare_task(world: &World, kept: KeptSnapshot, live: PendingSnapshot) -> Task<Prepared> {
+    let (registry, types, assets) = registries(world);
+    let record = world.resource::<SessionEntities>().this_world.clone();
+    task_pool().spawn(async move {
         let snapshot = kept.pending().finish();
-        snapshot::decode_with_assets(
+        let decoded = snapshot::decode_with_assets(
             &snapshot.blob,
             snapshot.state_hash,
             &registry,
             &types.read(),
             assets.as_ref(),
-        )
-    });
+        )?;
+        let prepared = snapshot::prepare(decoded, &live, &record);
+        live.settle();
+        Ok(Landing::InPlace(Box::new(prepared)))
+    })
+}
+
+/// The point put together and decoded on the pool, to be respawned.
+fn respawn_task(world: &World, kept: KeptSnapshot) -> Task<Prepared> {
+    let (registry, types, assets) = registries(world);
+    task_pool().spawn(async move {
+        let snapshot = kept.pending().finish();
+        let decoded = snapshot::decode_with_assets(
+            &snapshot.blob,
+            snapshot.state_hash,
+            &registry,
+            &types.read(),
+            assets.as_ref(),
+        )?;
+        Ok(Landing::Respawn(Box::new(decoded)))
+    })
+}
+
+/// What decoding a point needs, for the pool.
+fn registries(world: &World) -> (SaveRegistry, AppTypeRegistry, Option<AssetServer>) {
+    let registry = world.resource::<SaveRegistry>().clone();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    let assets = world.get_resource::<AssetServer>().cloned();
+    (registry, types, assets)
+}
+
+/// Keeps a rewind under way on the pool.
+fn running(world: &mut World, rewind: Rewind, task: Task<Prepared>) {
     world.resource_mut::<Rewinding>().0 = Some(RewindTask {
-        to,
-        point: id,
-        age,
+        rewind,
         task,
         point_waiting: false,
     });
 }
 
-/// Applies a rewind whose point is decoded, and reports it; returns whether a point was asked
+/// Applies a rewind whose point is ready, and reports it; returns whether a point was asked
 /// for while it was under way.
 fn finish_rewind(world: &mut World) -> bool {
     let mut rewinding = world.resource_mut::<Rewinding>();
     let Some(running) = rewinding.0.as_mut() else {
         return false;
     };
-    let Some(decoded) = check_ready(&mut running.task) else {
+    let Some(ready) = check_ready(&mut running.task) else {
         return false;
     };
     let Some(landed) = rewinding.0.take() else {
         return false;
     };
-    let (to, point, age) = (landed.to, landed.point, landed.age);
-    let decoded = match decoded {
-        Ok(decoded) => decoded,
-        Err(error) => {
-            fail(world, to, RewindError::Snapshot(error));
-            return landed.point_waiting;
-        }
-    };
+    let rewind = landed.rewind;
     let started = Instant::now();
-    let what = format!("rewind point {}", point.0);
-    let (applied, missing_components) = unsaved::apply_noting_losses(world, &what, |world| {
-        snapshot::apply(world, decoded, LoadMode::Replace)
+    let (applied, missing) = unsaved::apply_noting_losses(world, &rewind.what(), |world| {
+        ready.and_then(|ready| apply_landing(world, ready))
     });
-    let load_time = started.elapsed();
-    let forgotten = world.resource_mut::<RewindRing>().forget_after(point);
+    match applied {
+        Ok((applied, respawned)) => {
+            let landing = Landed {
+                applied,
+                missing,
+                time: started.elapsed(),
+                respawned,
+            };
+            land(world, rewind, landing);
+        }
+        Err(error) => fail(world, rewind.to, RewindError::Snapshot(error)),
+    }
+    landed.point_waiting
+}
+
+/// Applies a point prepared on the pool: in place against a capture taken now, or by
+/// respawning. Returns the report and whether it respawned.
+fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool), SnapshotError> {
+    match ready {
+        Landing::Respawn(decoded) => {
+            Ok((snapshot::apply(world, *decoded, LoadMode::Replace), true))
+        }
+        Landing::InPlace(mut prepared) => {
+            // The saved States first, through their transitions; the capture sees what their
+            // OnExit and OnEnter did, and the apply compares again what they changed.
+            prepared.enter_saved_states(world);
+            let live = capture(world)?;
+            let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
+                snapshot::apply_prepared(world, *prepared, &live, &mut session.this_world)
+            });
+            task_pool().spawn(async move { live.settle() }).detach();
+            Ok((applied, false))
+        }
+    }
+}
+
+/// What applying a rewind's point did.
+struct Landed {
+    applied: ApplyReport,
+    /// What the restored entities came back without (see `unsaved::apply_noting_losses`).
+    missing: Arc<Vec<UnsavedComponent>>,
+    /// The main thread's part.
+    time: Duration,
+    /// Whether the point was respawned rather than applied in place.
+    respawned: bool,
+}
+
+/// A rewind landed: newer points forgotten, the timer started again, [`RewindCompleted`] and
+/// [`WorldRestored`](crate::plugin::WorldRestored).
+fn land(world: &mut World, rewind: Rewind, landed: Landed) {
+    let Landed {
+        applied,
+        missing,
+        time,
+        respawned,
+    } = landed;
+    let forgotten = (world.resource_mut::<RewindRing>()).forget_after(rewind.point, respawned);
     world.resource_mut::<RewindTimer>().reset();
     let rewound = RewindCompleted {
-        point,
-        age,
+        point: rewind.point,
+        age: rewind.age,
         forgotten,
         entity_map: Arc::new(applied.entity_map),
         dropped_references: Arc::new(applied.dropped_references),
         dropped_fields: Arc::new(applied.dropped_fields),
-        missing_components,
+        missing_components: missing,
+        apply_time: time,
     };
     report(world, rewound.clone());
-    restored::after_rewind(world, &rewound, load_time);
-    landed.point_waiting
+    restored::after_rewind(world, &rewound, time);
 }
 
 fn fail(world: &mut World, to: RewindTo, error: RewindError) {

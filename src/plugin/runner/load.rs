@@ -1,27 +1,127 @@
 //! Loads: the slot read, verified and decoded on the task pool; the decoded snapshot applied to
 //! the world on the main thread when the job finishes (so `Update` systems see it that frame),
 //! then [`LoadCompleted`] or [`LoadFailed`]. The world is only touched when the job finishes.
+//!
+//! # In place
+//!
+//! With [`LoadApply::InPlace`] (the default), the load starts with a capture of the world
+//! through the capture cache saves use (its main-thread part: what changed since the last
+//! save), and the pool compares the save with it ([`snapshot::prepare`]) once decoded. When
+//! the job finishes, the main thread captures again (what changed during the load) and applies
+//! the save in place ([`snapshot::apply_prepared`]): only the types the world changed meanwhile
+//! are compared again, and only the values that differ are written.
+//!
+//! Whether a save's entity ids name this world's entities is decided by the save's id: the
+//! [`SessionEntities`] resource holds the ids of the saves this session wrote (an observer of
+//! [`SaveCompleted`](crate::plugin::SaveCompleted) notes them). A save from another session or
+//! device keeps only the entities an earlier load of that same save spawned, through the
+//! record of what that load spawned; the first load of it respawns everything (nothing in the
+//! world can be its entities), and starts that record.
 
+use super::SaveCaptureCache;
 use super::queue::{Outcome, Work};
 use crate::format::SaveMeta;
 use crate::plugin::error::KeepsakeError;
-use crate::plugin::events::{LoadCompleted, LoadFailed, report};
+use crate::plugin::events::{LoadCompleted, LoadFailed, SaveCompleted, report};
 use crate::plugin::pool::task_pool;
-use crate::plugin::settings::{AutosaveTimer, Playtime};
+use crate::plugin::rewind::RewindRing;
+use crate::plugin::settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime};
 use crate::plugin::{restored, unsaved};
 use crate::slot::SlotId;
-use crate::snapshot::{self, DecodedSnapshot, LoadMode, SaveRegistry};
+use crate::snapshot::{
+    self, ApplyReport, DecodedSnapshot, EntityRecord, LoadMode, PendingSnapshot, PreparedLoad,
+    SaveRegistry, SavedIds, SnapshotError,
+};
 use crate::store::{GenerationFailure, SlotStore};
 use bevy::asset::AssetServer;
 use bevy::prelude::*;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
+use uuid::Uuid;
 
-/// Reads, verifies and decodes on the pool; the world is only touched when the job finishes.
-pub(super) fn start(world: &World, slot: SlotId, store: Arc<SlotStore>) -> Box<dyn Work> {
+/// What the plugin knows of the entity ids of the saves and snapshots it applies: which saves
+/// this session wrote (their ids are this world's), and the records of the entities in-place
+/// applies spawned (see the [module docs](self)).
+#[derive(Resource)]
+pub(crate) struct SessionEntities {
+    /// The saves this session wrote, by save id.
+    own_saves: Arc<HashSet<Uuid>>,
+    /// For snapshots of this world (this session's saves, rewind points).
+    pub(crate) this_world: EntityRecord,
+    /// For the last save from elsewhere that was loaded in place.
+    elsewhere: Option<(Uuid, EntityRecord)>,
+}
+
+impl Default for SessionEntities {
+    fn default() -> Self {
+        SessionEntities {
+            own_saves: Arc::default(),
+            this_world: EntityRecord::new(SavedIds::ThisWorld),
+            elsewhere: None,
+        }
+    }
+}
+
+/// Where a save's entity ids come from.
+#[derive(Clone, Copy)]
+enum Origin {
+    ThisWorld,
+    Elsewhere(Uuid),
+}
+
+impl SessionEntities {
+    fn origin(own_saves: &HashSet<Uuid>, save_id: Uuid) -> Origin {
+        match own_saves.contains(&save_id) {
+            true => Origin::ThisWorld,
+            false => Origin::Elsewhere(save_id),
+        }
+    }
+
+    /// The record a save from `origin` is applied with (a fresh one for another save from
+    /// elsewhere than the last).
+    fn record(&mut self, origin: Origin) -> &mut EntityRecord {
+        match origin {
+            Origin::ThisWorld => &mut self.this_world,
+            Origin::Elsewhere(id) => {
+                if self.elsewhere.as_ref().is_none_or(|(last, _)| *last != id) {
+                    self.elsewhere = Some((id, EntityRecord::new(SavedIds::Elsewhere)));
+                }
+                &mut self.elsewhere.as_mut().expect("set just above").1
+            }
+        }
+    }
+
+    /// A copy of the record for `origin`, for the task pool (the maps are shared, not copied).
+    fn record_copy(&self, origin: Origin) -> EntityRecord {
+        match (origin, &self.elsewhere) {
+            (Origin::ThisWorld, _) => self.this_world.clone(),
+            (Origin::Elsewhere(id), Some((last, record))) if *last == id => record.clone(),
+            (Origin::Elsewhere(_), _) => EntityRecord::new(SavedIds::Elsewhere),
+        }
+    }
+}
+
+/// Notes the id of every save this session wrote: its entity ids are this world's.
+pub(crate) fn note_own_save(saved: On<SaveCompleted>, mut session: ResMut<SessionEntities>) {
+    Arc::make_mut(&mut session.own_saves).insert(saved.meta.save_id);
+}
+
+/// Reads, verifies and decodes on the pool (and, in place, compares with a capture taken
+/// now); the world is only touched when the job finishes.
+pub(super) fn start(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> Box<dyn Work> {
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
     let assets = world.get_resource::<AssetServer>().cloned();
+    let live = match world.resource::<KeepsakeSettings>().load_apply {
+        LoadApply::InPlace => capture(world)
+            .inspect_err(|error| {
+                warn!("keepsake: the world could not be captured to compare ({error}): respawning");
+            })
+            .ok(),
+        LoadApply::Respawn => None,
+    };
+    let session = Session::of(world.resource::<SessionEntities>());
     let task = task_pool().spawn(async move {
         let read = || -> Result<LoadOutput, KeepsakeError> {
             let loaded = store.load(slot)?;
@@ -33,11 +133,12 @@ pub(super) fn start(world: &World, slot: SlotId, store: Arc<SlotStore>) -> Box<d
                 &types.read(),
                 assets.as_ref(),
             )?;
+            let origin = SessionEntities::origin(&session.own_saves, loaded.meta.save_id);
             Ok(LoadOutput {
                 generation: loaded.generation,
                 meta: loaded.meta,
                 skipped: loaded.skipped,
-                snapshot,
+                snapshot: session.ready(snapshot, origin, live),
             })
         };
         Box::new(Loaded {
@@ -46,6 +147,65 @@ pub(super) fn start(world: &World, slot: SlotId, store: Arc<SlotStore>) -> Box<d
         }) as Box<dyn Outcome>
     });
     Box::new(task)
+}
+
+/// A capture of the world through the saves' capture cache, which the rewind ring sees too.
+pub(crate) fn capture(world: &mut World) -> Result<PendingSnapshot, SnapshotError> {
+    let live = world.resource::<SaveCaptureCache>().lock().capture(world)?;
+    world.resource_mut::<RewindRing>().note(&live);
+    Ok(live)
+}
+
+/// What the pool needs of [`SessionEntities`].
+struct Session {
+    own_saves: Arc<HashSet<Uuid>>,
+    records: SessionEntities,
+}
+
+impl Session {
+    fn of(session: &SessionEntities) -> Self {
+        Session {
+            own_saves: Arc::clone(&session.own_saves),
+            records: SessionEntities {
+                own_saves: Arc::default(),
+                this_world: session.this_world.clone(),
+                elsewhere: session.elsewhere.clone(),
+            },
+        }
+    }
+
+    /// The decoded save, compared with `live` when there is a capture. A save from elsewhere
+    /// that no load spawned entities for yet has no live entity to keep: it is respawned,
+    /// which spawns faster than an apply in place does, and its record is started.
+    fn ready(
+        &self,
+        snapshot: DecodedSnapshot,
+        origin: Origin,
+        live: Option<PendingSnapshot>,
+    ) -> Ready {
+        let record = self.records.record_copy(origin);
+        match (live, origin) {
+            (Some(_), Origin::Elsewhere(_)) if record.is_empty() => {
+                Ready::Respawn(Box::new(snapshot), Some(origin))
+            }
+            (Some(live), _) => {
+                let prepared = snapshot::prepare(snapshot, &live, &record);
+                // The capture's patched chunks are put together here, off the main thread.
+                live.settle();
+                Ready::InPlace(Box::new(prepared), origin)
+            }
+            (None, _) => Ready::Respawn(Box::new(snapshot), None),
+        }
+    }
+}
+
+/// A decoded save, ready to apply.
+enum Ready {
+    /// Compared with a capture: applied in place.
+    InPlace(Box<PreparedLoad>, Origin),
+    /// Applied by despawning and spawning again; with an origin, the spawned entities start its
+    /// record.
+    Respawn(Box<DecodedSnapshot>, Option<Origin>),
 }
 
 /// The outcome of a load that could not start.
@@ -61,7 +221,7 @@ struct LoadOutput {
     generation: u64,
     meta: SaveMeta,
     skipped: Vec<GenerationFailure>,
-    snapshot: DecodedSnapshot,
+    snapshot: Ready,
 }
 
 /// A finished load, with what its event needs.
@@ -84,9 +244,42 @@ impl Outcome for Loaded {
     }
 }
 
+/// Applies the save: in place against a capture taken now, or by respawning.
+fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, SnapshotError> {
+    match ready {
+        Ready::Respawn(snapshot, origin) => {
+            let applied = snapshot::apply(world, *snapshot, LoadMode::Replace);
+            if let Some(origin) = origin {
+                world.resource_scope(|world, mut session: Mut<SessionEntities>| {
+                    session
+                        .record(origin)
+                        .note_spawned(world, &applied.entity_map);
+                });
+            }
+            Ok(applied)
+        }
+        Ready::InPlace(mut prepared, origin) => {
+            // The saved States first, through their transitions; the capture sees what their
+            // OnExit and OnEnter did, and the apply compares again what they changed.
+            prepared.enter_saved_states(world);
+            let live = capture(world)?;
+            let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
+                let record = session.record(origin);
+                snapshot::apply_prepared(world, *prepared, &live, record)
+            });
+            task_pool().spawn(async move { live.settle() }).detach();
+            Ok(applied)
+        }
+    }
+}
+
 /// Applies a decoded save to the world, restores the clocks, and reports [`LoadCompleted`].
 fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
-    let refused_asset_paths = Arc::new(output.snapshot.refused_asset_paths().to_vec());
+    let refused = match &output.snapshot {
+        Ready::InPlace(prepared, _) => prepared.refused_asset_paths().to_vec(),
+        Ready::Respawn(snapshot, _) => snapshot.refused_asset_paths().to_vec(),
+    };
+    let refused_asset_paths = Arc::new(refused);
     for refused in refused_asset_paths.iter() {
         warn!(
             "keepsake: {slot} names the asset {:?}, which was not loaded: {}",
@@ -96,9 +289,17 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
     let started = Instant::now();
     let (applied, missing_components) =
         unsaved::apply_noting_losses(world, &slot.to_string(), |world| {
-            snapshot::apply(world, output.snapshot, LoadMode::Replace)
+            apply_snapshot(world, output.snapshot)
         });
-    let load_time = started.elapsed();
+    let applied = match applied {
+        Ok(applied) => applied,
+        Err(error) => {
+            warn!("keepsake: loading {slot} failed: {error}");
+            let error = Arc::new(KeepsakeError::from(error));
+            return report(world, LoadFailed { slot, error });
+        }
+    };
+    let apply_time = started.elapsed();
     world.resource_mut::<Playtime>().0 = output.meta.playtime;
     // A timed autosave right after a load would spend a ring slot on the state just loaded.
     world.resource_mut::<AutosaveTimer>().reset();
@@ -119,7 +320,7 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
         refused_asset_paths,
         dropped_fields: Arc::new(applied.dropped_fields),
         dropped_references: Arc::new(applied.dropped_references),
-        load_time,
+        apply_time,
         missing_components,
     };
     report(world, loaded.clone());

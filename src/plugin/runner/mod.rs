@@ -33,6 +33,7 @@ mod load;
 mod queue;
 mod save;
 
+pub(crate) use load::{SessionEntities, capture, note_own_save};
 pub(crate) use queue::{JobQueue, publish_status};
 pub(crate) use save::{SaveCaptureCache, WarnedHandleFields};
 

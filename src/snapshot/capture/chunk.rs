@@ -24,7 +24,7 @@ static NEXT_CHUNK_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
 /// rows without the entity index deltas.
-#[derive(Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub(crate) struct Rows {
     /// Where each row's bytes end in `values`.
     ends: Vec<u32>,
@@ -32,7 +32,7 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
@@ -46,8 +46,16 @@ impl Rows {
             .map_or(0, |previous| self.ends[previous] as usize)
     }
 
-    pub(super) fn row(&self, row: usize) -> &[u8] {
+    pub(crate) fn row(&self, row: usize) -> &[u8] {
         &self.values[self.start(row)..self.ends[row] as usize]
+    }
+
+    /// Row `row`'s value, without its length prefix: the bytes a value reader reads.
+    pub(crate) fn value(&self, row: usize) -> &[u8] {
+        let row = self.row(row);
+        // Every row was written behind its varint length (`push`, `push_raw` of such rows).
+        let prefix = crate::snapshot::blob::wire::read_varint(row, 10).map_or(0, |(_, len)| len);
+        &row[prefix..]
     }
 
     /// Appends a row whose value `write` encodes.
@@ -61,7 +69,7 @@ impl Rows {
     }
 
     /// Appends a row already encoded (its length prefix included).
-    fn push_raw(&mut self, row: &[u8]) {
+    pub(crate) fn push_raw(&mut self, row: &[u8]) {
         self.values.extend_from_slice(row);
         self.ends.push(self.values.len() as u32);
     }
@@ -208,13 +216,18 @@ impl Chunk {
         }
     }
 
+    /// The rows' entities, in row order (none for a resource).
+    pub(crate) fn entities(&self) -> &Arc<[Entity]> {
+        &self.entities
+    }
+
     /// A number no other chunk of this process has: a chunk reused by the next capture is
     /// the same chunk, with the same id.
-    pub(super) fn id(&self) -> u64 {
+    pub(crate) fn id(&self) -> u64 {
         self.id
     }
 
-    pub(super) fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
@@ -248,7 +261,7 @@ impl Chunk {
 
     /// The values of `rows` (ascending), read through the patches without putting them
     /// together: a handful of rows out of a chunk costs a handful of copies.
-    pub(super) fn rows_at(&self, rows: &[usize]) -> Rows {
+    pub(crate) fn rows_at(&self, rows: &[usize]) -> Rows {
         let mut out = Rows::default();
         for &row in rows {
             self.row_into(row, &mut out);
@@ -271,7 +284,7 @@ impl Chunk {
     }
 
     /// The chunk's rows, put together from its patch (and the chunks under it) the first time.
-    pub(super) fn bytes(&self) -> &Rows {
+    pub(crate) fn bytes(&self) -> &Rows {
         self.bytes.get_or_init(|| {
             let patch = self
                 .patch

@@ -138,13 +138,26 @@ pub(crate) struct Hierarchy {
 }
 
 impl Hierarchy {
-    /// The tables read, each shared with the captures that read it unchanged.
-    pub(super) fn tables(&self) -> &[Arc<TableLinks>] {
+    /// The tables read, each shared with the captures that read it unchanged: two captures
+    /// of one cache hold the same `Arc` for a table whose entities, `ChildOf` and `Children`
+    /// did not change between them.
+    pub(crate) fn tables(&self) -> &[Arc<TableLinks>] {
         &self.tables
+    }
+
+    /// Each entity's children, in order, from the tables that store `Children`.
+    pub(crate) fn children(&self) -> EntityHashMap<&[Entity]> {
+        self.maps().1
     }
 }
 
 impl TableLinks {
+    /// Each row's entity and children, when the table stores `Children`.
+    pub(crate) fn children(&self) -> impl Iterator<Item = (Entity, &[Entity])> {
+        let lists = self.children.iter().flat_map(ChildLists::iter);
+        self.entities.iter().copied().zip(lists)
+    }
+
     /// The bytes its rows take.
     pub(super) fn heap_bytes(&self) -> usize {
         let children = self.children.as_ref().map_or(0, |lists| {

@@ -32,6 +32,38 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
+/// Older rows laid over a newer chunk: the rows (ascending, relative to the chunk) and their
+/// values, in the same order.
+pub(super) type OlderRows = (Arc<[usize]>, Arc<Rows>);
+
+/// Layers a node's chain may have before [`Node::chain`] merges them into one.
+const MAX_CHAIN: usize = 8;
+
+/// The rows `layers` name (ascending), each with its value in the nearest layer that holds
+/// it, for a chunk of `rows` rows: without sorting, as chains can be long.
+pub(super) fn merge_layers(
+    layers: &[(Arc<[usize]>, Arc<Rows>)],
+    rows: usize,
+) -> (Vec<usize>, Rows) {
+    let mut from: Vec<Option<(usize, usize)>> = vec![None; rows];
+    for (layer, (changed, _)) in layers.iter().enumerate() {
+        for (k, &row) in changed.iter().enumerate() {
+            if let Some(slot @ None) = from.get_mut(row) {
+                *slot = Some((layer, k));
+            }
+        }
+    }
+    let mut changed = Vec::new();
+    let mut values = Rows::default();
+    for (row, from) in from.into_iter().enumerate() {
+        if let Some((layer, k)) = from {
+            changed.push(row);
+            values.push_raw(layers[layer].1.row(k));
+        }
+    }
+    (changed, values)
+}
+
 /// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
 /// unchanged chunks and keep only the changed rows of older captures (see the
 /// [module docs](self)).
@@ -221,6 +253,37 @@ impl KeptSnapshot {
         self.matched.entities.len()
     }
 
+    /// The saved entities, archetype by archetype, as the capture found them.
+    pub(crate) fn matched(&self) -> &[Entity] {
+        &self.matched.entities
+    }
+
+    /// The saved entities' hierarchy as the capture read it.
+    pub(crate) fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    /// The keyed unsaved entities the capture found, by ascending id.
+    pub(crate) fn keys(&self) -> Vec<(Entity, String)> {
+        let entries = self.keys.entries().iter();
+        let valid =
+            entries.filter_map(|(id, key)| Some((Entity::try_from_bits(*id)?, key.clone())));
+        valid.collect()
+    }
+
+    /// The chunks of `type_path`'s column, put together.
+    pub(crate) fn column_chunks(&self, type_path: &str) -> Vec<Arc<Chunk>> {
+        let column = self.columns.iter().find(|(c, _)| c.type_path == type_path);
+        column.map_or_else(Vec::new, |(_, nodes)| {
+            nodes.iter().map(Node::chunk).collect()
+        })
+    }
+
+    /// Each column's header and nodes, in the capture's order.
+    pub(super) fn columns(&self) -> &[(ColumnId, Vec<Arc<Node>>)] {
+        &self.columns
+    }
+
     /// The kept capture put back together, ready for
     /// [`PendingSnapshot::finish`] to write the blob the capture would have written. Lays the
     /// older rows over the newer ones chunk by chunk (a copy of each chunk that changed since),
@@ -250,7 +313,7 @@ struct Matched {
 }
 
 /// One chunk's rows as a history keeps them.
-struct Node {
+pub(super) struct Node {
     body: Mutex<Body>,
     meter: Meter,
 }
@@ -316,13 +379,15 @@ impl Node {
         );
     }
 
-    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
-    /// older rows of every node on the way laid over it (the nearest first). The chunk put
-    /// together replaces the node's body, freeing the newer nodes no one else holds.
-    fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
-        let mut layers: Vec<(Arc<[usize]>, Arc<Rows>)> = Vec::new();
+    /// The rows that differ between this node and the newer captures, as layers (nearest
+    /// first: changed rows, ascending, and their values here or in a capture between), and
+    /// the whole chunk the chain ends in. Puts no chunk together; a chain longer than
+    /// [`MAX_CHAIN`] is merged into one layer over the node it ends in first, so that every
+    /// capture after a point (saves, points, rewinds) does not make each later walk longer.
+    pub(super) fn chain(self: &Arc<Self>) -> (Vec<OlderRows>, Arc<Chunk>) {
+        let mut layers = Vec::new();
         let mut node = Arc::clone(self);
-        let newest = loop {
+        let end = loop {
             let body = node.body().clone();
             match body {
                 Body::Whole(chunk) => break chunk,
@@ -336,6 +401,25 @@ impl Node {
                 }
             }
         };
+        if layers.len() > MAX_CHAIN {
+            let (changed, values) = merge_layers(&layers, end.rows());
+            let (changed, values): OlderRows = (changed.into(), Arc::new(values));
+            let merged = Body::Older {
+                newer: node,
+                changed: Arc::clone(&changed),
+                values: Arc::clone(&values),
+            };
+            self.replace(&mut self.body(), merged);
+            layers = vec![(changed, values)];
+        }
+        (layers, end)
+    }
+
+    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
+    /// older rows of every node on the way laid over it (the nearest first). The chunk put
+    /// together replaces the node's body, freeing the newer nodes no one else holds.
+    pub(super) fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
+        let (layers, newest) = self.chain();
         if layers.is_empty() {
             return newest;
         }

@@ -36,6 +36,11 @@ impl KeyTable {
         Ok(KeyTable { keys })
     }
 
+    /// The keyed entities' ids and keys, by ascending id.
+    pub(crate) fn entries(&self) -> &[(u64, String)] {
+        &self.keys
+    }
+
     /// The table as the blob writer takes it.
     pub(super) fn stored(&self) -> Vec<StoredKey<'_>> {
         self.keys

@@ -19,6 +19,7 @@
 //! | `hierarchy.rs` | the entity table's order (parents first, kept between captures) and dense indices |
 //! | `keys.rs` | the key table: keyed entities the save does not hold, unique keys |
 //! | `pending.rs` | the pool's part: order, join, hash ([`PendingSnapshot::finish`]) |
+//! | `since.rs` | what changed between a kept snapshot and a later capture: the rows an in-place restore compares |
 //! | `join.rs` | the chunks joined into the blob, each row behind its entity index; the last blob's rows taken over |
 //! | `full.rs` | [`capture`]: the entity and key tables first, then the direct columns |
 //! | `world.rs` | what every capture reads from the world first |
@@ -73,11 +74,15 @@ mod history;
 mod join;
 mod keys;
 mod pending;
+mod since;
 mod world;
 
 pub use cache::{CaptureCache, capture_incremental};
 pub use chunk::CHUNK_ROWS;
+pub(crate) use chunk::{Chunk, Rows};
 pub use column::CaptureStats;
 pub use full::{capture, capture_without_plans, planned_type_paths};
+pub(crate) use hierarchy::{DenseIndex, Hierarchy};
 pub use history::{KeptSnapshot, SnapshotHistory};
 pub use pending::{PendingSnapshot, Snapshot};
+pub(crate) use since::ColumnChanges;

@@ -108,6 +108,21 @@ impl PendingSnapshot {
         &self.handles_left_out
     }
 
+    /// The saved entities, archetype by archetype (not yet in entity-table order).
+    pub(crate) fn matched(&self) -> &[Entity] {
+        &self.matched
+    }
+
+    /// The saved entities' hierarchy as the capture read it.
+    pub(crate) fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    /// Each registered type's column: its header and its chunks, in registry order.
+    pub(crate) fn columns(&self) -> &[(ColumnId, Vec<Arc<Chunk>>)] {
+        &self.columns
+    }
+
     /// Puts every patched chunk together, as [`finish`](Self::finish) would first, without
     /// writing the blob: for a capture that is kept but not written (a rewind point), off the
     /// main thread, so that later captures never put long chains of patches together there.

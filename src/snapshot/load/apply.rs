@@ -1,21 +1,20 @@
-//! Decoded values → World. The steps, in order: go to the saved `States` through their
-//! transitions (`states`), despawn the entities the save filter matches
-//! (when replacing), spawn one empty entity per saved entity, look up what each registered type
+//! Decoded values → World. [`LoadMode::InPlace`] goes through the in-place apply (see
+//! `in_place`); the other modes take these steps, in order: go to the saved `States` through
+//! their transitions (`states`), despawn the entities the save filter matches (when
+//! replacing), spawn one empty entity per saved entity, look up what each registered type
 //! needs in this world, insert each entity's components (entity references remapped,
 //! relationships kept only when their target was saved), insert the resources, warn about lost
 //! references.
 
-use super::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
+use super::decode::{DecodedColumn, DecodedSnapshot};
 use super::dynamic_bundle::DynamicBundle;
-use super::entity_mapping::{
-    DroppedReference, EntityFieldMappers, ResolvedKeys, SavedEntityMapper,
-};
+use super::entity_mapping::{ResolvedKeys, SavedEntityMapper};
+use super::in_place::{self, EntityRecord, SavedIds};
+use super::report::{ApplyReport, warn_mapping};
 use super::states;
+use super::world_types::{Placement, WorldTypes};
+use crate::snapshot::capture::CaptureCache;
 use crate::snapshot::register::SaveFilter;
-use crate::snapshot::register::SaveableEntry;
-use bevy::ecs::component::ComponentId;
-use bevy::ecs::entity::EntityHashMap;
-use bevy::ecs::relationship::RelationshipAccessor;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 
@@ -23,33 +22,20 @@ use bevy::prelude::*;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum LoadMode {
     /// Despawn every entity the save filter matches (with its children), then spawn the saved
-    /// ones: the world's saved state becomes exactly the save's.
+    /// ones: the world's saved state becomes exactly the save's, every saved entity gets a new
+    /// id, and hooks and observers see every component added again.
     #[default]
     Replace,
     /// Spawn the saved entities beside the existing ones.
     Merge,
-}
-
-/// What applying a snapshot did.
-#[derive(Clone, Debug, Default)]
-pub struct ApplyReport {
-    /// Saved entity id → the entity spawned for it.
-    pub entity_map: EntityHashMap<Entity>,
-    /// Entities despawned first ([`LoadMode::Replace`]).
-    pub despawned: usize,
-    /// References to entities that were neither saved nor keyed (see
-    /// [`SaveKey`](crate::snapshot::SaveKey)), now pointing at `Entity::PLACEHOLDER`.
-    pub unmapped_references: usize,
-    /// References to keyed unsaved entities that no single live entity answers to, by type,
-    /// field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out).
-    pub dropped_references: Vec<DroppedReference>,
-    /// Relationship components (such as `ChildOf`) left out because their target was not
-    /// saved: the entity is loaded without that relationship (a child becomes a root).
-    pub dropped_relationships: usize,
-    /// Stored types that were skipped.
-    pub skipped_types: Vec<SkippedType>,
-    /// Stored fields their types no longer have, dropped on load.
-    pub dropped_fields: Vec<DroppedField>,
+    /// The snapshot was captured from this world: keep each saved entity that is still alive
+    /// and saved, writing only the values that differ, inserting and removing only the types
+    /// that differ; spawn the rest and despawn the saved entities the snapshot does not hold.
+    /// The world's saved state becomes the save's, as with [`Replace`](Self::Replace), and the
+    /// entities kept keep their ids. See [`apply_in_place`](crate::snapshot::apply_in_place)
+    /// for what hooks and observers see. Through [`apply`], this mode captures the whole world
+    /// first to compare it (the plugin compares with its capture cache instead).
+    InPlace,
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
@@ -57,6 +43,9 @@ pub struct ApplyReport {
 /// Saved `States` (`register_saveable_state`) go first: each is asked for through its
 /// `NextState` and the `StateTransition` schedule runs (with `StatesPlugin`), so `OnExit` /
 /// `OnEnter` run as in play and what they start afresh is then replaced by the save's.
+///
+/// With [`LoadMode::InPlace`], saved entities alive in this world are kept (see the mode), and
+/// [`ApplyReport::entity_map`] lists only the saved entities whose id changed.
 ///
 /// Entity references inside values (`Entity` fields of components that map entities, and
 /// `ChildOf`) are remapped to the new entities, and references to keyed unsaved entities (see
@@ -68,12 +57,47 @@ pub struct ApplyReport {
 /// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
 /// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
 pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
+    if mode == LoadMode::InPlace {
+        return apply_in_place_captured(world, snapshot);
+    }
+    respawn(world, snapshot, mode)
+}
+
+/// [`LoadMode::InPlace`] through [`apply`]: the world is captured whole to be compared, and
+/// captured again after the saved `States`' transitions ran, if they ran.
+fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> ApplyReport {
+    let mut cache = CaptureCache::default();
+    let live = match cache.capture(world) {
+        Ok(live) => live,
+        Err(error) => {
+            warn!("keepsake: the world could not be compared ({error}); respawning instead");
+            return respawn(world, snapshot, LoadMode::Replace);
+        }
+    };
+    let mut record = EntityRecord::new(SavedIds::ThisWorld);
+    let mut prepared = in_place::prepare(snapshot, &live, &record);
+    if !prepared.enter_saved_states(world) {
+        return in_place::apply_prepared(world, prepared, &live, &mut record);
+    }
+    match cache.capture(world) {
+        Ok(now) => in_place::apply_prepared(world, prepared, &now, &mut record),
+        Err(error) => {
+            // The first capture of this world worked; a second one failing is not expected.
+            error!("keepsake: the world could not be compared after its States changed ({error})");
+            in_place::apply_prepared(world, prepared, &live, &mut record)
+        }
+    }
+}
+
+/// [`LoadMode::Replace`] and [`LoadMode::Merge`].
+fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
     let DecodedSnapshot {
         registry,
         saved_ids,
         keys,
         components,
         mut resources,
+        resources_raw: _,
         skipped,
         dropped_fields,
         refused_asset_paths: _,
@@ -82,7 +106,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
     states::restore_states(world, registry.entries(), &mut resources);
 
     let despawned = match mode {
-        LoadMode::Replace => despawn_saved_entities(world, registry.filter()),
+        LoadMode::Replace | LoadMode::InPlace => despawn_saved_entities(world, registry.filter()),
         LoadMode::Merge => 0,
     };
     // Keys are looked up before the spawn: a reference into the level means the level's
@@ -92,10 +116,8 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
     let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned, keys);
     let types = WorldTypes::new(world, registry.entries());
     let dropped_relationships = insert_components(world, &types, &spawned, components, &mut mapper);
-    warn_dropped_relationships(dropped_relationships);
     insert_resources(world, &types, resources, &mut mapper);
-    warn_unmapped_references(mapper.unmapped);
-    warn_dropped_references(&mapper.dropped);
+    warn_mapping(dropped_relationships, mapper.unmapped, &mapper.dropped);
 
     ApplyReport {
         entity_map: mapper.map,
@@ -105,6 +127,8 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
         dropped_relationships,
         skipped_types: skipped,
         dropped_fields,
+        spawned: spawned.len(),
+        ..ApplyReport::default()
     }
 }
 
@@ -137,7 +161,7 @@ fn insert_components(
     types: &WorldTypes<'_>,
     spawned: &[Entity],
     components: Vec<DecodedColumn>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
 ) -> usize {
     let mut dropped_relationships = 0;
     let mut bundle = DynamicBundle::default();
@@ -162,7 +186,7 @@ fn insert_entity_components(
     entity: &mut EntityWorldMut,
     values: impl Iterator<Item = (usize, Box<dyn Reflect>)>,
     types: &WorldTypes<'_>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
     bundle: &mut DynamicBundle,
 ) -> usize {
     let mut dropped_relationships = 0;
@@ -184,142 +208,10 @@ fn insert_resources(
     world: &mut World,
     types: &WorldTypes<'_>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
-    mapper: &mut SavedEntityMapper,
+    mapper: &mut SavedEntityMapper<'_>,
 ) {
     for (entry_index, mut value) in resources {
         types.field_mappers.map(entry_index, value.as_mut(), mapper);
         (types.entries[entry_index].insert_resource)(world, value);
-    }
-}
-
-fn warn_dropped_relationships(dropped: usize) {
-    if dropped > 0 {
-        warn!(
-            "keepsake: {dropped} relationship(s) (such as ChildOf) pointed at entities that were not saved and were left out"
-        );
-    }
-}
-
-/// One warning for the whole load, listing every dropped keyed reference.
-fn warn_dropped_references(dropped: &[DroppedReference]) {
-    if dropped.is_empty() {
-        return;
-    }
-    let list: Vec<String> = dropped.iter().map(ToString::to_string).collect();
-    warn!(
-        "keepsake: {} reference(s) into the level found no entity and now point at Entity::PLACEHOLDER: {}",
-        dropped.len(),
-        list.join("; ")
-    );
-}
-
-fn warn_unmapped_references(unmapped: usize) {
-    if unmapped > 0 {
-        warn!(
-            "keepsake: {unmapped} reference(s) to entities that were not saved now point at Entity::PLACEHOLDER"
-        );
-    }
-}
-
-/// What applying needs to know about each registered type in this world, by entry index.
-struct WorldTypes<'a> {
-    entries: &'a [SaveableEntry],
-    field_mappers: EntityFieldMappers<'a>,
-    component_ids: Vec<ComponentId>,
-    relationships: Vec<RelationshipKind>,
-}
-
-/// How one decoded component value is inserted.
-enum Placement {
-    /// With the other components of its entity, in one archetype move.
-    Bundle,
-    /// On its own, through the type's typed insert (a value whose concrete type is not the
-    /// component's, which the untyped bundle cannot hold).
-    Typed,
-    /// Not at all: a relationship target (`Children`), which Bevy rebuilds from the sources.
-    RebuiltByBevy,
-    /// Not at all: a relationship (`ChildOf`) whose target was not saved.
-    DroppedRelationship,
-}
-
-impl<'a> WorldTypes<'a> {
-    /// Registers every entry's component in `world` (so ids exist) and reads its relationship
-    /// role.
-    fn new(world: &mut World, entries: &'a [SaveableEntry]) -> Self {
-        let field_mappers = EntityFieldMappers::new(world, entries);
-        let component_ids: Vec<ComponentId> = entries
-            .iter()
-            .map(|entry| (entry.component_id)(world))
-            .collect();
-        // Bevy describes a relationship only once both of its sides are registered.
-        world.register_component::<Children>();
-        let relationships = component_ids
-            .iter()
-            .map(|&id| RelationshipKind::of(world, id))
-            .collect();
-        WorldTypes {
-            entries,
-            field_mappers,
-            component_ids,
-            relationships,
-        }
-    }
-
-    /// How a value of entry `entry_index`, already remapped, is inserted into `world`.
-    fn placement(&self, entry_index: usize, value: &dyn Reflect, world: &World) -> Placement {
-        if value.as_any().type_id() != self.entries[entry_index].ops.type_id {
-            return Placement::Typed;
-        }
-        match self.relationships[entry_index] {
-            RelationshipKind::Target => Placement::RebuiltByBevy,
-            RelationshipKind::Source { entity_offset } => {
-                // SAFETY: the value's concrete type is the component's type (checked above),
-                // and Bevy reports `entity_offset` as the offset of its `Entity` field.
-                let target = unsafe {
-                    (value as *const dyn Reflect)
-                        .cast::<u8>()
-                        .add(entity_offset)
-                        .cast::<Entity>()
-                        .read_unaligned()
-                };
-                if target == Entity::PLACEHOLDER || world.get_entity(target).is_err() {
-                    Placement::DroppedRelationship
-                } else {
-                    Placement::Bundle
-                }
-            }
-            RelationshipKind::None => Placement::Bundle,
-        }
-    }
-}
-
-/// Whether a component is one side of a relationship (`ChildOf` / `Children` and the like).
-#[derive(Clone, Copy)]
-enum RelationshipKind {
-    None,
-    /// Holds the target entity at this byte offset; inserting it updates the target.
-    Source {
-        entity_offset: usize,
-    },
-    /// The collection side, maintained by Bevy from the sources.
-    Target,
-}
-
-impl RelationshipKind {
-    fn of(world: &World, id: ComponentId) -> Self {
-        match world
-            .components()
-            .get_info(id)
-            .and_then(|info| info.relationship_accessor())
-        {
-            Some(RelationshipAccessor::Relationship {
-                entity_field_offset,
-                ..
-            }) => RelationshipKind::Source {
-                entity_offset: *entity_field_offset,
-            },
-            Some(RelationshipAccessor::RelationshipTarget { .. }) => RelationshipKind::Target,
-            None => RelationshipKind::None,
-        }
     }
 }

@@ -14,6 +14,7 @@
 
 use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
 use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, StoredKey, state_hash};
+use crate::snapshot::capture::Rows;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::ValueReader;
@@ -21,6 +22,9 @@ use crate::snapshot::value::assets::{HandleLoader, RefusedAssetPath};
 use bevy::asset::AssetServer;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
+
+/// A column's values, each with its entity index.
+pub(super) type DecodedRows = Vec<(u32, Box<dyn Reflect>)>;
 
 /// One stored component column, decoded: the registry entry it belongs to and its values by
 /// entity index, in ascending entity order.
@@ -31,7 +35,10 @@ use bevy::reflect::TypeRegistry;
 /// decode step that grew faster than the world.
 pub(super) struct DecodedColumn {
     pub(super) entry: usize,
-    pub(super) rows: Vec<(u32, Box<dyn Reflect>)>,
+    pub(super) rows: DecodedRows,
+    /// Each row's stored bytes, in the same order: an in-place apply compares them with the
+    /// live rows' before writing a value.
+    pub(super) raw: Rows,
 }
 
 /// A stored column whose type this build does not register; its values were skipped.
@@ -64,6 +71,8 @@ pub struct DecodedSnapshot {
     /// The component columns, each sorted by entity index.
     pub(super) components: Vec<DecodedColumn>,
     pub(super) resources: Vec<(usize, Box<dyn Reflect>)>,
+    /// Each resource's stored bytes, in the same order.
+    pub(super) resources_raw: Rows,
     pub(super) skipped: Vec<SkippedType>,
     pub(super) dropped_fields: Vec<DroppedField>,
     pub(super) refused_asset_paths: Vec<RefusedAssetPath>,
@@ -222,6 +231,7 @@ struct ColumnsDecoder<'r> {
     seen_entries: Vec<usize>,
     components: Vec<DecodedColumn>,
     resources: Vec<(usize, Box<dyn Reflect>)>,
+    resources_raw: Rows,
     skipped: Vec<SkippedType>,
     dropped_fields: Vec<DroppedField>,
 }
@@ -241,6 +251,7 @@ impl<'r> ColumnsDecoder<'r> {
             seen_entries: Vec::new(),
             components: Vec::new(),
             resources: Vec::new(),
+            resources_raw: Rows::default(),
             skipped: Vec::new(),
             dropped_fields: Vec::new(),
         }
@@ -273,20 +284,19 @@ impl<'r> ColumnsDecoder<'r> {
             }));
         match header.kind {
             ColumnKind::Resource => {
-                let rows = read_rows(cursor, header, &decoder, |_, value| (entry_index, value))?;
-                self.resources.extend(rows);
+                let rows = read_rows(cursor, header, &decoder, &mut self.resources_raw)?;
+                self.resources
+                    .extend(rows.into_iter().map(|(_, value)| (entry_index, value)));
             }
             ColumnKind::Component => {
+                let mut raw = Rows::default();
                 // Component rows always carry an entity index (the cursor reads one per row).
-                let mut rows = read_rows(cursor, header, &decoder, |index, value| {
-                    (index.unwrap_or_default(), value)
-                })?;
-                // A capture writes a column table by table, so its rows usually come as a few
-                // ascending runs; the stable sort merges runs rather than sorting from scratch.
-                rows.sort_by_key(|&(entity_index, _)| entity_index);
+                let rows = read_rows(cursor, header, &decoder, &mut raw)?;
+                let (rows, raw) = sorted_by_entity(rows, raw);
                 self.components.push(DecodedColumn {
                     entry: entry_index,
                     rows,
+                    raw,
                 });
             }
         }
@@ -323,6 +333,7 @@ impl<'r> ColumnsDecoder<'r> {
             saved_ids,
             keys: Vec::new(),
             resources: self.resources,
+            resources_raw: self.resources_raw,
             skipped: self.skipped,
             dropped_fields: self.dropped_fields,
             refused_asset_paths: Vec::new(),
@@ -330,14 +341,14 @@ impl<'r> ColumnsDecoder<'r> {
     }
 }
 
-/// Decodes a column's rows, each made an item by `item` from its entity index (none for a
-/// resource) and value.
-fn read_rows<T>(
+/// Decodes a column's rows: each value with its entity index (`0` for a resource), its stored
+/// bytes appended to `raw`.
+fn read_rows(
     cursor: &mut BlobCursor<'_>,
     header: &ColumnHeader<'_>,
     decoder: &ColumnDecoder<'_>,
-    item: impl Fn(Option<u32>, Box<dyn Reflect>) -> T,
-) -> Result<Vec<T>, SnapshotError> {
+    raw: &mut Rows,
+) -> Result<DecodedRows, SnapshotError> {
     // The count is within what the column's bytes hold (two a row at least); the rows are the
     // load's output, as a legitimate blob of as many rows makes them.
     let mut rows = Vec::with_capacity(header.rows);
@@ -345,7 +356,26 @@ fn read_rows<T>(
         let value = decoder
             .read(row.value)
             .map_err(|reason| value_error(header.type_path, row.entity_index, reason))?;
-        rows.push(item(row.entity_index, value));
+        raw.push_raw(row.value);
+        rows.push((row.entity_index.unwrap_or_default(), value));
     }
     Ok(rows)
+}
+
+/// A column's rows and their bytes in ascending entity order. A capture writes a column table
+/// by table, so its rows come as a few ascending runs, and usually as one.
+fn sorted_by_entity(rows: DecodedRows, raw: Rows) -> (DecodedRows, Rows) {
+    if rows.is_sorted_by_key(|&(entity_index, _)| entity_index) {
+        return (rows, raw);
+    }
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    // Stable: merges the runs rather than sorting from scratch.
+    order.sort_by_key(|&k| rows[k].0);
+    let mut sorted_raw = Rows::default();
+    for &k in &order {
+        sorted_raw.push_raw(raw.row(k));
+    }
+    let mut slots: Vec<Option<(u32, Box<dyn Reflect>)>> = rows.into_iter().map(Some).collect();
+    let sorted = order.iter().filter_map(|&k| slots[k].take()).collect();
+    (sorted, sorted_raw)
 }

@@ -4,7 +4,7 @@
 
 use crate::snapshot::register::{EntityKeys, SaveableEntry};
 use crate::snapshot::value::reflect_walk::{Walk, may_hold, walk};
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{Entities, EntityHashMap};
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -88,14 +88,23 @@ impl<'a> EntityFieldMappers<'a> {
         }
     }
 
+    /// Whether values of entry `entry_index`'s type can hold an `Entity`.
+    pub(super) fn holds_entities(&self, entry_index: usize) -> bool {
+        self.holds_entities[entry_index]
+    }
+
     /// Remaps `value`'s entity references; records the ones to keys no live entity has.
     pub(super) fn map(
         &self,
         entry_index: usize,
         value: &mut dyn Reflect,
-        mapper: &mut SavedEntityMapper,
+        mapper: &mut SavedEntityMapper<'_>,
     ) {
-        if !mapper.unresolved.is_empty() && self.holds_entities[entry_index] {
+        // Most types hold no entity: nothing to map (a million values at 100k entities).
+        if !self.holds_entities[entry_index] {
+            return;
+        }
+        if !mapper.unresolved.is_empty() {
             let type_path = self.entries[entry_index].ops.type_path;
             mapper.note_unresolved(type_path, value.as_partial_reflect());
         }
@@ -112,7 +121,7 @@ fn holds_entities(types: &TypeRegistry, type_id: TypeId) -> bool {
 
 /// Maps saved entity ids to the entities spawned for them, and keyed unsaved entities' ids to
 /// the live entities with their keys.
-pub(super) struct SavedEntityMapper {
+pub(super) struct SavedEntityMapper<'w> {
     pub(super) map: EntityHashMap<Entity>,
     /// How many references pointed at entities that were neither saved nor keyed.
     pub(super) unmapped: usize,
@@ -120,19 +129,36 @@ pub(super) struct SavedEntityMapper {
     unresolved: EntityHashMap<(String, KeyMiss)>,
     /// The references to them met so far.
     pub(super) dropped: Vec<DroppedReference>,
+    /// For a snapshot of this world applied in place: its live entities, which an id the map
+    /// does not hold still names (the saved entities kept in place among them).
+    alive: Option<&'w Entities>,
 }
 
-impl SavedEntityMapper {
+impl SavedEntityMapper<'static> {
     /// Maps `saved_ids[i]` to `spawned[i]`, and each keyed id to the live entity `live` finds
     /// for its key.
     pub(super) fn new(saved_ids: &[Entity], spawned: &[Entity], keys: ResolvedKeys) -> Self {
-        let mut map = keys.found;
+        let mut map = EntityHashMap::default();
         map.extend(saved_ids.iter().copied().zip(spawned.iter().copied()));
+        SavedEntityMapper::with_map(map, keys, None)
+    }
+}
+
+impl<'w> SavedEntityMapper<'w> {
+    /// Maps through `map`, then the keys; with `alive`, an id neither maps is kept when it
+    /// names a live entity of this world.
+    pub(super) fn with_map(
+        mut map: EntityHashMap<Entity>,
+        keys: ResolvedKeys,
+        alive: Option<&'w Entities>,
+    ) -> Self {
+        map.extend(keys.found);
         SavedEntityMapper {
             map,
             unmapped: 0,
             unresolved: keys.missing,
             dropped: Vec::new(),
+            alive,
         }
     }
 
@@ -155,13 +181,19 @@ impl SavedEntityMapper {
     }
 }
 
-impl EntityMapper for SavedEntityMapper {
+impl EntityMapper for SavedEntityMapper<'_> {
     fn get_mapped(&mut self, source: Entity) -> Entity {
         if source == Entity::PLACEHOLDER {
             return source;
         }
         if let Some(&mapped) = self.map.get(&source) {
             return mapped;
+        }
+        if self
+            .alive
+            .is_some_and(|alive| alive.contains_spawned(source))
+        {
+            return source;
         }
         // References to unresolved keys are listed by field (`note_unresolved`), not counted.
         if !self.unresolved.contains_key(&source) {
@@ -185,6 +217,13 @@ pub(super) struct ResolvedKeys {
 }
 
 impl ResolvedKeys {
+    /// The saved ids of keyed entities that now name another entity, or none.
+    pub(super) fn moved(&self) -> impl Iterator<Item = Entity> + '_ {
+        let found = self.found.iter().filter(|(saved, live)| saved != live);
+        let found = found.map(|(saved, _)| *saved);
+        found.chain(self.missing.keys().copied())
+    }
+
     /// Finds, for each stored key, the one live entity of `world` that has it.
     pub(super) fn resolve(world: &World, source: EntityKeys, keys: Vec<(Entity, String)>) -> Self {
         let mut resolved = ResolvedKeys::default();

@@ -1,7 +1,9 @@
 //! Blob → world: [`decode`] checks and decodes a blob against the registered types without
 //! touching any world (so it runs on the task pool), [`apply`] spawns the entities and inserts
-//! the values with entity references remapped and the hierarchy rebuilt, and [`dump`] shows a
-//! blob's values as RON. All three read the blob through the one cursor of `blob`.
+//! the values with entity references remapped and the hierarchy rebuilt, `in_place` changes
+//! only what differs in the entities a world still has ([`restore`] for a kept snapshot,
+//! [`apply_in_place`] for a decoded one), and [`dump`] shows a blob's values as RON. All read
+//! the blob through the one cursor of `blob`.
 
 mod apply;
 mod bevy_0_19;
@@ -10,12 +12,20 @@ mod decode;
 mod dump;
 mod dynamic_bundle;
 mod entity_mapping;
+mod in_place;
+mod report;
 mod states;
+mod world_types;
 
-pub use apply::{ApplyReport, LoadMode, apply};
+pub use apply::{LoadMode, apply};
 pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;
 pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
 };
 pub use dump::{dump, dump_with_assets};
 pub use entity_mapping::{DroppedReference, KeyMiss};
+pub use in_place::{
+    EntityRecord, PreparedLoad, SavedIds, apply_in_place, apply_prepared, prepare, restore,
+    restore_within,
+};
+pub use report::ApplyReport;

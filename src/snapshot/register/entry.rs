@@ -6,7 +6,7 @@
 use super::walk::{RefreshFn, refresh_fn};
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::value::{TypeOps, ValueEncoding};
-use bevy::ecs::component::ComponentId;
+use bevy::ecs::component::{ComponentId, ComponentMutability};
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 use bevy::reflect::{FromReflect, TypePath, TypeRegistry};
@@ -60,6 +60,13 @@ pub(crate) struct SaveableEntry {
     pub(crate) map_entities: fn(&mut dyn Reflect, &mut dyn EntityMapper),
     pub(crate) component_id: fn(&mut World) -> ComponentId,
     pub(crate) insert: fn(&mut EntityWorldMut, Box<dyn Reflect>),
+    /// Writes a value over the entity's own: assigned in place for a mutable component (only
+    /// `Changed<T>` sees it: no hook or observer runs), inserted again for an immutable one
+    /// (relationships such as `ChildOf`, whose hooks keep the other side right: their
+    /// `Insert` and `Replace` hooks and observers run). Inserted when the entity lacks it.
+    pub(crate) write: fn(&mut EntityWorldMut, Box<dyn Reflect>),
+    /// The entity's value, if it has one.
+    pub(crate) get: for<'a> fn(&'a EntityRef<'a>) -> Option<&'a dyn Reflect>,
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
     /// A `States` type's `State<S>` (`register_saveable_state`): `insert_resource` asks for the
     /// state through `NextState<S>`, and a load does so before anything else is applied.
@@ -98,6 +105,8 @@ impl SaveableEntry {
                     entity.insert(value);
                 }
             },
+            write: write::<T>,
+            get: |entity| entity.get::<T>().map(|value| value as &dyn Reflect),
             insert_resource: |world, value| {
                 let Ok(value) = value.take::<T>() else { return };
                 let id = world.register_component::<T>();
@@ -122,6 +131,19 @@ impl SaveableEntry {
             .get_or_init(|| self.ops.layout(types).to_bytes().into());
         bytes.clone()
     }
+}
+
+/// [`SaveableEntry::write`] for `T`.
+fn write<T: Component>(entity: &mut EntityWorldMut, value: Box<dyn Reflect>) {
+    let Ok(value) = value.take::<T>() else { return };
+    if <T::Mutability as ComponentMutability>::MUTABLE {
+        // SAFETY: `T`'s mutability says it is mutable (checked just above).
+        if let Some(mut slot) = unsafe { entity.get_mut_assume_mutable::<T>() } {
+            *slot = value;
+            return;
+        }
+    }
+    entity.insert(value);
 }
 
 impl SaveableEntry {

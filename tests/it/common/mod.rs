@@ -7,6 +7,7 @@ pub mod blob_v1;
 pub mod budget;
 pub mod clock;
 pub mod crc_fixup;
+pub mod edits;
 pub mod fixtures;
 pub mod fuzz_layout;
 pub mod fuzz_world;

@@ -1,0 +1,418 @@
+//! In-place apply against a full respawn (issue 42): random worlds, random edits, then a
+//! snapshot taken before the edits applied in place (through each entry point: a whole-world
+//! comparison, a load prepared on the pool with more edits before it lands, a kept rewind
+//! point), then captured. The capture must hold what a capture of a world that respawned the
+//! snapshot holds, and what the snapshot itself holds, entity ids mapped; and every saved
+//! entity still alive before the apply must keep its id.
+//!
+//! Blobs are compared in a canonical form: each entity by the saved id it stands for (through
+//! the apply's `entity_map`), each value read by its stored layout with its entity references
+//! renamed the same way (a keyed level entity by its key, an entity the blob neither holds nor
+//! keys as "outside"), maps and sets sorted (a map's iteration order is not its value), and
+//! each saved parent's saved children in the blob's order. Root order and entity ids are what
+//! a respawn cannot keep, so they are what the form leaves out.
+//!
+//! References outside the save are where the two differ by design: applied in place, a
+//! snapshot of this world keeps a reference to a live entity it neither holds nor keys (the
+//! id still names it), where a respawn sets it to `Entity::PLACEHOLDER` and leaves a
+//! relationship to it out. So every such reference reads "outside", and a `ChildOf` pointing
+//! outside is left out of the form, as the respawn leaves it out of the world.
+
+use crate::common::edits::{Edits, is_ancestor, pick, world_with};
+use crate::common::fixtures::Rng;
+use crate::common::real_world::Target;
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+use bevy_keepsake::snapshot::schema::stored::{self, StoredFields, StoredValue};
+use bevy_keepsake::snapshot::{
+    self, ApplyReport, CaptureCache, ColumnKind, EntityRecord, KeptSnapshot, LoadMode, SaveKey,
+    SaveRegistry, Saveable, SavedIds, Snapshot, SnapshotHistory,
+};
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The key of the unsaved level root saved entities hang under and point at.
+const LEVEL: &str = "level/camp";
+
+/// A blob with its entities named by the saved ids they stand for (see the module docs).
+#[derive(Debug, PartialEq)]
+struct Canonical {
+    entities: BTreeSet<String>,
+    values: BTreeMap<(String, String), String>,
+    resources: BTreeMap<String, String>,
+    children: BTreeMap<String, Vec<String>>,
+}
+
+/// `blob` in canonical form; `saved_id` gives the saved id a blob id stands for.
+fn canonical(blob: &[u8], saved_id: &dyn Fn(Entity) -> Entity) -> Canonical {
+    let table = snapshot::inspect(blob).unwrap();
+    let ids: Vec<Entity> = (table.entity_ids.iter())
+        .map(|bits| Entity::try_from_bits(bits).unwrap())
+        .collect();
+    let keys: HashMap<u64, &str> = table.keys.iter().map(|k| (k.entity_id, k.key)).collect();
+    let in_table: HashMap<u64, Entity> = ids.iter().map(|e| (e.to_bits(), *e)).collect();
+    let name = |bits: u64| match (in_table.get(&bits), keys.get(&bits)) {
+        (Some(entity), _) => format!("E{}", saved_id(*entity)),
+        (None, Some(key)) => format!("K{key}"),
+        (None, None) => "outside".to_owned(),
+    };
+    let mut form = Canonical {
+        entities: ids.iter().map(|e| name(e.to_bits())).collect(),
+        values: BTreeMap::new(),
+        resources: BTreeMap::new(),
+        children: BTreeMap::new(),
+    };
+    // Siblings in the entity table's order (a column's rows come table by table).
+    let mut parents: Vec<(u32, String, String)> = Vec::new();
+    for column in &table.columns {
+        let layout = column.layout.as_ref().unwrap().decode().unwrap();
+        for row in column.rows {
+            let value = render(&stored::read(&layout, row.value).unwrap(), &name);
+            match (column.kind, row.entity_index) {
+                (ColumnKind::Component, Some(index)) => {
+                    let entity = name(ids[index as usize].to_bits());
+                    let child_of = column.type_path.ends_with("ChildOf");
+                    if child_of && value == "[outside]" {
+                        continue;
+                    }
+                    if child_of && value.starts_with("[E") {
+                        let parent = value.trim_matches(|c| c == '[' || c == ']').to_owned();
+                        parents.push((index, entity.clone(), parent));
+                    }
+                    form.values
+                        .insert((entity, column.type_path.to_owned()), value);
+                }
+                _ => drop(form.resources.insert(column.type_path.to_owned(), value)),
+            }
+        }
+    }
+    parents.sort();
+    for (_, child, parent) in parents {
+        form.children.entry(parent).or_default().push(child);
+    }
+    form
+}
+
+/// Fails naming the first differences between two canonical forms.
+fn assert_same(a: &Canonical, b: &Canonical, what: &str) {
+    if a == b {
+        return;
+    }
+    let mut lines = Vec::new();
+    let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| -> Vec<String> {
+        x.difference(y).take(5).cloned().collect()
+    };
+    lines.push(format!(
+        "entities only left {:?}, only right {:?}",
+        only(&a.entities, &b.entities),
+        only(&b.entities, &a.entities)
+    ));
+    let keys: BTreeSet<&(String, String)> = a.values.keys().chain(b.values.keys()).collect();
+    let differing = keys
+        .into_iter()
+        .filter(|k| a.values.get(*k) != b.values.get(*k));
+    for key in differing.take(8) {
+        lines.push(format!(
+            "{key:?}: {:?} vs {:?}",
+            a.values.get(key),
+            b.values.get(key)
+        ));
+    }
+    if a.resources != b.resources {
+        lines.push(format!("resources: {:?} vs {:?}", a.resources, b.resources));
+    }
+    let parents: BTreeSet<&String> = a.children.keys().chain(b.children.keys()).collect();
+    let misordered = parents
+        .into_iter()
+        .filter(|p| a.children.get(*p) != b.children.get(*p));
+    for parent in misordered.take(5) {
+        lines.push(format!(
+            "children of {parent}: {:?} vs {:?}",
+            a.children.get(parent),
+            b.children.get(parent)
+        ));
+    }
+    panic!("{what} differ:\n{}", lines.join("\n"));
+}
+
+/// A stored value as text, entity references named by `name`, maps and sets sorted.
+fn render(value: &StoredValue, name: &dyn Fn(u64) -> String) -> String {
+    let all =
+        |items: &[StoredValue]| -> Vec<String> { items.iter().map(|v| render(v, name)).collect() };
+    let named = |fields: &[(String, StoredValue)]| -> Vec<String> {
+        fields
+            .iter()
+            .map(|(n, v)| format!("{n}: {}", render(v, name)))
+            .collect()
+    };
+    match value {
+        StoredValue::Entity(bits) => name(*bits),
+        StoredValue::Struct { fields, .. } => format!("{{{}}}", named(fields).join(", ")),
+        StoredValue::TupleStruct { fields, .. } | StoredValue::Tuple(fields) => {
+            format!("[{}]", all(fields).join(", "))
+        }
+        StoredValue::List(items) | StoredValue::Array(items) => {
+            format!("[{}]", all(items).join(", "))
+        }
+        StoredValue::Set(items) => {
+            let mut items = all(items);
+            items.sort();
+            format!("set{items:?}")
+        }
+        StoredValue::Map(entries) => {
+            let mut entries: Vec<String> = (entries.iter())
+                .map(|(k, v)| format!("{}: {}", render(k, name), render(v, name)))
+                .collect();
+            entries.sort();
+            format!("map{entries:?}")
+        }
+        StoredValue::Enum {
+            variant, fields, ..
+        } => match fields {
+            StoredFields::Unit => variant.clone(),
+            StoredFields::Tuple(items) => format!("{variant}({})", all(items).join(", ")),
+            StoredFields::Struct(fields) => format!("{variant}{{{}}}", named(fields).join(", ")),
+        },
+        other => format!("{other:?}"),
+    }
+}
+
+/// An unsaved level root (keyed) with a few saved units under it.
+fn add_level(world: &mut World) {
+    let root = world.spawn(SaveKey::new(LEVEL)).id();
+    let units: Vec<Entity> = world
+        .query_filtered::<Entity, With<Saveable>>()
+        .iter(world)
+        .take(5)
+        .collect();
+    for unit in units {
+        world.entity_mut(unit).insert(ChildOf(root));
+    }
+}
+
+/// Edits the shared roster leaves out: children reordered, units moved under the level root,
+/// references to it.
+fn more_edits(world: &mut World, rng: &mut Rng, count: u64) {
+    let root = world
+        .query_filtered::<Entity, With<SaveKey>>()
+        .single(world)
+        .unwrap();
+    for _ in 0..count {
+        let Some(entity) = pick(world, rng) else {
+            return;
+        };
+        match rng.below(3) {
+            0 => {
+                if let Some(mut children) = world.get_mut::<Children>(entity) {
+                    children.sort_by_key(|child| std::cmp::Reverse(child.index()));
+                }
+            }
+            1 if !is_ancestor(world, entity, root) => {
+                world.entity_mut(entity).insert(ChildOf(root));
+            }
+            _ => {
+                world.entity_mut(entity).insert(Target {
+                    entity: Some(root),
+                    priority: 3,
+                });
+            }
+        }
+    }
+}
+
+/// One world's random history: the shared edits, then the extra ones, then a frame.
+fn play(world: &mut World, edits: &mut Edits, count: u64) {
+    edits.apply(world, count);
+    let mut rng = Rng::new(edits.rng.next_u64());
+    more_edits(world, &mut rng, count / 3 + 1);
+    world.increment_change_tick();
+}
+
+fn decode(world: &World, snapshot: &Snapshot) -> snapshot::DecodedSnapshot {
+    let registry = world.resource::<SaveRegistry>().clone();
+    let types = world.resource::<AppTypeRegistry>().clone();
+    snapshot::decode(
+        &snapshot.blob,
+        snapshot.state_hash,
+        &registry,
+        &types.read(),
+    )
+    .unwrap()
+}
+
+/// The saved id a live entity stands for after an apply whose map is `entity_map`.
+fn saved_id_through(entity_map: &EntityHashMap<Entity>) -> impl Fn(Entity) -> Entity + '_ {
+    let inverse: EntityHashMap<Entity> = entity_map.iter().map(|(s, l)| (*l, *s)).collect();
+    move |live| inverse.get(&live).copied().unwrap_or(live)
+}
+
+/// How the snapshot is applied in place.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// `snapshot::apply` with `LoadMode::InPlace`: the whole world captured and compared.
+    Captured,
+    /// Prepared against one capture on the pool's side, more edits, applied against another.
+    Prepared,
+    /// A kept rewind point restored through its reverse deltas.
+    Kept,
+}
+
+/// The world being applied to and what each path keeps between captures.
+struct InPlaceWorld {
+    app: App,
+    cache: CaptureCache,
+    history: SnapshotHistory,
+    record: EntityRecord,
+}
+
+impl InPlaceWorld {
+    /// A capture through the cache, recorded (as the plugin does with every capture).
+    fn capture(&mut self) -> snapshot::PendingSnapshot {
+        let live = self.cache.capture(self.app.world()).unwrap();
+        drop(self.history.record(&live));
+        live
+    }
+
+    /// Applies `saved` (kept as `kept` at its capture) in place through `path`; `between`
+    /// edits the world while a prepared load is on its way. Returns the report and the saved
+    /// entities that were alive and saved when the apply landed.
+    fn apply(
+        &mut self,
+        path: Path,
+        (saved, kept): (&Snapshot, &KeptSnapshot),
+        between: &mut dyn FnMut(&mut World),
+    ) -> (ApplyReport, Vec<Entity>) {
+        let decoded = decode(self.app.world(), saved);
+        if let Path::Captured = path {
+            let alive = still_saved(self.app.world_mut(), saved);
+            let report = snapshot::apply(self.app.world_mut(), decoded, LoadMode::InPlace);
+            return (report, alive);
+        }
+        let prepared = matches!(path, Path::Prepared).then(|| {
+            let live = self.capture();
+            let prepared = snapshot::prepare(decoded, &live, &self.record);
+            between(self.app.world_mut());
+            prepared
+        });
+        let alive = still_saved(self.app.world_mut(), saved);
+        let live = self.capture();
+        let world = self.app.world_mut();
+        let report = match prepared {
+            Some(prepared) => snapshot::apply_prepared(world, prepared, &live, &mut self.record),
+            None => snapshot::restore(world, kept, &live, &mut self.record)
+                .unwrap()
+                .expect("the worlds of these tests hold no States"),
+        };
+        (report, alive)
+    }
+}
+
+/// The saved entities of `saved` that are alive and saved in `world`.
+fn still_saved(world: &mut World, saved: &Snapshot) -> Vec<Entity> {
+    let table = snapshot::inspect(&saved.blob).unwrap();
+    let live: BTreeSet<Entity> = world
+        .query_filtered::<Entity, With<Saveable>>()
+        .iter(world)
+        .collect();
+    let ids = table
+        .entity_ids
+        .iter()
+        .map(|b| Entity::try_from_bits(b).unwrap());
+    ids.filter(|e| live.contains(e)).collect()
+}
+
+fn check(seed: u64, path: Path, (before, after): (u64, u64)) {
+    let (mut respawned, app) = (world_with(300), world_with(300));
+    let mut world = InPlaceWorld {
+        app,
+        cache: CaptureCache::default(),
+        history: SnapshotHistory::default(),
+        record: EntityRecord::new(SavedIds::ThisWorld),
+    };
+    let (mut edits, mut same_edits) = (Edits::new(seed, 5_000_000), Edits::new(seed, 5_000_000));
+    for app in [&mut world.app, &mut respawned] {
+        add_level(app.world_mut());
+    }
+    play(world.app.world_mut(), &mut edits, before);
+    play(respawned.world_mut(), &mut same_edits, before);
+    let saved = snapshot::capture(world.app.world()).unwrap();
+    let live = world.cache.capture(world.app.world()).unwrap();
+    let kept = world.history.record(&live);
+    play(world.app.world_mut(), &mut edits, after);
+    play(respawned.world_mut(), &mut same_edits, after);
+
+    let mut between = |w: &mut World| play(w, &mut edits, after / 2 + 1);
+    let (report, alive) = world.apply(path, (&saved, &kept), &mut between);
+    play(respawned.world_mut(), &mut same_edits, after / 2 + 1);
+    let decoded = decode(respawned.world(), &saved);
+    let respawn = snapshot::apply(respawned.world_mut(), decoded, LoadMode::Replace);
+
+    let expected = canonical(&saved.blob, &|e| e);
+    let in_place = snapshot::capture(world.app.world()).unwrap();
+    let in_place = canonical(&in_place.blob, &saved_id_through(&report.entity_map));
+    let again = snapshot::capture(respawned.world()).unwrap();
+    let again = canonical(&again.blob, &saved_id_through(&respawn.entity_map));
+    assert_same(
+        &in_place,
+        &again,
+        &format!("{path:?}: in place and respawned"),
+    );
+    assert_same(
+        &in_place,
+        &expected,
+        &format!("{path:?}: in place and the snapshot"),
+    );
+    for entity in alive {
+        assert!(
+            world.app.world().get_entity(entity).is_ok()
+                && !report.entity_map.contains_key(&entity),
+            "{path:?}: {entity} was alive and saved, and did not keep its id"
+        );
+    }
+
+    // The same snapshot again, after more play: entities the first apply spawned are found
+    // through the record.
+    play(world.app.world_mut(), &mut edits, after);
+    let (report, _) = world.apply(path, (&saved, &kept), &mut |_| {});
+    let in_place = snapshot::capture(world.app.world()).unwrap();
+    let in_place = canonical(&in_place.blob, &saved_id_through(&report.entity_map));
+    assert_same(
+        &in_place,
+        &expected,
+        &format!("{path:?}: the second apply and the snapshot"),
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn in_place_equals_respawn_after_random_edits(
+        seed in 1u64..u64::MAX,
+        path in prop_oneof![Just(Path::Captured), Just(Path::Prepared), Just(Path::Kept)],
+        before in 0u64..40,
+        after in 1u64..40,
+    ) {
+        check(seed, path, (before, after));
+    }
+}
+
+#[test]
+fn an_in_place_apply_with_nothing_changed_writes_nothing() {
+    let mut app = world_with(500);
+    add_level(app.world_mut());
+    let world = app.world_mut();
+    let saved = snapshot::capture(world).unwrap();
+    let report = snapshot::apply(world, decode(world, &saved), LoadMode::InPlace);
+    assert_eq!(
+        (
+            report.kept,
+            report.written,
+            report.inserted,
+            report.removed,
+            report.spawned
+        ),
+        (saved.entities, 0, 0, 0, 0)
+    );
+    assert!(report.entity_map.is_empty() && report.despawned == 0);
+}
