@@ -11,7 +11,9 @@
 //!   loaded entities with the same saved types lack after it (and after the commands of the
 //!   game's `On<Add>` observers), with one warning; the save menu's toast says it too.
 
-use crate::snapshot::{LiveComponents, SaveRegistry, UnsavedComponent, unsaved_components};
+use crate::snapshot::{
+    ApplyReport, LiveComponents, SaveRegistry, UnsavedComponent, unsaved_components,
+};
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use std::collections::HashSet;
@@ -103,19 +105,22 @@ fn list<'a>(
     list
 }
 
-/// Applies a load (or a rewind) with `apply`, then names what the loaded entities came back
-/// without that the live ones had (after running the commands the load's hooks and observers
-/// queued, so components the game's `On<Add>` observers put back count as back). `what` names
-/// the load in the warning ("Quicksave", "rewind point 12").
+/// Applies a load (or a rewind) with `apply`, then names what the entities it spawned
+/// (`spawned`, from its report: every saved entity when it respawns, those it had no live
+/// counterpart for when in place) came back without that the live ones had (after running the
+/// commands the load's hooks and observers queued, so components the game's `On<Add>`
+/// observers put back count as back). `what` names the load in the warning ("Quicksave",
+/// "rewind point 12").
 pub(crate) fn apply_noting_losses<R>(
     world: &mut World,
     what: &str,
     apply: impl FnOnce(&mut World) -> R,
+    spawned: impl FnOnce(&R) -> Vec<Entity>,
 ) -> (R, Arc<Vec<UnsavedComponent>>) {
     let live = LiveComponents::before_load(world);
     let applied = apply(world);
     world.flush();
-    let missing = live.missing_after(world);
+    let missing = live.missing_after(world, &spawned(&applied));
     if !missing.is_empty() {
         warn!(
             "keepsake: {what} loaded, but saved entities came back without components the live \
@@ -126,6 +131,13 @@ pub(crate) fn apply_noting_losses<R>(
         );
     }
     (applied, Arc::new(missing))
+}
+
+/// The entities an apply gave saved entities that were not alive before it: its entity map
+/// (after an in-place apply it lists only the saved entities whose id changed, which are the
+/// ones spawned, and the entities of a save from elsewhere kept from an earlier load of it).
+pub(crate) fn spawned_by(applied: &ApplyReport) -> Vec<Entity> {
+    applied.entity_map.values().copied().collect()
 }
 
 #[cfg(test)]

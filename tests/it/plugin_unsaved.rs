@@ -5,6 +5,7 @@
 
 use crate::common::keepsake_app::{self, Seen};
 use bevy::prelude::*;
+use bevy_keepsake::plugin::{KeepsakeSettings, LoadApply};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::UnsavedComponent;
 
@@ -27,6 +28,10 @@ struct Wall;
 
 fn paddle_app(root: &std::path::Path) -> App {
     let mut app = keepsake_app::app(root);
+    // Every saved entity spawned again at each load and rewind: each is asked about.
+    app.world_mut()
+        .resource_mut::<KeepsakeSettings>()
+        .load_apply = LoadApply::Respawn;
     app.register_saveable::<Paddle>()
         .register_type::<Collider>()
         .register_type::<Transform>();
@@ -191,6 +196,39 @@ fn a_rewind_reports_what_the_restored_entities_came_back_without() {
         restored.last().unwrap().missing_components,
         rewound.missing_components
     );
+}
+
+#[test]
+fn in_place_only_the_entities_a_load_spawns_are_asked_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paddle_app(dir.path());
+    app.world_mut()
+        .resource_mut::<KeepsakeSettings>()
+        .load_apply = LoadApply::InPlace;
+    spawn_paddles(&mut app);
+    keepsake_app::save(&mut app, SlotId::Quick);
+
+    // Every paddle is still alive: kept, with what the game gave it.
+    let loaded = keepsake_app::load(&mut app, SlotId::Quick);
+    assert!(loaded.missing_components.is_empty(), "{loaded:?}");
+    assert_eq!(keepsake_app::count::<With<Collider>>(&mut app), 2);
+
+    // One paddle with a collider gone since the save: spawned again, without it.
+    let world = app.world_mut();
+    let gone = (world.query_filtered::<Entity, With<Collider>>().iter(world))
+        .next()
+        .unwrap();
+    world.despawn(gone);
+    app.update();
+    let loaded = keepsake_app::load(&mut app, SlotId::Quick);
+    assert_eq!(
+        named(&loaded.missing_components),
+        with_wall(&[("Collider", 1), ("Transform", 1)], 1),
+        "{:?}",
+        loaded.missing_components
+    );
+    assert_eq!(keepsake_app::count::<With<Paddle>>(&mut app), 3);
+    assert_eq!(keepsake_app::count::<With<Collider>>(&mut app), 1);
 }
 
 /// Bevy 0.20's sprites, headless: the quad `Mesh2d` its sprite renderer gives every `Sprite`

@@ -196,7 +196,7 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         rewind.point.0
     );
     let started = Instant::now();
-    let (restored, missing) = unsaved::apply_noting_losses(world, &rewind.what(), |world| {
+    let restore = |world: &mut World| {
         let restored = (rows <= IN_FRAME_ROWS).then(|| {
             world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                 let record = &mut session.this_world;
@@ -204,7 +204,12 @@ fn start_rewind(world: &mut World, to: RewindTo) {
             })
         });
         restored.transpose()
-    });
+    };
+    let spawned = |restored: &Result<Option<Option<ApplyReport>>, SnapshotError>| match restored {
+        Ok(Some(Some(applied))) => unsaved::spawned_by(applied),
+        _ => Vec::new(),
+    };
+    let (restored, missing) = unsaved::apply_noting_losses(world, &rewind.what(), restore, spawned);
     match restored {
         Ok(Some(Some(applied))) => {
             // The capture's patches are put together off the main thread, as a point's are.
@@ -292,9 +297,14 @@ fn finish_rewind(world: &mut World) -> bool {
     };
     let rewind = landed.rewind;
     let started = Instant::now();
-    let (applied, missing) = unsaved::apply_noting_losses(world, &rewind.what(), |world| {
-        ready.and_then(|ready| apply_landing(world, ready))
-    });
+    let (applied, missing) = unsaved::apply_noting_losses(
+        world,
+        &rewind.what(),
+        |world| ready.and_then(|ready| apply_landing(world, ready)),
+        |applied| {
+            (applied.as_ref()).map_or(Vec::new(), |(applied, _)| unsaved::spawned_by(applied))
+        },
+    );
     match applied {
         Ok((applied, respawned)) => {
             let landing = Landed {

@@ -287,10 +287,17 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
         );
     }
     let started = Instant::now();
-    let (applied, missing_components) =
-        unsaved::apply_noting_losses(world, &slot.to_string(), |world| {
-            apply_snapshot(world, output.snapshot)
-        });
+    let (applied, missing_components) = unsaved::apply_noting_losses(
+        world,
+        &slot.to_string(),
+        |world| apply_snapshot(world, output.snapshot),
+        |applied| {
+            applied
+                .as_ref()
+                .map(unsaved::spawned_by)
+                .unwrap_or_default()
+        },
+    );
     let applied = match applied {
         Ok(applied) => applied,
         Err(error) => {

@@ -20,7 +20,7 @@
 
 use super::bevy_types::BevyDerived;
 use super::registry::SaveRegistry;
-use bevy::ecs::archetype::Archetype;
+use bevy::ecs::archetype::{Archetype, ArchetypeId};
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
@@ -154,10 +154,16 @@ impl<'w> Coverage<'w> {
         debug_names_on().then(|| info.name().to_string())
     }
 
-    /// Counts `archetype`'s entities for `component`, noting the saved types they have.
-    fn count(&self, counts: &mut Counts, component: ComponentId, archetype: &Archetype) {
+    /// Counts `entities` of `archetype`'s entities for `component`, noting the saved types
+    /// they have.
+    fn count(
+        &self,
+        counts: &mut Counts,
+        component: ComponentId,
+        (archetype, n): (&Archetype, usize),
+    ) {
         let (entities, with) = counts.entry(component).or_default();
-        *entities += archetype.len() as usize;
+        *entities += n;
         with.extend(self.saved_names(archetype));
     }
 
@@ -203,7 +209,7 @@ pub(crate) fn unsaved_components(world: &World) -> Vec<(ComponentId, UnsavedComp
     let mut counts = Counts::new();
     for archetype in coverage.saved_archetypes(registry) {
         for id in coverage.unsaved_in(archetype) {
-            coverage.count(&mut counts, id, archetype);
+            coverage.count(&mut counts, id, (archetype, archetype.len() as usize));
         }
     }
     coverage.report(counts)
@@ -246,11 +252,13 @@ impl LiveComponents {
         LiveComponents { by_signature }
     }
 
-    /// The unsaved types the loaded entities lack that live entities with the same saved types
-    /// carried before the load, with how many loaded entities lack each. Call it once the load
-    /// is applied and its commands (the game's `On<Add>` observers) have run.
-    pub(crate) fn missing_after(&self, world: &World) -> Vec<UnsavedComponent> {
-        if self.by_signature.is_empty() {
+    /// The unsaved types the `loaded` entities (the ones a load spawned) lack that live
+    /// entities with the same saved types carried before the load, with how many lack each.
+    /// Entities a load kept in place keep what they carried, so only spawned ones are asked
+    /// about. Call it once the load is applied and its commands (the game's `On<Add>`
+    /// observers) have run.
+    pub(crate) fn missing_after(&self, world: &World, loaded: &[Entity]) -> Vec<UnsavedComponent> {
+        if self.by_signature.is_empty() || loaded.is_empty() {
             return Vec::new();
         }
         let (Some(registry), Some(types)) = (
@@ -261,13 +269,20 @@ impl LiveComponents {
         };
         let types = types.read();
         let coverage = Coverage::new(world, registry, &types);
+        let mut per_archetype: HashMap<ArchetypeId, usize> = HashMap::new();
+        for entity in loaded.iter().filter_map(|&e| world.get_entity(e).ok()) {
+            *per_archetype.entry(entity.archetype().id()).or_default() += 1;
+        }
         let mut counts = Counts::new();
-        for archetype in coverage.saved_archetypes(registry) {
+        for (id, n) in per_archetype {
+            let Some(archetype) = world.archetypes().get(id) else {
+                continue;
+            };
             let Some(carried) = self.by_signature.get(&coverage.signature(archetype)) else {
                 continue;
             };
-            for &id in carried.iter().filter(|id| !archetype.contains(**id)) {
-                coverage.count(&mut counts, id, archetype);
+            for &component in carried.iter().filter(|c| !archetype.contains(**c)) {
+                coverage.count(&mut counts, component, (archetype, n));
             }
         }
         (coverage.report(counts).into_iter())

@@ -21,7 +21,12 @@
 //!
 //! At the end, faults stop and every device runs sync rounds: each must then reach every other
 //! device's newest save of each slot, as its head, as a recorded conflict whose hidden save
-//! loads, or through a later save of its own made after it.
+//! loads, or through a later save of its own made after it. Not required of a device: a save
+//! its player set aside there (deleted, passed over for another device's, or moved past with a
+//! save made in view of it), and a save whose copy its disk damaged past the metadata before
+//! its player saved over that slot (the save is kept on the devices where it was not damaged;
+//! this one could not record having seen it). What a disk destroys at rest is the backups' to
+//! make up for, so a damaged save is not required of the device that damaged it either.
 //!
 //! A failing run prints its seed, the shortest list of steps that still fails (`shrink.rs`),
 //! and how to replay it. Environment variables:
