@@ -64,6 +64,27 @@ pub fn clean(text: &str) -> String {
         .collect()
 }
 
+/// A metadata extra as a row: the store's record of the saves a save was made in view of
+/// (`keepsake.follows`) as `follows` and their ids, the game's own as `extra <key>`.
+pub fn extra(key: &str, value: &str) -> (String, String) {
+    if key == bevy_keepsake::format::FOLLOWS_KEY {
+        let ids: Vec<String> = value.split(',').map(save_id).collect();
+        return ("follows".to_owned(), ids.join(", "));
+    }
+    (format!("extra {}", clean(key)), clean(value))
+}
+
+/// A save id the store wrote as 32 hex digits, hyphenated as the `save id` row shows ids.
+fn save_id(simple: &str) -> String {
+    let hex = simple.len() == 32 && simple.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex {
+        return clean(simple);
+    }
+    let cuts = [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)];
+    let parts: Vec<&str> = cuts.iter().map(|&(a, b)| &simple[a..b]).collect();
+    parts.join("-")
+}
+
 /// `1.5 KiB`, `12 B`, `3.2 MiB`.
 pub fn size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];

@@ -377,57 +377,60 @@ impl SyncCore {
 
     /// The saves in the cloud that this device's slots may have lost to damage: not held here
     /// intact, no intact save here was made in view of them (pruning removes only what a newer
-    /// save supersedes), and their slot holds a save that does not verify (`damaged`) or a
-    /// file that does not read (a save damaged past its metadata, or something that is not a
-    /// file under a save's name, whose id cannot be told). A slot the player deleted holds no
-    /// such file, so its saves are not brought back.
+    /// save supersedes), and either a save here that does not verify (`damaged`) was made in
+    /// view of them, or their slot holds a file that does not read for good (a save damaged
+    /// past its metadata, or something that is not a file under a save's name, whose id and
+    /// record cannot be told). A slot the player deleted holds no such file, so its saves are
+    /// not brought back.
     fn lost_locally(
         &self,
         listing: &[(RemoteName, ObjectMeta)],
         local: &[StoredSave],
         damaged: &HashSet<Uuid>,
     ) -> Result<HashSet<Uuid>, CloudError> {
-        let intact: Vec<&StoredSave> = local
-            .iter()
-            .filter(|save| !damaged.contains(&save.meta.save_id))
-            .collect();
+        let (harmed, intact): (Vec<&StoredSave>, Vec<&StoredSave>) =
+            (local.iter()).partition(|save| damaged.contains(&save.meta.save_id));
+        let names = |saves: &[&StoredSave], name: &RemoteName| {
+            saves.iter().any(|save| {
+                save.meta.save_id == name.save_id
+                    || (save.slot == name.slot && save.meta.made_in_view_of(name.save_id))
+            })
+        };
         let mut lost = HashSet::new();
-        let mut harmed: BTreeMap<SlotId, bool> = BTreeMap::new();
+        let mut unreadable: BTreeMap<SlotId, bool> = BTreeMap::new();
         for (name, _) in listing {
-            let id = name.save_id;
-            let kept = intact.iter().any(|save| {
-                save.meta.save_id == id || (save.slot == name.slot && save.meta.made_in_view_of(id))
-            });
-            if kept {
+            if names(&intact, name) {
                 continue;
             }
-            let slot_harmed = match harmed.get(&name.slot) {
-                Some(&slot_harmed) => slot_harmed,
+            let slot_unreadable = match unreadable.get(&name.slot) {
+                Some(&slot_unreadable) => slot_unreadable,
                 None => {
-                    let slot_harmed = self.slot_harmed(name.slot, local, damaged)?;
-                    *harmed.entry(name.slot).or_insert(slot_harmed)
+                    let slot_unreadable = self.holds_unreadable_file(name.slot, local)?;
+                    *unreadable.entry(name.slot).or_insert(slot_unreadable)
                 }
             };
-            if slot_harmed {
-                lost.insert(id);
+            if slot_unreadable || names(&harmed, name) {
+                lost.insert(name.save_id);
             }
         }
         Ok(lost)
     }
 
-    /// Whether `slot` holds a save that does not verify or a file that does not read.
-    fn slot_harmed(
+    /// Whether `slot` holds a file no save was listed from that does not read for a reason
+    /// that will not pass (a read that failed with EIO now is tried again next round).
+    fn holds_unreadable_file(
         &self,
         slot: SlotId,
         local: &[StoredSave],
-        damaged: &HashSet<Uuid>,
     ) -> Result<bool, CloudError> {
-        let mut readable = local.iter().filter(|save| save.slot == slot);
-        let readable_count = readable.clone().count();
-        if readable.any(|save| damaged.contains(&save.meta.save_id)) {
-            return Ok(true);
-        }
-        Ok(self.store.generations(slot)?.len() > readable_count)
+        let listed = |generation: &u64| {
+            (local.iter()).any(|save| save.slot == slot && save.generation == *generation)
+        };
+        let unlisted = self.store.generations(slot)?.into_iter();
+        let unreadable = unlisted
+            .filter(|generation| !listed(generation))
+            .any(|generation| (self.store.verify(slot, generation)).is_err_and(|e| !e.may_pass()));
+        Ok(unreadable)
     }
 
     /// Records the conflicts the slots hold but no record names: another device's save made
@@ -563,6 +566,15 @@ impl SyncCore {
                 || self.state.refused.contains_key(&text)
                 || self.state.newer_format_known(&text);
             if known {
+                // A save passed over because a save here moved past it is recorded as known, so
+                // it is not fetched once no save here names it any more (a delete, or more
+                // saves than a record holds).
+                let unrecorded = !self.state.in_cloud.contains_key(&name.save_id);
+                if !own && unrecorded && have.contains(&name.save_id) {
+                    let uploaded = object.last_modified.timestamp_millis();
+                    self.state.in_cloud.insert(name.save_id, uploaded);
+                    self.dirty = true;
+                }
                 continue;
             }
             let recorded = match self.download(name, object).await {

@@ -177,14 +177,10 @@ fn meta_diffs(left: &Examined, right: &Examined) -> Vec<FieldDiff> {
     let keys: BTreeSet<&String> = a.extras.keys().chain(b.extras.keys()).collect();
     for key in keys {
         let value = |extras: &BTreeMap<String, String>| {
-            extras.get(key).cloned().unwrap_or_else(|| "(none)".into())
+            (extras.get(key)).map_or_else(|| "(none)".into(), |value| text::extra(key, value).1)
         };
-        push_if_differs(
-            &mut fields,
-            &format!("extra {key}"),
-            value(&a.extras),
-            value(&b.extras),
-        );
+        let (name, _) = text::extra(key, "");
+        push_if_differs(&mut fields, &name, value(&a.extras), value(&b.extras));
     }
     let thumbnail = |meta: &bevy_keepsake::format::SaveMeta| {
         meta.thumbnail

@@ -334,10 +334,8 @@ pub fn render_meta(meta: &MetaView) -> String {
         table.row(vec![name.into(), value]);
     }
     for (key, value) in &meta.extras {
-        table.row(vec![
-            format!("extra {}", text::clean(key)),
-            text::clean(value),
-        ]);
+        let (name, value) = text::extra(key, value);
+        table.row(vec![name, value]);
     }
     table.render()
 }

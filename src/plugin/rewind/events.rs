@@ -114,4 +114,8 @@ pub enum RewindError {
     /// The point could not be read back (its types changed since it was taken).
     #[error("the rewind point could not be read back: {0}")]
     Snapshot(#[from] SnapshotError),
+    /// A slot was loaded while the rewind to this point was being put together: the point is
+    /// of the timeline the load left, so the rewind was dropped.
+    #[error("the rewind to point {} was dropped: a slot was loaded meanwhile", .0.0)]
+    SupersededByLoad(RewindPointId),
 }

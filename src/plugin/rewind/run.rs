@@ -297,6 +297,11 @@ fn finish_rewind(world: &mut World) -> bool {
     };
     let rewind = landed.rewind;
     let started = Instant::now();
+    let mut ready = ready;
+    if let Ok(Landing::InPlace(prepared)) = &mut ready {
+        // The saved States first (see `runner::load::enter_states`).
+        prepared.enter_saved_states(world);
+    }
     let (applied, missing) = unsaved::apply_noting_losses(
         world,
         &rewind.what(),
@@ -327,10 +332,9 @@ fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool
         Landing::Respawn(decoded) => {
             Ok((snapshot::apply(world, *decoded, LoadMode::Replace), true))
         }
-        Landing::InPlace(mut prepared) => {
-            // The saved States first, through their transitions; the capture sees what their
-            // OnExit and OnEnter did, and the apply compares again what they changed.
-            prepared.enter_saved_states(world);
+        Landing::InPlace(prepared) => {
+            // The saved States were entered: the capture sees what their OnExit and OnEnter
+            // did, and the apply compares again what they changed.
             let live = capture(world)?;
             let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                 snapshot::apply_prepared(world, *prepared, &live, &mut session.this_world)
@@ -383,10 +387,80 @@ fn fail(world: &mut World, to: RewindTo, error: RewindError) {
     report(world, RewindFailed { to, error });
 }
 
-/// A slot loaded: the points are of another timeline, which a rewind must not bring back.
+/// A slot loaded: the points are of another timeline, which a rewind must not bring back; a
+/// rewind being put together on the pool is dropped (it would land over the loaded world).
 pub(super) fn clear_on_load(
     _loaded: On<crate::plugin::LoadCompleted>,
     mut ring: ResMut<RewindRing>,
+    mut rewinding: ResMut<Rewinding>,
+    mut commands: Commands,
 ) {
     ring.clear();
+    if let Some(dropped) = rewinding.0.take() {
+        let rewind = dropped.rewind;
+        let error = Arc::new(RewindError::SupersededByLoad(rewind.point));
+        let failed = RewindFailed {
+            to: rewind.to,
+            error,
+        };
+        commands.queue(move |world: &mut World| report(world, failed));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::SaveMeta;
+    use crate::plugin::LoadCompleted;
+    use crate::slot::SlotId;
+    use bevy::tasks::TaskPool;
+
+    fn loaded() -> LoadCompleted {
+        LoadCompleted {
+            slot: SlotId::Quick,
+            generation: 1,
+            restored_from_backup: false,
+            skipped_generations: Arc::default(),
+            meta: SaveMeta::new(SlotId::Quick),
+            entity_map: Arc::default(),
+            refused_asset_paths: Arc::default(),
+            dropped_fields: Arc::default(),
+            dropped_references: Arc::default(),
+            apply_time: Duration::ZERO,
+            missing_components: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn a_load_drops_the_rewind_being_put_together_and_says_so() {
+        let mut app = App::new();
+        app.init_resource::<RewindRing>()
+            .init_resource::<Rewinding>()
+            .add_message::<RewindFailed>()
+            .add_observer(clear_on_load);
+        let point = RewindPointId(7);
+        // A task that never finishes: the rewind is still on the pool when the load lands.
+        let task = TaskPool::new().spawn(std::future::pending::<Prepared>());
+        app.world_mut().resource_mut::<Rewinding>().0 = Some(RewindTask {
+            rewind: Rewind {
+                to: RewindTo::Back(1),
+                point,
+                age: Duration::ZERO,
+            },
+            task,
+            point_waiting: false,
+        });
+
+        app.world_mut().trigger(loaded());
+        app.world_mut().flush();
+
+        assert!(app.world().resource::<Rewinding>().0.is_none());
+        let failed = app.world().resource::<Messages<RewindFailed>>();
+        let failed: Vec<_> = failed.iter_current_update_messages().collect();
+        assert_eq!(failed.len(), 1);
+        assert!(matches!(
+            *failed[0].error,
+            RewindError::SupersededByLoad(p) if p == point
+        ));
+    }
 }

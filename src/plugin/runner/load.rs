@@ -258,10 +258,9 @@ fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, Snapsh
             }
             Ok(applied)
         }
-        Ready::InPlace(mut prepared, origin) => {
-            // The saved States first, through their transitions; the capture sees what their
+        Ready::InPlace(prepared, origin) => {
+            // The saved States were entered (`enter_states`): the capture sees what their
             // OnExit and OnEnter did, and the apply compares again what they changed.
-            prepared.enter_saved_states(world);
             let live = capture(world)?;
             let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                 let record = session.record(origin);
@@ -270,6 +269,16 @@ fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, Snapsh
             task_pool().spawn(async move { live.settle() }).detach();
             Ok(applied)
         }
+    }
+}
+
+/// Goes to the saved `States` of a load in place, through their transitions, before anything
+/// else: before the picture of what live entities carry (so what `OnEnter` made counts) and
+/// before the capture the apply compares with. A respawning load enters them in
+/// `snapshot::apply`.
+fn enter_states(world: &mut World, ready: &mut Ready) {
+    if let Ready::InPlace(prepared, _) = ready {
+        prepared.enter_saved_states(world);
     }
 }
 
@@ -287,10 +296,12 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
         );
     }
     let started = Instant::now();
+    let mut ready = output.snapshot;
+    enter_states(world, &mut ready);
     let (applied, missing_components) = unsaved::apply_noting_losses(
         world,
         &slot.to_string(),
-        |world| apply_snapshot(world, output.snapshot),
+        |world| apply_snapshot(world, ready),
         |applied| {
             applied
                 .as_ref()

@@ -174,7 +174,12 @@ fn insert_components(
             let (_, value) = rows.next_if(|&(index, _)| index == entity_index)?;
             Some((*entry, value))
         });
-        let mut entity = world.entity_mut(entity);
+        let Ok(mut entity) = world.get_entity_mut(entity) else {
+            // A game's observer despawned it while an earlier entity's values went in: its
+            // values are taken off the columns and dropped.
+            values.for_each(drop);
+            continue;
+        };
         dropped_relationships +=
             insert_entity_components(&mut entity, values, types, mapper, &mut bundle);
     }

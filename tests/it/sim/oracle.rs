@@ -103,9 +103,15 @@ impl Oracle {
         book.set_aside.extend(held);
     }
 
-    /// A sync round placed another device's save in the slot.
+    /// A sync round placed another device's save in the slot. A save the player set aside
+    /// here (deleted, passed over, or moved past with a save of theirs) that comes back keeps
+    /// the place it had, so it may not head the slot over what the player did since; unless
+    /// the disk damaged the player's save that moved past it (then it is the fallback).
     pub fn arrived(&mut self, device: usize, slot: SlotId, id: Uuid) {
         let seq = self.tick();
+        if self.set_aside(device, slot, &id) && !self.moved_past_by_damaged(device, slot, &id) {
+            return;
+        }
         let superseded: Vec<Uuid> = {
             let book = self.book(device, slot);
             book.entered.insert(id, seq);
@@ -119,6 +125,15 @@ impl Oracle {
         for held in gone {
             book.must_hold.remove(&held);
         }
+    }
+
+    /// Whether a save made here in view of `id` was damaged at rest here.
+    fn moved_past_by_damaged(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
+        let Some(book) = self.books.get(&(device, slot)) else {
+            return false;
+        };
+        let mut made = book.made.iter();
+        made.any(|made| self.is_damaged(device, made) && self.follows(made, id))
     }
 
     /// The player chose `id` to head the slot over `over`, the save heading it.

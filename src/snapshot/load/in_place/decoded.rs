@@ -366,6 +366,7 @@ pub fn apply_prepared(
         hierarchy,
         misordered,
     } = prepared;
+    drop_unentered_states(&mut target);
     let trusted = counterparts.record_revision == record.revision();
     let counterparts = match trusted && matched == live.matched() {
         true => counterparts,
@@ -425,8 +426,29 @@ fn drop_off_thread<T: Send + 'static>(leftover: T) {
     }
 }
 
+/// Saved `States` not entered before the apply ([`PreparedLoad::enter_saved_states`]) are
+/// left as they are, with a warning: asked for now, their transitions would run after the
+/// apply, and `OnEnter` would build afresh over the loaded world.
+fn drop_unentered_states(target: &mut DecodedTarget) {
+    let entries = target.registry.entries();
+    let states = (target.resources.iter_mut()).filter(|(entry, _)| entries[*entry].state);
+    for (entry, value) in states {
+        if value.take().is_some() {
+            warn!(
+                "keepsake: the save's {} was not entered before the apply in place, so the \
+                 state is left as it is (call PreparedLoad::enter_saved_states before the \
+                 capture the apply compares with, or use snapshot::apply)",
+                entries[*entry].ops.type_path
+            );
+        }
+    }
+}
+
 /// Applies `snapshot` in place, comparing it with `live` (a capture of the world taken now)
-/// on the main thread: [`prepare`] and [`apply_prepared`] in one go.
+/// on the main thread: [`prepare`] and [`apply_prepared`] in one go. Saved `States` are not
+/// entered (their transitions would change the world `live` shows): the state is left as it
+/// is, with a warning; [`apply`](crate::snapshot::apply) with
+/// [`LoadMode::InPlace`](crate::snapshot::LoadMode::InPlace) enters them first.
 pub fn apply_in_place(
     world: &mut World,
     snapshot: DecodedSnapshot,
