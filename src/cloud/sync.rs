@@ -329,10 +329,14 @@ impl SyncCore {
         self.queue_unsynced(&local);
         self.persist()?;
         self.upload_pending(round, true).await?;
+        // What the player deleted here never comes back, whatever else a slot looks like.
+        let deleted = self.store.deleted_saves();
         let mut damaged = self.damaged_locally(&local);
         damaged.extend(self.lost_locally(&listing, &local, &damaged)?);
+        damaged.retain(|id| !deleted.contains(id));
         let mut have: HashSet<Uuid> = local_ids.difference(&damaged).copied().collect();
         have.extend(superseded_here(&listing, &local, &damaged));
+        have.extend(deleted);
         let failed = self
             .download_missing(&listing, (&have, &damaged), round)
             .await;
@@ -345,12 +349,20 @@ impl SyncCore {
         failed.map_or(Ok(()), Err)
     }
 
-    /// The local saves of which no copy here verifies: damaged on this disk at rest. Each
-    /// generation is read in full once a session (a read that fails for a reason that may pass
-    /// counts as intact until the next round).
+    /// The local saves whose newest copy here does not verify: damaged on this disk at rest
+    /// where a load meets it (an older duplicate an interrupted import left does not count:
+    /// the slot loads past it). Each generation is read in full once a session (a read that
+    /// fails for a reason that may pass counts as intact until the next round).
     fn damaged_locally(&mut self, local: &[StoredSave]) -> HashSet<Uuid> {
-        let mut damaged = HashSet::new();
+        let mut newest: HashMap<Uuid, &StoredSave> = HashMap::new();
         for save in local {
+            let copy = newest.entry(save.meta.save_id).or_insert(save);
+            if save.generation > copy.generation {
+                *copy = save;
+            }
+        }
+        let mut damaged = HashSet::new();
+        for save in newest.into_values() {
             let key = (save.meta.save_id, save.generation);
             if self.verified_here.contains(&key) {
                 continue;
@@ -365,13 +377,6 @@ impl SyncCore {
                 }
             }
         }
-        let intact = |id: &Uuid| {
-            let copies = local.iter().filter(|s| s.meta.save_id == *id);
-            copies
-                .into_iter()
-                .any(|s| self.verified_here.contains(&(*id, s.generation)))
-        };
-        damaged.retain(|id| !intact(id));
         damaged
     }
 

@@ -168,7 +168,9 @@ impl SlotStore {
         // A head that cannot be read now must not be taken for missing: the import waits. A
         // generation that does not verify is not the head (nor the arriving save's copy).
         let existing = self.generation_metas(slot, Reading::Place)?;
-        if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id) {
+        if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id)
+            && !self.damaged_above(slot, present, &existing)?
+        {
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
                 generation: present.generation,
@@ -248,6 +250,25 @@ impl SlotStore {
     pub fn verify(&self, slot: SlotId, generation: u64) -> Result<format::SaveSummary, StoreError> {
         self.check_slot(slot)?;
         self.verify_generation(&self.path_of(slot, generation))
+    }
+
+    /// Whether an intact copy `present` of a save, below the slot's head, lies under a newer
+    /// copy of the same save that does not verify (an interrupted import leaves a duplicate of
+    /// the head below; damage at rest to the upper one makes the slot load past both). The
+    /// arriving copy is then placed again, as the repair it is.
+    fn damaged_above(
+        &self,
+        slot: SlotId,
+        present: &StoredSave,
+        intact: &[StoredSave],
+    ) -> Result<bool, StoreError> {
+        if intact.first().map(|head| head.generation) == Some(present.generation) {
+            return Ok(false);
+        }
+        let listed = self.generation_metas(slot, Reading::List)?;
+        Ok(listed.iter().any(|save| {
+            save.meta.save_id == present.meta.save_id && save.generation > present.generation
+        }))
     }
 
     /// The whole file of one generation, for copying it elsewhere unchanged.

@@ -119,6 +119,7 @@
 //! - **Typed errors**: every failure is a [`StoreError`] variant (a full quota is the disk-full
 //!   case), so callers tell a passing fault from a damaged save without parsing messages.
 
+mod deleted;
 mod durable;
 mod error;
 mod files;
@@ -130,6 +131,7 @@ mod names;
 mod slot_store;
 
 // A folder used as cloud storage writes its objects the way the store writes saves.
+pub use deleted::DELETED_KEPT;
 #[cfg(feature = "cloud")]
 pub(crate) use durable::{Placement, write_durably};
 pub use error::{GenerationFailure, StoreError};

@@ -332,7 +332,7 @@ impl SlotStore {
     }
 
     /// `meta` recording what its slot holds now ([`FOLLOWS_KEY`]): the readable generations,
-    /// newest first, then what the newest was made in view of. Cloud sync orders the save
+    /// newest first, then what each of them was made in view of. Cloud sync orders the save
     /// against other devices' saves of the slot by it, before it trusts clocks. A folder that
     /// cannot be listed fails the save, as the listing under the slot's lock would: a save
     /// that recorded nothing would be ordered by its clock alone.
@@ -340,10 +340,13 @@ impl SlotStore {
     /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
     fn in_view_of_slot(&self, meta: SaveMeta) -> Result<SaveMeta, StoreError> {
         let held = self.saves_in(meta.slot)?;
-        let inherited = held.first().and_then(|head| head.meta.follows());
-        let inherited: Vec<Uuid> = inherited.map(Iterator::collect).unwrap_or_default();
-        let ids: Vec<Uuid> = held.iter().map(|save| save.meta.save_id).collect();
-        Ok(meta.with_follows(ids.into_iter().chain(inherited)))
+        let ids = held.iter().map(|save| save.meta.save_id);
+        // What each held save was made in view of, the head's first: a conflict's hidden save
+        // held below the head has a line of its own.
+        let inherited = held
+            .iter()
+            .flat_map(|save| save.meta.follows().into_iter().flatten());
+        Ok(meta.with_follows(ids.chain(inherited)))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
@@ -474,7 +477,9 @@ impl SlotStore {
     /// generation without the newest above it (a deleted slot coming back older), and so could
     /// any order; an fsync after each removal would be correct too, at one fsync per backup.
     /// This way an interruption leaves the slot as it was, or with its newest save and fewer
-    /// backups, or empty.
+    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
+    /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
+    /// brings them back.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
@@ -482,6 +487,8 @@ impl SlotStore {
         let Some((&newest, older)) = generations.split_first() else {
             return Ok(0);
         };
+        // What it held is recorded first, so cloud sync never brings it back.
+        self.note_deleted(slot)?;
         if !older.is_empty() {
             for &generation in older.iter().rev() {
                 self.remove_for_delete(slot, generation)?;

@@ -803,3 +803,55 @@ fn saves_of_one_millisecond_head_the_slot_the_same_way_on_every_device() {
     assert_eq!(heads[0], heads[1]);
     assert_eq!(heads[0], first.save_id.max(second.save_id));
 }
+
+#[test]
+fn a_delete_records_what_the_slot_held_before_removing_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let slot = SlotId::Manual(0);
+    save_generations(&store, slot, 3);
+    let held: Vec<_> = store.saves_in(slot).unwrap();
+    let held: std::collections::HashSet<_> = held.iter().map(|s| s.meta.save_id).collect();
+    assert_eq!(held.len(), 3);
+    assert!(store.deleted_saves().is_empty());
+
+    store.delete(slot).unwrap();
+    assert!(store.saves_in(slot).unwrap().is_empty());
+    assert_eq!(
+        store.deleted_saves(),
+        held,
+        "every save the slot held is recorded"
+    );
+    // Another delete of the emptied slot records nothing more; a new save's delete adds it.
+    store.delete(slot).unwrap();
+    save_generations(&store, SlotId::Quick, 1);
+    let quick = store.saves_in(SlotId::Quick).unwrap()[0].meta.save_id;
+    store.delete(SlotId::Quick).unwrap();
+    let deleted = store.deleted_saves();
+    assert!(deleted.contains(&quick) && held.is_subset(&deleted));
+}
+
+#[test]
+fn a_delete_that_cannot_record_what_it_deletes_removes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let slot = SlotId::Manual(0);
+    save_generations(&store, slot, 2);
+    let profile = StoreConfig::new(dir.path()).profile_dir();
+    // A folder where the slot's record goes: the record cannot be replaced.
+    std::fs::create_dir(profile.join("manual-00.deleted")).unwrap();
+    let saves = |profile: &Path| {
+        let mut files: Vec<(PathBuf, Vec<u8>)> = (std::fs::read_dir(profile).unwrap())
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "ksav"))
+            .map(|path| (path.clone(), std::fs::read(&path).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = saves(&profile);
+    let error = store.delete(slot).unwrap_err();
+    assert!(error.to_string().contains("manual-00.deleted"), "{error}");
+    assert_eq!(saves(&profile), before, "nothing removed");
+    assert_eq!(store.saves_in(slot).unwrap().len(), 2);
+}
