@@ -495,6 +495,68 @@ FRAME_NUMBERS = {
 }
 
 
+PLAY_NUMBERS = {
+    "f9": r"F9 in session \((\d+) loads.*?apply p50 ([\d.]+) ms, p99 ([\d.]+) ms on the main thread; "
+          r"frames p50 [\d.]+ ms, p99 ([\d.]+) ms, worst per load p50 [\d.]+ ms, p99 ([\d.]+) ms, "
+          r"(\d+) frames over 16.7 ms; first save after it: capture p50 [\d.]+ ms, p99 ([\d.]+) ms",
+    "start": r"load at start \((\d+) loads into an empty world\): apply p50 ([\d.]+) ms, p99 "
+             r"([\d.]+) ms on the main thread; worst frame p50 [\d.]+ ms, p99 ([\d.]+) ms",
+    "held": r"rewind held \((\d+) steps.*?step apply p50 ([\d.]+) ms, p99 ([\d.]+) ms on the main "
+            r"thread; frames p50 [\d.]+ ms, p99 ([\d.]+) ms, (\d+) frames over 16.7 ms; (\d+) "
+            r"landed in the frame asked, the latest (\d+) frames late, (\d+) refused",
+}
+
+
+def play_section(blocks):
+    """Issue 42: what a player does besides saving (an F9 in the session, a load at start, a
+    held rewind), per shape and size, and the targets judged on the worst shape."""
+    rows, f9, start, held_over, held_late, first_save = [], {}, {}, {}, {}, {}
+    for block in blocks:
+        head = re.match(r"frame_time/(\S+), (\d+) entities", block)
+        s, n = head.group(1), int(head.group(2))
+        f = {key: re.search(pattern, block, flags=re.S) for key, pattern in PLAY_NUMBERS.items()}
+        if not all(f.values()):
+            continue
+        a, b, h = f["f9"], f["start"], f["held"]
+        f9.setdefault(n, {})[s] = float(a.group(3))
+        first_save.setdefault(n, {})[s] = float(a.group(7))
+        start.setdefault(n, {})[s] = float(b.group(3))
+        held_over.setdefault(n, {})[s] = float(h.group(5))
+        held_late.setdefault(n, {})[s] = float(h.group(7))
+        rows.append([f"`{s}`", n, f"{a.group(2)} / {a.group(3)} ms", f"{a.group(5)} ms", a.group(6),
+                     f"{a.group(7)} ms", f"{b.group(2)} / {b.group(3)} ms", f"{b.group(4)} ms",
+                     f"{h.group(2)} / {h.group(3)} ms", h.group(5),
+                     f"{h.group(6)} of {h.group(1)}, latest {h.group(7)} late"])
+    if not rows:
+        return []
+    out = ["### Loads and rewinds in the game (issue 42)\n",
+           "The same game: *F9 in session* is a quicksave, 10 frames of motion and a quickload "
+           "(in place), repeated; *load at start* loads that save into an empty world (every "
+           "entity spawned); *rewind held* takes a point a frame, then steps back one point a "
+           "frame with motion paused. Apply times are the main thread's part "
+           "(`LoadCompleted::apply_time`, `RewindCompleted::apply_time`).\n",
+           table(["shape", "entities", "F9 apply p50 / p99", "F9 worst frame p99",
+                  "F9 frames over 16.7 ms", "first save after F9, capture p99",
+                  "load at start p50 / p99", "its worst frame p99", "rewind step p50 / p99",
+                  "held-rewind frames over 16.7 ms", "steps in the frame asked"], rows),
+           "",
+           "Targets (issue 42), each judged on the worst shape:\n"]
+    if 10000 in held_over:
+        out.append(target_line("holding rewind, 10k: frames over 16.7 ms", held_over[10000], 0,
+                               False, unit="frames"))
+        out.append(target_line("holding rewind, 10k: frames from request to restored",
+                               held_late[10000], 1, False, unit="frames"))
+    if 100000 in f9:
+        out.append(target_line("in-session F9 at 100k, main thread p99", f9[100000], 16.7, False,
+                               unit="ms"))
+        out.append(target_line("first save after an F9 at 100k, capture p99",
+                               first_save[100000], 1.0, False, unit="ms"))
+        out.append(target_line("load at start at 100k, main thread p99", start[100000], 100.0,
+                               False, unit="ms"))
+    out.append("")
+    return out
+
+
 def frame_section(quick):
     log = log_text("frame_time")
     blocks = re.split(r"^(?=frame_time/)", log, flags=re.M)[1:]
@@ -560,6 +622,7 @@ def frame_section(quick):
         out.append(target_line("main-thread part of a save at 100k, 10 % changed, p99 "
                                "(`capture_time` in the game)", capture99[100000], 1.0, False, unit="ms"))
     out.append("")
+    out += play_section(blocks)
     out.append("```\n" + "\n".join(frame_time_lines(log)) + "\n```\n")
     out.append(FRAME_WHY)
     return out
