@@ -54,7 +54,7 @@ pub use overlay::SaveMenuSystems;
 pub use state::SaveMenu;
 pub use text::format_playtime;
 pub use thumbnails::SaveThumbnailsPlugin;
-pub use toast_queue::{ShownToast, Toast, ToastKind, Toasts};
+pub use toast_queue::{ShownToast, Toast, ToastKind, ToastTopic, Toasts};
 pub use toasts::SaveToastsPlugin;
 
 use bevy::app::PluginGroupBuilder;

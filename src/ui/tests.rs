@@ -629,6 +629,30 @@ fn texts(toasts: &Toasts) -> Vec<&str> {
 }
 
 #[test]
+fn a_held_rewind_shows_one_toast_that_counts_back() {
+    let mut toasts = Toasts::default();
+    let at = Duration::from_secs(1);
+    toasts.push(
+        Toast::save_completed(&completed(SlotId::Quick, SaveReason::Quicksave)),
+        at,
+    );
+    for (point, millis) in [(9, 100), (8, 200), (7, 300)] {
+        let rewound = RewindCompleted {
+            point: RewindPointId(point),
+            age: Duration::from_millis(millis),
+            forgotten: 0,
+            entity_map: Arc::default(),
+            dropped_references: Arc::default(),
+            dropped_fields: Arc::default(),
+            apply_time: Duration::ZERO,
+            missing_components: Arc::default(),
+        };
+        toasts.push(Toast::rewind_completed(&rewound), at);
+    }
+    assert_eq!(texts(&toasts), ["Quicksaved", "Rewound 0.3 s"]);
+}
+
+#[test]
 fn saving_toasts_turn_into_their_result_in_place() {
     let mut toasts = Toasts::default();
     let at = Duration::from_secs(1);

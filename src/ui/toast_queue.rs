@@ -22,6 +22,16 @@ pub enum ToastKind {
     Error,
 }
 
+/// What a toast is about: a newer toast on the same topic replaces it in place ("Saving…"
+/// turns into "Saved to Manual 3"; each step of a held rewind replaces the last step's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToastTopic {
+    /// A save, load or delete of a slot, or a save into the autosave ring.
+    Job(JobTarget),
+    /// Rewinds.
+    Rewind,
+}
+
 /// One notice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Toast {
@@ -29,14 +39,14 @@ pub struct Toast {
     pub text: String,
     /// Its colour.
     pub kind: ToastKind,
-    /// A "Saving…" toast is replaced by its result rather than stacked under it.
-    pub topic: Option<JobTarget>,
+    /// A newer toast on the same topic replaces it rather than stacking under it.
+    pub topic: Option<ToastTopic>,
     /// How long it stays.
     pub lifetime: Duration,
 }
 
 impl Toast {
-    fn new(text: impl Into<String>, kind: ToastKind, topic: Option<JobTarget>) -> Self {
+    fn new(text: impl Into<String>, kind: ToastKind, topic: Option<ToastTopic>) -> Self {
         let lifetime = match kind {
             ToastKind::Progress => Duration::from_secs(10),
             ToastKind::Success => Duration::from_millis(2500),
@@ -52,7 +62,7 @@ impl Toast {
 
     /// "Saving…".
     pub fn save_started(event: &SaveStarted) -> Self {
-        let topic = event.target.job_target();
+        let topic = ToastTopic::Job(event.target.job_target());
         Toast::new("Saving\u{2026}", ToastKind::Progress, Some(topic))
     }
 
@@ -64,13 +74,13 @@ impl Toast {
             SaveReason::Autosave => "Autosaved".to_owned(),
             SaveReason::Exit => "Saved on exit".to_owned(),
         };
-        let topic = JobTarget::of(event.slot);
+        let topic = ToastTopic::Job(JobTarget::of(event.slot));
         Toast::new(text, ToastKind::Success, Some(topic))
     }
 
     /// "Save failed: `<reason>`".
     pub fn save_failed(event: &SaveFailed) -> Self {
-        let topic = event.target.job_target();
+        let topic = ToastTopic::Job(event.target.job_target());
         Toast::new(
             format!("Save failed: {}", event.error),
             ToastKind::Error,
@@ -126,10 +136,15 @@ impl Toast {
     }
 
     /// "Rewound 5.0 s" (an error naming what the restored entities came back without, as a
-    /// load's).
+    /// load's). Each rewind replaces the last one's toast: holding R shows one toast that
+    /// counts back.
     pub fn rewind_completed(event: &RewindCompleted) -> Self {
         let seconds = event.age.as_secs_f32();
-        Toast::restored(format!("Rewound {seconds:.1} s"), &event.missing_components)
+        let text = format!("Rewound {seconds:.1} s");
+        Toast {
+            topic: Some(ToastTopic::Rewind),
+            ..Toast::restored(text, &event.missing_components)
+        }
     }
 
     /// "Nothing to rewind to yet" when the ring is empty, else "Rewind failed: `<reason>`".
@@ -138,7 +153,7 @@ impl Toast {
             RewindError::NoPoint { points: 0, .. } => "Nothing to rewind to yet".to_owned(),
             error => format!("Rewind failed: {error}"),
         };
-        Toast::new(text, ToastKind::Error, None)
+        Toast::new(text, ToastKind::Error, Some(ToastTopic::Rewind))
     }
 
     /// "Delete failed: `<reason>`".
