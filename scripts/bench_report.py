@@ -5,7 +5,7 @@ Usage: python3 scripts/bench_report.py [--quick] [--no-run] [--before OLD.md --l
 
   --quick   KEEPSAKE_BENCH_QUICK=1 and short criterion runs (a smoke run, not for publishing)
   --no-run  only rebuild the report from the last run's logs and criterion data
-  --only layouts|shapes|frame_time
+  --only layouts|shapes|frame_time|load_at_start
             run only that section's benches and rewrite only that section of BENCHMARKS.md in
             place (it says when it was measured); the other sections keep their figures
   --before  an earlier BENCHMARKS.md (for example `git show REV:BENCHMARKS.md > old.md`): the
@@ -102,6 +102,19 @@ def run_benches(quick, benches):
                 ["cargo", "bench", *older_rust_flags(), "--bench", bench, *harness_args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=True,
             )
+
+
+def run_load_at_start():
+    """The shapes bench's load-at-start pair alone, at 100k, into its own log."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, KEEPSAKE_BENCH_COUNTS="100000")
+    filters = ["--", "apply_at_start|dw_apply", "--warm-up-time", "1", "--measurement-time", "3"]
+    print("== cargo bench --bench shapes -- 'apply_at_start|dw_apply'", flush=True)
+    with open(LOGS / "shapes_load_at_start.log", "w") as log:
+        subprocess.run(
+            ["cargo", "bench", *older_rust_flags(), "--bench", "shapes", *filters],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=True,
+        )
 
 
 def estimates():
@@ -557,6 +570,52 @@ def play_section(blocks):
     return out
 
 
+LOAD_AT_START_TITLE = "## Load at start against `DynamicWorld` (issue 42)\n"
+
+
+def load_at_start_section():
+    """Issue 42's load at start: our apply of a decoded save into a world with no saved entity
+    against `DynamicWorld::write_to_world` of the same world, per shape at 100k, from the
+    `shapes part` lines `benches/shapes.rs` prints (see `run_load_at_start`)."""
+    log = log_text("shapes_load_at_start")
+    found = {}
+    pattern = (r"shapes part, (\S+), (\d+) entities, (apply_at_start|dw_apply): p50 ([\d.]+) ms, "
+               r"p99 ([\d.]+) ms \((\d+) runs\)")
+    for shape, n, name, p50, p99, runs in re.findall(pattern, log):
+        found.setdefault((shape, int(n)), {})[name] = (float(p50), float(p99), runs)
+    rows, ratio, p99s = [], {}, {}
+    for (shape, n), got in found.items():
+        if "apply_at_start" not in got or "dw_apply" not in got:
+            continue
+        ours, theirs = got["apply_at_start"], got["dw_apply"]
+        ratio.setdefault(n, {})[shape] = theirs[0] / ours[0]
+        p99s.setdefault(n, {})[shape] = ours[1]
+        rows.append([f"`{shape}`", n, f"{ours[0]:.1f} / {ours[1]:.1f} ms ({ours[2]} runs)",
+                     f"{theirs[0]:.1f} / {theirs[1]:.1f} ms ({theirs[2]} runs)",
+                     f"{theirs[0] / ours[0]:.2f}×"])
+    if not rows:
+        return []
+    out = [LOAD_AT_START_TITLE,
+           f"Measured {datetime.date.today()} (`cargo bench --bench shapes -- "
+           "'apply_at_start|dw_apply'`, `KEEPSAKE_BENCH_COUNTS=100000`, 1 s warm-up, 3 s "
+           "measurement). The main thread's part of a load into a world with the shape's types "
+           "registered and no entity: `snapshot::apply` of the decoded save (every entity "
+           "spawned), against `DynamicWorld::write_to_world` of the same world deserialized from "
+           "postcard; decoding and deserializing are not timed. p50 / p99 over every timed "
+           "iteration.\n",
+           table(["shape", "entities", "ours p50 / p99", "`DynamicWorld` p50 / p99",
+                  "`DynamicWorld` / ours (p50)"], rows),
+           "",
+           "Targets (issue 42), each judged on the worst shape:\n"]
+    for n in sorted(ratio):
+        out.append(target_line(f"load at start at {n // 1000}k: `DynamicWorld` / ours", ratio[n],
+                               4.0, True))
+        out.append(target_line(f"load at start at {n // 1000}k: ours, p99", p99s[n], 100.0, False,
+                               unit="ms"))
+    out.append("")
+    return out
+
+
 def frame_section(quick):
     log = log_text("frame_time")
     blocks = re.split(r"^(?=frame_time/)", log, flags=re.M)[1:]
@@ -806,6 +865,7 @@ def report(quick):
     out.extend(layouts_section(get))
 
     out.extend(shapes_section(get, quick))
+    out.extend(load_at_start_section())
     out.extend(frame_section(quick))
     out.extend(kept_section(HISTORY_TITLE))
     memory = log_text("memory")
@@ -983,11 +1043,12 @@ def main():
             "layouts": (LAYOUTS_TITLE, "## Frame time", lambda: layouts_section(estimates().get)),
             "shapes": ("## World shapes", "## Frame time", lambda: shapes_section(estimates().get, quick)),
             "frame_time": ("## Frame time", "## Peak heap", lambda: frame_section(quick)),
+            "load_at_start": (LOAD_AT_START_TITLE, "## Frame time", load_at_start_section),
         }
         if only not in sections:
             sys.exit(f"--only knows {', '.join(sections)} (not {only})")
         if "--no-run" not in sys.argv:
-            run_benches(quick, [only])
+            run_load_at_start() if only == "load_at_start" else run_benches(quick, [only])
         title, before, build = sections[only]
         rewrite_section(title, build(), before)
         return
