@@ -18,9 +18,9 @@
 //! relationship to it out. So every such reference reads "outside", and a `ChildOf` pointing
 //! outside is left out of the form, as the respawn leaves it out of the world.
 
-use crate::common::edits::{Edits, is_ancestor, pick, world_with};
+use crate::common::edits::{Edits, Hidden, is_ancestor, pick, world_with};
 use crate::common::fixtures::Rng;
-use crate::common::real_world::Target;
+use crate::common::real_world::{Stats, Target};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::schema::stored::{self, StoredFields, StoredValue};
@@ -415,4 +415,30 @@ fn an_in_place_apply_with_nothing_changed_writes_nothing() {
         (saved.entities, 0, 0, 0, 0)
     );
     assert!(report.entity_map.is_empty() && report.despawned == 0);
+}
+
+/// A saved entity the save filter leaves out when the load starts (hidden: no counterpart
+/// then) and takes in again before the apply lands is kept, and gets back the saved type it
+/// lost, although that type's chunks did not change in between.
+#[test]
+fn an_entity_matched_only_when_the_apply_lands_gets_the_saved_types_it_lacks() {
+    let mut app = world_with(50);
+    let world = app.world_mut();
+    let unit = (world.query_filtered::<Entity, With<Stats>>().iter(world))
+        .next()
+        .unwrap();
+    let stats = world.get::<Stats>(unit).unwrap().clone();
+    let saved = snapshot::capture(world).unwrap();
+    world.entity_mut(unit).remove::<Stats>().insert(Hidden);
+
+    let mut cache = CaptureCache::default();
+    let mut record = EntityRecord::new(SavedIds::ThisWorld);
+    let live = cache.capture(world).unwrap();
+    let prepared = snapshot::prepare(decode(world, &saved), &live, &record);
+    world.entity_mut(unit).remove::<Hidden>();
+    let live = cache.capture(world).unwrap();
+    let report = snapshot::apply_prepared(world, prepared, &live, &mut record);
+
+    assert_eq!(world.get::<Stats>(unit), Some(&stats), "{report:?}");
+    assert_eq!(report.spawned, 0, "the entity is kept, not spawned again");
 }

@@ -166,6 +166,15 @@ impl Counterparts {
         self.live.get(dense).copied().flatten()
     }
 
+    /// Whether a saved entity has a live counterpart here that it had not in `before`, or
+    /// another one.
+    pub(super) fn matches_beyond(&self, before: &Counterparts) -> bool {
+        (0..self.len()).any(|dense| {
+            self.live(dense)
+                .is_some_and(|e| before.live(dense) != Some(e))
+        })
+    }
+
     /// The saved entity (dense index) the live `entity` is, if any.
     pub(super) fn dense_of(&self, entity: Entity) -> Option<usize> {
         let dense = *self.by_live_index.get(entity.index_u32() as usize)?;

@@ -368,9 +368,15 @@ pub fn apply_prepared(
     } = prepared;
     drop_unentered_states(&mut target);
     let trusted = counterparts.record_revision == record.revision();
-    let counterparts = match trusted && matched == live.matched() {
-        true => counterparts,
-        false => Counterparts::new(&target.saved, live.matched(), record),
+    // A saved entity matched now but not (or with another live entity) when the verdicts
+    // were made has no rows in them: every type is compared again.
+    let (counterparts, rematched) = match trusted && matched == live.matched() {
+        true => (counterparts, false),
+        false => {
+            let now = Counterparts::new(&target.saved, live.matched(), record);
+            let rematched = now.matches_beyond(&counterparts);
+            (now, rematched)
+        }
     };
     let mut delta = Delta::default();
     for (column, chunks) in live.columns() {
@@ -382,7 +388,7 @@ pub fn apply_prepared(
         }
         let ids: Vec<u64> = chunks.iter().map(|chunk| chunk.id()).collect();
         match verdicts.remove(column.type_path) {
-            Some((then, mut kept)) if trusted && then == ids => {
+            Some((then, mut kept)) if trusted && !rematched && then == ids => {
                 kept.inserts
                     .retain(|op| counterparts.dense_of(op.entity).is_some());
                 delta.extend(kept);
