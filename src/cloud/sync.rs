@@ -382,8 +382,8 @@ impl SyncCore {
 
     /// The saves in the cloud that this device's slots may have lost to damage: not held here
     /// intact, no intact save here was made in view of them (pruning removes only what a newer
-    /// save supersedes), and either a save here that does not verify (`damaged`) was made in
-    /// view of them, or their slot holds a file that does not read for good (a save damaged
+    /// save supersedes), and either a save here that does not verify (`damaged`) and that the
+    /// cloud does not hold was made in view of them, or their slot holds a file that does not read for good (a save damaged
     /// past its metadata, or something that is not a file under a save's name, whose id and
     /// record cannot be told). A slot the player deleted holds no such file, so its saves are
     /// not brought back.
@@ -395,6 +395,13 @@ impl SyncCore {
     ) -> Result<HashSet<Uuid>, CloudError> {
         let (harmed, intact): (Vec<&StoredSave>, Vec<&StoredSave>) =
             (local.iter()).partition(|save| damaged.contains(&save.meta.save_id));
+        // A damaged save the cloud holds is fetched itself; what it was made in view of is
+        // fetched only when it cannot be (fetched too, an older save would be placed over the
+        // damaged copy, and a crash before the repair landed would leave the older one alone).
+        let in_cloud: HashSet<Uuid> = listing.iter().map(|(name, _)| name.save_id).collect();
+        let harmed: Vec<&StoredSave> = (harmed.into_iter())
+            .filter(|save| !in_cloud.contains(&save.meta.save_id))
+            .collect();
         let names = |saves: &[&StoredSave], name: &RemoteName| {
             saves.iter().any(|save| {
                 save.meta.save_id == name.save_id
