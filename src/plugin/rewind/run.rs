@@ -232,17 +232,10 @@ fn start_rewind(world: &mut World, to: RewindTo) {
 
 /// The point put together, decoded and compared with `live` on the pool.
 fn prepare_task(world: &World, kept: KeptSnapshot, live: PendingSnapshot) -> Task<Prepared> {
-    let (registry, types, assets) = registries(world);
+    let registries = registries(world);
     let record = world.resource::<SessionEntities>().this_world.clone();
     task_pool().spawn(async move {
-        let snapshot = kept.pending().finish();
-        let decoded = snapshot::decode_with_assets(
-            &snapshot.blob,
-            snapshot.state_hash,
-            &registry,
-            &types.read(),
-            assets.as_ref(),
-        )?;
+        let decoded = decode_point(&kept, &registries)?;
         let prepared = snapshot::prepare(decoded, &live, &record);
         live.settle();
         Ok(Landing::InPlace(Box::new(prepared)))
@@ -251,18 +244,26 @@ fn prepare_task(world: &World, kept: KeptSnapshot, live: PendingSnapshot) -> Tas
 
 /// The point put together and decoded on the pool, to be respawned.
 fn respawn_task(world: &World, kept: KeptSnapshot) -> Task<Prepared> {
-    let (registry, types, assets) = registries(world);
+    let registries = registries(world);
     task_pool().spawn(async move {
-        let snapshot = kept.pending().finish();
-        let decoded = snapshot::decode_with_assets(
-            &snapshot.blob,
-            snapshot.state_hash,
-            &registry,
-            &types.read(),
-            assets.as_ref(),
-        )?;
+        let decoded = decode_point(&kept, &registries)?;
         Ok(Landing::Respawn(Box::new(decoded)))
     })
+}
+
+/// A kept point put together and decoded against the app's types (on the pool).
+fn decode_point(
+    kept: &KeptSnapshot,
+    (registry, types, assets): &(SaveRegistry, AppTypeRegistry, Option<AssetServer>),
+) -> Result<DecodedSnapshot, SnapshotError> {
+    let snapshot = kept.pending().finish();
+    snapshot::decode_with_assets(
+        &snapshot.blob,
+        snapshot.state_hash,
+        registry,
+        &types.read(),
+        assets.as_ref(),
+    )
 }
 
 /// What decoding a point needs, for the pool.
