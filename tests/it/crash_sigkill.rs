@@ -70,7 +70,9 @@ fn kill_cycles(cycles: usize) {
         let (sender, confirmations) = mpsc::channel();
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(seq) = line.strip_prefix("saved ") {
+                // Anywhere in the line: the test harness prints `test … ... ` without a line
+                // break before the child's first confirmation, which lands on the same line.
+                if let Some((_, seq)) = line.rsplit_once("saved ") {
                     let _ = sender.send(seq.parse::<u64>().unwrap());
                 }
             }
