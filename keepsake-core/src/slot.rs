@@ -11,7 +11,7 @@ use std::fmt;
 /// form is the one-based label a player sees ("Manual 1").
 ///
 /// ```
-/// use bevy_keepsake::SlotId;
+/// use keepsake_core::SlotId;
 ///
 /// assert_eq!(SlotId::Manual(2).to_string(), "Manual 3");
 /// assert_eq!(SlotId::Quick.to_string(), "Quicksave");

@@ -18,10 +18,10 @@
 
 use super::entities::EntityTable;
 use super::layout::{BLOB_VERSION, ColumnKind, LAYOUTS_SINCE};
-use super::reader::BlobReader;
+use crate::error::BlobError;
 use crate::format::Budget;
-use crate::snapshot::error::SnapshotError;
-use crate::snapshot::schema::codec;
+use crate::schema::codec;
+use crate::wire::BlobReader;
 use std::collections::HashSet;
 
 /// One stored value: its owner and its postcard bytes, borrowed from the blob.
@@ -35,17 +35,20 @@ pub struct StoredRow<'a> {
 
 /// The fields in front of a column's rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct ColumnHeader<'a> {
+pub struct ColumnHeader<'a> {
     /// Where the column starts in the blob.
-    pub(crate) start: usize,
-    pub(crate) type_path: &'a str,
+    pub start: usize,
+    /// The stored type path.
+    pub type_path: &'a str,
     /// The schema version the values were written at.
-    pub(crate) schema_version: u32,
-    pub(crate) kind: ColumnKind,
+    pub schema_version: u32,
+    /// Component or resource.
+    pub kind: ColumnKind,
     /// The type's layout when the values were written (checked to read as one); `None` in
     /// blobs older than layout version 2.
-    pub(crate) layout: Option<&'a [u8]>,
-    pub(crate) rows: usize,
+    pub layout: Option<&'a [u8]>,
+    /// How many rows the column holds.
+    pub rows: usize,
 }
 
 /// The column whose rows are being read.
@@ -58,7 +61,7 @@ struct ColumnRows<'a> {
 /// Reads a blob front to back: [`BlobCursor::open`], then [`BlobCursor::next_column`] and, for
 /// each column, [`BlobCursor::next_row`] as far as the reader wants (rows it leaves unread are
 /// still checked when the next column is asked for).
-pub(crate) struct BlobCursor<'a> {
+pub struct BlobCursor<'a> {
     reader: BlobReader<'a>,
     layout_version: u8,
     entity_count: u32,
@@ -74,7 +77,7 @@ impl<'a> BlobCursor<'a> {
     /// Reads the layout version, the entity table and the key table: the cursor, and the
     /// saving world's entity ids (`Entity::to_bits`) in entity-index order with the keyed
     /// unsaved entities.
-    pub(crate) fn open(blob: &'a [u8]) -> Result<(Self, EntityTable<'a>), SnapshotError> {
+    pub fn open(blob: &'a [u8]) -> Result<(Self, EntityTable<'a>), BlobError> {
         let mut reader = BlobReader::new(blob);
         let layout_version = read_layout_version(&mut reader)?;
         let table = EntityTable::read(&mut reader, layout_version)?;
@@ -96,28 +99,29 @@ impl<'a> BlobCursor<'a> {
         Ok((cursor, table))
     }
 
-    pub(crate) fn layout_version(&self) -> u8 {
+    /// The blob's layout version (see [`BLOB_VERSION`](super::BLOB_VERSION)).
+    pub fn layout_version(&self) -> u8 {
         self.layout_version
     }
 
     /// The blob's budget: what its readers may still allocate.
-    pub(crate) fn budget(&self) -> &Budget {
+    pub fn budget(&self) -> &Budget {
         self.reader.budget()
     }
 
     /// The current column's number, from 1 (as errors name it).
-    pub(crate) fn column_number(&self) -> u32 {
+    pub fn column_number(&self) -> u32 {
         self.column_number
     }
 
     /// The byte offset of the next field.
-    pub(crate) fn offset(&self) -> usize {
+    pub fn offset(&self) -> usize {
         self.reader.offset()
     }
 
     /// The next column's header, after checking the rest of the current column; `None` after
     /// the last column, once the blob is checked to end there.
-    pub(crate) fn next_column(&mut self) -> Result<Option<ColumnHeader<'a>>, SnapshotError> {
+    pub fn next_column(&mut self) -> Result<Option<ColumnHeader<'a>>, BlobError> {
         while self.next_row()?.is_some() {}
         if self.columns_left == 0 {
             return self.expect_end().map(|()| None);
@@ -134,7 +138,7 @@ impl<'a> BlobCursor<'a> {
     }
 
     /// The current column's next row; `None` after its last.
-    pub(crate) fn next_row(&mut self) -> Result<Option<StoredRow<'a>>, SnapshotError> {
+    pub fn next_row(&mut self) -> Result<Option<StoredRow<'a>>, BlobError> {
         let Some(column) = self.column.as_mut().filter(|column| column.left > 0) else {
             return Ok(None);
         };
@@ -164,7 +168,7 @@ impl<'a> BlobCursor<'a> {
     /// The values of the current column's unread rows, read ahead without moving the cursor
     /// or checking them (the rows' own reading does): how a save without layouts is told
     /// apart by its values (see `load::bevy_0_19`). Stops at the first row that does not read.
-    pub(crate) fn peek_values(&self) -> impl Iterator<Item = &'a [u8]> + Clone + use<'a> {
+    pub fn peek_values(&self) -> impl Iterator<Item = &'a [u8]> + Clone + use<'a> {
         let (kind, left) = match &self.column {
             Some(column) => (column.header.kind, column.left),
             None => (ColumnKind::Resource, 0),
@@ -178,7 +182,7 @@ impl<'a> BlobCursor<'a> {
         })
     }
 
-    fn read_column_header(&mut self) -> Result<ColumnHeader<'a>, SnapshotError> {
+    fn read_column_header(&mut self) -> Result<ColumnHeader<'a>, BlobError> {
         let start = self.reader.offset();
         let type_path = self.reader.str_with_len("type path")?;
         let schema_version = self.reader.varint_u32("type version")?;
@@ -200,7 +204,7 @@ impl<'a> BlobCursor<'a> {
             ));
         }
         if !self.insert_type_path(type_path)? {
-            return Err(SnapshotError::Duplicate {
+            return Err(BlobError::Duplicate {
                 type_path: type_path.to_owned(),
                 entity_index: None,
             });
@@ -217,7 +221,7 @@ impl<'a> BlobCursor<'a> {
 
     /// Records a column's type path; `false` when a column had it already. The set's growth is
     /// paid for (a forged column count is no promise of columns, so nothing is reserved ahead).
-    fn insert_type_path(&mut self, type_path: &'a str) -> Result<bool, SnapshotError> {
+    fn insert_type_path(&mut self, type_path: &'a str) -> Result<bool, BlobError> {
         let paths = &mut self.type_paths;
         if paths.len() == paths.capacity() {
             let more = paths.capacity().max(4);
@@ -234,7 +238,7 @@ impl<'a> BlobCursor<'a> {
 
     /// A column's stored type layout (none before layout version 2), checked to be one whole
     /// layout where it lies (no tree is built), so later readers can decode it without failing.
-    fn read_type_layout(&mut self, type_path: &str) -> Result<Option<&'a [u8]>, SnapshotError> {
+    fn read_type_layout(&mut self, type_path: &str) -> Result<Option<&'a [u8]>, BlobError> {
         if self.layout_version < LAYOUTS_SINCE {
             return Ok(None);
         }
@@ -257,10 +261,10 @@ impl<'a> BlobCursor<'a> {
 
     /// Checks a row's entity index: inside the entity table, and not given a value by this
     /// column already.
-    fn claim_entity(&mut self, stored: u64, type_path: &str) -> Result<u32, SnapshotError> {
+    fn claim_entity(&mut self, stored: u64, type_path: &str) -> Result<u32, BlobError> {
         let entity_index = u32::try_from(stored).unwrap_or(u32::MAX);
         if stored >= u64::from(self.entity_count) {
-            return Err(SnapshotError::EntityIndexOutOfRange {
+            return Err(BlobError::EntityIndexOutOfRange {
                 type_path: type_path.to_owned(),
                 entity_index,
                 entity_count: self.entity_count,
@@ -268,7 +272,7 @@ impl<'a> BlobCursor<'a> {
         }
         let last_column = &mut self.last_column_of[entity_index as usize];
         if *last_column == self.column_number {
-            return Err(SnapshotError::Duplicate {
+            return Err(BlobError::Duplicate {
                 type_path: type_path.to_owned(),
                 entity_index: Some(entity_index),
             });
@@ -278,7 +282,7 @@ impl<'a> BlobCursor<'a> {
     }
 
     /// Refuses bytes after the last column.
-    fn expect_end(&self) -> Result<(), SnapshotError> {
+    fn expect_end(&self) -> Result<(), BlobError> {
         if self.reader.is_empty() {
             return Ok(());
         }
@@ -311,10 +315,10 @@ fn min_row_len(kind: ColumnKind) -> usize {
 }
 
 /// Reads the layout version, refusing versions newer than this build and the impossible `0`.
-fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError> {
+fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, BlobError> {
     let version = reader.byte("layout version")?;
     if version > BLOB_VERSION {
-        return Err(SnapshotError::NewerLayout {
+        return Err(BlobError::NewerLayout {
             found: version,
             supported: BLOB_VERSION,
         });
@@ -325,8 +329,8 @@ fn read_layout_version(reader: &mut BlobReader<'_>) -> Result<u8, SnapshotError>
     Ok(version)
 }
 
-fn malformed(offset: usize, reason: impl Into<String>) -> SnapshotError {
-    SnapshotError::Malformed {
+fn malformed(offset: usize, reason: impl Into<String>) -> BlobError {
+    BlobError::Malformed {
         offset,
         reason: reason.into(),
     }

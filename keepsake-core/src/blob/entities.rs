@@ -11,9 +11,9 @@
 //! from the blob.
 
 use super::layout::KEYS_SINCE;
-use super::reader::BlobReader;
-use super::wire::{read_varint, undelta};
-use crate::snapshot::error::SnapshotError;
+use crate::error::BlobError;
+use crate::wire::BlobReader;
+use crate::wire::{read_varint, undelta};
 
 /// An entity that was not saved but that saved values may reference: its id in the saving
 /// world and the key the game gave it (a `SaveKey`, or its `Name` where the game opted in).
@@ -130,20 +130,17 @@ impl Iterator for EntityIdIter<'_> {
 impl ExactSizeIterator for EntityIdIter<'_> {}
 
 /// The entity table and the key table, checked.
-pub(crate) struct EntityTable<'a> {
+pub struct EntityTable<'a> {
     /// The saved entities' ids in the saving world, in entity-index order.
-    pub(crate) ids: EntityIds<'a>,
+    pub ids: EntityIds<'a>,
     /// The keyed unsaved entities, by ascending id (empty before layout version 3).
-    pub(crate) keys: Vec<StoredKey<'a>>,
+    pub keys: Vec<StoredKey<'a>>,
 }
 
 impl<'a> EntityTable<'a> {
     /// Reads both tables: ids valid and each entity listed once, keyed ids outside the entity
     /// table, every key used once.
-    pub(crate) fn read(
-        reader: &mut BlobReader<'a>,
-        layout_version: u8,
-    ) -> Result<Self, SnapshotError> {
+    pub(crate) fn read(reader: &mut BlobReader<'a>, layout_version: u8) -> Result<Self, BlobError> {
         let budget = reader.budget().clone();
         let (ids, keys) = budget.transient(|| {
             let (ids, indices) = read_entity_ids(reader)?;
@@ -151,7 +148,7 @@ impl<'a> EntityTable<'a> {
                 true => read_keys(reader, &indices)?,
                 false => Vec::new(),
             };
-            Ok::<_, SnapshotError>((ids, keys))
+            Ok::<_, BlobError>((ids, keys))
         })?;
         // The scratch of indices is gone; the keys stay.
         let section = format_args!("key table ({} keys)", keys.len());
@@ -167,7 +164,7 @@ impl<'a> EntityTable<'a> {
 /// and its entities' indices sorted.
 fn read_entity_ids<'a>(
     reader: &mut BlobReader<'a>,
-) -> Result<(EntityIds<'a>, Vec<u32>), SnapshotError> {
+) -> Result<(EntityIds<'a>, Vec<u32>), BlobError> {
     let count = reader.count("entity count", 1)?;
     if count > u32::MAX as usize {
         return Err(malformed(reader.offset(), "more than 2^32 entities"));
@@ -203,7 +200,7 @@ fn read_entity_ids<'a>(
 fn read_keys<'a>(
     reader: &mut BlobReader<'a>,
     saved_indices: &[u32],
-) -> Result<Vec<StoredKey<'a>>, SnapshotError> {
+) -> Result<Vec<StoredKey<'a>>, BlobError> {
     // An id delta and a key's length, a byte each at least.
     let count = reader.count("key count", 2)?;
     let start = reader.offset();
@@ -241,7 +238,7 @@ fn check_keys_once(
     reader: &BlobReader<'_>,
     keys: &[StoredKey<'_>],
     start: usize,
-) -> Result<(), SnapshotError> {
+) -> Result<(), BlobError> {
     let mut sorted: Vec<&str> = reader.vec("key table's check", keys.len())?;
     sorted.extend(keys.iter().map(|key| key.key));
     sorted.sort_unstable();
@@ -296,7 +293,7 @@ fn repeated_only<T: PartialEq + Copy>(sorted: &mut Vec<T>) -> &[T] {
 /// The error for the first entity of the table (in its order) whose index an earlier one has,
 /// at its byte offset (`start` being the first id's). Only on this error's path: reads the
 /// table again, marking in the scratch's spare room which repeated indices it has met.
-fn repeated_id(ids: EntityIds<'_>, start: usize, mut indices: Vec<u32>) -> SnapshotError {
+fn repeated_id(ids: EntityIds<'_>, start: usize, mut indices: Vec<u32>) -> BlobError {
     let repeated = repeated_only(&mut indices).len();
     // At most half the indices repeat, so the marks fit in the room the others left.
     indices.resize(2 * repeated, 0);
@@ -318,7 +315,7 @@ fn repeated_id(ids: EntityIds<'_>, start: usize, mut indices: Vec<u32>) -> Snaps
 }
 
 /// The error for the id at `position`, whose index an earlier id has.
-fn repeat_error(ids: EntityIds<'_>, position: usize, bits: u64, offset: usize) -> SnapshotError {
+fn repeat_error(ids: EntityIds<'_>, position: usize, bits: u64, offset: usize) -> BlobError {
     let earlier = ids
         .iter()
         .take(position)
@@ -345,8 +342,8 @@ fn index_of(bits: u64) -> u32 {
     bits as u32
 }
 
-fn malformed(offset: usize, reason: impl Into<String>) -> SnapshotError {
-    SnapshotError::Malformed {
+fn malformed(offset: usize, reason: impl Into<String>) -> BlobError {
+    BlobError::Malformed {
         offset,
         reason: reason.into(),
     }

@@ -5,7 +5,7 @@
 //! describe any save. It checks the structure a load relies on (layout version, lengths, entity
 //! indices in range, no value stored twice for one entity, no type stored twice, no trailing
 //! bytes) but not the values themselves, which need the registered types: see
-//! [`decode`](crate::snapshot::load::decode) and [`dump`](crate::snapshot::load::dump) for that.
+//! `bevy_keepsake::snapshot::decode` and `bevy_keepsake::snapshot::dump` for that.
 //!
 //! # Memory
 //!
@@ -14,15 +14,15 @@
 //! so a table costs a column entry per column and a key per key, besides what the cursor
 //! checks with (see `cursor`), all paid from the blob's budget: at most four bytes per blob
 //! byte and a megabyte, whatever its counts claim (a forged count is
-//! [`SnapshotError::OverBudget`]). A layout's tree is built by [`StoredLayout::decode`], under
+//! [`BlobError::OverBudget`]). A layout's tree is built by [`StoredLayout::decode`], under
 //! a budget of the layout's size.
 
 use super::cursor::BlobCursor;
 use super::entities::{EntityIds, StoredKey};
 use super::layout::ColumnKind;
 use super::rows::StoredRows;
-use crate::snapshot::error::SnapshotError;
-use crate::snapshot::schema::{TypeLayout, codec};
+use crate::error::BlobError;
+use crate::schema::{TypeLayout, codec};
 
 /// One column of the blob: every stored value of one type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,8 +56,8 @@ impl<'a> StoredLayout<'a> {
     }
 
     /// The layout's tree, paid from a budget of the layout's own size
-    /// ([`codec::decode_bytes`]): a forged layout is [`SnapshotError::OverBudget`].
-    pub fn decode(&self) -> Result<TypeLayout, SnapshotError> {
+    /// ([`codec::decode_bytes`]): a forged layout is [`BlobError::OverBudget`].
+    pub fn decode(&self) -> Result<TypeLayout, BlobError> {
         codec::decode_bytes(self.bytes)
     }
 }
@@ -98,25 +98,9 @@ impl BlobTable<'_> {
 /// use is at most four times the blob's size and a megabyte, whatever its counts claim (see
 /// the module's "Memory").
 ///
-/// ```
-/// use bevy::prelude::*;
-/// use bevy_keepsake::snapshot::{self, Saveable, SaveableAppExt, ColumnKind};
-///
-/// #[derive(Component, Reflect, Default)]
-/// struct Health(f32);
-///
-/// let mut app = App::new();
-/// app.register_saveable::<Health>();
-/// app.world_mut().spawn((Saveable, Health(7.0)));
-/// let captured = snapshot::capture(app.world_mut())?;
-///
-/// let table = snapshot::inspect(&captured.blob)?;
-/// assert_eq!(table.entity_count(), 1);
-/// let health = table.columns.iter().find(|c| c.type_path.ends_with("::Health")).unwrap();
-/// assert_eq!((health.kind, health.rows.len()), (ColumnKind::Component, 1));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
+/// `bevy_keepsake::snapshot::inspect` is this function; its documentation shows it on a
+/// captured world.
+pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, BlobError> {
     let (mut cursor, entities) = BlobCursor::open(blob)?;
     let mut columns = Vec::new();
     while let Some(header) = cursor.next_column()? {
@@ -145,10 +129,10 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::blob::BLOB_VERSION;
-    use crate::snapshot::blob::StoredRow;
-    use crate::snapshot::blob::wire::{put_delta, put_varint};
-    use crate::snapshot::schema::Leaf;
+    use crate::blob::BLOB_VERSION;
+    use crate::blob::StoredRow;
+    use crate::schema::Leaf;
+    use crate::wire::{put_delta, put_varint};
 
     /// The old hand-writer's vocabulary over a plain buffer.
     #[derive(Default)]
@@ -258,10 +242,7 @@ mod tests {
         }
         let mut longer = blob.clone();
         longer.push(0);
-        assert!(matches!(
-            inspect(&longer),
-            Err(SnapshotError::Malformed { .. })
-        ));
+        assert!(matches!(inspect(&longer), Err(BlobError::Malformed { .. })));
     }
 
     #[test]
@@ -272,7 +253,7 @@ mod tests {
         blob[at] = 4;
         assert!(matches!(
             inspect(&blob),
-            Err(SnapshotError::EntityIndexOutOfRange {
+            Err(BlobError::EntityIndexOutOfRange {
                 entity_index: 2,
                 ..
             })
@@ -280,7 +261,7 @@ mod tests {
         blob[at] = 0; // delta 0: entity 0 again
         assert!(matches!(
             inspect(&blob),
-            Err(SnapshotError::Duplicate {
+            Err(BlobError::Duplicate {
                 entity_index: Some(0),
                 ..
             })
@@ -298,7 +279,7 @@ mod tests {
         for (keys, expected) in cases {
             let error = inspect(&sample_with_keys(keys)).unwrap_err();
             assert!(
-                matches!(&error, SnapshotError::Malformed { reason, .. } if reason.contains(expected)),
+                matches!(&error, BlobError::Malformed { reason, .. } if reason.contains(expected)),
                 "{keys:?}: {error}"
             );
         }

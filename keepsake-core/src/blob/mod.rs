@@ -5,11 +5,11 @@
 //! Readers check every length against the bytes that remain before using it, and every count
 //! against the bytes its items take at least; whatever they allocate for a count or a length
 //! they pay from the blob's [`Budget`](crate::format::Budget), four bytes per blob byte and a
-//! megabyte: a hostile blob is refused ([`SnapshotError::OverBudget`]) before it makes them
+//! megabyte: a hostile blob is refused ([`BlobError::OverBudget`]) before it makes them
 //! allocate more. [`inspect()`] builds no tree and copies no row (its table reads the blob
 //! again when asked), so a legitimate blob, however large, stays far within it.
 //!
-//! [`SnapshotError::OverBudget`]: crate::snapshot::SnapshotError::OverBudget
+//! [`BlobError::OverBudget`]: crate::error::BlobError::OverBudget
 //!
 //! # Layout (version 3)
 //!
@@ -34,32 +34,34 @@
 //! | type path | varint length + UTF-8, e.g. `my_game::Health` |
 //! | schema version | varint; bumped by each `register_saveable_migration` |
 //! | kind | `u8`: `0` component, `1` resource |
-//! | type layout | varint length + the type's layout as [`schema::codec`](crate::snapshot::schema::codec) writes it (since version 2) |
+//! | type layout | varint length + the type's layout as [`schema::codec`](crate::schema::codec) writes it (since version 2) |
 //! | row count `R` | `u32` little-endian (`1` for a resource) |
 //! | `R` rows | component: entity index as a delta (`< N`) + value length (varint) + value; resource: value length + value |
 //!
 //! Entity references inside values are the saving world's ids; a load maps them through the
 //! entity table to the entities it spawns, and through the key table to the live entities
 //! with the same keys (a level's door, a scene root). The whole blob is hashed with XXH3-64 into
-//! `WorldState::state_hash`, which [`decode`](crate::snapshot::decode) verifies first.
+//! `WorldState::state_hash`, which `bevy_keepsake::snapshot::decode` verifies first.
 //!
 //! [`inspect()`] reads this table without the game's types (as the `keepsake` command line does);
-//! [`dump`](crate::snapshot::dump) writes every value as RON text through the registered types.
+//! `bevy_keepsake::snapshot::dump` writes every value as RON text through the registered types.
 
 mod cursor;
 mod entities;
 mod inspect;
 mod layout;
-mod reader;
 mod rows;
-pub(crate) mod wire;
 mod writer;
 
+pub use crate::error::BlobError;
 pub use cursor::StoredRow;
-pub(crate) use cursor::{BlobCursor, ColumnHeader};
+#[doc(hidden)] // for bevy_keepsake's capture and load; not a stable API
+pub use cursor::{BlobCursor, ColumnHeader};
+#[doc(hidden)] // for bevy_keepsake's load; not a stable API
+pub use entities::EntityTable;
 pub use entities::{EntityIdIter, EntityIds, StoredKey};
 pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
-pub(crate) use reader::BlobReader;
 pub use rows::{StoredRowIter, StoredRows};
-pub(crate) use writer::{BlobWriter, OpenColumn, push_prefixed};
+#[doc(hidden)] // for bevy_keepsake's capture; not a stable API
+pub use writer::{BlobWriter, OpenColumn, push_prefixed};

@@ -4,7 +4,7 @@
 
 use super::cursor::StoredRow;
 use super::layout::ColumnKind;
-use super::wire::{read_varint, undelta};
+use crate::wire::{read_varint, undelta};
 
 /// The rows of one column, in stored order (components by ascending entity index as written),
 /// read from the blob when iterated.

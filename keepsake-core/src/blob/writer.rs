@@ -3,11 +3,12 @@
 
 use super::entities::StoredKey;
 use super::layout::{BLOB_VERSION, ColumnKind};
-use super::wire::{put_delta, put_varint};
+use crate::wire::{put_delta, put_varint};
 
 /// A blob being written, front to back.
-pub(crate) struct BlobWriter {
-    pub(crate) bytes: Vec<u8>,
+pub struct BlobWriter {
+    /// The blob written so far.
+    pub bytes: Vec<u8>,
     /// Where the column count is to be filled in.
     column_count_at: usize,
     columns: u32,
@@ -15,7 +16,7 @@ pub(crate) struct BlobWriter {
 
 /// A column whose header is written and whose rows follow: where it starts, where its row
 /// count goes, and the last entity index written (rows are deltas).
-pub(crate) struct OpenColumn {
+pub struct OpenColumn {
     start: usize,
     row_count_at: usize,
     rows: u32,
@@ -25,7 +26,7 @@ pub(crate) struct OpenColumn {
 impl BlobWriter {
     /// Starts a blob with its layout version, the entity table (`ids` in entity-index order)
     /// and the key table (`keys` by ascending id), reserving `capacity` bytes in all.
-    pub(crate) fn new(
+    pub fn new(
         ids: impl ExactSizeIterator<Item = u64>,
         keys: &[StoredKey<'_>],
         capacity: usize,
@@ -56,8 +57,8 @@ impl BlobWriter {
     }
 
     /// Writes a column's header (its row count filled in by [`BlobWriter::close_column`]);
-    /// `layout` is the type's layout as [`schema::codec`](crate::snapshot::schema::codec) writes it.
-    pub(crate) fn open_column(
+    /// `layout` is the type's layout as [`schema::codec`](crate::schema::codec) writes it.
+    pub fn open_column(
         &mut self,
         type_path: &str,
         schema_version: u32,
@@ -83,7 +84,7 @@ impl BlobWriter {
 
     /// Appends a row: the entity index as a delta (none for a resource), then `value`, which
     /// is the value's length and bytes as [`push_prefixed`] writes them.
-    pub(crate) fn row(&mut self, column: &mut OpenColumn, entity_index: Option<u32>, value: &[u8]) {
+    pub fn row(&mut self, column: &mut OpenColumn, entity_index: Option<u32>, value: &[u8]) {
         if let Some(index) = entity_index {
             put_delta(&mut self.bytes, column.previous_index.into(), index.into());
             column.previous_index = index;
@@ -94,13 +95,13 @@ impl BlobWriter {
 
     /// The entity index the next row's delta counts from: the last row's (`0` before the
     /// first).
-    pub(crate) fn delta_base(column: &OpenColumn) -> u32 {
+    pub fn delta_base(column: &OpenColumn) -> u32 {
         column.previous_index
     }
 
     /// Appends `rows` rows an earlier blob joined (deltas and values) from `joined`, after
     /// which the [`delta_base`](Self::delta_base) is `last_index`.
-    pub(crate) fn joined_rows(
+    pub fn joined_rows(
         &mut self,
         column: &mut OpenColumn,
         joined: &[u8],
@@ -113,7 +114,7 @@ impl BlobWriter {
     }
 
     /// Appends a row whose value `write` encodes in place, behind its length (no copy).
-    pub(crate) fn row_with<E>(
+    pub fn row_with<E>(
         &mut self,
         column: &mut OpenColumn,
         entity_index: Option<u32>,
@@ -136,7 +137,7 @@ impl BlobWriter {
 
     /// Fills in the column's row count, or takes the column out again when it has no rows (the
     /// layout has no empty columns). Returns its rows.
-    pub(crate) fn close_column(&mut self, column: OpenColumn) -> u32 {
+    pub fn close_column(&mut self, column: OpenColumn) -> u32 {
         if column.rows == 0 {
             self.bytes.truncate(column.start);
             return 0;
@@ -148,7 +149,7 @@ impl BlobWriter {
     }
 
     /// The finished blob, its column count filled in.
-    pub(crate) fn finish(mut self) -> Vec<u8> {
+    pub fn finish(mut self) -> Vec<u8> {
         let at = self.column_count_at;
         self.bytes[at..at + 4].copy_from_slice(&self.columns.to_le_bytes());
         self.bytes
@@ -157,7 +158,7 @@ impl BlobWriter {
 
 /// Appends a value written by `write` behind its varint length: in place behind a one-byte
 /// length that is widened afterwards in the rare case the value is 128 bytes or longer.
-pub(crate) fn push_prefixed<E>(
+pub fn push_prefixed<E>(
     out: &mut Vec<u8>,
     write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
 ) -> Result<(), E> {

@@ -1,9 +1,11 @@
 //! The check of one save's columns against a [`SaveSchema`], engine-free: what a load of each
 //! stored type would do with today's types, judged from the layouts alone.
 
-use crate::snapshot::schema::compare::{self, Change};
-use crate::snapshot::schema::file::{Encoding, SaveSchema, SchemaType};
-use crate::snapshot::{ColumnKind, SnapshotError, StoredColumn, bevy_0_19_path_now, inspect};
+use crate::blob::{ColumnKind, StoredColumn, inspect};
+use crate::compat::file::{Encoding, SaveSchema, SchemaType};
+use crate::error::BlobError;
+use crate::legacy::bevy_0_19;
+use crate::schema::compare::{self, Change};
 
 /// What a load would do with one stored column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,7 +76,7 @@ impl Verdict {
 
 /// Checks every column of an `ecs_blob` against `schema`; `Err` when the blob's structure does
 /// not read (a damaged save).
-pub fn check_blob(schema: &SaveSchema, blob: &[u8]) -> Result<Vec<ColumnCheck>, SnapshotError> {
+pub fn check_blob(schema: &SaveSchema, blob: &[u8]) -> Result<Vec<ColumnCheck>, BlobError> {
     let table = inspect(blob)?;
     table
         .columns
@@ -83,16 +85,13 @@ pub fn check_blob(schema: &SaveSchema, blob: &[u8]) -> Result<Vec<ColumnCheck>, 
         .collect()
 }
 
-fn check_column(
-    schema: &SaveSchema,
-    column: &StoredColumn<'_>,
-) -> Result<ColumnCheck, SnapshotError> {
+fn check_column(schema: &SaveSchema, column: &StoredColumn<'_>) -> Result<ColumnCheck, BlobError> {
     let today = schema.lookup(column.type_path).or_else(|| {
         // A save from before layouts names Bevy types by their 0.19 paths, as the loader knows.
         let moved = column
             .layout
             .is_none()
-            .then(|| bevy_0_19_path_now(column.type_path));
+            .then(|| bevy_0_19::path_now(column.type_path));
         schema.lookup(moved??)
     });
     let verdict = match today {
@@ -110,7 +109,7 @@ fn check_column(
 }
 
 /// The verdict on a column; `Err` when its layout's tree is more than its bytes may cost.
-fn verdict(column: &StoredColumn<'_>, today: &SchemaType) -> Result<Verdict, SnapshotError> {
+fn verdict(column: &StoredColumn<'_>, today: &SchemaType) -> Result<Verdict, BlobError> {
     let version = column.schema_version;
     if column.kind != today.kind {
         return Ok(Verdict::KindChanged {

@@ -3,9 +3,9 @@
 
 use super::check::check_blob;
 use super::report::{CompatReport, SaveCheck};
+use crate::blob::state_hash;
+use crate::compat::file::SaveSchema;
 use crate::format::{self, DecodeOptions, WorldState};
-use crate::snapshot::schema::file::SaveSchema;
-use crate::snapshot::state_hash;
 use std::io::Read;
 use std::path::Path;
 
@@ -28,7 +28,7 @@ pub fn check_folder_opened(
 
 /// [`check_folder_opened`], running `also` on each save whose snapshot reads (the test helper's
 /// decode with the game's types); its error is the save's `load_error`.
-pub(super) fn check_folder_with(
+pub fn check_folder_with(
     schema: &SaveSchema,
     folder: &Path,
     options: &DecodeOptions,
@@ -88,7 +88,7 @@ fn read_world(path: &Path, options: &DecodeOptions) -> Result<WorldState, String
         .world;
     let computed = state_hash(&world.ecs_blob);
     if computed != world.state_hash {
-        let error = crate::snapshot::SnapshotError::HashMismatch {
+        let error = crate::error::BlobError::HashMismatch {
             stored: world.state_hash,
             computed,
         };

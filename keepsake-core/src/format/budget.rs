@@ -30,7 +30,7 @@ pub const BUDGET_BASE: u64 = 1 << 20;
 /// What one read may still allocate (see the [module](self)).
 ///
 /// ```
-/// use bevy_keepsake::format::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget};
+/// use keepsake_core::format::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget};
 ///
 /// let budget = Budget::for_input(1000);
 /// assert_eq!(budget.limit(), 1000 * BUDGET_PER_INPUT_BYTE + BUDGET_BASE);
@@ -39,7 +39,7 @@ pub const BUDGET_BASE: u64 = 1 << 20;
 /// assert!(ids.capacity() >= 100);
 /// let refused = budget.vec::<u64>("the entity table", 1 << 30).unwrap_err();
 /// assert!(refused.to_string().starts_with("the entity table asks for"));
-/// # Ok::<(), bevy_keepsake::format::OverBudget>(())
+/// # Ok::<(), keepsake_core::format::OverBudget>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Budget(Rc<Account>);

@@ -24,7 +24,7 @@ pub struct WorldState {
 /// Everything a save file carries besides its metadata: postcard-encoded, then compressed.
 ///
 /// ```
-/// use bevy_keepsake::format::{SaveBundle, WorldState};
+/// use keepsake_core::format::{SaveBundle, WorldState};
 ///
 /// let bundle = SaveBundle::new(WorldState { tick: 7, ..Default::default() });
 /// assert_eq!(bundle.world.tick, 7);
@@ -70,7 +70,8 @@ impl SaveBundle {
     }
 
     /// This bundle, its blob cut into `pieces` by the snapshot layer that wrote it.
-    pub(crate) fn with_blob_pieces(mut self, pieces: BlobPieces) -> Self {
+    #[doc(hidden)] // for bevy_keepsake's capture; not a stable API
+    pub fn with_blob_pieces(mut self, pieces: BlobPieces) -> Self {
         self.blob_pieces = pieces;
         self
     }

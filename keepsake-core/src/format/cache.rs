@@ -73,8 +73,8 @@ struct Inner {
 /// its lock is held only to look chunks up and put them in, never while compressing.
 ///
 /// ```
-/// use bevy_keepsake::SlotId;
-/// use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveBundle, SaveMeta, WorldState};
+/// use keepsake_core::SlotId;
+/// use keepsake_core::format::{self, ChunkCache, EncodeOptions, SaveBundle, SaveMeta, WorldState};
 ///
 /// let cache = ChunkCache::new();
 /// let meta = SaveMeta::new(SlotId::Quick);
@@ -83,7 +83,7 @@ struct Inner {
 /// let second = format::encode_cached(&meta, &bundle, &EncodeOptions::default(), &cache)?;
 /// assert_eq!(second.chunk_stats().unwrap().reused, second.chunk_stats().unwrap().chunks);
 /// assert_eq!(first.to_vec(), second.to_vec());
-/// # Ok::<(), bevy_keepsake::format::FormatError>(())
+/// # Ok::<(), keepsake_core::format::FormatError>(())
 /// ```
 #[derive(Default)]
 pub struct ChunkCache {

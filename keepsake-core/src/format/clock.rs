@@ -12,7 +12,7 @@ use std::fmt;
 /// own creation time) is the caller's to stamp.
 ///
 /// ```
-/// use bevy_keepsake::format::{Clock, SystemClock, Timestamp};
+/// use keepsake_core::format::{Clock, SystemClock, Timestamp};
 ///
 /// #[derive(Debug)]
 /// struct Fixed(Timestamp);

@@ -28,7 +28,7 @@ use std::ops::Range;
 /// added later change no reading function's signature and no caller that does not set them.
 ///
 /// ```
-/// use bevy_keepsake::format::{DecodeOptions, Limits, SealKey, Sealing, UnsealedSaves};
+/// use keepsake_core::format::{DecodeOptions, Limits, SealKey, Sealing, UnsealedSaves};
 ///
 /// let limits = Limits { max_payload_uncompressed: 64 << 20, ..Limits::default() };
 /// let options = DecodeOptions::new().limits(limits);
@@ -136,13 +136,13 @@ pub fn read_header<R: Read>(reader: &mut R) -> Result<Header, FormatError> {
 /// This is what a save menu lists: it reads `40 + meta_len` bytes whatever the payload's size.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
+/// use keepsake_core::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Auto(1)).with_title("Mines");
 /// let bytes = format::encode(&meta, &SaveBundle::new(WorldState::default()), &EncodeOptions::default())?.to_vec();
 /// let summary = format::read_summary(&mut &bytes[..], &DecodeOptions::default())?;
 /// assert_eq!(summary.meta.title, "Mines");
-/// # Ok::<(), bevy_keepsake::format::FormatError>(())
+/// # Ok::<(), keepsake_core::format::FormatError>(())
 /// ```
 pub fn read_summary<R: Read>(
     reader: &mut R,

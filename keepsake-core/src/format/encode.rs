@@ -91,7 +91,7 @@ impl EncodedSave<'_> {
 /// This compresses every chunk; [`encode_cached`] reuses the chunks of earlier saves.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
+/// use keepsake_core::{SlotId, format::{self, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Quick).with_title("Docks");
 /// let bundle = SaveBundle::new(WorldState { tick: 42, ecs_blob: vec![1, 2, 3], state_hash: 9 });
@@ -100,7 +100,7 @@ impl EncodedSave<'_> {
 /// let decoded = format::decode(&bytes, &DecodeOptions::default())?;
 /// assert_eq!(decoded.meta, meta);
 /// assert_eq!(decoded.bundle, bundle);
-/// # Ok::<(), bevy_keepsake::format::FormatError>(())
+/// # Ok::<(), keepsake_core::format::FormatError>(())
 /// ```
 pub fn encode<'a>(
     meta: &SaveMeta,

@@ -13,7 +13,7 @@ use super::table::{check_header_sizes, max_table_len};
 /// length against what its codec can produce, **before** a buffer of that size is allocated.
 ///
 /// ```
-/// use bevy_keepsake::format::Limits;
+/// use keepsake_core::format::Limits;
 ///
 /// let limits = Limits { max_payload_uncompressed: 64 << 20, ..Limits::default() };
 /// assert_eq!(limits.max_meta, Limits::default().max_meta);
@@ -56,7 +56,7 @@ impl Limits {
     /// so no read under these limits may hold more than that, whatever it claims.
     ///
     /// ```
-    /// use bevy_keepsake::format::{BUDGET_BASE, Limits};
+    /// use keepsake_core::format::{BUDGET_BASE, Limits};
     ///
     /// let limits = Limits { max_payload_uncompressed: 1000, max_meta: 0, max_thumbnail: 0 };
     /// assert_eq!(limits.budget(10).limit(), 40 + BUDGET_BASE);

@@ -9,7 +9,7 @@ use uuid::Uuid;
 /// A point in time, stored as milliseconds since the Unix epoch in UTC.
 ///
 /// ```
-/// use bevy_keepsake::format::Timestamp;
+/// use keepsake_core::format::Timestamp;
 ///
 /// let t = Timestamp::from_unix_millis(1_700_000_000_000);
 /// assert_eq!(t.unix_millis(), 1_700_000_000_000);
@@ -91,7 +91,7 @@ pub enum Lineage {
 /// listing skips it and a menu loads it only when it draws the slot.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::SaveMeta};
+/// use keepsake_core::{SlotId, format::SaveMeta};
 ///
 /// let meta = SaveMeta::new(SlotId::Manual(0)).with_title("Harbour, level 3");
 /// assert_eq!(meta.title, "Harbour, level 3");
@@ -195,7 +195,7 @@ impl SaveMeta {
     /// How this save stands to `other` by what each was made in view of.
     ///
     /// ```
-    /// use bevy_keepsake::{SlotId, format::{Lineage, SaveMeta}};
+    /// use keepsake_core::{SlotId, format::{Lineage, SaveMeta}};
     ///
     /// let first = SaveMeta::new(SlotId::Quick).with_follows([]);
     /// let second = SaveMeta::new(SlotId::Quick).with_follows([first.save_id]);

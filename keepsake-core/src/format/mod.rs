@@ -174,9 +174,10 @@ pub use meta::{
 };
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;
-pub(crate) use pieces::PieceCuts;
+#[doc(hidden)] // for bevy_keepsake's capture; not a stable API
+pub use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
-pub use table::{ChunkEntry, ChunkTable};
+pub use table::{ChunkEntry, ChunkTable, declared_table_len};
 pub use verify::verify_from;
 
 /// Bytes for the format's unit tests.

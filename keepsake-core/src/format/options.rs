@@ -8,7 +8,7 @@ use super::seal::Sealing;
 /// How [`encode`](super::encode) writes a file.
 ///
 /// ```
-/// use bevy_keepsake::format::{Compression, CompressWhen, EncodeOptions};
+/// use keepsake_core::format::{Compression, CompressWhen, EncodeOptions};
 ///
 /// let options = EncodeOptions { compression: Compression::None, ..Default::default() };
 /// assert_eq!(options.limits, Default::default());

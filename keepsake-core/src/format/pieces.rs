@@ -16,8 +16,9 @@
 //!
 //! A chunk's key decides which stored bytes the file gets, so pieces that did not describe the
 //! blob would write another world's bytes into the save. Two things keep that from happening:
-//! only this crate's snapshot layer makes pieces (outside it, [`BlobPieces`] can only be made
-//! empty, which means "cut by content"), and the encoder uses them only after the blob's
+//! only bevy_keepsake's snapshot layer makes pieces (through `PieceCuts`, hidden from the docs
+//! and not a stable API; otherwise [`BlobPieces`] can only be made empty, which means "cut by
+//! content"), and the encoder uses them only after the blob's
 //! XXH3-64 (the snapshot's state hash, a pass over the blob at memory speed) equals the one the
 //! pieces were made for. A bundle whose blob was edited after its pieces were made is cut by
 //! content, as any other.
@@ -65,25 +66,30 @@ enum Hash {
 
 /// Where a blob's pieces end, recorded while the blob is written ([`BlobPieces`] once it is).
 #[derive(Debug, Default)]
-pub(crate) struct PieceCuts {
+pub struct PieceCuts {
     cuts: Vec<(usize, Hash)>,
 }
 
 impl PieceCuts {
     /// No cuts yet, room for `capacity`.
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
+    pub fn with_capacity(capacity: usize) -> Self {
         PieceCuts {
             cuts: Vec::with_capacity(capacity),
         }
     }
 
     /// How many cuts are recorded (for [`truncate`](Self::truncate)).
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.cuts.len()
     }
 
+    /// Whether no cut is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.cuts.is_empty()
+    }
+
     /// Forgets the cuts after the first `len` (bytes the writer took out again).
-    pub(crate) fn truncate(&mut self, len: usize) {
+    pub fn truncate(&mut self, len: usize) {
         self.cuts.truncate(len);
     }
 
@@ -96,24 +102,24 @@ impl PieceCuts {
     }
 
     /// The piece up to `end` hashes to `hash` (XXH3-128 of its bytes).
-    pub(crate) fn known(&mut self, end: usize, hash: u128) {
+    pub fn known(&mut self, end: usize, hash: u128) {
         self.push(end, Hash::Known(hash));
     }
 
     /// The piece up to `end` is to be hashed once the blob is written.
-    pub(crate) fn hashed_later(&mut self, end: usize) {
+    pub fn hashed_later(&mut self, end: usize) {
         self.push(end, Hash::Later);
     }
 
     /// The bytes up to `end` are to be cut by content once the blob is written.
-    pub(crate) fn content_defined(&mut self, end: usize) {
+    pub fn content_defined(&mut self, end: usize) {
         self.push(end, Hash::ContentDefined);
     }
 
     /// The pieces of `blob`, the whole blob written, whose XXH3-64 is `blob_hash` (the
     /// snapshot's state hash, which its writer computes anyway). Bytes after the last cut are a
     /// piece of their own.
-    pub(crate) fn finish(mut self, blob: &[u8], blob_hash: u64) -> BlobPieces {
+    pub fn finish(mut self, blob: &[u8], blob_hash: u64) -> BlobPieces {
         self.hashed_later(blob.len());
         let mut pieces = Vec::with_capacity(self.cuts.len() + 16);
         let mut start = 0;

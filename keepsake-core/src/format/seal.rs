@@ -43,12 +43,12 @@ const BIND_SALT: &[u8] = b"bevy_keepsake seal key bound to an owner, v1";
 /// short secret into one would make it no harder to find (see the README's "Sealed saves").
 ///
 /// ```
-/// use bevy_keepsake::format::SealKey;
+/// use keepsake_core::format::SealKey;
 ///
 /// let key = SealKey::from_hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")?;
 /// assert_eq!(format!("{key:?}"), "SealKey(..)");
 /// assert_eq!(key, SealKey::from_bytes(std::array::from_fn(|i| i as u8)));
-/// # Ok::<(), bevy_keepsake::format::SealKeyError>(())
+/// # Ok::<(), keepsake_core::format::SealKeyError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct SealKey([u8; 32]);
@@ -99,7 +99,7 @@ impl SealKey {
     /// between their devices keeps working.
     ///
     /// ```
-    /// use bevy_keepsake::format::SealKey;
+    /// use keepsake_core::format::SealKey;
     ///
     /// let game = SealKey::from_bytes([7; 32]);
     /// assert_eq!(game.bound_to(b"player-1"), game.bound_to(b"player-1"));

@@ -70,6 +70,19 @@ pub(crate) fn table_len(chunks: usize) -> usize {
     COUNT_LEN + chunks * ENTRY_LEN
 }
 
+/// The bytes a version-2 file's chunk table declares from its entry count (which its payload
+/// CRC covers), capped at the payload's length: for a reader that checks sections before it
+/// trusts the table (the `keepsake` command line's section view). Zero when the file is too
+/// short to hold the count.
+pub fn declared_table_len(header: &Header, file: &[u8]) -> u32 {
+    let at = header.payload_offset() as usize;
+    let count = file
+        .get(at..at + COUNT_LEN)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let len = COUNT_LEN as u64 + ENTRY_LEN as u64 * u64::from(count);
+    len.min(u64::from(header.payload_len)) as u32
+}
+
 /// The most chunks a payload of `uncompressed` bytes may have.
 fn max_chunks(uncompressed: u64) -> u64 {
     uncompressed / BYTES_PER_CHUNK + SPARE_CHUNKS

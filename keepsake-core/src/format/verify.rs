@@ -49,7 +49,7 @@ const BUFFER_LEN: usize = 64 << 10;
 /// unsealed saves. This is what tells an intact backup from a damaged one.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta, WorldState}};
+/// use keepsake_core::{SlotId, format::{self, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta, WorldState}};
 ///
 /// let meta = SaveMeta::new(SlotId::Manual(0));
 /// let bundle = SaveBundle::new(WorldState { ecs_blob: vec![7; 10_000], ..Default::default() });

@@ -6,7 +6,7 @@
 //! crate's own layout builder against each Bevy and compares their type registries; its first
 //! line says how. A line is `0.19 type path, 0.20 type path, 0.19 layout (hex of its bytes)`.
 
-use crate::snapshot::schema::{TypeLayout, codec, compare, stored};
+use crate::schema::{TypeLayout, codec, compare, stored};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -56,7 +56,7 @@ fn from_hex(hex: &str) -> Option<Vec<u8>> {
 }
 
 /// The Bevy 0.20 path of a Bevy type a 0.19 save names by its old path.
-pub(crate) fn path_now(old_path: &str) -> Option<&'static str> {
+pub fn path_now(old_path: &str) -> Option<&'static str> {
     table()
         .get(old_path)
         .map(|old| old.path_now)
@@ -68,7 +68,7 @@ pub(crate) fn path_now(old_path: &str) -> Option<&'static str> {
 /// it), and for a type that changed in place (`Sprite` gained `alpha_mode`) when its values
 /// say so. A save without layouts does not say which Bevy wrote it: this crate wrote them on
 /// Bevy 0.20 too, before layouts.
-pub(super) fn layout<'v>(
+pub fn layout<'v>(
     old_path: &str,
     today: impl FnOnce() -> TypeLayout,
     values: impl Iterator<Item = &'v [u8]> + Clone,
@@ -100,7 +100,7 @@ fn written_with<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::schema::{Field, Leaf};
+    use crate::schema::{Field, Leaf};
 
     #[test]
     fn the_shipped_table_reads_whole() {

@@ -36,10 +36,10 @@
 //! field one, a named field or a variant two).
 
 use super::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
+use crate::error::BlobError;
 use crate::format::Budget;
-use crate::snapshot::blob::BlobReader;
-use crate::snapshot::blob::wire::put_varint;
-use crate::snapshot::error::SnapshotError;
+use crate::wire::BlobReader;
+use crate::wire::put_varint;
 
 const STRUCT: u8 = 0x40;
 const TUPLE_STRUCT: u8 = 0x41;
@@ -174,20 +174,20 @@ fn put_variant(out: &mut Vec<u8>, variant: &Variant) {
 
 /// Reads one layout from `reader`, refusing unknown tags, nesting deeper than [`MAX_DEPTH`]
 /// and counts larger than the bytes left, and paying for the tree from the reader's budget.
-pub(crate) fn decode(reader: &mut BlobReader<'_>) -> Result<TypeLayout, SnapshotError> {
+pub(crate) fn decode(reader: &mut BlobReader<'_>) -> Result<TypeLayout, BlobError> {
     reader.charge(NODES, NODE)?;
     decode_at(reader, 0)
 }
 
 /// Reads a layout from bytes that hold exactly one, paying for its tree from a budget of
 /// their own size ([`Budget::for_input`]).
-pub fn decode_bytes(bytes: &[u8]) -> Result<TypeLayout, SnapshotError> {
+pub fn decode_bytes(bytes: &[u8]) -> Result<TypeLayout, BlobError> {
     decode_in(bytes, &Budget::for_input(bytes.len()))
 }
 
 /// Reads a layout from bytes that hold exactly one, paying for its tree from `budget` (the
 /// budget of the blob the layout is part of).
-pub fn decode_in(bytes: &[u8], budget: &Budget) -> Result<TypeLayout, SnapshotError> {
+pub fn decode_in(bytes: &[u8], budget: &Budget) -> Result<TypeLayout, BlobError> {
     let mut reader = BlobReader::with_budget(bytes, budget.clone());
     let layout = decode(&mut reader)?;
     expect_end(&reader)?;
@@ -198,7 +198,7 @@ pub fn decode_in(bytes: &[u8], budget: &Budget) -> Result<TypeLayout, SnapshotEr
 /// it (nothing is allocated): what a blob's readers do with every layout. Returns the bytes
 /// its tree would take, as [`decode_in`] charges them, so a reader can tell whether it fits
 /// the budget a load would build it from.
-pub fn check(bytes: &[u8]) -> Result<u64, SnapshotError> {
+pub fn check(bytes: &[u8]) -> Result<u64, BlobError> {
     let mut reader = BlobReader::with_budget(bytes, Budget::nothing());
     let tree = check_at(&mut reader, 0)?;
     expect_end(&reader)?;
@@ -211,19 +211,19 @@ const NODE: u64 = size_of::<TypeLayout>() as u64;
 /// What a refusal names: the tree's nodes, vectors and names.
 const NODES: &str = "type layout";
 
-fn expect_end(reader: &BlobReader<'_>) -> Result<(), SnapshotError> {
+fn expect_end(reader: &BlobReader<'_>) -> Result<(), BlobError> {
     if reader.is_empty() {
         return Ok(());
     }
-    Err(SnapshotError::Malformed {
+    Err(BlobError::Malformed {
         offset: reader.offset(),
         reason: format!("{} bytes left after the layout", reader.remaining()),
     })
 }
 
-fn check_depth(offset: usize, depth: usize) -> Result<(), SnapshotError> {
+fn check_depth(offset: usize, depth: usize) -> Result<(), BlobError> {
     if depth > MAX_DEPTH {
-        return Err(SnapshotError::Malformed {
+        return Err(BlobError::Malformed {
             offset,
             reason: format!("a type layout nests deeper than {MAX_DEPTH} levels"),
         });
@@ -231,14 +231,14 @@ fn check_depth(offset: usize, depth: usize) -> Result<(), SnapshotError> {
     Ok(())
 }
 
-fn unknown_tag(offset: usize, tag: u8) -> SnapshotError {
-    SnapshotError::Malformed {
+fn unknown_tag(offset: usize, tag: u8) -> BlobError {
+    BlobError::Malformed {
         offset,
         reason: format!("{tag:#04x} is not a layout tag this build knows"),
     }
 }
 
-fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, SnapshotError> {
+fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, BlobError> {
     let offset = reader.offset();
     check_depth(offset, depth)?;
     let tag = reader.byte("layout tag")?;
@@ -296,7 +296,7 @@ fn decode_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<TypeLayout, Sn
 
 /// [`decode_at`]'s walk, building nothing: the bytes the node's tree would take besides the
 /// node itself (its boxes, vectors and names, as [`decode_at`] pays for them).
-fn check_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+fn check_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, BlobError> {
     let offset = reader.offset();
     check_depth(offset, depth)?;
     let tag = reader.byte("layout tag")?;
@@ -322,7 +322,7 @@ fn check_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotEr
         reader.varint("array length")?;
     }
     let boxed =
-        |reader: &mut BlobReader<'_>| Ok::<_, SnapshotError>(NODE + check_at(reader, depth + 1)?);
+        |reader: &mut BlobReader<'_>| Ok::<_, BlobError>(NODE + check_at(reader, depth + 1)?);
     let inner = match tag {
         STRUCT => check_fields(reader, depth)?,
         TUPLE_STRUCT | TUPLE => check_layouts(reader, depth)?,
@@ -334,14 +334,14 @@ fn check_at(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotEr
     Ok(name.saturating_add(inner))
 }
 
-fn check_layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+fn check_layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, BlobError> {
     let count = reader.count("field count", 1)?;
     (0..count).try_fold(items::<TypeLayout>(count), |tree, _| {
         Ok(tree.saturating_add(check_at(reader, depth + 1)?))
     })
 }
 
-fn check_fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+fn check_fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, BlobError> {
     let count = reader.count("field count", 2)?;
     (0..count).try_fold(items::<Field>(count), |tree, _| {
         let name = reader.str_with_len("field name")?.len() as u64;
@@ -349,7 +349,7 @@ fn check_fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, Snapsh
     })
 }
 
-fn check_variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, SnapshotError> {
+fn check_variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, BlobError> {
     let count = reader.count("variant count", 2)?;
     (0..count).try_fold(items::<Variant>(count), |tree, _| {
         let name = reader.str_with_len("variant name")?;
@@ -364,8 +364,8 @@ fn check_variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<u64, Snap
     })
 }
 
-fn bad_variant_fields(offset: usize, name: &str, byte: u8) -> SnapshotError {
-    SnapshotError::Malformed {
+fn bad_variant_fields(offset: usize, name: &str, byte: u8) -> BlobError {
+    BlobError::Malformed {
         offset,
         reason: format!("variant {name} has fields byte {byte}; only 0, 1 and 2 exist"),
     }
@@ -377,13 +377,13 @@ fn items<T>(count: usize) -> u64 {
 }
 
 /// A name or type path, paid for.
-fn string(reader: &mut BlobReader<'_>, what: &'static str) -> Result<String, SnapshotError> {
+fn string(reader: &mut BlobReader<'_>, what: &'static str) -> Result<String, BlobError> {
     let text = reader.str_with_len(what)?;
     reader.charge(NODES, text.len() as u64)?;
     Ok(text.to_owned())
 }
 
-fn layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<TypeLayout>, SnapshotError> {
+fn layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<TypeLayout>, BlobError> {
     let count = reader.count("field count", 1)?;
     let mut layouts = reader.vec(format_args!("{NODES} ({count} fields)"), count)?;
     for _ in 0..count {
@@ -392,7 +392,7 @@ fn layouts(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<TypeLayout>,
     Ok(layouts)
 }
 
-fn fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Field>, SnapshotError> {
+fn fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Field>, BlobError> {
     let count = reader.count("field count", 2)?;
     let mut fields = reader.vec(format_args!("{NODES} ({count} named fields)"), count)?;
     for _ in 0..count {
@@ -404,7 +404,7 @@ fn fields(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Field>, Snaps
     Ok(fields)
 }
 
-fn variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Variant>, SnapshotError> {
+fn variants(reader: &mut BlobReader<'_>, depth: usize) -> Result<Vec<Variant>, BlobError> {
     let count = reader.count("variant count", 2)?;
     let mut variants = reader.vec(format_args!("{NODES} ({count} variants)"), count)?;
     for _ in 0..count {

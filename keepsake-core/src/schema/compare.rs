@@ -493,8 +493,8 @@ impl Display for Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::schema::Leaf;
-    use crate::snapshot::schema::fixtures::*;
+    use crate::schema::Leaf;
+    use crate::schema::fixtures::*;
 
     fn change(path: &str, kind: ChangeKind) -> Change {
         Change {

@@ -3,32 +3,32 @@
 use super::text::short;
 use super::{Field, Leaf, TypeLayout, Variant, VariantFields};
 
-pub(super) fn leaf(leaf: Leaf) -> TypeLayout {
+pub(crate) fn leaf(leaf: Leaf) -> TypeLayout {
     TypeLayout::Leaf(leaf)
 }
 
-pub(super) fn field(name: &str, layout: TypeLayout) -> Field {
+pub(crate) fn field(name: &str, layout: TypeLayout) -> Field {
     Field {
         name: name.into(),
         layout,
     }
 }
 
-pub(super) fn structure(type_path: &str, fields: Vec<Field>) -> TypeLayout {
+pub(crate) fn structure(type_path: &str, fields: Vec<Field>) -> TypeLayout {
     TypeLayout::Struct {
         type_path: type_path.into(),
         fields,
     }
 }
 
-pub(super) fn variant(name: &str, fields: VariantFields) -> Variant {
+pub(crate) fn variant(name: &str, fields: VariantFields) -> Variant {
     Variant {
         name: name.into(),
         fields,
     }
 }
 
-pub(super) fn enumeration(type_path: &str, variants: Vec<Variant>) -> TypeLayout {
+pub(crate) fn enumeration(type_path: &str, variants: Vec<Variant>) -> TypeLayout {
     TypeLayout::Enum {
         type_path: type_path.into(),
         variants,
@@ -36,7 +36,7 @@ pub(super) fn enumeration(type_path: &str, variants: Vec<Variant>) -> TypeLayout
 }
 
 /// `Option<item>`, its path spelled as [`short`] spells `item`.
-pub(super) fn option(item: TypeLayout) -> TypeLayout {
+pub(crate) fn option(item: TypeLayout) -> TypeLayout {
     enumeration(
         &format!("core::option::Option<{}>", short(&item)),
         vec![
@@ -47,7 +47,7 @@ pub(super) fn option(item: TypeLayout) -> TypeLayout {
 }
 
 /// An enum with a unit, a tuple and a struct variant.
-pub(super) fn state() -> TypeLayout {
+pub(crate) fn state() -> TypeLayout {
     enumeration(
         "game::State",
         vec![
@@ -62,7 +62,7 @@ pub(super) fn state() -> TypeLayout {
 }
 
 /// `game::Stats { hp: u32, name: String, state: State }` and then `more` fields.
-pub(super) fn stats_with(more: Vec<Field>) -> TypeLayout {
+pub(crate) fn stats_with(more: Vec<Field>) -> TypeLayout {
     let mut fields = vec![
         field("hp", leaf(Leaf::U32)),
         field("name", leaf(Leaf::String)),

@@ -23,9 +23,8 @@
 
 pub mod codec;
 pub mod compare;
-pub mod file;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod leaf;
 pub mod stored;
 pub mod text;

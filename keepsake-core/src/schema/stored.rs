@@ -30,7 +30,7 @@ use std::fmt::{self, Debug, Display, Formatter, Write as _};
 use super::text::{root_name, short_name};
 use super::{Field, Leaf, TypeLayout, Variant, VariantFields};
 use crate::format::{Budget, OverBudget};
-use crate::snapshot::blob::wire::{VarintError, read_varint, unzigzag_i128};
+use crate::wire::{VarintError, read_varint, unzigzag_i128};
 
 /// Values of no bytes allowed per byte of input, plus [`EMPTY_VALUES_BASE`]: a list of `()`
 /// is the one thing whose length the bytes left cannot bound.
@@ -1023,8 +1023,8 @@ impl Display for Reference<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::blob::wire::{put_varint_u128, zigzag_i128};
-    use crate::snapshot::schema::fixtures::*;
+    use crate::schema::fixtures::*;
+    use crate::wire::{put_varint_u128, zigzag_i128};
 
     /// Postcard bytes built by hand.
     #[derive(Default)]

@@ -253,8 +253,8 @@ fn enum_block(out: &mut String, type_path: &str, variants: &[Variant], indent: u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::schema::Leaf;
-    use crate::snapshot::schema::fixtures::*;
+    use crate::schema::Leaf;
+    use crate::schema::fixtures::*;
 
     fn stats() -> TypeLayout {
         stats_with(Vec::new())

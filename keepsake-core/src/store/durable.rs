@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// What a durable write makes: a file no other has the name of, or a replacement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Placement {
+pub enum Placement {
     /// A new file: a save generation, or an object created in a folder used as cloud storage.
     /// It never replaces a file: should one of its name appear meanwhile (another instance of
     /// the game saving the slot on a folder where locks do not work, as some network folders),
@@ -30,7 +30,7 @@ pub(crate) enum Placement {
 /// have dropped the dirty pages, so a retry can report success for data that is gone). If the
 /// final folder fsync fails, the error is returned and `placement` says what happens to the
 /// new file.
-pub(crate) fn write_durably(
+pub fn write_durably(
     fs: &dyn FileSystem,
     dir: &Path,
     final_name: &str,

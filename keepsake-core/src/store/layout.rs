@@ -21,7 +21,7 @@ const TEMP_SUFFIX: &str = ".tmp";
 /// How many slots of each kind a profile has. There is always exactly one quicksave slot.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, store::SlotLayout};
+/// use keepsake_core::{SlotId, store::SlotLayout};
 ///
 /// let layout = SlotLayout::default();
 /// assert_eq!(layout.slots().count(), 16);
@@ -72,7 +72,7 @@ impl SlotLayout {
 }
 
 /// The file-name stem of a slot, e.g. `manual-03`.
-pub(crate) fn slot_stem(slot: SlotId) -> String {
+pub fn slot_stem(slot: SlotId) -> String {
     let kind = match slot.kind() {
         SlotKind::Manual => "manual",
         SlotKind::Auto => "auto",
@@ -100,7 +100,7 @@ pub(crate) fn temp_file_name(final_name: &str) -> String {
 
 /// Whether a folder entry is a temporary file left by an interrupted durable write: of a save,
 /// or of a side file (the cloud sync state).
-pub(crate) fn is_temp_file(name: &str) -> bool {
+pub fn is_temp_file(name: &str) -> bool {
     temp_file_final_name(name).is_some()
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn parse_generation_file(name: &str) -> Option<(SlotId, u64)> {
 
 /// Parses a slot's file-name stem (`manual-03`) back into the slot; `None` for anything else,
 /// non-canonical spellings included.
-pub(crate) fn parse_slot_stem(stem: &str) -> Option<SlotId> {
+pub fn parse_slot_stem(stem: &str) -> Option<SlotId> {
     let (kind, index) = stem.split_once('-')?;
     if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -14,7 +14,7 @@ pub const MAX_NAME_LEN: usize = 64;
 /// than [`MAX_NAME_LEN`] bytes.
 ///
 /// ```
-/// use bevy_keepsake::store::ProfileName;
+/// use keepsake_core::store::ProfileName;
 ///
 /// assert!(ProfileName::new("player one").is_ok());
 /// assert!(ProfileName::new("../elsewhere").is_err());

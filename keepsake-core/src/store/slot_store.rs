@@ -23,11 +23,11 @@ use uuid::Uuid;
 /// How a [`SlotStore`] is set up.
 ///
 /// ```
-/// use bevy_keepsake::store::{ProfileName, StoreConfig};
+/// use keepsake_core::store::{ProfileName, StoreConfig};
 ///
 /// let config = StoreConfig::new("/tmp/my-game-saves").profile(ProfileName::new("alice")?);
 /// assert_eq!(config.backups, 3);
-/// # Ok::<(), bevy_keepsake::store::StoreError>(())
+/// # Ok::<(), keepsake_core::store::StoreError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
@@ -135,7 +135,7 @@ impl StoreConfig {
     /// built, so every read (loads, listings, imports, cloud sync) gets them.
     ///
     /// ```
-    /// use bevy_keepsake::store::StoreConfig;
+    /// use keepsake_core::store::StoreConfig;
     ///
     /// let mut config = StoreConfig::new("/tmp/my-game-saves");
     /// config.encode.limits.max_payload_uncompressed = 64 << 20;
@@ -224,7 +224,7 @@ impl LoadedSave {
 ///   same time: each save gets its own generation and no file is torn or interleaved.
 ///
 /// ```
-/// use bevy_keepsake::{SlotId, format::{SaveBundle, SaveMeta, WorldState}, store::{SlotStore, StoreConfig}};
+/// use keepsake_core::{SlotId, format::{SaveBundle, SaveMeta, WorldState}, store::{SlotStore, StoreConfig}};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let store = SlotStore::open(StoreConfig::new(dir.path()))?;
@@ -913,7 +913,7 @@ pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
 /// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
 /// but not the folder's own entry: without this, a power loss soon after a game's first save
 /// could take the new profile folder, and every save in it, away.
-pub(crate) fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
+pub fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
     let missing: Vec<&Path> = dir
         .ancestors()
         .take_while(|folder| {

@@ -1,10 +1,8 @@
-//! The integer encodings of the blob layout and of postcard values, written once: LEB128
-//! varints (seven bits per byte, low bits first, the top bit set on every byte but the last)
-//! and zigzag for signed numbers (0, -1, 1, -2 … as 0, 1, 2, 3 …).
+//! LEB128 varints and zigzag, the one implementation (see the [`wire`](super) module).
 
 /// Appends `value` as a varint.
 #[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -14,7 +12,7 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
 
 /// Appends a 128-bit `value` as a varint (one loop in 64 bits for the usual small values).
 #[inline]
-pub(crate) fn put_varint_u128(out: &mut Vec<u8>, mut value: u128) {
+pub fn put_varint_u128(out: &mut Vec<u8>, mut value: u128) {
     if let Ok(small) = u64::try_from(value) {
         return put_varint(out, small);
     }
@@ -28,39 +26,43 @@ pub(crate) fn put_varint_u128(out: &mut Vec<u8>, mut value: u128) {
 /// Appends `value - previous` (wrapping) as a zigzag varint: small for values that follow
 /// each other.
 #[inline]
-pub(crate) fn put_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
+pub fn put_delta(out: &mut Vec<u8>, previous: u64, value: u64) {
     put_varint(out, zigzag(value.wrapping_sub(previous) as i64));
 }
 
 /// The value a delta read after `previous` stands for.
 #[inline]
-pub(crate) fn undelta(previous: u64, zigzagged: u64) -> u64 {
+pub fn undelta(previous: u64, zigzagged: u64) -> u64 {
     previous.wrapping_add(unzigzag(zigzagged) as u64)
 }
 
+/// Zigzag: 0, -1, 1, -2 … as 0, 1, 2, 3 …
 #[inline]
-pub(crate) fn zigzag(value: i64) -> u64 {
+pub fn zigzag(value: i64) -> u64 {
     ((value << 1) ^ (value >> 63)) as u64
 }
 
+/// The inverse of [`zigzag`].
 #[inline]
-pub(crate) fn unzigzag(value: u64) -> i64 {
+pub fn unzigzag(value: u64) -> i64 {
     ((value >> 1) as i64) ^ -((value & 1) as i64)
 }
 
+/// [`zigzag`] in 128 bits.
 #[inline]
-pub(crate) fn zigzag_i128(value: i128) -> u128 {
+pub fn zigzag_i128(value: i128) -> u128 {
     ((value << 1) ^ (value >> 127)) as u128
 }
 
+/// The inverse of [`zigzag_i128`].
 #[inline]
-pub(crate) fn unzigzag_i128(value: u128) -> i128 {
+pub fn unzigzag_i128(value: u128) -> i128 {
     ((value >> 1) as i128) ^ -((value & 1) as i128)
 }
 
 /// Why a varint could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum VarintError {
+pub enum VarintError {
     /// The bytes end before the varint does.
     Truncated,
     /// The varint is longer than the `max_len` bytes its type can take.
@@ -70,7 +72,7 @@ pub(crate) enum VarintError {
 /// Reads a varint of at most `max_len` bytes from the front of `bytes`: its value and the
 /// number of bytes it took. Callers check the value's range for their type.
 #[inline]
-pub(crate) fn read_varint(bytes: &[u8], max_len: usize) -> Result<(u128, usize), VarintError> {
+pub fn read_varint(bytes: &[u8], max_len: usize) -> Result<(u128, usize), VarintError> {
     // Most varints (lengths, entity index deltas, small numbers) are one byte.
     if let Some(&first) = bytes.first()
         && first < 0x80

@@ -2,7 +2,7 @@
 
 use super::parse::SchemaFileError;
 use super::types::{MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
-use crate::snapshot::schema::{Field, TypeLayout, Variant, VariantFields};
+use crate::schema::{Field, TypeLayout, Variant, VariantFields};
 use std::fmt::Write;
 
 /// How far each level is indented.

@@ -62,7 +62,7 @@ mod types;
 mod write;
 
 pub use parse::{MAX_SCHEMA_FILE_LEN, SchemaFileError};
-pub use types::{Encoding, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
+pub use types::{Encoding, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaSource, SchemaType};
 
 #[cfg(test)]
 mod tests;

@@ -1,9 +1,9 @@
 //! Reading the fields of a blob front to back with bounds checks; [`BlobCursor`](super::BlobCursor)
 //! reads the layout's structure with it.
 
-use super::wire::{VarintError, read_varint, undelta};
+use super::varint::{VarintError, read_varint, undelta};
+use crate::error::BlobError;
 use crate::format::Budget;
-use crate::snapshot::error::SnapshotError;
 use std::fmt::Display;
 
 /// Reads a blob's fields front to back; every length is checked against the bytes left, every
@@ -48,16 +48,12 @@ impl<'a> BlobReader<'a> {
     }
 
     /// Pays for `bytes` that `section` is about to allocate.
-    pub(crate) fn charge(&self, section: impl Display, bytes: u64) -> Result<(), SnapshotError> {
+    pub(crate) fn charge(&self, section: impl Display, bytes: u64) -> Result<(), BlobError> {
         Ok(self.budget.charge(section, bytes)?)
     }
 
     /// A vector with room for `count` values, paid for.
-    pub(crate) fn vec<T>(
-        &self,
-        section: impl Display,
-        count: usize,
-    ) -> Result<Vec<T>, SnapshotError> {
+    pub(crate) fn vec<T>(&self, section: impl Display, count: usize) -> Result<Vec<T>, BlobError> {
         Ok(self.budget.vec(section, count)?)
     }
 
@@ -78,13 +74,13 @@ impl<'a> BlobReader<'a> {
         self.remaining() == 0
     }
 
-    pub(crate) fn byte(&mut self, what: &'static str) -> Result<u8, SnapshotError> {
+    pub(crate) fn byte(&mut self, what: &'static str) -> Result<u8, BlobError> {
         Ok(self.take(1, what)?[0])
     }
 
-    pub(crate) fn varint(&mut self, what: &'static str) -> Result<u64, SnapshotError> {
+    pub(crate) fn varint(&mut self, what: &'static str) -> Result<u64, BlobError> {
         let start = self.offset;
-        let invalid = || SnapshotError::Malformed {
+        let invalid = || BlobError::Malformed {
             offset: start,
             reason: format!("{what} is not a valid varint"),
         };
@@ -93,7 +89,7 @@ impl<'a> BlobReader<'a> {
                 self.offset += len;
                 u64::try_from(value).map_err(|_| invalid())
             }
-            Err(VarintError::Truncated) => Err(SnapshotError::Truncated {
+            Err(VarintError::Truncated) => Err(BlobError::Truncated {
                 what,
                 offset: self.bytes.len(),
                 needed: 1,
@@ -103,19 +99,15 @@ impl<'a> BlobReader<'a> {
     }
 
     /// Reads a delta written after `previous` (see the layout).
-    pub(crate) fn delta(
-        &mut self,
-        previous: u64,
-        what: &'static str,
-    ) -> Result<u64, SnapshotError> {
+    pub(crate) fn delta(&mut self, previous: u64, what: &'static str) -> Result<u64, BlobError> {
         Ok(undelta(previous, self.varint(what)?))
     }
 
     /// A varint that must fit in a `u32`.
-    pub(crate) fn varint_u32(&mut self, what: &'static str) -> Result<u32, SnapshotError> {
+    pub(crate) fn varint_u32(&mut self, what: &'static str) -> Result<u32, BlobError> {
         let offset = self.offset;
         let value = self.varint(what)?;
-        u32::try_from(value).map_err(|_| SnapshotError::Malformed {
+        u32::try_from(value).map_err(|_| BlobError::Malformed {
             offset,
             reason: format!("{what} {value} does not fit in 32 bits"),
         })
@@ -127,7 +119,7 @@ impl<'a> BlobReader<'a> {
         &mut self,
         what: &'static str,
         item_len: usize,
-    ) -> Result<usize, SnapshotError> {
+    ) -> Result<usize, BlobError> {
         let offset = self.offset;
         let count = self.varint(what)?;
         self.check_count(offset, count, (what, item_len))
@@ -139,7 +131,7 @@ impl<'a> BlobReader<'a> {
         &mut self,
         what: &'static str,
         item_len: usize,
-    ) -> Result<usize, SnapshotError> {
+    ) -> Result<usize, BlobError> {
         let offset = self.offset;
         let bytes = self.take(4, what)?;
         let count = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
@@ -151,14 +143,14 @@ impl<'a> BlobReader<'a> {
         offset: usize,
         count: u64,
         (what, item_len): (&'static str, usize),
-    ) -> Result<usize, SnapshotError> {
+    ) -> Result<usize, BlobError> {
         let item_len = item_len.max(1);
         if count > (self.remaining() / item_len) as u64 {
             let each = match item_len {
                 1 => String::new(),
                 more => format!(" ({more} bytes each at least)"),
             };
-            return Err(SnapshotError::Malformed {
+            return Err(BlobError::Malformed {
                 offset,
                 reason: format!(
                     "{what} is {count}, more than the {} bytes left could hold{each}",
@@ -169,24 +161,24 @@ impl<'a> BlobReader<'a> {
         Ok(count as usize)
     }
 
-    pub(crate) fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], SnapshotError> {
+    pub(crate) fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], BlobError> {
         let len = self.varint(what)?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         self.take(len, what)
     }
 
-    pub(crate) fn str_with_len(&mut self, what: &'static str) -> Result<&'a str, SnapshotError> {
+    pub(crate) fn str_with_len(&mut self, what: &'static str) -> Result<&'a str, BlobError> {
         let offset = self.offset;
         let bytes = self.bytes_with_len(what)?;
-        std::str::from_utf8(bytes).map_err(|_| SnapshotError::Malformed {
+        std::str::from_utf8(bytes).map_err(|_| BlobError::Malformed {
             offset,
             reason: format!("{what} is not UTF-8"),
         })
     }
 
-    fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8], SnapshotError> {
+    fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8], BlobError> {
         if len > self.remaining() {
-            return Err(SnapshotError::Truncated {
+            return Err(BlobError::Truncated {
                 what,
                 offset: self.offset,
                 needed: len - self.remaining(),
@@ -201,7 +193,7 @@ impl<'a> BlobReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::blob::wire::{put_delta, put_varint};
+    use crate::wire::{put_delta, put_varint};
 
     #[test]
     fn varints_deltas_and_counts_are_checked() {
@@ -234,11 +226,11 @@ mod tests {
         let overlong = [0xFF; 11];
         assert!(matches!(
             BlobReader::new(&overlong).varint("x"),
-            Err(SnapshotError::Malformed { .. })
+            Err(BlobError::Malformed { .. })
         ));
         assert!(matches!(
             BlobReader::new(&[0x80]).varint("x"),
-            Err(SnapshotError::Truncated { .. })
+            Err(BlobError::Truncated { .. })
         ));
         let mut too_many = Vec::new();
         put_varint(&mut too_many, 1000);

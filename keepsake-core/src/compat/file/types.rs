@@ -1,7 +1,7 @@
 //! The schema's types: a [`SaveSchema`] of [`SchemaType`]s.
 
-use crate::snapshot::blob::ColumnKind;
-use crate::snapshot::schema::TypeLayout;
+use crate::blob::ColumnKind;
+use crate::schema::TypeLayout;
 
 /// The format version [`SaveSchema::to_text`] writes and [`SaveSchema::parse`] reads.
 pub const SCHEMA_FORMAT_VERSION: u32 = 1;
@@ -62,7 +62,27 @@ impl SchemaType {
     }
 }
 
+/// Something a game's [`SaveSchema`] can be built from: `bevy_keepsake` implements it for
+/// Bevy's `App` and `World` (its own marker type `M` is what lets it, as Bevy's `IntoSystem`
+/// does with its markers), so `SaveSchema::of_app(&app)` reads as it always has.
+pub trait SchemaSource<M> {
+    /// The schema of the types this saves, with their layouts today.
+    fn save_schema(&self) -> SaveSchema;
+}
+
 impl SaveSchema {
+    /// The schema of the types `app` saves: `SaveSchema::of_app(&app).write_file("saves.schema")`
+    /// (with `bevy_keepsake`, for a Bevy `App`).
+    pub fn of_app<M>(app: &impl SchemaSource<M>) -> Self {
+        app.save_schema()
+    }
+
+    /// The schema of the types `world` saves (with `bevy_keepsake`, for a Bevy `World`: its
+    /// `SaveRegistry` and type registry); empty when nothing is registered.
+    pub fn of_world<M>(world: &impl SchemaSource<M>) -> Self {
+        world.save_schema()
+    }
+
     /// A schema of `types`, sorted by type path (their lists of versions and old paths too).
     pub fn new(mut types: Vec<SchemaType>) -> Self {
         for ty in &mut types {

@@ -2,8 +2,8 @@
 //! would not write back the same, naming the line (and the type it is in).
 
 use super::types::{Encoding, MAGIC, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaType};
-use crate::snapshot::blob::ColumnKind;
-use crate::snapshot::schema::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
+use crate::blob::ColumnKind;
+use crate::schema::{Field, Leaf, MAX_DEPTH, TypeLayout, Variant, VariantFields};
 use std::path::Path;
 
 /// A schema file larger than this is refused before it is read: a game's schema is some

@@ -2,10 +2,10 @@
 //! malformed file refused with the line and type it is about, never a panic.
 
 use super::*;
-use crate::snapshot::blob::ColumnKind;
-use crate::snapshot::schema::TypeLayout;
-use crate::snapshot::schema::fixtures::*;
-use crate::snapshot::schema::{Field, Leaf, MAX_DEPTH, Variant, VariantFields};
+use crate::blob::ColumnKind;
+use crate::schema::TypeLayout;
+use crate::schema::fixtures::*;
+use crate::schema::{Field, Leaf, MAX_DEPTH, Variant, VariantFields};
 use proptest::prelude::*;
 
 fn ty(type_path: &str, layout: TypeLayout) -> SchemaType {
