@@ -1053,6 +1053,57 @@ def check_modules(crates, out, show_graph):
     return not circles
 
 
+def folder_edges(nodes, edges):
+    """Module edges lifted to folders: for an edge A -> B between non-test modules, the entries
+    of their nearest common module (a folder: `a/mod.rs` or `a.rs` with `a/`) that hold A and
+    B, each the child module on the way down (a file, or a folder with all it holds). An edge
+    between a folder's own file and a module it holds is not lifted (the module check sees
+    circles through it). Returns {folder: {(entry_a, entry_b): [(a, b)]}}."""
+    lifted = {}
+    for a, b in edges:
+        if nodes.get(a, (None, False))[1] or nodes.get(b, (None, False))[1]:
+            continue  # test modules: nothing imports them, so they close no circle
+        pa, pb = a.split("::"), b.split("::")
+        common = 0
+        while common < min(len(pa), len(pb)) and pa[common] == pb[common]:
+            common += 1
+        if common in (len(pa), len(pb)):
+            continue  # a folder's own file and what it holds: the module check covers them
+        ea, eb = pa[common], pb[common]
+        folder = "::".join(pa[:common]) or "crate"
+        lifted.setdefault(folder, {}).setdefault((ea, eb), []).append((a, b))
+    return lifted
+
+
+def check_folders(crates, out):
+    """No circle between the entries of any folder (sibling files and sub-folders): a circle
+    through a sub-folder is one the module check cannot see, since no two modules close it."""
+    nodes, edges = {}, set()
+    for c in crates:
+        nodes.update(c.nodes)
+        edges.update(c.edges)
+    parents = {n.rsplit("::", 1)[0] for n in nodes if "::" in n}
+    circles = []
+    for folder, pairs in sorted(folder_edges(nodes, edges).items()):
+        adj = {}
+        for ea, eb in pairs:
+            adj.setdefault(ea, set()).add(eb)
+            adj.setdefault(eb, set())
+        for comp in tarjan(adj):
+            prefix = "" if folder == "crate" else folder + "::"
+            if len(comp) > 1 and any(prefix + e in parents for e in comp):
+                circles.append((folder, comp, adj, pairs))
+    lines = [f"folder graph: {'no circles' if not circles else f'{len(circles)} circle(s)'}"]
+    for folder, comp, adj, pairs in circles:
+        lines.append(f"  circle in {folder}: {', '.join(comp)}")
+        cyc = shortest_cycle(adj, set(comp), comp[0])
+        for ea, eb in zip(cyc, cyc[1:]):
+            a, b = sorted(pairs[(ea, eb)])[0]
+            lines.append(f"    {ea} -> {eb}: e.g. {a} -> {b}")
+    out.extend(lines)
+    return not circles
+
+
 def check_functions(src_dir, crates, cache, max_lines, skip_tests, out):
     src_dir = Path(src_dir)
     by_file = {}
@@ -1303,6 +1354,7 @@ def main(argv=None):
             out.append("module graph: no lib.rs or main.rs, skipped")
         else:
             ok &= check_modules(crates, out, args.graph)
+            ok &= check_folders(crates, out)
         ok &= check_functions(src, crates, cache, args.max_fn_lines, args.skip_tests, out)
         if len(paths) > 1:
             print(f"[{rel(src)}]")

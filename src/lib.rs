@@ -5,9 +5,10 @@
 //! components and resources a game registers, and the plugin that captures the world, saves off
 //! the main thread, autosaves and binds quicksave / quickload.
 //!
-//! - [`format`] (engine-free): the save file format (header, metadata, thumbnail, payload;
-//!   postcard + LZ4 + CRC32).
-//! - [`store`] (engine-free): slots, profiles, durable atomic writes, generations, listings.
+//! - [`format`] (engine-free, from [`keepsake_core`]): the save file format (header, metadata,
+//!   thumbnail, payload; postcard + LZ4 + CRC32).
+//! - [`store`] (engine-free, from [`keepsake_core`]): slots, profiles, durable atomic writes,
+//!   generations, listings.
 //! - [`snapshot`]: registered components and resources ↔ the save's `ecs_blob`.
 //! - [`compat`]: the compatibility guard: the save schema file a game commits, and the check
 //!   of kept saves against today's types (`keepsake compat`, and test helpers).
@@ -23,11 +24,12 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
 pub mod cloud;
 pub mod compat;
-pub mod format;
+#[doc(inline)]
+pub use keepsake_core::format;
 pub mod plugin;
-mod slot;
 pub mod snapshot;
-pub mod store;
+#[doc(inline)]
+pub use keepsake_core::store;
 #[cfg(feature = "save_menu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "save_menu")))]
 pub mod ui;
@@ -48,7 +50,10 @@ pub mod prelude {
     pub use crate::ui::{SaveMenu, SaveMenuPlugins};
 }
 
-pub use slot::{SlotId, SlotKind};
+pub use keepsake_core::{SlotId, SlotKind};
+
+/// The engine-free core this crate is built on (also what the `keepsake` command line links).
+pub use keepsake_core;
 
 /// The README's examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]

@@ -4,7 +4,7 @@
 //! the [`DecodeOptions`]' limits, metadata CRC and postcard, thumbnail CRC, payload CRC (format
 //! version 2: the chunk table's CRC, then each chunk's), decompression, postcard,
 //! then the `ecs_blob`: its hash against `state_hash` and its table (see
-//! [`snapshot::inspect`]). The first failure is the file's damage; the per-section CRCs are
+//! [`blob::inspect`]). The first failure is the file's damage; the per-section CRCs are
 //! computed independently so a report shows every damaged section, not only the first.
 //!
 //! A sealed file (format version 3) read without a key (`--key-file` or `KEEPSAKE_KEY`) is checked as far as it can be: its
@@ -12,11 +12,11 @@
 //! payload's content are not ([`Seal::Unchecked`]).
 
 use crate::text;
-use bevy_keepsake::format::{
+use keepsake_core::blob::{self, BlobError, BlobTable};
+use keepsake_core::format::{
     self, DecodeOptions, DecodedSave, FormatError, HEADER_LEN, Header, SaveMeta,
 };
-use bevy_keepsake::snapshot::{self, BlobTable};
-use bevy_keepsake::store::OsFileSystem;
+use keepsake_core::store::OsFileSystem;
 use serde::Serialize;
 use std::fmt;
 use std::fs::File;
@@ -137,16 +137,16 @@ pub struct Examined {
 
 impl Examined {
     /// The blob's table, for a file whose payload decoded.
-    pub fn blob_table(&self) -> Option<Result<BlobTable<'_>, snapshot::SnapshotError>> {
+    pub fn blob_table(&self) -> Option<Result<BlobTable<'_>, BlobError>> {
         self.save
             .as_ref()
-            .map(|save| snapshot::inspect(&save.bundle.world.ecs_blob))
+            .map(|save| blob::inspect(&save.bundle.world.ecs_blob))
     }
 
     /// Whether the blob's hash matches the `state_hash` stored beside it.
     pub fn state_hash_ok(&self) -> Option<bool> {
         self.save.as_ref().map(|save| {
-            snapshot::state_hash(&save.bundle.world.ecs_blob) == save.bundle.world.state_hash
+            blob::state_hash(&save.bundle.world.ecs_blob) == save.bundle.world.state_hash
         })
     }
 }
@@ -248,17 +248,17 @@ fn keyless_damage(summary: Option<&FormatError>, sections: &[SectionCheck]) -> O
 
 fn blob_damage(save: &DecodedSave) -> Option<Damage> {
     let world = &save.bundle.world;
-    let computed = snapshot::state_hash(&world.ecs_blob);
+    let computed = blob::state_hash(&world.ecs_blob);
     if computed != world.state_hash {
         return Some(Damage::new(
             "ecs_blob",
-            snapshot::SnapshotError::HashMismatch {
+            BlobError::HashMismatch {
                 stored: world.state_hash,
                 computed,
             },
         ));
     }
-    snapshot::inspect(&world.ecs_blob)
+    blob::inspect(&world.ecs_blob)
         .err()
         .map(|error| Damage::new("ecs_blob", error))
 }
@@ -300,17 +300,6 @@ fn chunk_checks(
             .sum(),
         damaged,
     })
-}
-
-/// The bytes of a version-2 payload's chunk table (which its payload CRC covers), from its
-/// chunk count, within the payload.
-fn chunk_table_len(header: &Header, bytes: &[u8]) -> u32 {
-    let at = header.payload_offset() as usize;
-    let count = bytes
-        .get(at..at + 4)
-        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    let len = 4 + 13 * u64::from(count);
-    len.min(u64::from(header.payload_len)) as u32
 }
 
 fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
@@ -355,7 +344,7 @@ fn section_checks(header: &Header, bytes: &[u8]) -> Vec<SectionCheck> {
             _ => check(
                 "chunk table",
                 header.payload_offset(),
-                chunk_table_len(header, bytes),
+                format::declared_table_len(header, bytes),
                 header.payload_crc,
             ),
         },

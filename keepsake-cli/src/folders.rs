@@ -1,6 +1,6 @@
 //! Finding save files and profile folders, and opening a profile without changing it.
 
-use bevy_keepsake::store::{
+use keepsake_core::store::{
     FileSystem, LockGuard, OsFileSystem, ProfileName, ReadFile, SAVE_EXTENSION, SlotLayout,
     SlotStore, StoreConfig, WriteFile,
 };
@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The save files a `verify` of a folder checks (the same files `compat` checks).
-pub use bevy_keepsake::store::save_files;
+pub use keepsake_core::store::save_files;
 use std::sync::Arc;
 
 /// The real filesystem with every write refused, so a listing cannot touch a player's saves

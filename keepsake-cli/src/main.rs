@@ -1,8 +1,8 @@
 //! `keepsake`: read bevy_keepsake save files from the command line.
 //!
-//! Built on the library's engine-free layers (`format`, `store`, `snapshot::inspect`, and
-//! `snapshot::schema` to read values by the layouts a save records): it needs none of the
-//! game's types, and it never writes to a save folder.
+//! Built on `keepsake-core` alone, the library's engine-free core (`format`, `store`,
+//! `blob::inspect`, `schema` to read values by the layouts a save records, `compat`): it links
+//! no Bevy, needs none of the game's types, and never writes to a save folder.
 
 mod commands;
 mod examine;

@@ -6,7 +6,7 @@
 //! key nor any part of a malformed one is ever printed. The old `--key` is refused with a
 //! message saying what to use instead (see [`REMOVED_KEY_FLAG`]).
 
-use bevy_keepsake::format::{DecodeOptions, SealKey, Sealing, UnsealedSaves};
+use keepsake_core::format::{DecodeOptions, SealKey, Sealing, UnsealedSaves};
 use std::io::Read;
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Human output: aligned tables and the formatting of times, sizes, layouts and untrusted text.
 
-use bevy_keepsake::snapshot::schema::text::{short, short_name};
-use bevy_keepsake::snapshot::schema::{Field, TypeLayout, VariantFields};
+use keepsake_core::schema::text::{short, short_name};
+use keepsake_core::schema::{Field, TypeLayout, VariantFields};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -67,7 +67,7 @@ pub fn clean(text: &str) -> String {
 /// A metadata extra as a row: the store's record of the saves a save was made in view of
 /// (`keepsake.follows`) as `follows` and their ids, the game's own as `extra <key>`.
 pub fn extra(key: &str, value: &str) -> (String, String) {
-    if key == bevy_keepsake::format::FOLLOWS_KEY {
+    if key == keepsake_core::format::FOLLOWS_KEY {
         let ids: Vec<String> = value.split(',').map(save_id).collect();
         return ("follows".to_owned(), ids.join(", "));
     }
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn layouts_on_one_line_show_fields_one_level_deep() {
-        use bevy_keepsake::snapshot::schema::{Leaf, Variant};
+        use keepsake_core::schema::{Leaf, Variant};
         let leaf = TypeLayout::Leaf;
         let field = |name: &str, layout| Field {
             name: name.into(),

@@ -1,10 +1,10 @@
 //! What the commands report, as plain serialisable data (the JSON output is these structs).
 
 use crate::text;
-use bevy_keepsake::format::{Header, SaveMeta};
-use bevy_keepsake::snapshot::schema::TypeLayout;
-use bevy_keepsake::snapshot::schema::text::pretty;
-use bevy_keepsake::snapshot::{BlobTable, StoredColumn};
+use keepsake_core::blob::{BlobTable, StoredColumn};
+use keepsake_core::format::{Header, SaveMeta};
+use keepsake_core::schema::TypeLayout;
+use keepsake_core::schema::text::pretty;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -211,10 +211,6 @@ impl Plugin for CloudPlugin {
                 upload_before_exit.in_set(OnAppExitSystems).after(ExitWork),
             )
             .add_systems(
-                PostUpdate,
-                show_in_menu.run_if(resource_changed::<CloudStatus>),
-            )
-            .add_systems(
                 PreUpdate,
                 (forward_commands, receive_reports)
                     .chain()
@@ -434,27 +430,6 @@ fn sync_off(world: &World) -> Option<String> {
         None => Some(stopped.unwrap_or_else(|| "the sync thread did not start".to_owned())),
         Some(_) => stopped,
     }
-}
-
-/// Copies each slot's state into the save menu's badges (when the menu is built in).
-fn show_in_menu(status: Res<CloudStatus>, commands: Commands) {
-    #[cfg(feature = "save_menu")]
-    {
-        let mut commands = commands;
-        use crate::ui::{SlotSyncBadges, SyncBadge};
-        let badge = |sync: &SlotSync| match sync {
-            SlotSync::Synced => SyncBadge::Synced,
-            SlotSync::Uploading => SyncBadge::Uploading,
-            SlotSync::Offline => SyncBadge::Offline,
-            SlotSync::Conflict(conflict) => SyncBadge::Conflict {
-                hidden_device: conflict.hidden_device.clone(),
-            },
-        };
-        let badges = status.slots.iter().map(|(slot, sync)| (*slot, badge(sync)));
-        commands.insert_resource(SlotSyncBadges(badges.collect()));
-    }
-    #[cfg(not(feature = "save_menu"))]
-    let _ = (status, commands);
 }
 
 /// This machine's name as the operating system reports it (`HOSTNAME`, `COMPUTERNAME` or

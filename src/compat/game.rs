@@ -2,11 +2,9 @@
 //! registered types (the layout check, then a decode of each save), and its committed schema
 //! file compared with today's.
 
-use super::folder::check_folder_with;
-use super::report::CompatReport;
-use crate::snapshot::schema::file::SaveSchema;
 use crate::snapshot::{self, SaveRegistry};
 use bevy::prelude::*;
+use keepsake_core::compat::{CompatReport, SaveSchema, check_folder_with};
 use std::path::Path;
 
 /// Setting this environment variable (to anything) makes [`assert_schema_file`] write today's

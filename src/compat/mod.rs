@@ -29,15 +29,20 @@
 //! with the game's real types as well, so that, and whatever else a load would refuse, fails
 //! the test with the decode's own error.
 
-mod check;
-mod folder;
 mod game;
-mod report;
 
-pub use crate::snapshot::schema::file::{
-    Encoding, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaFileError, SchemaType,
-};
-pub use check::{ColumnCheck, Verdict, check_blob};
-pub use folder::{check_folder, check_folder_opened};
 pub use game::{WRITE_SCHEMA_VAR, assert_kept_saves_load, assert_schema_file, check_kept_saves};
-pub use report::{CompatReport, SaveCheck};
+#[doc(inline)]
+pub use keepsake_core::compat::{
+    ColumnCheck, CompatReport, Encoding, SCHEMA_FORMAT_VERSION, SaveCheck, SaveSchema,
+    SchemaFileError, SchemaType, Verdict, check_folder, check_folder_opened,
+};
+
+/// The layout check of one save's blob against `schema` (the engine-free
+/// [`keepsake_core::compat::check_blob`]), its error as a [`SnapshotError`](crate::snapshot::SnapshotError).
+pub fn check_blob(
+    schema: &SaveSchema,
+    blob: &[u8],
+) -> Result<Vec<ColumnCheck>, crate::snapshot::SnapshotError> {
+    Ok(keepsake_core::compat::check_blob(schema, blob)?)
+}

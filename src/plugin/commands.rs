@@ -3,7 +3,7 @@
 use super::events::{DeleteRequest, LoadRequest, SaveRequest};
 use super::job::SlotAction;
 use super::rewind::{RewindPointRequest, RewindRequest, RewindTo};
-use crate::slot::SlotId;
+use crate::SlotId;
 use bevy::prelude::*;
 
 /// Save, load and delete from any system through `Commands`.

@@ -4,9 +4,9 @@
 //! a message (`MessageReader<SaveCompleted>`), so games can use whichever fits.
 
 use super::error::KeepsakeError;
-use super::job::{SaveReason, SaveTarget};
+use super::job::{SaveReason, SaveTarget, SlotIdReflect};
+use crate::SlotId;
 use crate::format::SaveMeta;
-use crate::slot::SlotId;
 #[cfg(doc)]
 use crate::snapshot::RuntimeAssetHandles;
 use crate::snapshot::{DroppedField, DroppedReference, RefusedAssetPath, UnsavedComponent};
@@ -46,6 +46,7 @@ impl SaveRequest {
 #[reflect(Clone, Debug, PartialEq)]
 pub struct LoadRequest {
     /// What to load.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
 }
 
@@ -54,6 +55,7 @@ pub struct LoadRequest {
 #[reflect(Clone, Debug, PartialEq)]
 pub struct DeleteRequest {
     /// What to delete.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
 }
 
@@ -80,6 +82,7 @@ pub struct SaveStarted {
 #[reflect(from_reflect = false, Debug)]
 pub struct SaveCompleted {
     /// The slot written.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
     /// Why it was made.
     pub reason: SaveReason,
@@ -129,6 +132,7 @@ pub struct SaveFailed {
 #[reflect(from_reflect = false, Debug)]
 pub struct LoadCompleted {
     /// The slot loaded.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
     /// The generation that loaded.
     pub generation: u64,
@@ -179,6 +183,7 @@ pub struct LoadCompleted {
 #[reflect(from_reflect = false, Debug)]
 pub struct LoadFailed {
     /// The slot.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
     /// What went wrong.
     #[reflect(ignore)]
@@ -190,6 +195,7 @@ pub struct LoadFailed {
 #[reflect(Clone, Debug)]
 pub struct DeleteCompleted {
     /// The slot.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
     /// How many files (generations) were removed.
     pub files: usize,
@@ -200,6 +206,7 @@ pub struct DeleteCompleted {
 #[reflect(from_reflect = false, Debug)]
 pub struct DeleteFailed {
     /// The slot.
+    #[reflect(remote = SlotIdReflect)]
     pub slot: SlotId,
     /// What went wrong.
     #[reflect(ignore)]

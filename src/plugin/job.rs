@@ -2,20 +2,23 @@
 //! the jobs that carry them out. Requests, jobs, result events and the save menu all speak it,
 //! so each case is spelled once.
 
-use crate::slot::{SlotId, SlotKind};
+use crate::{SlotId, SlotKind};
 use bevy::prelude::*;
 
-// `SlotId` lives in the engine-free core; its reflection is implemented here, on the Bevy side,
-// so inspectors can show the plugin's requests, jobs and events.
-bevy::reflect::impl_reflect!(
-    #[reflect(Clone, Debug, PartialEq, Hash)]
-    #[type_path = "bevy_keepsake"]
-    enum SlotId {
-        Manual(u16),
-        Auto(u16),
-        Quick,
-    }
-);
+/// The reflection of [`SlotId`], which lives in the engine-free core (no Bevy there, so no
+/// `Reflect` either): reflected types name their `SlotId` fields with
+/// `#[reflect(remote = SlotIdReflect)]`, so inspectors show the plugin's requests, jobs and
+/// events whole.
+#[bevy::reflect::reflect_remote(SlotId)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SlotIdReflect {
+    /// [`SlotId::Manual`].
+    Manual(u16),
+    /// [`SlotId::Auto`].
+    Auto(u16),
+    /// [`SlotId::Quick`].
+    Quick,
+}
 
 /// Something done to a slot. The one action type used by requests, jobs, results and the menu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
@@ -49,7 +52,7 @@ impl SlotAction {
 pub enum SaveTarget {
     /// Exactly this slot: a manual slot, the quicksave slot, or one given autosave slot (which,
     /// like every autosave slot, keeps the whole ring busy while it is written).
-    Slot(SlotId),
+    Slot(#[reflect(remote = SlotIdReflect)] SlotId),
     /// The autosave ring: the plugin overwrites the oldest (or first empty) autosave slot, which
     /// it picks when it writes.
     AutosaveRing,
@@ -111,7 +114,7 @@ pub enum SaveReason {
 #[reflect(Clone, Debug, PartialEq, Hash)]
 pub enum JobTarget {
     /// One manual slot, or the quicksave slot.
-    Slot(SlotId),
+    Slot(#[reflect(remote = SlotIdReflect)] SlotId),
     /// The autosave ring (all autosave slots together: the ring picks its slot by looking at
     /// all of them).
     AutosaveRing,
@@ -139,9 +142,9 @@ pub enum Job {
         reason: SaveReason,
     },
     /// Load a slot.
-    Load(SlotId),
+    Load(#[reflect(remote = SlotIdReflect)] SlotId),
     /// Delete a slot.
-    Delete(SlotId),
+    Delete(#[reflect(remote = SlotIdReflect)] SlotId),
 }
 
 impl Job {

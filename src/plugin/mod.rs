@@ -58,6 +58,7 @@
 //! Every background part spawns on the task pool of `pool`; `store` opens
 //! the slot store in `PreStartup`; `exit` is the last frame's path, through the same runner.
 
+mod capture;
 mod commands;
 mod error;
 mod events;
@@ -83,7 +84,7 @@ pub use events::{
     RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
 pub use exit::PENDING_WORK_WAIT;
-pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction};
+pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction, SlotIdReflect};
 pub use pool::SavePriority;
 pub use restored::{RestoredFrom, WorldRestored};
 pub use rewind::{
@@ -356,7 +357,7 @@ impl KeepsakePlugin {
             .insert_resource(self.runtime_handles)
             .insert_resource(self.store.clone())
             .init_resource::<runner::JobQueue>()
-            .init_resource::<runner::SaveCaptureCache>()
+            .init_resource::<capture::SaveCaptureCache>()
             .init_resource::<runner::SessionEntities>()
             .init_resource::<runner::WarnedHandleFields>()
             .init_resource::<unsaved::WarnedUnsaved>()

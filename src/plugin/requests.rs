@@ -5,7 +5,7 @@ use super::job::{Job, SaveTarget};
 use super::listing::ListingRefresh;
 use super::runner::JobQueue;
 use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime};
-use crate::slot::SlotId;
+use crate::SlotId;
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 

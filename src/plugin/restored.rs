@@ -19,8 +19,7 @@
 //! does not warn that saves leave them out. `examples/after_load.rs` shows both.
 
 use super::events::{LoadCompleted, report};
-use super::rewind::{RewindCompleted, RewindPointId};
-use crate::slot::SlotId;
+use crate::SlotId;
 use crate::snapshot::UnsavedComponent;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
@@ -66,12 +65,18 @@ pub struct WorldRestored {
     pub apply_time: Duration,
 }
 
+/// A rewind point's number (defined here, below the rewind ring, so what a restore names
+/// needs nothing of the ring): the first point of a session is 1, and numbers are never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Reflect)]
+#[reflect(Clone, Debug, PartialEq, Hash)]
+pub struct RewindPointId(pub u64);
+
 /// What a [`WorldRestored`] restored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, PartialEq)]
 pub enum RestoredFrom {
     /// A save, loaded from this slot.
-    Load(SlotId),
+    Load(#[reflect(remote = crate::plugin::job::SlotIdReflect)] SlotId),
     /// A rewind point.
     Rewind(RewindPointId),
 }
@@ -85,19 +90,6 @@ pub(crate) fn after_load(world: &mut World, loaded: &LoadCompleted) {
             entity_map: Arc::clone(&loaded.entity_map),
             missing_components: Arc::clone(&loaded.missing_components),
             apply_time: loaded.apply_time,
-        },
-    );
-}
-
-/// Reports [`WorldRestored`] after a rewind's [`RewindCompleted`].
-pub(crate) fn after_rewind(world: &mut World, rewound: &RewindCompleted, apply_time: Duration) {
-    report(
-        world,
-        WorldRestored {
-            from: RestoredFrom::Rewind(rewound.point),
-            entity_map: Arc::clone(&rewound.entity_map),
-            missing_components: Arc::clone(&rewound.missing_components),
-            apply_time,
         },
     );
 }

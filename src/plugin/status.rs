@@ -3,7 +3,7 @@
 //! module). Plain data: it imports neither of them.
 
 use super::job::{Job, JobTarget, SlotAction};
-use crate::slot::SlotId;
+use crate::SlotId;
 use crate::store::SlotEntry;
 use bevy::prelude::*;
 

@@ -181,13 +181,50 @@ pub enum SnapshotError {
     NotSetUp(&'static str),
 }
 
-impl SnapshotError {
-    /// The same error, a budget refusal's section named from further out (see
-    /// [`OverBudget::within`](crate::format::OverBudget::within)); other errors unchanged.
-    pub(crate) fn within(self, outer: impl std::fmt::Display) -> Self {
-        match self {
-            SnapshotError::OverBudget(refused) => SnapshotError::OverBudget(refused.within(outer)),
-            other => other,
+/// The byte layer's errors keep their variant and message: a game matches one error type.
+impl From<keepsake_core::blob::BlobError> for SnapshotError {
+    fn from(error: keepsake_core::blob::BlobError) -> Self {
+        use keepsake_core::blob::BlobError;
+        match error {
+            BlobError::Truncated {
+                what,
+                offset,
+                needed,
+            } => SnapshotError::Truncated {
+                what,
+                offset,
+                needed,
+            },
+            BlobError::Malformed { offset, reason } => SnapshotError::Malformed { offset, reason },
+            BlobError::NewerLayout { found, supported } => {
+                SnapshotError::NewerLayout { found, supported }
+            }
+            BlobError::OverBudget(refused) => SnapshotError::OverBudget(refused),
+            BlobError::HashMismatch { stored, computed } => {
+                SnapshotError::HashMismatch { stored, computed }
+            }
+            BlobError::EntityIndexOutOfRange {
+                type_path,
+                entity_index,
+                entity_count,
+            } => SnapshotError::EntityIndexOutOfRange {
+                type_path,
+                entity_index,
+                entity_count,
+            },
+            BlobError::Duplicate {
+                type_path,
+                entity_index,
+            } => SnapshotError::Duplicate {
+                type_path,
+                entity_index,
+            },
+            // `BlobError` is non-exhaustive to the crates that use it; a variant added there
+            // keeps its message here until it gets a variant of its own.
+            other => SnapshotError::Malformed {
+                offset: 0,
+                reason: other.to_string(),
+            },
         }
     }
 }

@@ -33,7 +33,7 @@
 //!
 //! | folder | role | imports |
 //! |--------|------|---------|
-//! | [`blob`] | the `ecs_blob` byte layout: varints, the writer, the one cursor every reader uses, [`inspect`] | nothing of Bevy |
+//! | [`blob`], [`schema`] | the `ecs_blob` byte layout (the writer, the one cursor every reader uses, [`inspect`]) and type layouts: re-exported from the engine-free [`keepsake_core`], which the compiler keeps free of Bevy | (another crate) |
 //! | `value` | one value ↔ bytes: serde, reflection plans, Bevy's reflection serializer, asset handles | `blob` |
 //! | `register` | what a game saves: [`SaveRegistry`], [`SaveableAppExt`], the filter, each type's operations | `blob`, `value` |
 //! | `capture` | world → blob: [`CaptureCache`] (a full [`capture`] is a capture through a fresh cache) | `blob`, `value`, `register` |
@@ -106,16 +106,39 @@ pub mod blob;
 mod capture;
 mod error;
 mod load;
-// The compatibility guard finds a Bevy type that moved since Bevy 0.19 as the loader does.
-pub(crate) use load::bevy_0_19_path_now;
 mod register;
 pub mod schema;
 mod value;
 
 pub use blob::{
     BLOB_VERSION, BlobTable, ColumnKind, EntityIdIter, EntityIds, StoredColumn, StoredKey,
-    StoredLayout, StoredRow, StoredRowIter, StoredRows, inspect, state_hash,
+    StoredLayout, StoredRow, StoredRowIter, StoredRows, state_hash,
 };
+
+/// Reads and checks the table of an `ecs_blob` without the game's types: the engine-free
+/// [`blob::inspect`], with its error as a [`SnapshotError`] like the rest of this module's.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::snapshot::{self, Saveable, SaveableAppExt, ColumnKind};
+///
+/// #[derive(Component, Reflect, Default)]
+/// struct Health(f32);
+///
+/// let mut app = App::new();
+/// app.register_saveable::<Health>();
+/// app.world_mut().spawn((Saveable, Health(7.0)));
+/// let captured = snapshot::capture(app.world_mut())?;
+///
+/// let table = snapshot::inspect(&captured.blob)?;
+/// assert_eq!(table.entity_count(), 1);
+/// let health = table.columns.iter().find(|c| c.type_path.ends_with("::Health")).unwrap();
+/// assert_eq!((health.kind, health.rows.len()), (ColumnKind::Component, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
+    Ok(blob::inspect(blob)?)
+}
 pub use capture::{
     CHUNK_ROWS, CaptureCache, CaptureStats, KeptSnapshot, PendingSnapshot, Snapshot,
     SnapshotHistory, capture, capture_incremental, capture_without_plans, planned_type_paths,
@@ -128,7 +151,8 @@ pub use load::{
     restore_within,
 };
 pub use register::{
-    EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt, UnsavedComponent,
+    BevySchema, EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt,
+    UnsavedComponent,
 };
 pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};
 pub use value::assets;

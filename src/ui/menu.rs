@@ -7,9 +7,9 @@ use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::textures::ThumbnailTextures;
 use super::view::{self, MenuClick, MenuFrame};
+use crate::SlotId;
 use crate::format::Timestamp;
 use crate::plugin::{KeepsakeCommandsExt, KeepsakeStatus, KeepsakeStore, RefreshSlots, SaveSlots};
-use crate::slot::SlotId;
 use bevy::diagnostic::FrameCount;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
@@ -80,6 +80,13 @@ impl Plugin for SaveMenuPlugin {
                     .chain()
                     .in_set(SaveMenuSystems::Draw),
             );
+        // The menu reads cloud sync's state; cloud sync knows nothing of the menu.
+        #[cfg(feature = "cloud")]
+        app.add_systems(
+            PostUpdate,
+            super::sync_badges::show_cloud_sync
+                .run_if(resource_exists_and_changed::<crate::cloud::CloudStatus>),
+        );
     }
 }
 

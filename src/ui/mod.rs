@@ -41,6 +41,8 @@ mod model;
 mod overlay;
 mod screenshot_warmup;
 mod state;
+#[cfg(feature = "cloud")]
+mod sync_badges;
 mod text;
 mod textures;
 mod thumbnails;

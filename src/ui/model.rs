@@ -5,8 +5,8 @@
 use super::text::{format_local_time, format_playtime, relative_time};
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{KeepsakeStatus, SaveSlots, SlotAction};
-use crate::slot::{SlotId, SlotKind};
 use crate::store::{SavedSlot, SlotEntry, SlotStatus};
+use crate::{SlotId, SlotKind};
 use bevy::prelude::Resource;
 use chrono::TimeZone;
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 //! through the same rules and the rules are unit-tested.
 
 use super::model::{MenuModel, SlotRow};
+use crate::SlotId;
 use crate::plugin::SlotAction;
-use crate::slot::SlotId;
 use bevy::prelude::*;
 
 /// One step of keyboard (or scripted) input to the menu.

@@ -4,13 +4,13 @@ use super::model::{Badge, MenuModel, RowActions, SectionKind, ThumbnailKey};
 use super::state::{MenuCommand, MenuInput, SaveMenu};
 use super::thumbnails::{decode_thumbnail, encode_thumbnail};
 use super::toast_queue::{Toast, ToastKind, Toasts};
+use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::{
     Job, KeepsakeError, KeepsakeStatus, LoadCompleted, RewindCompleted, RewindError, RewindFailed,
     RewindPointId, RewindTo, SaveCompleted, SaveFailed, SaveReason, SaveSlots, SaveStarted,
     SaveTarget, SlotAction,
 };
-use crate::slot::SlotId;
 use crate::store::{SavedSlot, SlotEntry, SlotStatus, StoreError};
 use bevy::math::UVec2;
 use std::sync::Arc;

@@ -364,7 +364,7 @@ pub(crate) fn draw_toasts(ctx: &egui::Context, toasts: &Toasts) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slot::SlotId;
+    use crate::SlotId;
     use crate::ui::model::RowActions;
     use egui::{Event, PointerButton, Pos2, RawInput, Rect};
 

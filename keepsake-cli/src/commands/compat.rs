@@ -6,8 +6,8 @@
 use crate::examine::examine;
 use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json, print_text};
-use bevy_keepsake::compat::{self, CompatReport, SaveSchema, SchemaType};
-use bevy_keepsake::format::DecodeOptions;
+use keepsake_core::compat::{self, CompatReport, SaveSchema, SchemaType};
+use keepsake_core::format::DecodeOptions;
 use serde::Serialize;
 use std::path::Path;
 

@@ -6,8 +6,8 @@ use crate::examine::{Seal, needs_key};
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::MetaView;
-use bevy_keepsake::format::DecodeOptions;
-use bevy_keepsake::snapshot::{BlobTable, StoredColumn};
+use keepsake_core::blob::{BlobTable, StoredColumn};
+use keepsake_core::format::DecodeOptions;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -182,7 +182,7 @@ fn meta_diffs(left: &Examined, right: &Examined) -> Vec<FieldDiff> {
         let (name, _) = text::extra(key, "");
         push_if_differs(&mut fields, &name, value(&a.extras), value(&b.extras));
     }
-    let thumbnail = |meta: &bevy_keepsake::format::SaveMeta| {
+    let thumbnail = |meta: &keepsake_core::format::SaveMeta| {
         meta.thumbnail
             .as_ref()
             .map_or("(none)".into(), |png| format!("{} bytes", png.len()))

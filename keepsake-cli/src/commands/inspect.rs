@@ -4,7 +4,7 @@ use crate::examine::{ChunkChecks, Damage, Examined, Seal, SectionCheck, examine}
 use crate::output::{Outcome, print_json, print_text};
 use crate::text::{self, Table};
 use crate::views::{BlobView, ColumnDetail, HeaderView, MetaView};
-use bevy_keepsake::format::DecodeOptions;
+use keepsake_core::format::DecodeOptions;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;

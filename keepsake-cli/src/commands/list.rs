@@ -4,7 +4,7 @@ use crate::folders::{holds_saves, open_profile, subfolders};
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
 use crate::views::MetaView;
-use bevy_keepsake::store::{SavedSlot, SlotEntry, SlotStatus};
+use keepsake_core::store::{SavedSlot, SlotEntry, SlotStatus};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;

@@ -2,7 +2,7 @@
 
 use crate::examine::{format_section, open_regular};
 use crate::output::{Outcome, print_json};
-use bevy_keepsake::format::{self, DecodeOptions, FormatError};
+use keepsake_core::format::{self, DecodeOptions, FormatError};
 use serde::Serialize;
 use std::path::Path;
 

@@ -5,7 +5,7 @@ use crate::examine::{Seal, examine};
 use crate::folders::save_files;
 use crate::output::{Outcome, print_json};
 use crate::text::{self, Table};
-use bevy_keepsake::format::{DecodeOptions, Sealing};
+use keepsake_core::format::{DecodeOptions, Sealing};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

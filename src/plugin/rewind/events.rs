@@ -1,7 +1,8 @@
 //! What the game asks of the ring, and what the ring reports. Every result is both an observer
 //! event and a message, as the plugin's other results are.
 
-use super::ring::{Evicted, RewindPointId, RewindTo};
+use super::ring::{Evicted, RewindTo};
+use crate::plugin::restored::RewindPointId;
 use crate::snapshot::{DroppedField, DroppedReference, SnapshotError, UnsavedComponent};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;

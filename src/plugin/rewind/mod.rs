@@ -58,20 +58,27 @@ mod ring;
 mod run;
 mod settings;
 
+pub use crate::plugin::restored::RewindPointId;
 pub use events::{
     RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
     RewindPointTaken, RewindRequest,
 };
-pub use ring::{Evicted, RewindPoint, RewindPointId, RewindRing, RewindTo};
+pub use ring::{Evicted, RewindPoint, RewindRing, RewindTo};
 pub use settings::{RewindSettings, RewindTimer};
 
 pub(super) use run::run_rewind;
 
+use crate::plugin::capture::CaptureHooks;
 use bevy::prelude::*;
 
 /// Adds the ring's resources, messages, observer and reflected types (the plugin adds
 /// [`run_rewind`] to its job systems).
 pub(super) fn build(app: &mut App, settings: RewindSettings) {
+    app.init_resource::<CaptureHooks>();
+    // The ring's points keep only what changed across each capture (a save's, a load's).
+    app.world_mut()
+        .resource_mut::<CaptureHooks>()
+        .add(|world, pending| world.resource_mut::<RewindRing>().note(pending));
     app.insert_resource(settings)
         .init_resource::<RewindRing>()
         .init_resource::<RewindTimer>()

@@ -2,15 +2,11 @@
 //! go. Pure bookkeeping over [`SnapshotHistory`]; the systems in `run` drive it.
 
 use super::settings::RewindSettings;
+use crate::plugin::restored::RewindPointId;
 use crate::snapshot::{KeptSnapshot, PendingSnapshot, SnapshotHistory};
 use bevy::prelude::*;
 use std::collections::VecDeque;
 use std::time::Duration;
-
-/// A rewind point's number: the first point of a session is 1, and numbers are never reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Reflect)]
-#[reflect(Clone, Debug, PartialEq, Hash)]
-pub struct RewindPointId(pub u64);
 
 /// Which point a rewind goes back to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]

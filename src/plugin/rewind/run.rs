@@ -8,13 +8,15 @@ use super::events::{
     RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
     RewindPointTaken, RewindRequest,
 };
-use super::ring::{RewindPointId, RewindRing, RewindTo};
+use super::ring::{RewindRing, RewindTo};
 use super::settings::{RewindSettings, RewindTimer};
+use crate::plugin::capture::{SaveCaptureCache, capture};
 use crate::plugin::events::report;
 use crate::plugin::pool::task_pool;
-use crate::plugin::runner::{SaveCaptureCache, SessionEntities, capture};
+use crate::plugin::restored::{RestoredFrom, RewindPointId, WorldRestored};
+use crate::plugin::runner::SessionEntities;
 use crate::plugin::settings::{KeepsakeSettings, LoadApply};
-use crate::plugin::{restored, unsaved};
+use crate::plugin::unsaved;
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, KeptSnapshot, LoadMode, PendingSnapshot, PreparedLoad,
     SaveRegistry, SnapshotError, UnsavedComponent,
@@ -379,7 +381,7 @@ fn land(world: &mut World, rewind: Rewind, landed: Landed) {
         apply_time: time,
     };
     report(world, rewound.clone());
-    restored::after_rewind(world, &rewound, time);
+    after_rewind(world, &rewound, time);
 }
 
 fn fail(world: &mut World, to: RewindTo, error: RewindError) {
@@ -408,12 +410,25 @@ pub(super) fn clear_on_load(
     }
 }
 
+/// Reports [`WorldRestored`] after a rewind's [`RewindCompleted`].
+fn after_rewind(world: &mut World, rewound: &RewindCompleted, apply_time: Duration) {
+    report(
+        world,
+        WorldRestored {
+            from: RestoredFrom::Rewind(rewound.point),
+            entity_map: Arc::clone(&rewound.entity_map),
+            missing_components: Arc::clone(&rewound.missing_components),
+            apply_time,
+        },
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SlotId;
     use crate::format::SaveMeta;
     use crate::plugin::LoadCompleted;
-    use crate::slot::SlotId;
     use bevy::tasks::TaskPool;
 
     fn loaded() -> LoadCompleted {

@@ -2,10 +2,10 @@
 //! [`DeleteFailed`].
 
 use super::queue::{Outcome, Work};
+use crate::SlotId;
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{DeleteCompleted, DeleteFailed, report};
 use crate::plugin::pool::task_pool;
-use crate::slot::SlotId;
 use crate::store::SlotStore;
 use bevy::prelude::*;
 use std::sync::Arc;

@@ -18,16 +18,15 @@
 //! record of what that load spawned; the first load of it respawns everything (nothing in the
 //! world can be its entities), and starts that record.
 
-use super::SaveCaptureCache;
 use super::queue::{Outcome, Work};
+use crate::SlotId;
 use crate::format::SaveMeta;
+use crate::plugin::capture::capture;
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{LoadCompleted, LoadFailed, SaveCompleted, report};
 use crate::plugin::pool::task_pool;
-use crate::plugin::rewind::RewindRing;
 use crate::plugin::settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime};
 use crate::plugin::{restored, unsaved};
-use crate::slot::SlotId;
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, EntityRecord, LoadMode, PendingSnapshot, PreparedLoad,
     SaveRegistry, SavedIds, SnapshotError,
@@ -147,13 +146,6 @@ pub(super) fn start(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> B
         }) as Box<dyn Outcome>
     });
     Box::new(task)
-}
-
-/// A capture of the world through the saves' capture cache, which the rewind ring sees too.
-pub(crate) fn capture(world: &mut World) -> Result<PendingSnapshot, SnapshotError> {
-    let live = world.resource::<SaveCaptureCache>().lock().capture(world)?;
-    world.resource_mut::<RewindRing>().note(&live);
-    Ok(live)
 }
 
 /// What the pool needs of [`SessionEntities`].

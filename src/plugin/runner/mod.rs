@@ -33,9 +33,9 @@ mod load;
 mod queue;
 mod save;
 
-pub(crate) use load::{SessionEntities, capture, note_own_save};
+pub(crate) use load::{SessionEntities, note_own_save};
 pub(crate) use queue::{JobQueue, publish_status};
-pub(crate) use save::{SaveCaptureCache, WarnedHandleFields};
+pub(crate) use save::WarnedHandleFields;
 
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::job::Job;

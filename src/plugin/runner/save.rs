@@ -2,7 +2,7 @@
 //! most for a thumbnail, then the write on the task pool; [`SaveCompleted`] or [`SaveFailed`]
 //! once it is durable or failed.
 //!
-//! The capture is incremental: [`SaveCaptureCache`] keeps the encoded rows of the last save, so
+//! The capture is incremental: [`SaveCaptureCache`](crate::plugin::capture::SaveCaptureCache) keeps the encoded rows of the last save, so
 //! the main thread re-encodes only the values that changed since and reads the entity table.
 //! Joining the cached chunks into the blob, hashing it, encoding, compression, checksums and the
 //! durable write all run off the main thread: by default on a thread of its own below the
@@ -12,19 +12,16 @@
 //! compressed and checksummed again.
 
 use super::queue::{Outcome, Work};
+use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
 use crate::plugin::job::{SaveReason, SaveTarget};
 use crate::plugin::pool::{BackgroundThread, SavePriority, spawn_thread, task_pool};
-use crate::plugin::rewind::RewindRing;
 use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
 use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
 use crate::plugin::unsaved;
-use crate::slot::SlotId;
-use crate::snapshot::{
-    CaptureCache, LeftOutHandle, PendingSnapshot, RuntimeAssetHandles, UnsavedComponent,
-};
+use crate::snapshot::{LeftOutHandle, PendingSnapshot, RuntimeAssetHandles, UnsavedComponent};
 use crate::store::{SaveReceipt, SlotStore, StoreError};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
@@ -32,18 +29,6 @@ use bevy::tasks::Task;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-/// The encoded rows of the last save, so the next one re-encodes only what changed. Created
-/// empty when the plugin is built (the first save encodes everything) and kept for the life of
-/// the app. In a mutex so a capture can borrow it next to the world it reads.
-#[derive(Resource, Default)]
-pub(crate) struct SaveCaptureCache(Mutex<CaptureCache>);
-
-impl SaveCaptureCache {
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, CaptureCache> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 /// Captures the world on the main thread, reports [`SaveStarted`], then writes on the pool
 /// (after waiting for a thumbnail when a provider is present); `None` when the capture failed
@@ -149,9 +134,7 @@ fn capture(
     reason: SaveReason,
 ) -> Result<CapturedSave, KeepsakeError> {
     let started = Instant::now();
-    let pending = world.resource::<SaveCaptureCache>().lock().capture(world)?;
-    // The rewind ring's points keep only what changed across this capture.
-    world.resource_mut::<RewindRing>().note(&pending);
+    let pending = crate::plugin::capture::capture(world)?;
     let unsaved = unsaved::check_save(world, pending.entities());
     let time = started.elapsed();
     let handles_left_out = warn_left_out_handles(world, pending.handles_left_out());

@@ -54,7 +54,7 @@ impl Rows {
     pub(crate) fn value(&self, row: usize) -> &[u8] {
         let row = self.row(row);
         // Every row was written behind its varint length (`push`, `push_raw` of such rows).
-        let prefix = crate::snapshot::blob::wire::read_varint(row, 10).map_or(0, |(_, len)| len);
+        let prefix = keepsake_core::wire::read_varint(row, 10).map_or(0, |(_, len)| len);
         &row[prefix..]
     }
 

@@ -2,7 +2,6 @@
 //! version (the current type, or a legacy type and its migration), after checking the column's
 //! kind against the registration. Decode and dump both open columns here.
 
-use super::bevy_0_19;
 use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ConvertFn, SaveRegistry, SaveableEntry};
@@ -11,6 +10,7 @@ use crate::snapshot::value::assets::HandleLoader;
 use crate::snapshot::value::{TypeOps, ValueReader};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
+use keepsake_core::legacy::bevy_0_19;
 use std::sync::Arc;
 
 /// Builds the value reader of a type.

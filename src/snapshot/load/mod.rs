@@ -6,7 +6,6 @@
 //! the blob through the one cursor of `blob`.
 
 mod apply;
-mod bevy_0_19;
 mod column;
 mod decode;
 mod dump;
@@ -18,7 +17,6 @@ mod states;
 mod world_types;
 
 pub use apply::{LoadMode, apply};
-pub(crate) use bevy_0_19::path_now as bevy_0_19_path_now;
 pub use decode::{
     DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
 };

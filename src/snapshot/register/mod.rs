@@ -26,6 +26,7 @@ pub use filter::{SaveFilter, Saveable};
 pub(crate) use key::Keyed;
 pub use key::{EntityKeys, SaveKey};
 pub use registry::SaveRegistry;
+pub use schema_of::BevySchema;
 pub use unsaved::UnsavedComponent;
 pub(crate) use unsaved::{LiveComponents, unsaved_components};
 pub(crate) use walk::{ColumnSink, EncodeResource, EncodeRow};

@@ -2,14 +2,14 @@
 //! `keepsake compat` checks kept saves against.
 
 use super::registry::SaveRegistry;
-use crate::snapshot::schema::file::{SaveSchema, SchemaType};
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
+use keepsake_core::compat::{SaveSchema, SchemaSource, SchemaType};
 
-impl SaveSchema {
-    /// The schema of every type `registry` saves, with the layouts `types` gives them today.
-    pub fn of_registry(registry: &SaveRegistry, types: &TypeRegistry) -> Self {
-        let entries = registry.entries().iter().enumerate();
+impl SaveRegistry {
+    /// The schema of every type this registry saves, with the layouts `types` gives them today.
+    pub fn schema(&self, types: &TypeRegistry) -> SaveSchema {
+        let entries = self.entries().iter().enumerate();
         let types = entries
             .map(|(index, entry)| SchemaType {
                 type_path: entry.ops.type_path.to_owned(),
@@ -20,25 +20,33 @@ impl SaveSchema {
                 migrates_from: (1..entry.version)
                     .filter(|version| matches!(entry.migration_path(*version), Some(Ok(_))))
                     .collect(),
-                renamed_from: registry.renames_of(index),
+                renamed_from: self.renames_of(index),
                 layout: entry.ops.layout(types),
             })
             .collect();
         SaveSchema::new(types)
     }
+}
 
-    /// The schema of the types `world` saves (its [`SaveRegistry`] and `AppTypeRegistry`);
-    /// empty when nothing is registered.
-    pub fn of_world(world: &World) -> Self {
-        let Some(registry) = world.get_resource::<SaveRegistry>() else {
+/// The marker that lets [`SaveSchema::of_app`] and [`SaveSchema::of_world`] take a Bevy `App`
+/// or `World` (the schema type lives in the engine-free core; see [`SchemaSource`]).
+pub struct BevySchema;
+
+/// The types `world` saves (its [`SaveRegistry`] and `AppTypeRegistry`); empty when nothing
+/// is registered.
+impl SchemaSource<BevySchema> for World {
+    fn save_schema(&self) -> SaveSchema {
+        let Some(registry) = self.get_resource::<SaveRegistry>() else {
             return SaveSchema::default();
         };
-        let types = world.resource::<AppTypeRegistry>().read();
-        SaveSchema::of_registry(registry, &types)
+        let types = self.resource::<AppTypeRegistry>().read();
+        registry.schema(&types)
     }
+}
 
-    /// The schema of the types `app` saves: `SaveSchema::of_app(&app).write_file("saves.schema")`.
-    pub fn of_app(app: &App) -> Self {
-        SaveSchema::of_world(app.world())
+/// The types `app` saves: `SaveSchema::of_app(&app).write_file("saves.schema")`.
+impl SchemaSource<BevySchema> for App {
+    fn save_schema(&self) -> SaveSchema {
+        self.world().save_schema()
     }
 }

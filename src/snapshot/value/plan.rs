@@ -18,7 +18,6 @@
 //! `#[reflect(skip_serializing)]` fields, or nesting deeper than [`MAX_DEPTH`] (recursive types).
 
 use super::layout_of::leaf_of;
-use crate::snapshot::blob::wire;
 pub(crate) use crate::snapshot::schema::Leaf;
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
@@ -28,6 +27,7 @@ use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::{
     PartialReflect, ReflectDeserialize, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
 };
+use keepsake_core::wire;
 use std::any::TypeId;
 
 /// Plans nest at most this deep; deeper (or recursive) types use the reflection serializer.

@@ -21,7 +21,6 @@
 //! length longer than the bytes left.
 
 use super::plan::{Leaf, Plan, VariantPlan, VariantShape};
-use crate::snapshot::blob::wire::{self, VarintError};
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::array::DynamicArray;
@@ -33,6 +32,7 @@ use bevy::reflect::structs::DynamicStruct;
 use bevy::reflect::tuple::DynamicTuple;
 use bevy::reflect::tuple_struct::DynamicTupleStruct;
 use bevy::reflect::{PartialReflect, TypeInfo};
+use keepsake_core::wire::{self, VarintError};
 use std::any::TypeId;
 use std::collections::HashMap;
 

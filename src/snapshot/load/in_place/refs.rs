@@ -2,8 +2,8 @@
 //! entity spawned again, a keyed level entity found under another id): written anyway, with
 //! the reference remapped.
 
-use crate::snapshot::blob::wire;
 use bevy::prelude::*;
+use keepsake_core::wire;
 use std::collections::HashSet;
 
 /// The saved ids that name another entity after the apply.

@@ -1,12 +1,8 @@
-//! The library's module tree, as far as its layout builder needs it: its own files, included by
-//! path (`src/snapshot/…` of the repository), so the tool builds the layouts with the same
-//! code a save does.
+//! The library's module tree, as far as its layout builder needs it: the engine-free layouts
+//! from `keepsake-core`, and the layout builder's own file included by path
+//! (`src/snapshot/value/layout_of.rs` of the repository), so the tool builds the layouts with
+//! the same code a save does.
 
-#[path = "../../../../src/snapshot/schema/mod.rs"]
-pub mod schema;
+pub use keepsake_core::schema;
 
-#[path = "../../../../src/snapshot/error.rs"]
-pub mod error;
-
-pub mod blob;
 pub mod value;

@@ -1,0 +1,220 @@
+//! `SaveMeta`: what a menu shows about a save, readable without touching the payload.
+
+use crate::slot::SlotId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use uuid::Uuid;
+
+/// A point in time, stored as milliseconds since the Unix epoch in UTC.
+///
+/// ```
+/// use keepsake_core::format::Timestamp;
+///
+/// let t = Timestamp::from_unix_millis(1_700_000_000_000);
+/// assert_eq!(t.unix_millis(), 1_700_000_000_000);
+/// assert!(Timestamp::now() > t);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Timestamp(i64);
+
+impl Timestamp {
+    /// The current wall-clock time.
+    pub fn now() -> Self {
+        Self::from(SystemTime::now())
+    }
+
+    /// A timestamp from milliseconds since 1970-01-01T00:00:00Z.
+    pub const fn from_unix_millis(millis: i64) -> Self {
+        Timestamp(millis)
+    }
+
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    pub const fn unix_millis(self) -> i64 {
+        self.0
+    }
+}
+
+impl From<SystemTime> for Timestamp {
+    fn from(time: SystemTime) -> Self {
+        let millis = match time.duration_since(UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
+            Err(before) => i64::try_from(before.duration().as_millis())
+                .map(|m| -m)
+                .unwrap_or(i64::MIN),
+        };
+        Timestamp(millis)
+    }
+}
+
+/// The [`SaveMeta::extras`] key holding the name of the device that made the save (e.g.
+/// `steamdeck`), shown by the save menu's rows and `keepsake list`. A well-known key
+/// rather than a field, so the format (and every golden file) stays at version 1.
+pub const DEVICE_NAME_KEY: &str = "keepsake.device";
+
+/// The [`SaveMeta::extras`] key holding the random id of the installation that made the save;
+/// cloud sync uses it to tell its own saves from other devices' ones.
+pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
+
+/// The [`SaveMeta::extras`] key listing the saves a save was made in view of: the ones its
+/// slot held on its device when it was made (its head, backups and any other device's save kept
+/// beside them), then what the head itself was made in view of, as simple-hex save ids joined
+/// by commas, at most [`MAX_FOLLOWS`]. The store writes it with every save
+/// ([`SlotStore::save`](crate::store::SlotStore::save)); cloud sync orders saves of one slot from
+/// different devices by it before it trusts their clocks ([`SaveMeta::lineage`]). A well-known
+/// key rather than a field, so the format stays as it is and older builds read it as an extra.
+pub const FOLLOWS_KEY: &str = "keepsake.follows";
+
+/// How many save ids [`FOLLOWS_KEY`] keeps: the slot's generations come first, so a chain of
+/// saves is followed that far back even with no backups.
+pub const MAX_FOLLOWS: usize = 16;
+
+/// How two saves of one slot stand to each other by what their devices held when they were
+/// made ([`SaveMeta::lineage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lineage {
+    /// The first was made in view of the second: it supersedes it.
+    Follows,
+    /// The second was made in view of the first.
+    Precedes,
+    /// Each was made without the other in view: two devices saved the slot apart.
+    Concurrent,
+    /// One of them records nothing (a save from a build that did not write
+    /// [`FOLLOWS_KEY`]): only their clocks and upload times can tell.
+    Unrecorded,
+}
+
+/// Everything a save menu needs to show about a save, stored uncompressed after the header so a
+/// listing reads only this.
+///
+/// The thumbnail is not part of the encoded metadata section: it has a section of its own, so a
+/// listing skips it and a menu loads it only when it draws the slot.
+///
+/// ```
+/// use keepsake_core::{SlotId, format::SaveMeta};
+///
+/// let meta = SaveMeta::new(SlotId::Manual(0)).with_title("Harbour, level 3");
+/// assert_eq!(meta.title, "Harbour, level 3");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SaveMeta {
+    /// A fresh random (v4) id for every save.
+    pub save_id: Uuid,
+    /// The slot the save was written to.
+    pub slot: SlotId,
+    /// When the save was made (UTC).
+    pub created_at: Timestamp,
+    /// Total time played when the save was made.
+    pub playtime: Duration,
+    /// The game's tick counter when the save was made.
+    pub game_tick: u64,
+    /// Game-defined text shown in menus, e.g. the location and level.
+    pub title: String,
+    /// The game's version string, for diagnosing old saves.
+    pub game_version: String,
+    /// Free-form key/value pairs for the game (sorted, so encoding is deterministic).
+    pub extras: BTreeMap<String, String>,
+    /// An optional PNG thumbnail; stored in its own section of the file.
+    #[serde(skip)]
+    pub thumbnail: Option<Vec<u8>>,
+}
+
+impl SaveMeta {
+    /// Metadata for a new save in `slot`, stamped with a new id and the current time.
+    pub fn new(slot: SlotId) -> Self {
+        SaveMeta {
+            save_id: Uuid::new_v4(),
+            slot,
+            created_at: Timestamp::now(),
+            playtime: Duration::ZERO,
+            game_tick: 0,
+            title: String::new(),
+            game_version: String::new(),
+            extras: BTreeMap::new(),
+            thumbnail: None,
+        }
+    }
+
+    /// Sets the title/location text.
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// The name of the device that made the save, when it recorded one ([`DEVICE_NAME_KEY`]).
+    pub fn device_name(&self) -> Option<&str> {
+        self.extras.get(DEVICE_NAME_KEY).map(String::as_str)
+    }
+
+    /// The id of the installation that made the save, when it recorded one ([`DEVICE_ID_KEY`]).
+    pub fn device_id(&self) -> Option<&str> {
+        self.extras.get(DEVICE_ID_KEY).map(String::as_str)
+    }
+
+    /// Records the device that makes the save.
+    #[must_use]
+    pub fn with_device(mut self, id: impl Into<String>, name: impl Into<String>) -> Self {
+        self.extras.insert(DEVICE_ID_KEY.to_owned(), id.into());
+        self.extras.insert(DEVICE_NAME_KEY.to_owned(), name.into());
+        self
+    }
+
+    /// The saves this one was made in view of ([`FOLLOWS_KEY`]); `None` when it records none
+    /// (an entry that is not a save id is passed over).
+    pub fn follows(&self) -> Option<impl Iterator<Item = Uuid> + '_> {
+        let listed = self.extras.get(FOLLOWS_KEY)?;
+        let ids = listed.split(',').filter(|id| !id.is_empty());
+        Some(ids.filter_map(|id| Uuid::try_parse(id).ok()))
+    }
+
+    /// Records the saves this one is made in view of, the first [`MAX_FOLLOWS`] distinct ones
+    /// (itself left out). An empty list is recorded too: it says the slot held nothing.
+    #[must_use]
+    pub fn with_follows(mut self, ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let mut kept: Vec<Uuid> = Vec::new();
+        for id in ids {
+            if kept.len() == MAX_FOLLOWS {
+                break;
+            }
+            if id != self.save_id && !kept.contains(&id) {
+                kept.push(id);
+            }
+        }
+        let listed: Vec<String> = kept.iter().map(|id| id.simple().to_string()).collect();
+        self.extras.insert(FOLLOWS_KEY.to_owned(), listed.join(","));
+        self
+    }
+
+    /// Whether this save records being made in view of the save `id`.
+    pub fn made_in_view_of(&self, id: Uuid) -> bool {
+        self.follows()
+            .is_some_and(|mut ids| ids.any(|seen| seen == id))
+    }
+
+    /// How this save stands to `other` by what each was made in view of.
+    ///
+    /// ```
+    /// use keepsake_core::{SlotId, format::{Lineage, SaveMeta}};
+    ///
+    /// let first = SaveMeta::new(SlotId::Quick).with_follows([]);
+    /// let second = SaveMeta::new(SlotId::Quick).with_follows([first.save_id]);
+    /// let apart = SaveMeta::new(SlotId::Quick).with_follows([]);
+    /// assert_eq!(second.lineage(&first), Lineage::Follows);
+    /// assert_eq!(first.lineage(&second), Lineage::Precedes);
+    /// assert_eq!(second.lineage(&apart), Lineage::Concurrent);
+    /// assert_eq!(second.lineage(&SaveMeta::new(SlotId::Quick)), Lineage::Unrecorded);
+    /// ```
+    pub fn lineage(&self, other: &SaveMeta) -> Lineage {
+        if self.follows().is_none() || other.follows().is_none() {
+            return Lineage::Unrecorded;
+        }
+        if self.made_in_view_of(other.save_id) {
+            Lineage::Follows
+        } else if other.made_in_view_of(self.save_id) {
+            Lineage::Precedes
+        } else {
+            Lineage::Concurrent
+        }
+    }
+}

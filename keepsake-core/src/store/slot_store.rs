@@ -1,0 +1,976 @@
+//! [`SlotStore`]: saves, loads, lists, deletes and copies slots of one profile.
+
+use super::durable::{Placement, write_durably};
+use super::error::{GenerationFailure, StoreError};
+use super::fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem};
+use super::layout::{
+    SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
+    temp_file_target,
+};
+use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
+use super::names::{ProfileName, validate_game_id};
+use crate::format::{
+    self, ChunkCache, Clock, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta,
+    SealKey, Sealing, SystemClock, Timestamp, UnsealedSaves,
+};
+use crate::slot::SlotId;
+use std::collections::{BTreeMap, HashSet};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// How a [`SlotStore`] is set up.
+///
+/// ```
+/// use keepsake_core::store::{ProfileName, StoreConfig};
+///
+/// let config = StoreConfig::new("/tmp/my-game-saves").profile(ProfileName::new("alice")?);
+/// assert_eq!(config.backups, 3);
+/// # Ok::<(), keepsake_core::store::StoreError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct StoreConfig {
+    /// The folder holding one sub-folder per profile.
+    pub root: PathBuf,
+    /// The profile whose slots this store manages.
+    pub profile: ProfileName,
+    /// How many slots of each kind exist.
+    pub layout: SlotLayout,
+    /// How many older generations each slot keeps besides its newest save (default 3).
+    pub backups: u16,
+    /// Compression, size limits and seal for writing; reading keeps to the same limits and
+    /// opens sealed saves with the same key (see [`decode_options`](Self::decode_options)), so
+    /// the store reads every file it writes.
+    pub encode: EncodeOptions,
+    /// When the store seals its saves (`encode.seal`): whether it still loads and imports
+    /// unsealed files, such as saves made before the game sealed its saves. Default
+    /// [`UnsealedSaves::Refuse`].
+    pub unsealed: UnsealedSaves,
+    /// Where the store and cloud sync over it read the time (default [`SystemClock`]): to tell
+    /// a creation time from the future from a plausible one, and to schedule and record sync.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl StoreConfig {
+    /// A configuration with saves under `root`, profile `default`, 10 manual and 5 autosave
+    /// slots, 3 backups per slot and LZ4 compression where it pays ([`CompressWhen::ItPays`]).
+    ///
+    /// [`CompressWhen::ItPays`]: crate::format::CompressWhen::ItPays
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        StoreConfig {
+            root: root.into(),
+            profile: ProfileName::default(),
+            layout: SlotLayout::default(),
+            backups: 3,
+            encode: EncodeOptions::default(),
+            unsealed: UnsealedSaves::default(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The same configuration with saves under the platform's per-user data directory for
+    /// `game_id` (see [`default_save_root`]).
+    pub fn for_game(game_id: &str) -> Result<Self, StoreError> {
+        Ok(Self::new(default_save_root(game_id)?))
+    }
+
+    /// Sets the profile.
+    #[must_use]
+    pub fn profile(mut self, profile: ProfileName) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// Sets the slot counts.
+    #[must_use]
+    pub fn layout(mut self, layout: SlotLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Sets how many older generations each slot keeps.
+    #[must_use]
+    pub fn backups(mut self, backups: u16) -> Self {
+        self.backups = backups;
+        self
+    }
+
+    /// Seals every save under `key` (format version 3) and opens sealed saves with it; unsealed
+    /// files are then loaded only as [`unsealed`](Self::unsealed) says.
+    #[must_use]
+    pub fn seal(mut self, key: SealKey) -> Self {
+        self.encode.seal = Sealing::Key(key);
+        self
+    }
+
+    /// Whether a sealing store loads and imports unsealed files (default refuse).
+    #[must_use]
+    pub fn unsealed(mut self, unsealed: UnsealedSaves) -> Self {
+        self.unsealed = unsealed;
+        self
+    }
+
+    /// Reads the time from `clock` instead of the system's (tests: a device whose clock is
+    /// skewed or jumps back).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The current time on the configured [`clock`](Self::clock).
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The folder of the configured profile: `<root>/<profile>`.
+    pub fn profile_dir(&self) -> PathBuf {
+        self.root.join(self.profile.as_str())
+    }
+
+    /// How every read of the store decodes a file: under the limits it writes with
+    /// (`encode.limits`), opening sealed saves with the key it seals with (`encode.seal`) and
+    /// treating unsealed ones as `unsealed` says. The one place the store's reading options are
+    /// built, so every read (loads, listings, imports, cloud sync) gets them.
+    ///
+    /// ```
+    /// use keepsake_core::store::StoreConfig;
+    ///
+    /// let mut config = StoreConfig::new("/tmp/my-game-saves");
+    /// config.encode.limits.max_payload_uncompressed = 64 << 20;
+    /// assert_eq!(config.decode_options().limits, config.encode.limits);
+    /// ```
+    pub fn decode_options(&self) -> DecodeOptions {
+        DecodeOptions::new()
+            .limits(self.encode.limits)
+            .seal(self.encode.seal)
+            .unsealed(self.unsealed)
+    }
+}
+
+/// The platform's per-user data folder for `game_id`, with a `saves` folder inside:
+/// `~/.local/share/<game_id>/saves` on Linux, `%APPDATA%\<game_id>\saves` on Windows,
+/// `~/Library/Application Support/<game_id>/saves` on macOS (looked up with the `dirs` crate).
+pub fn default_save_root(game_id: &str) -> Result<PathBuf, StoreError> {
+    validate_game_id(game_id)?;
+    let data = dirs::data_dir().ok_or(StoreError::NoDataDir)?;
+    Ok(data.join(game_id).join("saves"))
+}
+
+/// What a successful save wrote.
+#[derive(Debug)]
+pub struct SaveReceipt {
+    /// The slot written.
+    pub slot: SlotId,
+    /// The generation number of the new file.
+    pub generation: u64,
+    /// The new file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The id of the save.
+    pub save_id: Uuid,
+    /// The metadata written (its thumbnail, if any, left out).
+    pub meta: SaveMeta,
+    /// Older generations removed because the slot keeps only so many backups.
+    pub pruned: usize,
+    /// Removing an old generation failed: the save itself is complete and durable, the slot
+    /// just keeps an extra old file until the next save.
+    pub prune_error: Option<StoreError>,
+}
+
+/// A save loaded from a slot, possibly from an older generation.
+#[derive(Debug)]
+pub struct LoadedSave {
+    /// The slot.
+    pub slot: SlotId,
+    /// The generation that loaded.
+    pub generation: u64,
+    /// The file that loaded.
+    pub path: PathBuf,
+    /// Its metadata, with the thumbnail.
+    pub meta: SaveMeta,
+    /// Its payload.
+    pub bundle: SaveBundle,
+    /// Newer generations that failed to load, newest first, and why.
+    pub skipped: Vec<GenerationFailure>,
+}
+
+impl LoadedSave {
+    /// Whether the newest generation was damaged and an older one was used.
+    pub fn restored_from_backup(&self) -> bool {
+        !self.skipped.is_empty()
+    }
+}
+
+/// The saves of one profile: 10 manual slots, a ring of 5 autosave slots and a quicksave slot by
+/// default, each keeping its newest save plus a few older generations.
+///
+/// # Guarantees
+///
+/// - Every save is durable and atomic: it is written to a temporary file in the same folder,
+///   fsynced, renamed to a new generation's name and the folder fsynced. A crash at any point
+///   leaves each slot with either its previous generations or those plus the new one.
+/// - A save never overwrites an existing file; older generations beyond
+///   [`StoreConfig::backups`] are removed only after the new one is durable.
+/// - A failed save or load changes no existing file, and a load never deletes anything.
+/// - Only backups whose every checksum verifies count toward [`StoreConfig::backups`], so a
+///   prune never removes the last intact save of a slot, wherever another file is damaged.
+/// - An interrupted delete leaves the slot as it was, or with its newest save and fewer
+///   backups, or empty; never an older save on top.
+/// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
+///   (or two processes, on filesystems with working advisory locks) never write one slot at the
+///   same time: each save gets its own generation and no file is torn or interleaved.
+///
+/// ```
+/// use keepsake_core::{SlotId, format::{SaveBundle, SaveMeta, WorldState}, store::{SlotStore, StoreConfig}};
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = SlotStore::open(StoreConfig::new(dir.path()))?;
+/// let bundle = SaveBundle::new(WorldState { tick: 10, ..Default::default() });
+/// store.save(SlotId::Manual(0), SaveMeta::new(SlotId::Manual(0)).with_title("Camp"), &bundle)?;
+///
+/// let loaded = store.load(SlotId::Manual(0))?;
+/// assert_eq!(loaded.bundle, bundle);
+/// assert!(!loaded.restored_from_backup());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct SlotStore {
+    config: StoreConfig,
+    pub(super) dir: PathBuf,
+    pub(super) fs: Arc<dyn FileSystem>,
+    /// The stored chunks of this profile's last saves, shared by the store's clones: a save of
+    /// a world that changed a little compresses only the chunks around the changes.
+    chunks: Arc<ChunkCache>,
+}
+
+impl SlotStore {
+    /// Opens (creating if needed) the profile folder on the real filesystem and removes
+    /// temporary files left by interrupted saves.
+    pub fn open(config: StoreConfig) -> Result<Self, StoreError> {
+        Self::open_with(config, Arc::new(OsFileSystem))
+    }
+
+    /// Like [`open`](Self::open), with every filesystem call going through `fs`.
+    pub fn open_with(config: StoreConfig, fs: Arc<dyn FileSystem>) -> Result<Self, StoreError> {
+        let dir = config.profile_dir();
+        create_dir_durably(fs.as_ref(), &dir)?;
+        let store = SlotStore {
+            config,
+            dir,
+            fs,
+            chunks: Arc::default(),
+        };
+        store.remove_stale_temp_files()?;
+        Ok(store)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// The stored chunks of this profile's last saves, which the next save takes over where
+    /// the world did not change (shared by the store's clones).
+    pub fn chunk_cache(&self) -> &ChunkCache {
+        &self.chunks
+    }
+
+    /// The profile folder holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Saves `bundle` with `meta` into `slot` as a new generation (setting `meta.slot`).
+    ///
+    /// A damaged or unreadable newest generation does not stop the save: the new generation
+    /// supersedes it. The save is refused, writing nothing, when the newest generation is a save
+    /// from a newer format version ([`StoreError::NewerFormat`]) or already has the largest
+    /// generation number ([`StoreError::GenerationsExhausted`]).
+    pub fn save(
+        &self,
+        slot: SlotId,
+        mut meta: SaveMeta,
+        bundle: &SaveBundle,
+    ) -> Result<SaveReceipt, StoreError> {
+        self.check_slot(slot)?;
+        meta.slot = slot;
+        let meta = self.in_view_of_slot(meta)?;
+        let encoded = format::encode_cached(&meta, bundle, &self.config.encode, &self.chunks)
+            .map_err(|source| StoreError::Format {
+                path: self.dir.clone(),
+                source,
+            })?;
+
+        let _lock = self.lock(slot)?;
+        let generations = self.generations(slot)?;
+        let generation = self.next_generation(slot, generations.first().copied())?;
+        let name = generation_file_name(slot, generation);
+        let path = write_durably(
+            self.fs.as_ref(),
+            &self.dir,
+            &name,
+            &encoded.parts(),
+            Placement::New,
+        )?;
+        let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
+        Ok(SaveReceipt {
+            slot,
+            generation,
+            path,
+            bytes: encoded.len(),
+            save_id: meta.save_id,
+            meta: SaveMeta {
+                thumbnail: None,
+                ..meta
+            },
+            pruned,
+            prune_error,
+        })
+    }
+
+    /// `meta` recording what its slot holds now ([`FOLLOWS_KEY`]): the readable generations,
+    /// newest first, then what each of them was made in view of. Cloud sync orders the save
+    /// against other devices' saves of the slot by it, before it trusts clocks. A folder that
+    /// cannot be listed fails the save, as the listing under the slot's lock would: a save
+    /// that recorded nothing would be ordered by its clock alone.
+    ///
+    /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
+    fn in_view_of_slot(&self, meta: SaveMeta) -> Result<SaveMeta, StoreError> {
+        let held = self.saves_in(meta.slot)?;
+        let ids = held.iter().map(|save| save.meta.save_id);
+        // What each held save was made in view of, the head's first: a conflict's hidden save
+        // held below the head has a line of its own.
+        let inherited = held
+            .iter()
+            .flat_map(|save| save.meta.follows().into_iter().flatten());
+        Ok(meta.with_follows(ids.chain(inherited)))
+    }
+
+    /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
+    /// one holding the most recent autosave (which is the one holding the oldest).
+    pub fn save_autosave(
+        &self,
+        meta: SaveMeta,
+        bundle: &SaveBundle,
+    ) -> Result<SaveReceipt, StoreError> {
+        let slot = self.next_autosave_slot()?;
+        self.save(slot, meta, bundle)
+    }
+
+    /// The slot the next autosave goes to (see [`save_autosave`](Self::save_autosave)).
+    /// A damaged slot whose backup is unreadable too counts as empty. A slot the save would be
+    /// refused in (headed by a save from a newer format version, or whose newest file cannot be
+    /// read right now) is passed over for the next one in the ring, so one jammed slot never
+    /// stops autosaving; only when every slot is jammed is the first refusal returned.
+    pub fn next_autosave_slot(&self) -> Result<SlotId, StoreError> {
+        let ring = self.config.layout.auto;
+        if ring == 0 {
+            return Err(StoreError::NoSuchSlot {
+                slot: SlotId::Auto(0),
+                manual: self.config.layout.manual,
+                auto: ring,
+            });
+        }
+        let entries = self.list_slots((0..ring).map(SlotId::Auto))?;
+        let mut refusal = None;
+        for slot in ring_order(&entries, self.config.now()) {
+            match self.check_writable(slot) {
+                Ok(()) => return Ok(slot),
+                Err(error) => {
+                    refusal.get_or_insert(error);
+                }
+            }
+        }
+        Err(refusal.expect("the ring has at least one slot"))
+    }
+
+    /// Refuses, as a save would, a slot headed by a save this build must not bury or whose
+    /// generations are used up.
+    fn check_writable(&self, slot: SlotId) -> Result<(), StoreError> {
+        let newest = self.generations(slot)?.first().copied();
+        self.next_generation(slot, newest).map(|_| ())
+    }
+
+    /// Loads the newest generation of `slot` that decodes, newest first.
+    ///
+    /// When newer generations are damaged the result says so ([`LoadedSave::skipped`]); when
+    /// all are damaged the error lists why each failed. Nothing is deleted or rewritten either
+    /// way. A save written by a newer format version stops the load with
+    /// [`StoreError::NewerFormat`] instead of silently loading an older backup; a file whose
+    /// version field is damaged is not one (its header checksum fails) and is skipped like any
+    /// damaged generation.
+    ///
+    /// Skipped the same way: an entry that is not a regular file ([`StoreError::NotAFile`]: a
+    /// FIFO, a device, a folder; refused without blocking) and, in a sealing store, a sealed
+    /// save written for another slot ([`StoreError::SealedForAnotherSlot`]: a file copied into
+    /// this slot's name by hand).
+    pub fn load(&self, slot: SlotId) -> Result<LoadedSave, StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock_to_read(slot);
+        let generations = self.generations(slot)?;
+        if generations.is_empty() {
+            return Err(StoreError::EmptySlot(slot));
+        }
+        let mut skipped = Vec::new();
+        for generation in generations {
+            let path = self.path_of(slot, generation);
+            match self.read_generation(&path) {
+                Ok(decoded) => {
+                    return Ok(LoadedSave {
+                        slot,
+                        generation,
+                        path,
+                        meta: decoded.meta,
+                        bundle: decoded.bundle,
+                        skipped,
+                    });
+                }
+                Err(StoreError::Format {
+                    source: FormatError::NewerVersion { found, supported },
+                    ..
+                }) => {
+                    return Err(StoreError::NewerFormat {
+                        slot,
+                        found,
+                        supported,
+                    });
+                }
+                Err(error) => skipped.push(GenerationFailure { generation, error }),
+            }
+        }
+        Err(StoreError::AllGenerationsDamaged {
+            slot,
+            failures: skipped,
+        })
+    }
+
+    /// Lists every slot of the layout, reading only each newest generation's header and
+    /// metadata (and older ones' when the newest is damaged), most recent first.
+    pub fn list(&self) -> Result<Vec<SlotEntry>, StoreError> {
+        let mut entries = self.list_slots(self.config.layout.slots())?;
+        sort_most_recent_first(&mut entries);
+        Ok(entries)
+    }
+
+    /// Reads the thumbnail of one generation of a slot, seeking past everything else.
+    pub fn read_thumbnail(
+        &self,
+        slot: SlotId,
+        generation: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.check_slot(slot)?;
+        let path = self.path_of(slot, generation);
+        let mut file = self.fs.open_read(&path).map_err(StoreError::open(&path))?;
+        format::read_thumbnail(&mut file, &self.config.decode_options())
+            .map_err(|source| StoreError::Format { path, source })
+    }
+
+    /// Deletes every generation of `slot` and returns how many files were removed.
+    ///
+    /// The older generations go first and their removal is made durable (a folder fsync)
+    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
+    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
+    /// combination, so removing all at once with one fsync at the end could leave an older
+    /// generation without the newest above it (a deleted slot coming back older), and so could
+    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
+    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
+    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
+    /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
+    /// brings them back.
+    pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock(slot)?;
+        let generations = self.generations(slot)?;
+        let Some((&newest, older)) = generations.split_first() else {
+            return Ok(0);
+        };
+        // What it held is recorded first, so cloud sync never brings it back.
+        self.note_deleted(slot)?;
+        if !older.is_empty() {
+            for &generation in older.iter().rev() {
+                self.remove_for_delete(slot, generation)?;
+            }
+            self.sync_folder()?;
+        }
+        self.remove_for_delete(slot, newest)?;
+        self.sync_folder()?;
+        Ok(generations.len())
+    }
+
+    fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, generation);
+        self.fs
+            .remove_file(&path)
+            .map_err(StoreError::io("delete", &path))
+    }
+
+    /// Flushes the save folder (fsync), so removals and renames in it survive a power loss.
+    pub(super) fn sync_folder(&self) -> Result<(), StoreError> {
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(StoreError::io("flush (fsync) the save folder", &self.dir))
+    }
+
+    /// Copies the save in `from` (its newest loadable generation) into `to` as a new save with
+    /// a new id; the original's time, title and payload are kept.
+    pub fn copy(&self, from: SlotId, to: SlotId) -> Result<SaveReceipt, StoreError> {
+        let loaded = self.load(from)?;
+        let meta = SaveMeta {
+            save_id: Uuid::new_v4(),
+            ..loaded.meta
+        };
+        self.save(to, meta, &loaded.bundle)
+    }
+
+    /// The generation numbers present for `slot`, newest first.
+    pub fn generations(&self, slot: SlotId) -> Result<Vec<u64>, StoreError> {
+        Ok(self.scan()?.remove(&slot).unwrap_or_default())
+    }
+
+    /// The path of one generation of a slot.
+    pub fn path_of(&self, slot: SlotId, generation: u64) -> PathBuf {
+        self.dir.join(generation_file_name(slot, generation))
+    }
+
+    pub(super) fn check_slot(&self, slot: SlotId) -> Result<(), StoreError> {
+        let layout = self.config.layout;
+        if layout.contains(slot) {
+            Ok(())
+        } else {
+            Err(StoreError::NoSuchSlot {
+                slot,
+                manual: layout.manual,
+                auto: layout.auto,
+            })
+        }
+    }
+
+    pub(super) fn lock(&self, slot: SlotId) -> Result<Box<dyn LockGuard>, StoreError> {
+        let path = self.dir.join(lock_file_name(slot));
+        self.fs
+            .lock(&path)
+            .map_err(StoreError::io("lock the slot through", &path))
+    }
+
+    /// The slot's lock for a read, when it can be had. A read does not need it to see whole
+    /// files (saves appear by atomic rename); it keeps a concurrent prune from removing the
+    /// file being chosen. A folder the game may only read (a read-only mount, a save folder
+    /// without write permission) refuses the lock file, and there nothing prunes; wherever
+    /// else the lock fails, the worst a concurrent prune can do is remove a backup the load
+    /// then skips like a damaged one.
+    fn lock_to_read(&self, slot: SlotId) -> Option<Box<dyn LockGuard>> {
+        self.lock(slot).ok()
+    }
+
+    /// Every slot's generations found in the folder, newest first.
+    pub(super) fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
+        let names = self
+            .fs
+            .list_dir(&self.dir)
+            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let mut slots: BTreeMap<SlotId, Vec<u64>> = BTreeMap::new();
+        for name in &names {
+            if let Some((slot, generation)) = name.to_str().and_then(parse_generation_file) {
+                slots.entry(slot).or_default().push(generation);
+            }
+        }
+        for generations in slots.values_mut() {
+            generations.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        Ok(slots)
+    }
+
+    fn list_slots(
+        &self,
+        slots: impl Iterator<Item = SlotId>,
+    ) -> Result<Vec<SlotEntry>, StoreError> {
+        let mut found = self.scan()?;
+        Ok(slots
+            .map(|slot| {
+                let generations = found.remove(&slot).unwrap_or_default();
+                SlotEntry {
+                    slot,
+                    status: self.slot_status(slot, &generations),
+                }
+            })
+            .collect())
+    }
+
+    pub(super) fn slot_status(&self, slot: SlotId, generations: &[u64]) -> SlotStatus {
+        let Some(&newest) = generations.first() else {
+            return SlotStatus::Empty;
+        };
+        let summarize = |generation| {
+            self.read_summary(&self.path_of(slot, generation))
+                .map(|summary| SavedSlot {
+                    meta: summary.meta,
+                    generation,
+                    generations: generations.len(),
+                    file_len: summary.header.file_len(),
+                    has_thumbnail: summary.header.thumbnail_len > 0,
+                    sealed: summary.header.is_sealed(),
+                })
+        };
+        match summarize(newest) {
+            Ok(saved) => SlotStatus::Saved(saved),
+            Err(error) => SlotStatus::Damaged {
+                newest_generation: newest,
+                reason: error.to_string(),
+                backup: generations[1..].iter().find_map(|&g| summarize(g).ok()),
+            },
+        }
+    }
+
+    /// Reads a generation's header and metadata. A sealed save under another slot's file name
+    /// is refused ([`StoreError::SealedForAnotherSlot`]) as its load would be; here the metadata
+    /// is not authenticated (a listing does not open the seal), so this is a courtesy to the
+    /// menu, the load being what enforces it.
+    pub(super) fn read_summary(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
+        let summary =
+            format::read_summary(&mut file, &self.config.decode_options()).map_err(|source| {
+                StoreError::Format {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        check_sealed_slot(path, &summary.header, &summary.meta)?;
+        Ok(summary)
+    }
+
+    /// Reads a whole file once and checks every checksum it carries, the payload's included,
+    /// without decompressing it ([`format::verify_from`]): whether a generation is an intact
+    /// backup. A sealed save under another slot's file name is not one (its load refuses it).
+    pub(super) fn verify_generation(&self, path: &Path) -> Result<format::SaveSummary, StoreError> {
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
+        let summary =
+            format::verify_from(&mut file, &self.config.decode_options()).map_err(|source| {
+                StoreError::Format {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        check_sealed_slot(path, &summary.header, &summary.meta)?;
+        Ok(summary)
+    }
+
+    /// Reads a whole generation (at most the limits' largest file) and decodes it; a sealed
+    /// save written for another slot than the one its file name says is refused
+    /// ([`StoreError::SealedForAnotherSlot`]).
+    pub(super) fn read_generation(&self, path: &Path) -> Result<format::DecodedSave, StoreError> {
+        let options = self.config.decode_options();
+        let bytes = self.read_whole(path, options.limits.max_file_len())?;
+        let decoded =
+            format::decode_owned(bytes, &options).map_err(|source| StoreError::Format {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        check_sealed_slot(path, &decoded.header, &decoded.meta)?;
+        Ok(decoded)
+    }
+
+    /// Reads a whole file of at most `limit` bytes. The size the file reports is checked first,
+    /// and the read stops once more than `limit` bytes arrived whatever that size said (a file
+    /// growing meanwhile, or a filesystem that reports sizes wrongly), so no read holds more
+    /// than `limit + 1` bytes.
+    pub(super) fn read_whole(&self, path: &Path, limit: u64) -> Result<Vec<u8>, StoreError> {
+        let mut file = self.fs.open_read(path).map_err(StoreError::open(path))?;
+        let len = file
+            .byte_len()
+            .map_err(StoreError::io("read the size of", path))?;
+        let too_large = |len| StoreError::FileTooLarge {
+            path: path.to_path_buf(),
+            len,
+            limit,
+        };
+        if len > limit {
+            return Err(too_large(len));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        (&mut file)
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(StoreError::io("read", path))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(bytes.len() as u64));
+        }
+        Ok(bytes)
+    }
+
+    /// The number the next save of `slot` gets: one above its newest generation, once that
+    /// generation is known not to be a save this build must not bury (see
+    /// [`refuse_newer_format`](Self::refuse_newer_format)) and one above it still exists.
+    fn next_generation(&self, slot: SlotId, newest: Option<u64>) -> Result<u64, StoreError> {
+        let Some(newest) = newest else {
+            return Ok(1);
+        };
+        self.refuse_newer_format(slot, newest)?;
+        // Only a file named by hand can reach the top; wrapping would hide the new save behind
+        // it, so the save is refused and the file left for the player or developer to rename.
+        newest
+            .checked_add(1)
+            .ok_or_else(|| StoreError::GenerationsExhausted {
+                slot,
+                path: self.path_of(slot, newest),
+            })
+    }
+
+    /// Refuses to add a generation on top of a save from a newer format version, which this
+    /// build could otherwise end up pruning. A damaged newest file does not block the save (the
+    /// new save supersedes it), and neither does one that can never be read as a file (a folder
+    /// of that name, no permission; see [`is_unreadable_entry`]). A newest file whose read fails
+    /// for another reason (an I/O error that may pass) does: the store cannot tell what it would
+    /// be burying.
+    pub(super) fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, newest);
+        let mut file = match self.fs.open_read(&path) {
+            Ok(file) => file,
+            Err(source) if is_unreadable_entry(&source) => return Ok(()),
+            Err(source) => {
+                return Err(StoreError::Io {
+                    action: "open the newest save",
+                    path,
+                    source,
+                });
+            }
+        };
+        match format::read_header(&mut file) {
+            Err(FormatError::NewerVersion { found, supported }) => Err(StoreError::NewerFormat {
+                slot,
+                found,
+                supported,
+            }),
+            Err(FormatError::Io { source, .. }) if !is_unreadable_entry(&source) => {
+                Err(StoreError::Io {
+                    action: "read the newest save",
+                    path,
+                    source,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes the generations of `older` (the slot's generations below a new save that is
+    /// durable now, newest first) beyond the configured backups, oldest first, and returns how
+    /// many went and the first failure.
+    ///
+    /// Only generations that verify in full ([`verify_generation`](Self::verify_generation):
+    /// every checksum, the payload's included) count as backups, so a damaged file never
+    /// pushes out the last intact one, wherever in the file the damage is; a damaged file newer
+    /// than the oldest kept backup stays (it costs disk, not a save). A generation holding a
+    /// save in `keep` is never removed and does not count (cloud sync keeps the save of another
+    /// device the player has not yet chosen between).
+    pub(super) fn prune(
+        &self,
+        slot: SlotId,
+        older: &[u64],
+        keep: &HashSet<Uuid>,
+    ) -> (usize, Option<StoreError>) {
+        self.remove_stale(slot, self.stale_generations(slot, older, keep))
+    }
+
+    /// Removes the `stale` generations (newest first), oldest first, and returns how many went
+    /// and the first failure.
+    fn remove_stale(&self, slot: SlotId, stale: Vec<u64>) -> (usize, Option<StoreError>) {
+        let (mut pruned, mut prune_error) = (0, None);
+        for old in stale.into_iter().rev() {
+            let old_path = self.path_of(slot, old);
+            match self.fs.remove_file(&old_path) {
+                Ok(()) => pruned += 1,
+                Err(source) => {
+                    prune_error.get_or_insert(StoreError::Io {
+                        action: "remove the old generation",
+                        path: old_path,
+                        source,
+                    });
+                }
+            }
+        }
+        (pruned, prune_error)
+    }
+
+    /// The generations of `older` (newest first) a prune removes: every one after the newest
+    /// [`StoreConfig::backups`] intact ones, except those holding a save in `keep`.
+    ///
+    /// Walking newest first, a generation is read in full only while backups are still
+    /// missing; past them only its metadata is read, and only when `keep` names saves (imports).
+    /// A save with the default 3 backups thus reads and CRCs its 3 backups once each.
+    fn stale_generations(&self, slot: SlotId, older: &[u64], keep: &HashSet<Uuid>) -> Vec<u64> {
+        let backups = usize::from(self.config.backups);
+        let mut intact = 0;
+        let mut stale = Vec::new();
+        // A stale generation has `backups` intact ones above it: there must be more than that.
+        if older.len() <= backups {
+            return stale;
+        }
+        for &generation in older {
+            let path = self.path_of(slot, generation);
+            if intact < backups {
+                match self.verify_generation(&path) {
+                    Ok(summary) if keep.contains(&summary.meta.save_id) => {}
+                    Ok(_) => intact += 1,
+                    // Damaged, or unreadable now: not a backup, and kept while newer ones are
+                    // missing.
+                    Err(_) => {}
+                }
+            } else if !self.holds_kept_save(&path, keep) {
+                stale.push(generation);
+            }
+        }
+        stale
+    }
+
+    /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
+    /// stays even when its payload is damaged: it is not the store's to drop). One whose
+    /// metadata cannot be read now, for a reason that may pass, may hold one: it stays until a
+    /// later prune can tell.
+    fn holds_kept_save(&self, path: &Path, keep: &HashSet<Uuid>) -> bool {
+        if keep.is_empty() {
+            return false;
+        }
+        match self.read_summary(path) {
+            Ok(summary) => keep.contains(&summary.meta.save_id),
+            Err(error) => error.may_pass(),
+        }
+    }
+
+    fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
+        let names = self
+            .fs
+            .list_dir(&self.dir)
+            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        for name in names.iter().filter_map(|name| name.to_str()) {
+            if is_temp_file(name) {
+                self.remove_stale_temp_file(name);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes a temporary file an interrupted save left, unless its slot's lock is held: then
+    /// a save (another instance of the game, or a stuck one) is writing it right now, and
+    /// waiting for that lock could stall the game's start. What cannot be removed (gone
+    /// already, a folder by that name, a read-only folder) is left: such a file is never read
+    /// as a save, and failing here would leave the game unable to save for the session.
+    /// A side file's temporary file (the cloud sync state's) has no slot lock and is removed: an
+    /// instance writing that file at this moment sees its rename fail and writes it again later.
+    fn remove_stale_temp_file(&self, name: &str) {
+        let lock = temp_file_target(name).map(|(slot, _)| {
+            let path = self.dir.join(lock_file_name(slot));
+            self.fs.try_lock(&path)
+        });
+        if let Some(Ok(None)) = lock {
+            return;
+        }
+        let _ = self.fs.remove_file(&self.dir.join(name));
+    }
+}
+
+/// The autosave slots in the order the ring prefers them: empty ones first, then the slot after
+/// the one holding the most recent autosave (which holds the oldest), and on round the ring.
+///
+/// "Most recent" goes by creation time, but a time more than [`CLOCK_AHEAD`] past this device's
+/// clock (a save from a device whose clock runs ahead) counts as the oldest: trusting it would
+/// keep that slot the most recent for as long as the clock is ahead and freeze the ring.
+/// Ties (two autosaves in the same millisecond) go to the later slot, so the ring still
+/// advances.
+fn ring_order(entries: &[SlotEntry], now: Timestamp) -> Vec<SlotId> {
+    let recency = |entry: &SlotEntry| {
+        let created = entry.shown_save()?.meta.created_at;
+        is_plausible(created, now).then_some(created)
+    };
+    let newest = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.shown_save().is_some())
+        .max_by_key(|(index, entry)| (recency(entry), *index))
+        .map_or(0, |(index, _)| index);
+    let empty = entries.iter().filter(|entry| entry.shown_save().is_none());
+    let rotation = (1..=entries.len())
+        .map(|step| &entries[(newest + step) % entries.len()])
+        .filter(|entry| entry.shown_save().is_some());
+    empty.chain(rotation).map(|entry| entry.slot).collect()
+}
+
+/// How far past this device's clock a save's creation time may be and still be believed
+/// (clocks of devices that sync with time servers differ by far less).
+pub(crate) const CLOCK_AHEAD: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Whether a creation time is not past this device's clock (`now`) by more than
+/// [`CLOCK_AHEAD`].
+pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
+    let limit = now
+        .unix_millis()
+        .saturating_add(CLOCK_AHEAD.as_millis() as i64);
+    created.unix_millis() <= limit
+}
+
+/// Creates the profile folder `dir` and its missing parents, and flushes each new folder's
+/// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
+/// but not the folder's own entry: without this, a power loss soon after a game's first save
+/// could take the new profile folder, and every save in it, away.
+pub fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|folder| {
+            fs.list_dir(folder)
+                .is_err_and(|error| error.kind() == io::ErrorKind::NotFound)
+        })
+        .collect();
+    fs.create_dir_all(dir)
+        .map_err(StoreError::io("create the save folder", dir))?;
+    for parent in missing.iter().filter_map(|folder| folder.parent()) {
+        fs.sync_dir(parent)
+            .map_err(StoreError::io("flush (fsync) the folder holding", parent))?;
+    }
+    // An earlier open may have made the folder and lost power before flushing it, so the
+    // root's entry for it is flushed again; where that fails (a read-only folder, from which
+    // loads must still work) the saves' own flushes are all there is to rely on.
+    if missing.is_empty()
+        && let Some(root) = dir.parent()
+    {
+        let _ = fs.sync_dir(root);
+    }
+    Ok(())
+}
+
+/// Whether a failure to open or read a generation describes the entry itself rather than a
+/// passing fault of the device: something other than a regular file where the file should be
+/// (a folder, a FIFO, a device), or no permission to read it. No retry makes such an entry
+/// readable, so a save treats it like a damaged generation.
+fn is_unreadable_entry(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
+    ) || NotARegularFile::of(error).is_some()
+}
+
+/// Refuses a sealed save whose metadata (authenticated by the seal once the payload is opened)
+/// names another slot than the file name at `path` does: a sealed file copied or renamed into
+/// another slot. Unsealed files are not checked: nothing stops editing their metadata anyway,
+/// and copying an unsealed save file into another slot by hand is a way players duplicate a
+/// save.
+fn check_sealed_slot(
+    path: &Path,
+    header: &format::Header,
+    meta: &SaveMeta,
+) -> Result<(), StoreError> {
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(parse_generation_file);
+    match named {
+        Some((slot, _)) if header.is_sealed() && slot != meta.slot => {
+            Err(StoreError::SealedForAnotherSlot {
+                path: path.to_path_buf(),
+                written_for: meta.slot,
+                loaded_as: slot,
+            })
+        }
+        _ => Ok(()),
+    }
+}
