@@ -43,12 +43,12 @@
 
 #[path = "common/env.rs"]
 mod env;
-#[path = "common/trace.rs"]
-mod trace;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
 mod shapes;
+#[path = "common/trace.rs"]
+mod trace;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;

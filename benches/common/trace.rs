@@ -55,7 +55,11 @@ pub fn write(name: &str) {
     let Some(dir) = folder() else { return };
     let mut csv = String::from("frame,ms,mark\n");
     for (index, (time, mark)) in frames.iter().enumerate() {
-        csv.push_str(&format!("{},{:.4},{mark}\n", index + 1, time.as_secs_f64() * 1e3));
+        csv.push_str(&format!(
+            "{},{:.4},{mark}\n",
+            index + 1,
+            time.as_secs_f64() * 1e3
+        ));
     }
     let path = dir.join(format!("{name}.csv"));
     if let Err(error) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, csv)) {
