@@ -168,6 +168,8 @@ def when(name):
                            if k != "KEEPSAKE_BENCH_TRACES")
                  + (", quick mode" if run.get("quick") else "")
                  + f", load average {run['load_before']} before / {run['load_after']} after")
+    else:
+        text += ", an earlier run (its command and load not recorded)"
     return text
 
 
