@@ -35,7 +35,11 @@
 //!
 //! Run: `cargo bench --bench frame_time` (`KEEPSAKE_BENCH_QUICK=1`: 120 frames instead of 600;
 //! `KEEPSAKE_BENCH_SHAPES` and `KEEPSAKE_BENCH_COUNTS` pick shapes and sizes;
-//! `KEEPSAKE_BENCH_SAVE_PRIORITY=normal` runs the save thread at normal priority).
+//! `KEEPSAKE_BENCH_SAVE_PRIORITY=normal` runs the save thread at normal priority;
+//! `KEEPSAKE_BENCH_TRACES=DIR` also writes every frame's time, in order, to
+//! `DIR/<shape>_<count>_<scenario>.csv` for the scenarios `without`, `with` (autosave), `f9` and
+//! `rewind`, each frame marked with what was asked in it: `save`, `load`, `rewind` or `point`.
+//! The traces change nothing that is printed: `scripts/bench_report.py` plots them).
 
 #[path = "common/env.rs"]
 mod env;
@@ -43,6 +47,8 @@ mod env;
 mod real_world;
 #[path = "common/shapes.rs"]
 mod shapes;
+#[path = "common/trace.rs"]
+mod trace;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -247,10 +253,12 @@ fn run(app: &mut App, frames: usize, autosave: bool) -> Run {
         if autosave && frame % SAVE_EVERY_FRAMES == 0 {
             app.world_mut().write_message(SaveRequest::autosave());
             requested.push(start);
+            trace::mark("save");
         }
         app.update();
         let elapsed = start.elapsed();
         times.push(elapsed);
+        trace::frame(elapsed);
         std::thread::sleep(FRAME_BUDGET.saturating_sub(elapsed));
     }
     settle(app);
@@ -314,6 +322,7 @@ fn paced_frame(app: &mut App) -> Duration {
     app.update();
     let elapsed = start.elapsed();
     std::thread::sleep(FRAME_BUDGET.saturating_sub(elapsed));
+    trace::frame(elapsed);
     elapsed
 }
 
@@ -351,6 +360,7 @@ fn hold_rewind(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) ->
     };
     let mut app = app_with(root, (shape, count), rounds, every_frame);
     for _ in 0..80 {
+        trace::mark("point");
         paced_frame(&mut app);
     }
     let points = std::mem::take(&mut app.world_mut().resource_mut::<Played>().points);
@@ -361,6 +371,7 @@ fn hold_rewind(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) ->
         let to = RewindTo::Back(if step == 0 { 1 } else { 2 });
         app.world_mut().write_message(RewindRequest { to });
         asked.push(app.world().resource::<Played>().frame + 1);
+        trace::mark("rewind");
         frames.push(paced_frame(&mut app));
     }
     settle(&mut app);
@@ -402,6 +413,7 @@ fn quickloads(app: &mut App, loads: usize) -> LoadRun {
     for _ in 0..loads {
         app.world_mut()
             .write_message(SaveRequest::slot(SlotId::Quick));
+        trace::mark("save");
         paced_frame(app);
         settle(app);
         for _ in 0..SAVE_EVERY_FRAMES {
@@ -411,6 +423,7 @@ fn quickloads(app: &mut App, loads: usize) -> LoadRun {
         app.world_mut().write_message(LoadRequest {
             slot: SlotId::Quick,
         });
+        trace::mark("load");
         let mut frames = Vec::new();
         while app.world().resource::<Played>().loads.len() == before && frames.len() < 3600 {
             frames.push(paced_frame(app));
@@ -421,6 +434,7 @@ fn quickloads(app: &mut App, loads: usize) -> LoadRun {
         run.applies
             .extend(app.world().resource::<Played>().loads.last().copied());
         app.world_mut().write_message(SaveRequest::autosave());
+        trace::mark("save");
         paced_frame(app);
         settle(app);
         run.first_saves
@@ -470,7 +484,10 @@ fn report_play(
     rounds: u64,
 ) {
     let p = percentile;
+    let name = shape.name();
+    trace::discard();
     let loads = quickloads(with_app, if env::quick_run() { 3 } else { 10 });
+    trace::write(&format!("{name}_{count}_f9"));
     let (over, worst, frames) = (
         loads.frames.over(),
         loads.worst.clone(),
@@ -492,6 +509,7 @@ fn report_play(
         ms(p(&loads.first_saves, 0.99)),
     );
     let (applies, worst) = loads_at_start(root, shape, rounds, 3);
+    trace::discard();
     println!(
         "  load at start ({} loads into an empty world): apply p50 {:.3} ms, p99 {:.3} ms on the \
          main thread; worst frame p50 {:.3} ms, p99 {:.3} ms",
@@ -502,6 +520,7 @@ fn report_play(
         ms(p(&worst, 0.99)),
     );
     let hold = hold_rewind(root, shape, count, rounds);
+    trace::write(&format!("{name}_{count}_rewind"));
     let late_max = hold.late.iter().copied().max().unwrap_or_default();
     let in_frame = hold.late.iter().filter(|&&late| late == 0).count();
     let (over, frames, mut points) = (hold.frames.over(), hold.frames.sorted(), hold.points);
@@ -528,9 +547,12 @@ fn ms(duration: Duration) -> f64 {
 
 fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
     let dir = tempfile::tempdir().unwrap();
+    let name = shape.name();
     let without = run(&mut app(dir.path(), shape, count, rounds), frames, false);
+    trace::write(&format!("{name}_{count}_without"));
     let mut with_app = app(dir.path(), shape, count, rounds);
     let with = run(&mut with_app, frames, true);
+    trace::write(&format!("{name}_{count}_with"));
     let (pool, pool_full) = pool_work(&mut with_app, shape);
     let play_dir = tempfile::tempdir().unwrap();
     let mut play_app = app(play_dir.path(), shape, count, rounds);
