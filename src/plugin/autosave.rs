@@ -1,10 +1,11 @@
 //! [`AutosavePlugin`]: autosaves on a timer of play time and when the window loses focus.
 
+use super::core::KeepsakeSystems;
 use super::core::schedule_of;
 use super::job::{Job, SaveTarget};
+use super::requests;
 use super::runner::JobQueue;
 use super::settings::{AutosaveTimer, KeepsakeSettings};
-use super::{KeepsakeSystems, requests};
 use bevy::prelude::*;
 use bevy::window::{PrimaryWindow, WindowFocused};
 

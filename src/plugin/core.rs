@@ -7,8 +7,8 @@ use super::status::{KeepsakeStatus, SaveSlots};
 use super::store::StoreOpener;
 use super::thumbnail::ThumbnailCapture;
 use super::{
-    DeleteCompleted, DeleteFailed, DeleteRequest, KeepsakeSystems, LoadCompleted, LoadFailed,
-    LoadRequest, RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
+    DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
+    RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
 };
 use super::{capture, exit, listing, requests, runner, store, unsaved};
 use crate::snapshot::{RuntimeAssetHandles, SaveRegistry, SnapshotError, ensure_registry};
@@ -17,6 +17,16 @@ use bevy::ecs::schedule::InternedScheduleLabel;
 use bevy::input::InputSystems;
 use bevy::prelude::*;
 use bevy::window::{ExitSystems, WindowFocused};
+
+/// The plugin's system sets, in the order they run (in `PreUpdate` unless the game chose
+/// another schedule with [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)).
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeepsakeSystems {
+    /// Hotkeys, requests, autosave timer, play time.
+    Requests,
+    /// Finishing, applying and starting jobs; refreshing the listing and the status.
+    Jobs,
+}
 
 /// The schedule the plugin's systems run in (`PreUpdate` unless the game chose another with
 /// [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)), for the other members.

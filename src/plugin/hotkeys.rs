@@ -1,6 +1,6 @@
 //! [`HotkeysPlugin`]: quicksave and quickload keys.
 
-use super::KeepsakeSystems;
+use super::core::KeepsakeSystems;
 use super::job::{Job, SaveTarget};
 use super::runner::JobQueue;
 use super::settings::KeepsakeSettings;

@@ -89,7 +89,7 @@ mod unsaved;
 pub use crate::snapshot::RuntimeAssetHandles;
 pub use autosave::AutosavePlugin;
 pub use commands::KeepsakeCommandsExt;
-pub use core::KeepsakeCorePlugin;
+pub use core::{KeepsakeCorePlugin, KeepsakeSystems};
 pub use error::KeepsakeError;
 pub use events::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
@@ -120,16 +120,6 @@ pub(crate) use {
 };
 
 use bevy::prelude::*;
-
-/// The plugin's system sets, in the order they run (in `PreUpdate` unless the game chose
-/// another schedule with [`KeepsakePlugins::schedule`]).
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KeepsakeSystems {
-    /// Hotkeys, requests, autosave timer, play time.
-    Requests,
-    /// Finishing, applying and starting jobs; refreshing the listing and the status.
-    Jobs,
-}
 
 /// The plugin group's name until this release.
 #[deprecated(

@@ -67,8 +67,9 @@ pub use ring::{Evicted, RewindPoint, RewindRing, RewindTo};
 pub use settings::{RewindSettings, RewindTimer};
 
 use crate::plugin::capture::CaptureHooks;
+use crate::plugin::core::KeepsakeSystems;
 use crate::plugin::core::schedule_of;
-use crate::plugin::{KeepsakeSystems, listing, runner};
+use crate::plugin::{listing, runner};
 use bevy::prelude::*;
 
 /// The rewind ring: points taken on request or on a timer ([`RewindSettings`]), kept in
