@@ -55,8 +55,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::SaveMeta;
 use bevy_keepsake::plugin::{
-    KeepsakePlugin, RewindCompleted, RewindFailed, RewindPointTaken, RewindRequest, RewindSettings,
-    RewindTo,
+    KeepsakePlugins, RewindCompleted, RewindFailed, RewindPointTaken, RewindRequest,
+    RewindSettings, RewindTo,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
@@ -155,7 +155,7 @@ fn app_with(
     }))
     .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET))
     .add_plugins(
-        KeepsakePlugin::new("frame-time-bench")
+        KeepsakePlugins::new("frame-time-bench")
             .save_root(root)
             .autosave_every(Duration::ZERO)
             .save_priority(save_priority())

@@ -32,7 +32,7 @@ fn main() -> AppExit {
     let root = std::env::temp_dir().join("keepsake-after-load-example");
     App::new()
         .add_plugins((MinimalPlugins, AssetPlugin::default()))
-        .add_plugins(KeepsakePlugin::new("after-load").save_root(root))
+        .add_plugins(KeepsakePlugins::new("after-load").save_root(root))
         .init_asset::<Mesh>()
         .register_saveable_bevy_types() // Transform, …
         .register_saveable::<Ball>()

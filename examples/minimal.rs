@@ -11,7 +11,7 @@ fn main() -> AppExit {
     App::new()
         .add_plugins((
             MinimalPlugins,
-            KeepsakePlugin::new("minimal").save_root(root),
+            KeepsakePlugins::new("minimal").save_root(root),
         ))
         .register_saveable::<Health>()
         .add_systems(Startup, |mut commands: Commands| {

@@ -78,7 +78,7 @@ fn main() -> AppExit {
         None => 0,
     });
 
-    let mut keepsake = KeepsakePlugin::new("keepsake-arena")
+    let mut keepsake = KeepsakePlugins::new("keepsake-arena")
         .autosave_every(Duration::from_secs(30))
         // A rewind point every tenth of a second, the last 15 seconds: holding R steps back
         // through them a point a frame.

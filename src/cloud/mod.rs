@@ -36,7 +36,7 @@
 //!   reason scrubbed of them, and `CloudPlugin`'s `Debug` redacts the URL (see [`redact`]).
 //!
 //! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
-//! [`CloudPlugin`] connects them to [`KeepsakePlugin`](crate::plugin::KeepsakePlugin).
+//! [`CloudPlugin`] connects them to [`KeepsakePlugins`](crate::plugin::KeepsakePlugins).
 //!
 //! [`SlotStore::import`]: crate::store::SlotStore::import
 //! [`SaveMeta::device_name`]: crate::format::SaveMeta::device_name

@@ -1,4 +1,4 @@
-//! [`CloudPlugin`]: connects the sync thread to [`KeepsakePlugin`]'s saves, listing and menu.
+//! [`CloudPlugin`]: connects the sync thread to [`KeepsakePlugins`]'s saves, listing and menu.
 
 use super::exit::{
     CloudExitUpload, ExitUploadOutcome, SessionSaves, exit_report, flush, uploads_in,
@@ -11,7 +11,7 @@ use super::worker::{SyncCommand, SyncReport, SyncWorker};
 use crate::SlotId;
 use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
 #[cfg(doc)]
-use crate::plugin::KeepsakePlugin;
+use crate::plugin::KeepsakePlugins;
 use crate::plugin::{
     ExitDeadline, ExitWork, KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh,
     RefreshSlots, SaveCompleted, StoreOpener, report,
@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-/// Cloud saves for a game using [`KeepsakePlugin`] (add it after that plugin).
+/// Cloud saves for a game using [`KeepsakePlugins`] (add it after that plugin).
 ///
 /// ```no_run
 /// use bevy::prelude::*;
@@ -30,7 +30,7 @@ use uuid::Uuid;
 ///
 /// App::new()
 ///     .add_plugins(MinimalPlugins)
-///     .add_plugins(KeepsakePlugin::new("my-game"))
+///     .add_plugins(KeepsakePlugins::new("my-game"))
 ///     .add_plugins(CloudPlugin::new("s3://my-bucket/saves?region=eu-west-1"))
 ///     .run();
 /// ```
@@ -191,7 +191,7 @@ struct CloudWorker(SyncWorker);
 impl Plugin for CloudPlugin {
     fn build(&self, app: &mut App) {
         let Some(opener) = app.world().get_resource::<StoreOpener>() else {
-            panic!("CloudPlugin needs KeepsakePlugin: add KeepsakePlugin first");
+            panic!("CloudPlugin needs KeepsakePlugins: add KeepsakePlugins first");
         };
         let setup = CloudSetup {
             plugin: self.clone(),

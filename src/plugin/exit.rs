@@ -1,4 +1,4 @@
-//! The last frame before the app exits, and autosaving when the window loses focus.
+//! The last frame before the app exits.
 //!
 //! On `AppExit` (which closing the primary window sends too), the plugin finishes its work in
 //! that same frame, in `Last`, in Bevy's [`OnAppExitSystems`](bevy::app::OnAppExitSystems) set:
@@ -6,22 +6,22 @@
 //! takes the windows down and before the runner acts on the exit. A game puts its last-moment
 //! changes before the exit save with `.after(ExitSystems).before(OnAppExitSystems)`.
 //!
-//! It reads the requests sent this frame (so "save and quit" saves), adds the exit save if
-//! [`KeepsakeSettings::save_on_exit`] is on, and runs every job until it is done or the wait is
-//! over (`max_wait` of [`SaveOnExit::On`], or [`PENDING_WORK_WAIT`] without an exit save). Writes
+//! It reads the requests sent this frame (so "save and quit" saves), takes the exit save
+//! [`ExitSavePlugin`](super::ExitSavePlugin) queued just before it (if
+//! [`KeepsakeSettings::save_on_exit`] is on), and runs every job until it is done or the wait
+//! is over (`max_wait` of [`SaveOnExit::On`], or [`PENDING_WORK_WAIT`] without an exit save). Writes
 //! are atomic, so giving up leaves the earlier saves intact.
 //!
 //! The wait is measured from the start of the exit and shared: it leaves [`ExitDeadline`] for
 //! the work ordered after [`ExitWork`] in the same frame (the cloud plugin's uploads of this
 //! session's saves), so the app never waits longer than the one `max_wait` in all.
 
-use super::job::{Job, SaveReason, SaveTarget};
 use super::requests::collect_requests;
 use super::runner::{JobQueue, run_until_idle};
+#[cfg(doc)]
 use super::settings::{KeepsakeSettings, SaveOnExit};
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
-use bevy::window::{PrimaryWindow, WindowFocused};
 use std::time::{Duration, Instant};
 
 /// How long the last frame waits for saves, loads and deletes already requested when the app
@@ -36,6 +36,11 @@ pub const PENDING_WORK_WAIT: Duration = Duration::from_secs(2);
     expect(dead_code, reason = "only the cloud plugin's exit work reads it")
 )]
 pub(crate) struct ExitDeadline(pub(crate) Instant);
+
+/// How long the exit save ([`ExitSavePlugin`](super::ExitSavePlugin)) lets the last frame wait,
+/// left for [`finish_before_exit`] when it queued one.
+#[derive(Resource, Clone, Copy, Debug)]
+pub(crate) struct ExitSaveWait(pub(crate) Duration);
 
 /// The plugin's exit work, in `Last` inside [`OnAppExitSystems`](bevy::app::OnAppExitSystems):
 /// work on the saves it makes (cloud uploads) is ordered after it.
@@ -58,7 +63,9 @@ pub(crate) fn finish_before_exit(
     *finished = true;
     let started = Instant::now();
     collect_requests(world);
-    let wait = queue_exit_save(world);
+    let wait = world
+        .remove_resource::<ExitSaveWait>()
+        .map_or(PENDING_WORK_WAIT, |wait| wait.0);
     world.insert_resource(ExitDeadline(started + wait));
     if world.resource::<JobQueue>().is_idle() {
         return;
@@ -68,38 +75,5 @@ pub(crate) fn finish_before_exit(
             "keepsake: the app exits before its saves finished ({wait:?} waited); \
              the earlier saves are intact"
         );
-    }
-}
-
-/// Queues the exit save, if it is on and no save of the same target waits already (that one
-/// captures the world as it is now too); returns how long to wait.
-fn queue_exit_save(world: &mut World) -> Duration {
-    let SaveOnExit::On { target, max_wait } = world.resource::<KeepsakeSettings>().save_on_exit
-    else {
-        return PENDING_WORK_WAIT;
-    };
-    let mut queue = world.resource_mut::<JobQueue>();
-    if !queue.has_waiting_save_to(target) {
-        queue.enqueue(Job::Save {
-            target,
-            reason: SaveReason::Exit,
-        });
-    }
-    max_wait
-}
-
-/// Queues an autosave when the primary window loses focus, if
-/// [`KeepsakeSettings::autosave_on_focus_loss`] is on (and no save is already under way).
-pub(crate) fn autosave_on_focus_loss(
-    mut focus: MessageReader<WindowFocused>,
-    primary: Query<(), With<PrimaryWindow>>,
-    settings: Res<KeepsakeSettings>,
-    mut queue: ResMut<JobQueue>,
-) {
-    let lost = focus
-        .read()
-        .any(|event| !event.focused && primary.contains(event.window));
-    if lost && settings.autosave_on_focus_loss && !queue.has_save() {
-        queue.enqueue(Job::save(SaveTarget::AutosaveRing));
     }
 }

@@ -1,11 +1,10 @@
-//! Turns requests, hotkeys and the autosave timer into jobs.
+//! Turns request messages into jobs, and advances play time.
 
 use super::events::{DeleteRequest, LoadRequest, RefreshSlots, SaveRequest};
-use super::job::{Job, SaveTarget};
+use super::job::Job;
 use super::listing::ListingRefresh;
 use super::runner::JobQueue;
-use super::settings::{AutosaveTimer, KeepsakeSettings, Playtime};
-use crate::SlotId;
+use super::settings::Playtime;
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 
@@ -42,41 +41,7 @@ pub(crate) fn collect_requests(world: &mut World) {
     });
 }
 
-/// Quicksave and quickload keys (always in `PreUpdate`, where `just_pressed` is true exactly
-/// once per press, whichever schedule the rest of the plugin runs in).
-pub(crate) fn hotkeys(
-    keys: Option<Res<ButtonInput<KeyCode>>>,
-    settings: Res<KeepsakeSettings>,
-    mut queue: ResMut<JobQueue>,
-) {
-    let Some(keys) = keys else {
-        return; // no input plugin (headless)
-    };
-    let pressed = |key: Option<KeyCode>| key.is_some_and(|key| keys.just_pressed(key));
-    if pressed(settings.quicksave_key) {
-        queue.enqueue(Job::save(SaveTarget::Slot(SlotId::Quick)));
-    }
-    if pressed(settings.quickload_key) {
-        queue.enqueue(Job::Load(SlotId::Quick));
-    }
-}
-
-/// Advances play time and the autosave timer; queues a timed autosave when one is due, unless a
-/// save is already running or waiting (it would capture the same world).
-pub(crate) fn tick_clocks(
-    time: Res<Time>,
-    settings: Res<KeepsakeSettings>,
-    mut playtime: ResMut<Playtime>,
-    mut timer: ResMut<AutosaveTimer>,
-    mut queue: ResMut<JobQueue>,
-) {
+/// Advances play time (the autosave timer is [`AutosavePlugin`](super::AutosavePlugin)'s).
+pub(crate) fn tick_playtime(time: Res<Time>, mut playtime: ResMut<Playtime>) {
     playtime.0 += time.delta();
-    if !timer.tick(time.delta(), settings.autosave_every) {
-        return;
-    }
-    if queue.has_save() {
-        debug!("keepsake: autosave skipped, a save is already in flight");
-    } else {
-        queue.enqueue(Job::save(SaveTarget::AutosaveRing));
-    }
 }

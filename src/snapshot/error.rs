@@ -176,7 +176,7 @@ pub enum SnapshotError {
 
     /// The world lacks the resources the snapshot layer needs.
     #[error(
-        "{0} is missing from the world; add `KeepsakePlugin` (or register a saveable type) first"
+        "{0} is missing from the world; add `KeepsakePlugins` (or register a saveable type) first"
     )]
     NotSetUp(&'static str),
 }

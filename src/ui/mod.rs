@@ -1,6 +1,6 @@
 //! The in-game save menu (feature `save_menu`, on by default): [`SaveMenuPlugins`].
 //!
-//! Add the group beside [`KeepsakePlugin`](crate::plugin::KeepsakePlugin). It is three plugins,
+//! Add the group beside [`KeepsakePlugins`](crate::plugin::KeepsakePlugins). It is three plugins,
 //! each usable alone:
 //!
 //! | plugin | what it adds |
@@ -20,7 +20,7 @@
 //!
 //! App::new()
 //!     .add_plugins(DefaultPlugins)
-//!     .add_plugins(KeepsakePlugin::new("my-game"))
+//!     .add_plugins(KeepsakePlugins::new("my-game"))
 //!     // Esc opens the menu; no thumbnails in this game.
 //!     .add_plugins(SaveMenuPlugins.build().disable::<SaveThumbnailsPlugin>())
 //!     .run();

@@ -1002,7 +1002,7 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
 #[test]
 fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
     use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
-    use crate::plugin::{KeepsakePlugin, SaveOnExit};
+    use crate::plugin::{KeepsakePlugins, SaveOnExit};
     use crate::snapshot::{Saveable, SaveableAppExt};
     use crate::store::{SlotStore, StoreConfig};
     use bevy::prelude::*;
@@ -1016,7 +1016,7 @@ fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .add_plugins(
-            KeepsakePlugin::new("exit-thumbnail")
+            KeepsakePlugins::new("exit-thumbnail")
                 .save_root(dir.path())
                 .autosave_every(Duration::ZERO)
                 .save_on_exit(SaveOnExit::AUTOSAVE),

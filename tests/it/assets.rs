@@ -95,7 +95,7 @@ fn app(dir: &Path, policy: RuntimeAssetHandles) -> App {
         .register_asset_reflect::<LevelData>()
         .register_asset_loader(LevelLoader)
         .add_plugins(
-            KeepsakePlugin::new("keepsake-asset-tests")
+            KeepsakePlugins::new("keepsake-asset-tests")
                 .save_root(dir.join("saves"))
                 .autosave_every(Duration::ZERO)
                 .runtime_asset_handles(policy),

@@ -79,7 +79,7 @@ fn app_with(save_root: &Path, sprites: Sprites) -> App {
             10,
         )))
         .add_plugins(
-            KeepsakePlugin::new("keepsake-fixture-tests")
+            KeepsakePlugins::new("keepsake-fixture-tests")
                 .save_root(save_root)
                 .autosave_every(Duration::ZERO),
         )

@@ -4,10 +4,11 @@
 
 use crate::common;
 
+use bevy::app::Plugins;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::format::{SaveBundle, SaveMeta, SealKey, WorldState};
-use bevy_keepsake::plugin::{KeepsakeError, KeepsakeStore, Playtime, SlotAction};
+use bevy_keepsake::plugin::{KeepsakeError, KeepsakeStore, Playtime, RewindRing, SlotAction};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
 use common::gate_fs::GateFs;
@@ -36,7 +37,7 @@ enum Outcome {
     LoadFailed(LoadFailed),
 }
 
-fn app_with(plugin: KeepsakePlugin) -> App {
+fn app_with<M>(plugin: impl Plugins<M>) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
@@ -65,8 +66,8 @@ fn app_with(plugin: KeepsakePlugin) -> App {
     app
 }
 
-fn plugin(root: &Path) -> KeepsakePlugin {
-    KeepsakePlugin::new("keepsake-tests")
+fn plugin(root: &Path) -> KeepsakePlugins {
+    KeepsakePlugins::new("keepsake-tests")
         .save_root(root)
         .autosave_every(Duration::ZERO)
 }
@@ -766,7 +767,7 @@ fn public_resources_and_events_are_registered_for_reflection() {
 
 /// A headless app that runs its own loop (like a game's `main`) and exits by itself: `exit`
 /// decides, each frame, whether to send `AppExit` or do something else first.
-fn exiting_app(plugin: KeepsakePlugin, exit: fn(&mut World, u32) -> bool) -> App {
+fn exiting_app<M>(plugin: impl Plugins<M>, exit: fn(&mut World, u32) -> bool) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .add_plugins(plugin)
@@ -956,4 +957,88 @@ fn a_filter_on_a_component_that_is_not_saved_is_refused_at_startup() {
         LevelObject,
     >());
     app.finish();
+}
+
+// The plugin group's members: each can be turned off, and what it adds goes with it while the
+// rest keeps working.
+
+#[test]
+fn without_the_autosave_plugin_the_timer_saves_nothing_and_requests_still_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugin(dir.path()).autosave_every(Duration::from_secs(1));
+    let mut app = app_with(plugins.build().disable::<AutosavePlugin>());
+    app.world_mut().spawn((Saveable, Health(1)));
+    // 5 s of play at 250 ms a frame: five autosaves with the member (see the test above).
+    for _ in 0..20 {
+        app.update();
+    }
+    assert!(app.world().resource::<KeepsakeStatus>().is_idle());
+    assert!(app.world().resource::<Results>().0.is_empty());
+    assert!(app.world().resource::<Playtime>().0 >= Duration::from_secs(4));
+
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    let results = run_until_results(&mut app, 1);
+    assert!(
+        matches!(&results[0], Outcome::Saved(s) if s.slot == SlotId::Manual(0)),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn without_the_hotkeys_plugin_f5_does_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).build().disable::<HotkeysPlugin>());
+    app.world_mut().spawn((Saveable, Health(1)));
+    press(&mut app, KeyCode::F5);
+    for _ in 0..8 {
+        app.update();
+    }
+    assert!(app.world().resource::<Results>().0.is_empty());
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    assert!(store.generations(SlotId::Quick).unwrap().is_empty());
+}
+
+#[test]
+fn without_the_exit_save_plugin_no_exit_save_but_a_save_asked_at_exit_lands() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE);
+    let mut app = exiting_app(
+        plugins.build().disable::<ExitSavePlugin>(),
+        |world, frame| {
+            if frame == 3 {
+                world.write_message(SaveRequest::slot(SlotId::Manual(2)));
+            }
+            frame == 3
+        },
+    );
+    assert_eq!(app.run(), AppExit::Success);
+    assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), None);
+    assert_eq!(saved_healths(dir.path(), SlotId::Manual(2)), Some(vec![42]));
+}
+
+#[test]
+fn without_the_rewind_plugin_there_is_no_ring_and_saves_and_loads_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).build().disable::<RewindPlugin>());
+    assert!(app.world().get_resource::<RewindRing>().is_none());
+    app.world_mut().spawn((Saveable, Health(3)));
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    run_until_results(&mut app, 1);
+    set_healths(&mut app, 9);
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(0),
+    });
+    let results = run_until_results(&mut app, 2);
+    assert!(matches!(&results[1], Outcome::Loaded(_)), "{results:?}");
+    assert_eq!(healths(&mut app), [3]);
+}
+
+#[test]
+#[should_panic(expected = "AutosavePlugin needs KeepsakeCorePlugin")]
+fn a_member_without_the_core_plugin_names_what_is_missing() {
+    App::new()
+        .add_plugins(MinimalPlugins)
+        .add_plugins(AutosavePlugin);
 }

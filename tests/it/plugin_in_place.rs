@@ -46,7 +46,7 @@ fn app(root: &Path, apply: LoadApply) -> App {
         )))
         .init_resource::<ButtonInput<KeyCode>>()
         .add_plugins(
-            KeepsakePlugin::new("keepsake-in-place-tests")
+            KeepsakePlugins::new("keepsake-in-place-tests")
                 .save_root(root)
                 .autosave_every(Duration::ZERO)
                 .load_apply(apply)

@@ -33,7 +33,7 @@ fn app(root: &Path, settings: RewindSettings, entities: u32) -> App {
         .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
         .init_resource::<ButtonInput<KeyCode>>()
         .add_plugins(
-            KeepsakePlugin::new("keepsake-rewind-tests")
+            KeepsakePlugins::new("keepsake-rewind-tests")
                 .save_root(root)
                 .autosave_every(Duration::ZERO)
                 .rewind(settings),

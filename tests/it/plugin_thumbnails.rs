@@ -33,7 +33,7 @@ fn app(root: &std::path::Path, capture: Option<ThumbnailCapture>) -> App {
             16,
         )))
         .add_plugins(
-            KeepsakePlugin::new("thumbnail-tests")
+            KeepsakePlugins::new("thumbnail-tests")
                 .save_root(root)
                 .autosave_every(Duration::ZERO),
         )

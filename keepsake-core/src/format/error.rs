@@ -233,7 +233,7 @@ pub enum FormatError {
 
     /// An unsealed file was read by a reader that holds a key and refuses unsealed files.
     #[error(
-        "the save is not sealed, and this game accepts only sealed saves; if it was made before the game sealed its saves, allow them with `UnsealedSaves::Accept` (`KeepsakePlugin::unsealed_saves`)"
+        "the save is not sealed, and this game accepts only sealed saves; if it was made before the game sealed its saves, allow them with `UnsealedSaves::Accept` (`KeepsakePlugins::unsealed_saves`)"
     )]
     UnsealedRefused,
 

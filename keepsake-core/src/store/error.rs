@@ -25,7 +25,7 @@ pub enum StoreError {
 
     /// The platform reports no per-user data directory, so a save root must be given.
     #[error(
-        "this platform reports no per-user data directory; set a save root explicitly (e.g. `KeepsakePlugin::save_root`)"
+        "this platform reports no per-user data directory; set a save root explicitly (e.g. `KeepsakePlugins::save_root`)"
     )]
     NoDataDir,
 

@@ -16,7 +16,7 @@
 //!
 //! App::new()
 //!     .add_plugins(DefaultPlugins)
-//!     .add_plugins(KeepsakePlugin::new("my-game").rewind(RewindSettings {
+//!     .add_plugins(KeepsakePlugins::new("my-game").rewind(RewindSettings {
 //!         every: Duration::from_millis(500),
 //!         ..Default::default()
 //!     }))
@@ -66,14 +66,46 @@ pub use events::{
 pub use ring::{Evicted, RewindPoint, RewindRing, RewindTo};
 pub use settings::{RewindSettings, RewindTimer};
 
-pub(super) use run::run_rewind;
-
 use crate::plugin::capture::CaptureHooks;
+use crate::plugin::core::KeepsakeSystems;
+use crate::plugin::core::schedule_of;
+use crate::plugin::{listing, runner};
 use bevy::prelude::*;
 
-/// Adds the ring's resources, messages, observer and reflected types (the plugin adds
-/// [`run_rewind`] to its job systems).
-pub(super) fn build(app: &mut App, settings: RewindSettings) {
+/// The rewind ring: points taken on request or on a timer ([`RewindSettings`]), kept in
+/// memory, and rewinds to them. A member of [`KeepsakePlugins`](crate::plugin::KeepsakePlugins)
+/// (which passes it [`KeepsakePlugins::rewind`](crate::plugin::KeepsakePlugins::rewind)'s
+/// settings); without it, captures feed no ring and rewind requests go unread.
+#[derive(Clone, Debug, Default)]
+pub struct RewindPlugin {
+    settings: RewindSettings,
+}
+
+impl RewindPlugin {
+    /// The ring with these settings (also a resource, changeable at run time).
+    pub fn new(settings: RewindSettings) -> Self {
+        RewindPlugin { settings }
+    }
+}
+
+impl Plugin for RewindPlugin {
+    fn build(&self, app: &mut App) {
+        let schedule = schedule_of(app, "RewindPlugin");
+        add_resources(app, self.settings.clone());
+        add_messages(app);
+        // After the runner: a rewind and a load finishing in one frame are seen in that order.
+        app.add_systems(
+            schedule,
+            run::run_rewind
+                .in_set(KeepsakeSystems::Jobs)
+                .after(runner::run_jobs)
+                .before(listing::refresh_listing),
+        );
+    }
+}
+
+/// The ring, its timer and its cursors; the hook that lets the ring see every capture.
+fn add_resources(app: &mut App, settings: RewindSettings) {
     app.init_resource::<CaptureHooks>();
     // The ring's points keep only what changed across each capture (a save's, a load's).
     app.world_mut()
@@ -84,13 +116,17 @@ pub(super) fn build(app: &mut App, settings: RewindSettings) {
         .init_resource::<RewindTimer>()
         .init_resource::<run::RewindCursors>()
         .init_resource::<run::Rewinding>()
-        .add_message::<RewindPointRequest>()
+        .add_observer(run::clear_on_load);
+}
+
+/// The ring's requests and results, and their reflection.
+fn add_messages(app: &mut App) {
+    app.add_message::<RewindPointRequest>()
         .add_message::<RewindRequest>()
         .add_message::<RewindPointTaken>()
         .add_message::<RewindPointFailed>()
         .add_message::<RewindCompleted>()
         .add_message::<RewindFailed>()
-        .add_observer(run::clear_on_load)
         .register_type::<RewindSettings>()
         .register_type::<RewindTimer>()
         .register_type::<RewindPointRequest>()

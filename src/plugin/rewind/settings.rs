@@ -8,11 +8,11 @@ use std::time::Duration;
 /// at the next point).
 ///
 /// ```
-/// use bevy_keepsake::plugin::{KeepsakePlugin, RewindSettings};
+/// use bevy_keepsake::plugin::{KeepsakePlugins, RewindSettings};
 /// use std::time::Duration;
 ///
 /// // "Rewind time": a point every half second, the last 30 seconds.
-/// let plugin = KeepsakePlugin::new("my-game").rewind(RewindSettings {
+/// let plugin = KeepsakePlugins::new("my-game").rewind(RewindSettings {
 ///     points: 60,
 ///     every: Duration::from_millis(500),
 ///     ..Default::default()

@@ -81,7 +81,7 @@ impl SaveFilter {
     /// [`register_saveable`](crate::snapshot::SaveableAppExt::register_saveable)): loaded
     /// entities get only their saved components, so without it they would no longer match and
     /// the next save would hold none of them. A save refuses such a filter, naming `C`, and
-    /// `KeepsakePlugin` refuses it when the app starts.
+    /// `KeepsakePlugins` refuses it when the app starts.
     pub fn with_component<C: Component>() -> Self {
         SaveFilter {
             require: vec![FilterComponent::of::<C>()],

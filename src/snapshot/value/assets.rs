@@ -43,7 +43,7 @@ pub const MAX_ASSET_PATH_LEN: usize = 1024;
 
 /// What a save does with a handle to an asset made at run time (`Assets::add`), which has no
 /// path to be saved by. Insert it as a resource (or use
-/// [`KeepsakePlugin::runtime_asset_handles`](crate::plugin::KeepsakePlugin::runtime_asset_handles));
+/// [`KeepsakePlugins::runtime_asset_handles`](crate::plugin::KeepsakePlugins::runtime_asset_handles));
 /// without one, [`Skip`](Self::Skip) applies.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]

@@ -40,7 +40,7 @@ fn game_syncing_with(root: &Path, cloud_url: String, on_exit: SaveOnExit) -> App
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .add_plugins(
-            KeepsakePlugin::new(GAME)
+            KeepsakePlugins::new(GAME)
                 .save_root(root)
                 .autosave_every(Duration::ZERO)
                 .save_on_exit(on_exit),

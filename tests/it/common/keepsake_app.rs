@@ -33,7 +33,7 @@ pub fn app(root: &Path) -> App {
         .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
         .init_resource::<ButtonInput<KeyCode>>()
         .add_plugins(
-            KeepsakePlugin::new("keepsake-game-tests")
+            KeepsakePlugins::new("keepsake-game-tests")
                 .save_root(root)
                 .autosave_every(Duration::ZERO),
         )

@@ -1,0 +1,179 @@
+//! [`KeepsakeCorePlugin`]: the member of [`KeepsakePlugins`](super::KeepsakePlugins) every
+//! other one needs: the store, requests turned into jobs, the job runner, the listing, the
+//! status, the result events and play time, and at exit the end of the work already asked.
+
+use super::settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime, SaveTitle};
+use super::status::{KeepsakeStatus, SaveSlots};
+use super::store::StoreOpener;
+use super::thumbnail::ThumbnailCapture;
+use super::{
+    DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
+    RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
+};
+use super::{capture, exit, listing, requests, runner, store, unsaved};
+use crate::snapshot::{RuntimeAssetHandles, SaveRegistry, SnapshotError, ensure_registry};
+use bevy::app::OnAppExitSystems;
+use bevy::ecs::schedule::InternedScheduleLabel;
+use bevy::input::InputSystems;
+use bevy::prelude::*;
+use bevy::window::{ExitSystems, WindowFocused};
+
+/// The plugin's system sets, in the order they run (in `PreUpdate` unless the game chose
+/// another schedule with [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)).
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeepsakeSystems {
+    /// Hotkeys, requests, autosave timer, play time.
+    Requests,
+    /// Finishing, applying and starting jobs; refreshing the listing and the status.
+    Jobs,
+}
+
+/// The schedule the plugin's systems run in (`PreUpdate` unless the game chose another with
+/// [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)), for the other members.
+#[derive(Resource, Clone, Copy, Debug)]
+pub(crate) struct KeepsakeSchedule(pub(crate) InternedScheduleLabel);
+
+/// The store, the jobs and the results (see the [`group`](super::group) table). Built by
+/// [`KeepsakePlugins`](super::KeepsakePlugins) from its settings.
+pub struct KeepsakeCorePlugin {
+    pub(super) store: StoreOpener,
+    pub(super) settings: KeepsakeSettings,
+    pub(super) runtime_handles: RuntimeAssetHandles,
+    pub(super) schedule: InternedScheduleLabel,
+}
+
+impl Plugin for KeepsakeCorePlugin {
+    fn build(&self, app: &mut App) {
+        ensure_registry(app);
+        self.insert_resources(app);
+        add_messages(app);
+        self.add_systems(app);
+        register_reflected_types(app);
+        app.add_observer(runner::note_own_save);
+    }
+
+    /// Refuses a save filter that requires a component no save holds (every registration is
+    /// done by now): the game would lose its saved entities at the second save, silently.
+    fn finish(&self, app: &mut App) {
+        let registry = app.world().resource::<SaveRegistry>();
+        if let Some(component) = registry.unsaved_filter_component() {
+            panic!("keepsake: {}", SnapshotError::FilterNotSaved { component });
+        }
+    }
+}
+
+/// The schedule [`KeepsakeCorePlugin`] runs in; the other members add their systems there.
+///
+/// # Panics
+///
+/// Without [`KeepsakeCorePlugin`], naming the member that needs it.
+pub(crate) fn schedule_of(app: &App, member: &str) -> InternedScheduleLabel {
+    match app.world().get_resource::<KeepsakeSchedule>() {
+        Some(schedule) => schedule.0,
+        None => panic!(
+            "keepsake: {member} needs KeepsakeCorePlugin: add `KeepsakePlugins::new(..)` (the \
+             group holds both), or add KeepsakeCorePlugin first"
+        ),
+    }
+}
+
+impl KeepsakeCorePlugin {
+    /// The settings, the store opener and every resource the systems use, all created here so
+    /// no system creates one lazily (the capture cache starts empty: the first save encodes
+    /// everything).
+    fn insert_resources(&self, app: &mut App) {
+        app.insert_resource(self.settings.clone())
+            .insert_resource(self.runtime_handles)
+            .insert_resource(self.store.clone())
+            .insert_resource(KeepsakeSchedule(self.schedule))
+            .init_resource::<runner::JobQueue>()
+            .init_resource::<capture::SaveCaptureCache>()
+            .init_resource::<runner::SessionEntities>()
+            .init_resource::<runner::WarnedHandleFields>()
+            .init_resource::<unsaved::WarnedUnsaved>()
+            .init_resource::<listing::ListingRefresh>()
+            .init_resource::<KeepsakeStatus>()
+            .init_resource::<SaveSlots>()
+            .init_resource::<SaveTitle>()
+            .init_resource::<Playtime>()
+            .init_resource::<AutosaveTimer>()
+            .init_resource::<requests::RequestCursors>();
+    }
+
+    /// The store opens in `PreStartup`, the exit path runs in `Last`, and the rest in the
+    /// plugin's schedule, in [`KeepsakeSystems`] order.
+    fn add_systems(&self, app: &mut App) {
+        app.add_systems(PreStartup, store::open_store)
+            .add_systems(
+                Last,
+                exit::finish_before_exit
+                    .in_set(OnAppExitSystems)
+                    .in_set(exit::ExitWork)
+                    .after(ExitSystems),
+            )
+            .configure_sets(
+                self.schedule,
+                (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
+                    .chain()
+                    .after(InputSystems),
+            )
+            .add_systems(
+                self.schedule,
+                (
+                    (requests::collect_requests, requests::tick_playtime)
+                        .chain()
+                        .in_set(KeepsakeSystems::Requests),
+                    (
+                        runner::run_jobs,
+                        listing::refresh_listing,
+                        runner::publish_status,
+                    )
+                        .chain()
+                        .in_set(KeepsakeSystems::Jobs),
+                ),
+            );
+    }
+}
+
+/// The requests the plugin reads and the results it reports (and the window focus messages it
+/// reads, added here for apps without a window plugin).
+fn add_messages(app: &mut App) {
+    app.add_message::<SaveRequest>()
+        .add_message::<LoadRequest>()
+        .add_message::<DeleteRequest>()
+        .add_message::<RefreshSlots>()
+        .add_message::<SaveStarted>()
+        .add_message::<SaveCompleted>()
+        .add_message::<SaveFailed>()
+        .add_message::<LoadCompleted>()
+        .add_message::<LoadFailed>()
+        .add_message::<DeleteCompleted>()
+        .add_message::<DeleteFailed>()
+        .add_message::<WorldRestored>()
+        .add_message::<WindowFocused>();
+}
+
+/// Makes the plugin's resources, requests and results visible to inspectors and scripts.
+fn register_reflected_types(app: &mut App) {
+    app.register_type::<KeepsakeSettings>()
+        .register_type::<KeepsakeStatus>()
+        .register_type::<SaveSlots>()
+        .register_type::<SaveTitle>()
+        .register_type::<LoadApply>()
+        .register_type::<Playtime>()
+        .register_type::<AutosaveTimer>()
+        .register_type::<RuntimeAssetHandles>()
+        .register_type::<ThumbnailCapture>()
+        .register_type::<SaveRequest>()
+        .register_type::<LoadRequest>()
+        .register_type::<DeleteRequest>()
+        .register_type::<RefreshSlots>()
+        .register_type::<SaveStarted>()
+        .register_type::<SaveCompleted>()
+        .register_type::<SaveFailed>()
+        .register_type::<LoadCompleted>()
+        .register_type::<LoadFailed>()
+        .register_type::<DeleteCompleted>()
+        .register_type::<DeleteFailed>()
+        .register_type::<WorldRestored>();
+}
