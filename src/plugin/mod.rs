@@ -119,7 +119,6 @@ pub(crate) use {
     store::StoreOpener,
 };
 
-use bevy::prelude::*;
 
 /// The plugin group's name until this release.
 #[deprecated(
