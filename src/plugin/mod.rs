@@ -119,7 +119,6 @@ pub(crate) use {
     store::StoreOpener,
 };
 
-
 /// The plugin group's name until this release.
 #[deprecated(
     since = "0.1.0",
