@@ -29,7 +29,7 @@
 //! with the game's real types as well, so that, and whatever else a load would refuse, fails
 //! the test with the decode's own error.
 
-mod check;
+pub(crate) mod check;
 mod folder;
 mod game;
 mod report;
