@@ -356,3 +356,204 @@ fn serde_changes_kind_changes_and_renames_are_judged_as_a_load_would() {
             .is_some()
     );
 }
+
+/// Issue 43: the guard and the load ask one rule (`schema::resolve`), so for every ordered
+/// pair of these releases of one component (and of one enum), the guard calls a column a
+/// problem exactly when a load of its saved values fails. Each release is its own Rust type
+/// under one reflected path (`game::Unit`, `game::Mode`), with sample values covering every
+/// stored variant.
+mod releases {
+    use bevy::prelude::*;
+    use bevy_keepsake::snapshot::{Saveable, SaveableAppExt};
+    use serde::{Deserialize, Serialize};
+
+    /// Bytes only their own serde code reads (an opaque part).
+    #[derive(Reflect, Clone, Default, Serialize, Deserialize)]
+    #[reflect(opaque, Serialize, Deserialize, Default)]
+    #[type_path = "game"]
+    pub struct Blob(pub Vec<u8>);
+
+    macro_rules! release {
+        ($module:ident, $register:ident, { $($item:item)* } $(spawn $value:expr;)+) => {
+            pub mod $module {
+                #[allow(unused_imports)]
+                use super::*;
+                $($item)*
+                pub fn app() -> App {
+                    let mut app = App::new();
+                    app.$register::<Release>();
+                    app
+                }
+                pub fn spawn(world: &mut World) {
+                    $(world.spawn((Saveable, $value));)+
+                }
+            }
+        };
+    }
+
+    macro_rules! unit {
+        ($module:ident { $($field:tt)* } $(spawn $value:expr;)+) => {
+            release!($module, register_saveable, {
+                #[derive(Component, Reflect)]
+                #[reflect(Component)]
+                #[type_path = "game"]
+                #[type_name = "Unit"]
+                pub struct Release { $($field)* }
+            } $(spawn $value;)+);
+        };
+    }
+
+    macro_rules! mode {
+        ($module:ident { $($variant:tt)* } $(spawn $value:expr;)+) => {
+            release!($module, register_saveable, {
+                #[derive(Component, Reflect)]
+                #[reflect(Component)]
+                #[type_path = "game"]
+                #[type_name = "Mode"]
+                pub enum Release { $($variant)* }
+            } $(spawn $value;)+);
+        };
+    }
+
+    unit!(base { pub hp: u32, pub name: String }
+        spawn Release { hp: 70_000, name: "Ann".into() };);
+    unit!(reordered { pub name: String, pub hp: u32 }
+        spawn Release { name: "Bo".into(), hp: 3 };);
+    unit!(widened { pub hp: u64, pub name: String }
+        spawn Release { hp: 1 << 40, name: "Cy".into() };);
+    unit!(narrowed { pub hp: u16, pub name: String }
+        spawn Release { hp: 7, name: "Di".into() };);
+    unit!(removed { pub hp: u32 }
+        spawn Release { hp: 5 };);
+    unit!(added { pub hp: u32, pub name: String, #[reflect(default)] pub mana: u8 }
+        spawn Release { hp: 2, name: "Ed".into(), mana: 9 };);
+    unit!(wrapped { pub hp: Option<u32>, pub name: String }
+        spawn Release { hp: Some(4), name: "Fi".into() };
+        spawn Release { hp: None, name: "Gu".into() };);
+    unit!(pair { pub hp: u32, pub name: String, #[reflect(default)] pub at: (u8, u8) }
+        spawn Release { hp: 1, name: "Ha".into(), at: (1, 2) };);
+    unit!(triple { pub hp: u32, pub name: String, #[reflect(default)] pub at: (u8, u8, u8) }
+        spawn Release { hp: 1, name: "Io".into(), at: (1, 2, 3) };);
+    unit!(opaque { pub hp: u32, pub name: String, #[reflect(default)] pub blob: Blob }
+        spawn Release { hp: 8, name: "Jo".into(), blob: Blob(vec![1, 2, 3]) };);
+    release!(serde_coded, register_saveable, {
+        #[derive(Component, Reflect, Serialize, Deserialize)]
+        #[reflect(Component, Serialize, Deserialize)]
+        #[type_path = "game"]
+        #[type_name = "Unit"]
+        pub struct Release { pub hp: u32, pub name: String }
+    } spawn Release { hp: 6, name: "Ka".into() };);
+    release!(tuple, register_saveable, {
+        #[derive(Component, Reflect)]
+        #[reflect(Component)]
+        #[type_path = "game"]
+        #[type_name = "Unit"]
+        pub struct Release(pub u32, pub String);
+    } spawn Release(9, "Lu".into()););
+
+    mode!(modes { A, B(u32) } spawn Release::A; spawn Release::B(300););
+    mode!(modes_reordered { B(u32), A } spawn Release::B(1); spawn Release::A;);
+    mode!(modes_appended { A, B(u32), C } spawn Release::C; spawn Release::B(2););
+    mode!(modes_removed { A } spawn Release::A;);
+    mode!(modes_empty_struct { B(u32), A {} } spawn Release::A {}; spawn Release::B(3););
+    mode!(modes_widened { A, B(u64) } spawn Release::A; spawn Release::B(1 << 40););
+
+    /// A release: its app (registering its type) and its sample values.
+    pub type Release = (&'static str, fn() -> App, fn(&mut World));
+
+    pub const UNITS: [Release; 12] = [
+        ("base", base::app, base::spawn),
+        ("reordered", reordered::app, reordered::spawn),
+        ("widened", widened::app, widened::spawn),
+        ("narrowed", narrowed::app, narrowed::spawn),
+        ("removed", removed::app, removed::spawn),
+        ("added", added::app, added::spawn),
+        ("wrapped", wrapped::app, wrapped::spawn),
+        ("pair", pair::app, pair::spawn),
+        ("triple", triple::app, triple::spawn),
+        ("opaque", opaque::app, opaque::spawn),
+        ("serde", serde_coded::app, serde_coded::spawn),
+        ("tuple", tuple::app, tuple::spawn),
+    ];
+
+    pub const MODES: [Release; 6] = [
+        ("modes", modes::app, modes::spawn),
+        ("reordered", modes_reordered::app, modes_reordered::spawn),
+        ("appended", modes_appended::app, modes_appended::spawn),
+        ("removed", modes_removed::app, modes_removed::spawn),
+        (
+            "empty struct",
+            modes_empty_struct::app,
+            modes_empty_struct::spawn,
+        ),
+        ("widened", modes_widened::app, modes_widened::spawn),
+    ];
+}
+
+/// For every ordered pair of releases: the guard's verdict on the column, and whether a load
+/// of the saved values with today's types failed.
+fn verdicts_and_loads(releases: &[releases::Release], type_path: &str) -> Vec<String> {
+    let mut disagreements = Vec::new();
+    for (stored_name, stored_app, spawn) in releases {
+        for (today_name, today_app, _) in releases {
+            let dir = tempfile::tempdir().unwrap();
+            write_save(&mut stored_app(), dir.path(), "quick-00.g000001", spawn);
+            let report = compat::check_kept_saves(&today_app(), dir.path());
+            let save = &report.saves[0];
+            let column = save.columns.iter().find(|c| c.type_path == type_path);
+            let verdict = &column.expect("the column is checked").verdict;
+            if verdict.is_problem() != save.load_error.is_some() {
+                disagreements.push(format!(
+                    "{stored_name} -> {today_name}: guard {verdict:?}, load {:?}",
+                    save.load_error
+                ));
+            }
+        }
+    }
+    disagreements
+}
+
+#[test]
+fn the_guard_calls_a_column_a_problem_exactly_when_its_load_fails() {
+    let mut disagreements = verdicts_and_loads(&releases::UNITS, "game::Unit");
+    disagreements.extend(verdicts_and_loads(&releases::MODES, "game::Mode"));
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// D2: a unit variant saved, read as today's variant of no fields of another kind (`A {}`),
+/// in an enum that needs resolving for another change (the variants moved). Refused before.
+#[test]
+fn a_unit_variant_loads_as_an_empty_struct_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    write_save(
+        &mut releases::modes::app(),
+        dir.path(),
+        "quick-00.g000001",
+        releases::modes::spawn,
+    );
+    let report = compat::check_kept_saves(&releases::modes_empty_struct::app(), dir.path());
+    assert!(report.passed(), "{report}");
+}
+
+/// D3: a removed field whose bytes only its serde code reads cannot be skipped: the guard says
+/// so (it said "reads by name"), and the load refuses the column before reading (it failed
+/// on each value).
+#[test]
+fn a_removed_field_that_cannot_be_skipped_is_a_problem_for_the_guard_too() {
+    let dir = tempfile::tempdir().unwrap();
+    write_save(
+        &mut releases::opaque::app(),
+        dir.path(),
+        "quick-00.g000001",
+        releases::opaque::spawn,
+    );
+    let report = compat::check_kept_saves(&releases::base::app(), dir.path());
+    let save = &report.saves[0];
+    let unit = save.columns.iter().find(|c| c.type_path == "game::Unit");
+    let Verdict::NeedsMigration(changes) = &unit.unwrap().verdict else {
+        panic!("{report}");
+    };
+    assert_eq!(changes[0].path, "game::Unit.blob", "{report}");
+    let load = save.load_error.as_deref().unwrap_or_default();
+    assert!(load.contains("cannot be skipped"), "{load}");
+}

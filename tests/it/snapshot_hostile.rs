@@ -247,3 +247,41 @@ fn short_values_are_refused() {
         "{error}"
     );
 }
+
+#[derive(Component, Reflect, Clone, Debug, PartialEq)]
+#[reflect(Component)]
+struct Huge(u128);
+
+/// V1 (issue 43): a `u128` varint of the full 19 bytes whose last byte carries bits past 128
+/// is refused, as postcard and the stored-layout reader refuse it. The reflection plan used to
+/// drop those bits and read `u128::MAX`.
+#[test]
+fn a_u128_varint_past_128_bits_is_refused() {
+    let mut app = App::new();
+    app.register_saveable::<Huge>();
+    let world = app.world_mut();
+    world.spawn((Saveable, Huge(u128::MAX)));
+    let snapshot = snapshot::capture(world).unwrap();
+    // u128::MAX is 18 bytes of 0xff and a last byte of 0x03 (the two bits left).
+    let mut varint = vec![0xff; 18];
+    varint.push(0x03);
+    let blob = &snapshot.blob;
+    let at = blob
+        .windows(varint.len())
+        .position(|window| window == varint)
+        .expect("the value's bytes");
+    assert!(decode(world, blob).is_ok());
+    let mut past = blob.clone();
+    past[at + 18] = 0x04;
+    let error = decode(world, &past).err().expect("refused");
+    assert!(
+        matches!(
+            &error,
+            SnapshotError::Value {
+                entity_index: Some(0),
+                ..
+            }
+        ),
+        "{error}"
+    );
+}

@@ -2,10 +2,12 @@
 //! stored type would do with today's types, judged from the layouts alone.
 
 use crate::blob::{ColumnKind, StoredColumn, inspect};
-use crate::compat::file::{Encoding, SaveSchema, SchemaType};
+use crate::compat::file::{SaveSchema, SchemaType};
 use crate::error::BlobError;
 use crate::legacy::bevy_0_19;
-use crate::schema::compare::{self, Change};
+use crate::schema::TypeLayout;
+use crate::schema::compare::{self, Change, ChangeKind};
+use crate::schema::resolve;
 
 /// What a load would do with one stored column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,19 +137,44 @@ fn verdict(column: &StoredColumn<'_>, today: &SchemaType) -> Result<Verdict, Blo
     let Some(stored) = &column.layout else {
         return Ok(Verdict::NoLayout);
     };
-    let stored = &stored.decode()?;
-    // The loader's rule: a layout that reads as is takes the fast path, whatever the encoding.
-    if compare::reads_as_is(stored, &today.layout) {
-        return Ok(Verdict::Unchanged);
+    Ok(layout_verdict(&stored.decode()?, &today.layout))
+}
+
+/// The verdict on values stored with `stored` for today's layout of the same version: the
+/// loader's own rule decides (`schema::resolve`, which a load asks too), and
+/// [`compare::changes`] words it (the changes that need a migration first).
+pub(crate) fn layout_verdict(stored: &TypeLayout, today: &TypeLayout) -> Verdict {
+    // The fast reader's rule: a layout that reads as is, whatever the encoding.
+    if compare::reads_as_is(stored, today) {
+        return Verdict::Unchanged;
     }
-    let mut changes = compare::changes(stored, &today.layout);
-    if changes.is_empty() && today.encoding() == Encoding::Reflect {
-        // Only type paths differ (a nested type moved): read by name as before.
-        return Ok(Verdict::Unchanged);
+    let mut changes = compare::changes(stored, today);
+    let refusal = match resolve::resolve(stored, today) {
+        Ok(resolution) if resolution.lost_variants.is_empty() => {
+            return match changes.is_empty() {
+                // Only type paths differ (a nested type moved): read by name as before.
+                true => Verdict::Unchanged,
+                false => Verdict::ReadsByName(changes),
+            };
+        }
+        Ok(_) => None,
+        Err(incompatible) => Some(incompatible),
+    };
+    let worded = changes.iter().any(|change| change.kind.needs_migration());
+    if let (Some(refused), false) = (refusal, worded) {
+        // A refusal the changes do not name as one (a tuple of another arity, a removed field
+        // that cannot be skipped, a serde column whose bytes may have changed): say it.
+        changes.insert(
+            0,
+            Change {
+                path: refused.path,
+                kind: ChangeKind::TypeChanged {
+                    stored: refused.stored,
+                    today: refused.today,
+                },
+            },
+        );
     }
-    if changes.is_empty() || changes.iter().any(|change| change.kind.needs_migration()) {
-        changes.sort_by_key(|change| !change.kind.needs_migration());
-        return Ok(Verdict::NeedsMigration(changes));
-    }
-    Ok(Verdict::ReadsByName(changes))
+    changes.sort_by_key(|change| !change.kind.needs_migration());
+    Verdict::NeedsMigration(changes)
 }

@@ -4,7 +4,7 @@
 //! game-side helpers (`SaveSchema::of_app`, `assert_schema_file`, `assert_kept_saves_load`)
 //! and documents the guard as a whole.
 
-mod check;
+pub(crate) mod check;
 pub mod file;
 mod folder;
 mod report;

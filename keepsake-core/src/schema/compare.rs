@@ -1,12 +1,16 @@
 //! What changed between a stored layout and today's, in words a game developer can act on.
 //!
 //! [`changes`] walks both layouts side by side. Values of a stored layout are read by it and
-//! resolved by name (see `value::resolve`), so a moved field or variant, a widened number or a
-//! type that moved to another crate loads as before: those are listed for information, and
-//! [`ChangeKind::needs_migration`] tells the changes that saved values cannot load through.
+//! resolved by name, so a moved field or variant, a widened number or a type that moved to
+//! another crate loads as before: those are listed for information, and
+//! [`ChangeKind::needs_migration`] marks the changes that saved values cannot load through.
+//! Whether a column loads is not decided here but by the one rule both the load and the
+//! compatibility guard ask, [`resolve`](super::resolve); these are its words.
 
 use std::fmt::{self, Display, Formatter};
 
+pub use super::resolve::reads_as_is;
+use super::resolve::{field_count, resolves_within};
 use super::text::{root_name, short};
 use super::{Field, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields};
 
@@ -75,7 +79,8 @@ pub enum ChangeKind {
 impl ChangeKind {
     /// Whether stored values cannot load through this change without a migration: a changed
     /// type, a serde type whose layout changed, a removed variant. An added field is not one:
-    /// whether it may take its default is the loader's decision.
+    /// whether it may take its default is the loader's decision. For the words only (a report
+    /// lists these first): whether a column loads is `schema::resolve`'s decision.
     pub fn needs_migration(&self) -> bool {
         matches!(
             self,
@@ -90,94 +95,18 @@ impl ChangeKind {
 /// (removed ones after). Empty when they are equal or differ only in type paths: a type that
 /// moved to another module or crate reads as before.
 pub fn changes(stored: &TypeLayout, today: &TypeLayout) -> Vec<Change> {
-    changes_at(root_name(today), stored, today)
+    changes_at(root_name(today), false, stored, today)
 }
 
-/// Whether values written with `stored` read as `today` byte for byte: the layouts are equal
-/// but for enums that gained variants after their last stored one. A value names its variant
-/// by index, and the stored indices still name the same variants, so this is the one change a
-/// type written by its own serde code survives (Bevy 0.20's `Color` gained three); the fast
-/// reader takes it too.
-pub fn reads_as_is(stored: &TypeLayout, today: &TypeLayout) -> bool {
-    use TypeLayout as L;
-    match (stored, today) {
-        (
-            L::Struct { type_path, fields },
-            L::Struct {
-                type_path: p,
-                fields: f,
-            },
-        ) => type_path == p && fields_read_as_is(fields, f),
-        (
-            L::TupleStruct { type_path, fields },
-            L::TupleStruct {
-                type_path: p,
-                fields: f,
-            },
-        ) => type_path == p && all_read_as_is(fields, f),
-        (L::Tuple(fields), L::Tuple(f)) => all_read_as_is(fields, f),
-        (L::List(item), L::List(i)) | (L::Set(item), L::Set(i)) => reads_as_is(item, i),
-        (L::Array { item, len }, L::Array { item: i, len: l }) => len == l && reads_as_is(item, i),
-        (L::Map { key, value }, L::Map { key: k, value: v }) => {
-            reads_as_is(key, k) && reads_as_is(value, v)
-        }
-        (
-            L::Enum {
-                type_path,
-                variants,
-            },
-            L::Enum {
-                type_path: p,
-                variants: v,
-            },
-        ) => {
-            type_path == p
-                && variants.len() <= v.len()
-                && variants.iter().zip(v).all(|(old, new)| {
-                    old.name == new.name && variant_reads_as_is(&old.fields, &new.fields)
-                })
-        }
-        (
-            L::Serde {
-                type_path,
-                reflected,
-            },
-            L::Serde {
-                type_path: p,
-                reflected: r,
-            },
-        ) => type_path == p && reads_as_is(reflected, r),
-        // Saves made before handles named an unregistered asset type wrote `?`.
-        (L::Handle { asset_type }, L::Handle { .. }) if asset_type == UNKNOWN_ASSET => true,
-        _ => stored == today,
-    }
-}
-
-fn all_read_as_is(stored: &[TypeLayout], today: &[TypeLayout]) -> bool {
-    stored.len() == today.len() && stored.iter().zip(today).all(|(s, t)| reads_as_is(s, t))
-}
-
-fn fields_read_as_is(stored: &[Field], today: &[Field]) -> bool {
-    stored.len() == today.len()
-        && stored
-            .iter()
-            .zip(today)
-            .all(|(s, t)| s.name == t.name && reads_as_is(&s.layout, &t.layout))
-}
-
-fn variant_reads_as_is(stored: &VariantFields, today: &VariantFields) -> bool {
-    match (stored, today) {
-        (VariantFields::Unit, VariantFields::Unit) => true,
-        (VariantFields::Tuple(s), VariantFields::Tuple(t)) => all_read_as_is(s, t),
-        (VariantFields::Struct(s), VariantFields::Struct(t)) => fields_read_as_is(s, t),
-        // A variant of no fields is written as its index alone, whatever its kind.
-        _ => field_count(stored) == 0 && field_count(today) == 0,
-    }
-}
-
-fn changes_at(path: String, stored: &TypeLayout, today: &TypeLayout) -> Vec<Change> {
+fn changes_at(
+    path: String,
+    below_root: bool,
+    stored: &TypeLayout,
+    today: &TypeLayout,
+) -> Vec<Change> {
     let mut walk = Walk {
         path,
+        below_root,
         out: Vec::new(),
     };
     walk.compare(stored, today);
@@ -187,6 +116,9 @@ fn changes_at(path: String, stored: &TypeLayout, today: &TypeLayout) -> Vec<Chan
 /// Both layouts walked side by side, with the path to the current node.
 struct Walk {
     path: String,
+    /// Below the column's root, where a part stored by structure reads as a type today written
+    /// by its own serde code (by its reflected structure; see `schema::resolve`).
+    below_root: bool,
     out: Vec<Change>,
 }
 
@@ -200,9 +132,11 @@ impl Walk {
 
     /// Runs `walk` with `segment` appended to the path.
     fn nested(&mut self, segment: &str, walk: impl FnOnce(&mut Self)) {
-        let mark = self.path.len();
+        let (mark, below_root) = (self.path.len(), self.below_root);
         self.path.push_str(segment);
+        self.below_root = true;
         walk(self);
+        self.below_root = below_root;
         self.path.truncate(mark);
     }
 
@@ -218,6 +152,21 @@ impl Walk {
         if let (None, Some(item)) = (stored.option_item(), today.option_item()) {
             return self.wrapped(stored, today, item);
         }
+        if let TypeLayout::Serde { reflected, .. } = today
+            && self.below_root
+            && !matches!(stored, TypeLayout::Serde { .. })
+        {
+            // Read by its structure, shape against shape (the rule's order).
+            if **reflected != *stored {
+                self.shape(stored, reflected);
+            }
+            return;
+        }
+        self.shape(stored, today);
+    }
+
+    /// Two layouts, shape against shape.
+    fn shape(&mut self, stored: &TypeLayout, today: &TypeLayout) {
         match (stored, today) {
             (TypeLayout::Leaf(from), TypeLayout::Leaf(to)) if from.widens_to(*to) => {
                 self.push(ChangeKind::Widened {
@@ -279,12 +228,14 @@ impl Walk {
         });
     }
 
-    /// Stored `T`, today `Option<item>`: wrapped if `T` resolves to `item`.
+    /// Stored `T`, today `Option<item>`: wrapped if `T` resolves to `item` (the rule's
+    /// decision, `schema::resolve`).
     fn wrapped(&mut self, stored: &TypeLayout, today: &TypeLayout, item: &TypeLayout) {
-        let inner = changes_at(self.path.clone(), stored, item);
-        if inner.iter().any(|change| change.kind.needs_migration()) {
+        if !resolves_within(&self.path, stored, item) {
             return self.type_changed(stored, today);
         }
+        // Inside an `Option`, below the column's root even at its path.
+        let inner = changes_at(self.path.clone(), true, stored, item);
         self.push(ChangeKind::WrappedInOption);
         self.out.extend(inner);
     }
@@ -293,7 +244,7 @@ impl Walk {
     /// Variants appended at the end keep its bytes readable (see [`reads_as_is`]): those are
     /// listed as they are, any other change as a whole.
     fn serde(&mut self, stored: &TypeLayout, today: &TypeLayout) {
-        let changes = changes_at(self.path.clone(), stored, today);
+        let changes = changes_at(self.path.clone(), self.below_root, stored, today);
         if reads_as_is(stored, today) {
             self.out.extend(changes);
         } else if !changes.is_empty() {
@@ -392,14 +343,6 @@ fn reordered(stored: &[&str], today: &[&str]) -> bool {
     let stored_common = stored.iter().filter(|name| today.contains(name));
     let today_common = today.iter().filter(|name| stored.contains(name));
     !stored_common.eq(today_common)
-}
-
-fn field_count(fields: &VariantFields) -> usize {
-    match fields {
-        VariantFields::Unit => 0,
-        VariantFields::Tuple(fields) => fields.len(),
-        VariantFields::Struct(fields) => fields.len(),
-    }
 }
 
 /// A variant's fields on one line: `a unit variant`, `(u32, f32)`, `{ height: f32 }`.

@@ -7,8 +7,10 @@
 //! shapes with their field and variant names and their types, down to the leaves. A load
 //! compares a column's stored layout with the one today's type has: equal, the fast plan reads
 //! the values as before; different, the values are read by the stored layout and resolved by
-//! name against today's type (see `value::resolve`). [`compare`] tells what changed, in words a
-//! game developer can act on.
+//! name against today's type. Whether they can be is decided once, by [`resolve`], which both
+//! the load and the compatibility guard ask; [`compare`] tells what changed, in words a game
+//! developer can act on. Every reader of value bytes decodes postcard's primitives through
+//! [`bytes::ValueBytes`], and the reflection plan writes them with the writers beside it.
 //!
 //! The bytes of a layout ([`codec`]) are specified in the table there; [`text`] renders a
 //! layout for people (`keepsake inspect`), and [`stored`] reads values by a layout without the
@@ -21,11 +23,15 @@
 //! input byte and a megabyte, and check or measure without building where that is all that is
 //! wanted ([`codec::check`], [`stored::skip`]). See each module's "Memory".
 
+pub mod bytes;
 pub mod codec;
 pub mod compare;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod leaf;
+pub mod resolve;
+#[cfg(test)]
+mod resolve_tests;
 pub mod stored;
 pub mod text;
 

@@ -27,10 +27,10 @@
 
 use std::fmt::{self, Debug, Display, Formatter, Write as _};
 
+use super::bytes::{ValueBytes, ValueError};
 use super::text::{root_name, short_name};
 use super::{Field, Leaf, TypeLayout, Variant, VariantFields};
 use crate::format::{Budget, OverBudget};
-use crate::wire::{VarintError, read_varint, unzigzag_i128};
 
 /// Values of no bytes allowed per byte of input, plus [`EMPTY_VALUES_BASE`]: a list of `()`
 /// is the one thing whose length the bytes left cannot bound.
@@ -300,7 +300,7 @@ pub fn read_prefix(
 ) -> Result<(StoredValue, usize), StoredValueError> {
     let mut reader = Reader::new(layout, bytes, Mode::Prefix);
     let value = reader.value(layout)?;
-    Ok((value, reader.pos))
+    Ok((value, reader.input.position()))
 }
 
 /// How many bytes one value of `layout` takes at the front of `bytes`, read as
@@ -309,7 +309,7 @@ pub fn read_prefix(
 pub fn skip(layout: &TypeLayout, bytes: &[u8]) -> Result<usize, StoredValueError> {
     let mut reader = Reader::new(layout, bytes, Mode::Measure);
     reader.value(layout)?;
-    Ok(reader.pos)
+    Ok(reader.input.position())
 }
 
 /// Whether `bytes` are exactly one value of `layout`, every part read (none only its type
@@ -332,8 +332,8 @@ enum Mode {
 
 /// Reads values front to back, keeping the path to the part being read for errors.
 struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    /// The value's bytes: every primitive is read through them.
+    input: ValueBytes<'a>,
     /// Where the reading is, from the root's name; segments are pushed and popped around
     /// each nested value.
     path: String,
@@ -353,8 +353,7 @@ impl<'a> Reader<'a> {
     fn new(layout: &TypeLayout, bytes: &'a [u8], mode: Mode) -> Self {
         let keep = mode != Mode::Measure;
         Reader {
-            bytes,
-            pos: 0,
+            input: ValueBytes::new(bytes),
             path: root_name(layout),
             empty_left: empty_budget(bytes.len()),
             skipping: mode != Mode::Read,
@@ -421,7 +420,7 @@ impl<'a> Reader<'a> {
     }
 
     fn left(&self) -> usize {
-        self.bytes.len() - self.pos
+        self.input.remaining()
     }
 
     fn path(&self) -> String {
@@ -443,17 +442,17 @@ impl<'a> Reader<'a> {
     }
 
     fn value(&mut self, layout: &TypeLayout) -> Result<StoredValue, StoredValueError> {
-        let start = self.pos;
+        let start = self.input.position();
         let value = self.shape(layout)?;
-        if self.pos == start && !self.ended {
+        if self.input.position() == start && !self.ended {
             // The bytes left bound every length except that of a list of values of no bytes.
             self.empty_left =
                 self.empty_left
                     .checked_sub(1)
                     .ok_or_else(|| StoredValueError::TooManyEmpty {
                         path: self.path(),
-                        limit: empty_budget(self.bytes.len()),
-                        size: self.bytes.len(),
+                        limit: empty_budget(self.input.input().len()),
+                        size: self.input.input().len(),
                     })?;
         }
         Ok(value)
@@ -637,12 +636,15 @@ impl<'a> Reader<'a> {
         reflected: &TypeLayout,
     ) -> Result<StoredValue, StoredValueError> {
         if readable(reflected) {
-            let (pos, empty_left) = (self.pos, self.empty_left);
+            let (pos, empty_left) = (self.input.position(), self.empty_left);
             match self.value(reflected) {
                 Ok(value) => return Ok(value),
                 // A hand-written serde impl (or renamed, skipped fields) writes another shape:
                 // its bytes are then the type's own, not damage.
-                Err(_) => (self.pos, self.empty_left) = (pos, empty_left),
+                Err(_) => {
+                    self.input.set_position(pos);
+                    self.empty_left = empty_left;
+                }
             }
         }
         self.unreadable(type_path)
@@ -656,10 +658,10 @@ impl<'a> Reader<'a> {
                 type_path: type_path.to_owned(),
             });
         }
-        let rest = &self.bytes[self.pos..];
+        let rest = self.input.rest();
         self.charge("unreadable bytes", rest.len())?;
         let bytes = rest.to_vec();
-        self.pos = self.bytes.len();
+        self.input.advance(rest.len());
         self.ended = true;
         Ok(StoredValue::Unreadable {
             type_path: self.owned("type path", type_path)?,
@@ -690,19 +692,9 @@ impl<'a> Reader<'a> {
     fn leaf(&mut self, leaf: Leaf) -> Result<StoredValue, StoredValueError> {
         let what = leaf.name();
         Ok(match leaf {
-            Leaf::Bool => match self.byte(what)? {
-                0 => StoredValue::Bool(false),
-                1 => StoredValue::Bool(true),
-                byte => {
-                    return Err(StoredValueError::InvalidBool {
-                        path: self.path(),
-                        byte,
-                    });
-                }
-            },
-            // `u8` and `i8` are one raw byte; wider integers varints, zigzag when signed.
-            Leaf::U8 => StoredValue::Unsigned(self.byte(what)?.into()),
-            Leaf::I8 => StoredValue::Signed((self.byte(what)? as i8).into()),
+            Leaf::Bool => StoredValue::Bool(self.primitive(what, ValueBytes::bool)?),
+            Leaf::U8 => StoredValue::Unsigned(self.varint(8, what)?),
+            Leaf::I8 => StoredValue::Signed(self.signed(8, what)?),
             Leaf::U16 => StoredValue::Unsigned(self.varint(16, what)?),
             Leaf::U32 => StoredValue::Unsigned(self.varint(32, what)?),
             Leaf::U64 | Leaf::Usize => StoredValue::Unsigned(self.varint(64, what)?),
@@ -712,7 +704,7 @@ impl<'a> Reader<'a> {
             Leaf::I64 | Leaf::Isize => StoredValue::Signed(self.signed(64, what)?),
             Leaf::I128 => StoredValue::Signed(self.signed(128, what)?),
             Leaf::F32 => StoredValue::F32(self.f32()?),
-            Leaf::F64 => StoredValue::F64(f64::from_le_bytes(self.fixed(what)?)),
+            Leaf::F64 => StoredValue::F64(self.primitive(what, ValueBytes::f64)?),
             Leaf::Char => self.char()?,
             Leaf::String => StoredValue::String(self.string(what)?),
             Leaf::Entity => StoredValue::Entity(self.varint(64, "entity id")? as u64),
@@ -728,9 +720,9 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// A zigzag varint of a signed `bits`-bit number.
+    /// A signed `bits`-bit number (zigzag varint; `i8` one raw byte).
     fn signed(&mut self, bits: u32, what: &'static str) -> Result<i128, StoredValueError> {
-        Ok(unzigzag_i128(self.varint(bits, what)?))
+        self.primitive(what, |input| input.signed(bits))
     }
 
     /// A glam float vector's `lanes` components, little-endian `f32`s.
@@ -762,93 +754,51 @@ impl<'a> Reader<'a> {
     }
 
     fn f32(&mut self) -> Result<f32, StoredValueError> {
-        Ok(f32::from_le_bytes(self.fixed("f32")?))
+        self.primitive("f32", ValueBytes::f32)
     }
 
-    /// A `char`: its UTF-8 text with a length, which must be one character.
     fn char(&mut self) -> Result<StoredValue, StoredValueError> {
-        let text = self.text("char")?;
-        let mut chars = text.chars();
-        match (chars.next(), chars.next()) {
-            (Some(character), None) => Ok(StoredValue::Char(character)),
-            _ => Err(StoredValueError::InvalidChar {
-                path: self.path(),
-                len: text.len(),
-            }),
-        }
+        self.primitive("char", ValueBytes::char)
+            .map(StoredValue::Char)
     }
 
     fn string(&mut self, what: &'static str) -> Result<String, StoredValueError> {
-        let text = self.text(what)?;
+        let text = self.primitive(what, ValueBytes::str)?;
         self.owned(what, text)
     }
 
-    /// Text with its length, borrowed from the input.
-    fn text(&mut self, what: &'static str) -> Result<&'a str, StoredValueError> {
-        let bytes = self.bytes_with_len(what)?;
-        std::str::from_utf8(bytes).map_err(|_| StoredValueError::InvalidUtf8 {
-            path: self.path(),
-            what,
-        })
-    }
-
     fn bytes_with_len(&mut self, what: &'static str) -> Result<&'a [u8], StoredValueError> {
-        let len = self.varint(64, what)?;
-        self.take(usize::try_from(len).unwrap_or(usize::MAX), what)
+        self.primitive(what, ValueBytes::bytes_with_len)
     }
 
-    fn fixed<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], StoredValueError> {
-        let bytes = self.take(N, what)?;
-        let mut out = [0; N];
-        out.copy_from_slice(bytes);
-        Ok(out)
-    }
-
-    fn byte(&mut self, what: &'static str) -> Result<u8, StoredValueError> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn take(&mut self, len: usize, what: &'static str) -> Result<&'a [u8], StoredValueError> {
-        if len > self.left() {
-            return Err(StoredValueError::Truncated {
-                path: self.path(),
-                what,
-            });
-        }
-        let bytes = &self.bytes[self.pos..self.pos + len];
-        self.pos += len;
-        Ok(bytes)
-    }
-
-    /// A varint of an unsigned `bits`-bit number (postcard's width limit and range).
+    /// An unsigned `bits`-bit number (varint; `u8` one raw byte).
     fn varint(&mut self, bits: u32, what: &'static str) -> Result<u128, StoredValueError> {
-        let max_len = bits.div_ceil(7) as usize;
-        let rest = &self.bytes[self.pos..];
-        let (value, len) = read_varint(rest, max_len).map_err(|error| match error {
-            VarintError::Truncated => StoredValueError::Truncated {
-                path: self.path(),
-                what,
-            },
-            VarintError::TooLong => StoredValueError::BadVarint {
-                path: self.path(),
-                what,
-            },
-        })?;
-        // `read_varint` drops bits past 128, so a full-length u128 varint's last byte is
-        // checked instead of the value.
-        let fits = match bits {
-            128 => len < max_len || rest[len - 1] <= 0x03,
-            _ => value >> bits == 0,
-        };
-        if !fits {
-            return Err(StoredValueError::OutOfRange {
-                path: self.path(),
-                what,
-                bits,
-            });
+        self.primitive(what, |input| input.unsigned(bits))
+    }
+
+    /// A primitive read by `read` from the value's bytes, its error placed at the path.
+    #[inline]
+    fn primitive<T>(
+        &mut self,
+        what: &'static str,
+        read: impl FnOnce(&mut ValueBytes<'a>) -> Result<T, ValueError>,
+    ) -> Result<T, StoredValueError> {
+        read(&mut self.input).map_err(|error| self.at(error, what))
+    }
+
+    /// `error`, met reading the `what` at the current path.
+    fn at(&self, error: ValueError, what: &'static str) -> StoredValueError {
+        let path = self.path();
+        match error {
+            ValueError::BadVarint { .. } => StoredValueError::BadVarint { path, what },
+            ValueError::OutOfRange { bits } => StoredValueError::OutOfRange { path, what, bits },
+            ValueError::InvalidBool(byte) => StoredValueError::InvalidBool { path, byte },
+            ValueError::InvalidUtf8 => StoredValueError::InvalidUtf8 { path, what },
+            ValueError::InvalidChar { len } => StoredValueError::InvalidChar { path, len },
+            ValueError::TooLong { len, left } => StoredValueError::TooLong { path, len, left },
+            // `ValueError` is non-exhaustive; every other error is bytes that end early.
+            _ => StoredValueError::Truncated { path, what },
         }
-        self.pos += len;
-        Ok(value)
     }
 }
 
@@ -876,6 +826,14 @@ fn can_be_empty(layout: &TypeLayout) -> bool {
         TypeLayout::Serde { .. } | TypeLayout::Opaque { .. } | TypeLayout::Deep { .. } => true,
         _ => false,
     }
+}
+
+/// Whether values of `layout` can be skipped (measured by [`skip`]): it has no part only its
+/// type can read, opaque or too deep. A serde part counts when its reflected layout has none,
+/// since its derive most likely writes that shape; a hand-written serde impl still fails
+/// [`skip`] on its values. `schema::resolve` drops a removed field only when this holds.
+pub fn can_skip(layout: &TypeLayout) -> bool {
+    readable(layout)
 }
 
 /// Whether `layout` has no part only its type can read (opaque or too deep), so values of it

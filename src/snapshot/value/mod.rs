@@ -15,7 +15,6 @@ mod layout_of;
 mod ops;
 
 mod plan;
-mod plan_read;
 mod read;
 pub(crate) mod reflect_walk;
 mod resolve;

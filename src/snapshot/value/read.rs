@@ -3,10 +3,10 @@
 
 use super::assets::{HandleLoader, contains_handles};
 use super::ops::{DecodeFn, TypeOps};
-use super::plan::Plan;
-use super::plan_read::{Input, Prototypes};
+use super::plan::{Plan, Prototypes};
 use super::resolve::{Incompatible, Resolution};
 use crate::snapshot::schema::TypeLayout;
+use crate::snapshot::schema::bytes::ValueBytes;
 use bevy::prelude::*;
 use bevy::reflect::{ReflectDeserialize, TypeRegistration, TypeRegistry};
 use std::cell::RefCell;
@@ -174,7 +174,7 @@ impl PlannedReads {
     /// a prototype, and each later value is read over a clone of it ([`Plan::read_into`]),
     /// which allocates only where the value's own data needs it.
     fn read(&self, bytes: &[u8], ops: &TypeOps) -> Result<Box<dyn Reflect>, String> {
-        let mut input = Input::new(bytes);
+        let mut input = ValueBytes::new(bytes);
         let value = match self.clone_prototype(ops) {
             Some(mut value) => {
                 let kept = &mut self.kept.borrow_mut();
@@ -203,7 +203,11 @@ impl PlannedReads {
     }
 
     /// Reads a value through dynamic values and keeps a clone as the prototype.
-    fn read_first(&self, input: &mut Input<'_>, ops: &TypeOps) -> Result<Box<dyn Reflect>, String> {
+    fn read_first(
+        &self,
+        input: &mut ValueBytes<'_>,
+        ops: &TypeOps,
+    ) -> Result<Box<dyn Reflect>, String> {
         let partial = self.plan.read(input)?;
         let value = (ops.from_partial)(partial)
             .ok_or_else(|| format!("the stored fields do not form a {}", ops.type_path))?;

@@ -2,9 +2,12 @@
 //! resolved by name against today's type, the way Avro resolves a writer's schema against a
 //! reader's.
 //!
-//! [`Resolution::new`] compares the two layouts once per column and compiles a [`Step`] tree,
-//! refusing before any value is read what cannot be resolved (a field whose type changed, a
-//! serde type whose layout changed, a different shape); [`Resolution::read`] then reads each
+//! [`Resolution::new`] asks the one rule, `schema::resolve` (which the compatibility guard asks
+//! too), once per column, and translates its answer onto today's `TypeInfo` as a [`Step`]
+//! tree: registration lookups, field and variant indices by name, unsaved fields, type
+//! defaults. What the rule refuses (a field whose type changed, a serde type whose layout
+//! changed, a different shape) is refused before any value is read; the only refusal of the
+//! translation is a type missing from the type registry. [`Resolution::read`] then reads each
 //! value by the stored layout into dynamic values shaped like today's type, which `FromReflect`
 //! turns into it:
 //!
@@ -12,8 +15,11 @@
 //!   and the type lost is read and dropped (and listed, see [`Resolution::dropped`]); a field the
 //!   type has and the save lacks is left out, so `FromReflect` gives it its default
 //!   (`#[reflect(default)]` on the field, or the type's `#[reflect(Default)]`), else the default
-//!   of the field's type (`ReflectDefault`); with none, the value is refused naming the field;
-//! - enum variants are matched by name; a value in a variant the type lost is refused;
+//!   of the field's type (`ReflectDefault`); with none, the value is refused naming the field.
+//!   A removed field written by its own serde code with an opaque part cannot be skipped (where
+//!   it ends is unknown): the column is refused before reading;
+//! - enum variants are matched by name (a variant of no fields reads as today's of no fields,
+//!   whatever their kinds); a value in a variant the type lost is refused;
 //! - a leaf may widen (`u8` → `u32`, `u32` → `i64`, `f32` → `f64`), and a value may become
 //!   `Some` of an `Option` it is now wrapped in;
 //! - a part of the value whose layout did not change is read by Bevy's reflection
@@ -24,10 +30,14 @@
 //! whose layout changed take it.
 
 use super::assets::{HandleLoader, contains_handles};
-use super::layout_of::describe;
+use super::layout_of::leaf_of;
 use super::ops::TypeOps;
-use super::plan_read::{Input, NewValue, read_leaf};
-use crate::snapshot::schema::{Leaf, TypeLayout, VariantFields, compare, stored, text};
+use super::plan::{Named, NewValue, read_leaf};
+use crate::snapshot::schema::bytes::ValueBytes;
+use crate::snapshot::schema::resolve::{
+    self as rule, FieldRead, NamedRead, Read, VariantFieldsRead, resolve_at,
+};
+use crate::snapshot::schema::{Leaf, TypeLayout, stored};
 use bevy::prelude::*;
 use bevy::reflect::array::DynamicArray;
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, VariantInfo};
@@ -43,15 +53,7 @@ use bevy::reflect::{PartialReflect, TypeInfo, TypeRegistration, TypeRegistry};
 use std::any::TypeId;
 use std::cell::Cell;
 
-/// A part of a stored layout that today's type cannot read: where, and the two layouts there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Incompatible {
-    /// Where, from the column's type: `game::Stats.hp`.
-    pub(crate) path: String,
-    /// What the save holds there, and what the type has today.
-    pub(crate) stored: String,
-    pub(crate) today: String,
-}
+pub(crate) use crate::snapshot::schema::resolve::Incompatible;
 
 /// How one part of a stored value is read into today's type.
 enum Step<'a> {
@@ -152,12 +154,13 @@ pub(crate) struct Resolution<'a> {
     fill_type_defaults: Cell<bool>,
 }
 
-/// What compiling the steps collects on the way.
+/// The translation of the rule's [`Read`] tree onto today's `TypeInfo`.
 struct Compiler<'a> {
     registry: &'a TypeRegistry,
-    dropped: Vec<String>,
-    missing: Vec<String>,
 }
+
+/// Today's fields of a struct or variant: `(name, type, type path)`.
+type TodayFields = [(&'static str, TypeId, &'static str)];
 
 impl<'a> Resolution<'a> {
     /// Resolves `stored` (the layout a column was written with) against `ops`'s type today.
@@ -167,29 +170,16 @@ impl<'a> Resolution<'a> {
         loader: &'a HandleLoader<'a>,
         stored: &TypeLayout,
     ) -> Result<Self, Incompatible> {
-        let today = ops.layout(registry);
-        let serde = |layout: &TypeLayout| matches!(layout, TypeLayout::Serde { .. });
-        if (serde(&today) || serde(stored)) && !compare::reads_as_is(stored, &today) {
-            // Serde bytes are opaque: only a layout that reads them as is does.
-            return Err(Incompatible {
-                path: ops.type_path.to_owned(),
-                stored: encoded_as(stored),
-                today: encoded_as(&today),
-            });
-        }
-        let mut compiler = Compiler {
-            registry,
-            dropped: Vec::new(),
-            missing: Vec::new(),
-        };
-        let root = compiler.step(stored, ops.type_id, ops.type_path, ops.type_path, 0)?;
+        let resolution = resolve_at(ops.type_path, stored, &ops.layout(registry))?;
+        let compiler = Compiler { registry };
+        let root = compiler.step(&resolution.read, ops.type_id, ops.type_path, ops.type_path)?;
         Ok(Resolution {
             root,
             ops,
             registry,
             loader,
-            dropped: compiler.dropped,
-            missing: compiler.missing,
+            dropped: resolution.dropped,
+            missing: resolution.missing,
             fill_type_defaults: Cell::new(false),
         })
     }
@@ -215,7 +205,7 @@ impl<'a> Resolution<'a> {
     }
 
     fn read_whole(&self, bytes: &[u8]) -> Result<Box<dyn PartialReflect>, String> {
-        let mut input = Input::new(bytes);
+        let mut input = ValueBytes::new(bytes);
         let value = self.read_step(&self.root, &mut input)?;
         if input.remaining() > 0 {
             return Err(format!(
@@ -239,301 +229,266 @@ impl<'a> Resolution<'a> {
 }
 
 impl<'a> Compiler<'a> {
-    /// The step reading `stored` as the type `today` (path `today_path`), at `path`.
+    /// The step reading a part as `read` says, into the type `today` (path `today_path`), at
+    /// `path`.
     fn step(
-        &mut self,
-        stored: &TypeLayout,
+        &self,
+        read: &Read,
         today: TypeId,
         today_path: &str,
         path: &str,
-        depth: usize,
     ) -> Result<Step<'a>, Incompatible> {
-        let now = describe(self.registry, today, today_path, depth);
-        if compare::reads_as_is(stored, &now) {
-            return self.same(stored, today, path);
+        match read {
+            Read::AsIs => self.same(today, today_path, path),
+            &Read::Widen { from, to } => Ok(Step::Leaf {
+                stored: from,
+                today: to,
+            }),
+            _ => {
+                let registration = self.registration(today, today_path, path)?;
+                self.shape(read, registration, path)
+            }
         }
-        let incompatible = || Incompatible {
-            path: path.to_owned(),
-            stored: text::short(stored),
-            today: text::short(&now),
-        };
-        if let (TypeLayout::Leaf(from), TypeLayout::Leaf(to)) = (stored, &now) {
-            return match from.widens_to(*to) {
-                true => Ok(Step::Leaf {
-                    stored: *from,
-                    today: *to,
-                }),
-                false => Err(incompatible()),
-            };
-        }
-        let registration = self.registry.get(today).ok_or_else(incompatible)?;
-        let info = registration.type_info();
-        if now.option_item().is_some() && stored.option_item().is_none() {
-            return self.wrap_some(stored, info, path, depth);
-        }
-        self.shape(stored, registration, path, depth)
-            .ok_or_else(incompatible)?
     }
 
     /// A part whose layout did not change.
-    fn same(
-        &self,
-        stored: &TypeLayout,
-        today: TypeId,
-        path: &str,
-    ) -> Result<Step<'a>, Incompatible> {
-        if let TypeLayout::Leaf(leaf) = stored {
+    fn same(&self, today: TypeId, today_path: &str, path: &str) -> Result<Step<'a>, Incompatible> {
+        if let Some(leaf) = leaf_of(today) {
             return Ok(Step::Leaf {
-                stored: *leaf,
-                today: *leaf,
+                stored: leaf,
+                today: leaf,
             });
         }
-        let registration = self.registry.get(today).ok_or_else(|| Incompatible {
-            path: path.to_owned(),
-            stored: text::short(stored),
-            today: "a type missing from the type registry".to_owned(),
-        })?;
         Ok(Step::Same {
-            registration,
+            registration: self.registration(today, today_path, path)?,
             handles: contains_handles(self.registry, today),
         })
     }
 
+    /// Today's type's registration: the one refusal left to the load (the rule knows layouts,
+    /// not the registry).
+    fn registration(
+        &self,
+        today: TypeId,
+        today_path: &str,
+        path: &str,
+    ) -> Result<&'a TypeRegistration, Incompatible> {
+        self.registry.get(today).ok_or_else(|| Incompatible {
+            path: path.to_owned(),
+            stored: format!("a value of {today_path}"),
+            today: "a type missing from the type registry".to_owned(),
+        })
+    }
+
+    /// The rule's answer and today's `TypeInfo` disagree: a bug, since today's layout is built
+    /// from that `TypeInfo`; refused rather than read wrong.
+    fn disagree(path: &str, info: &TypeInfo) -> Incompatible {
+        debug_assert!(false, "today's layout and TypeInfo disagree at {path}");
+        Incompatible {
+            path: path.to_owned(),
+            stored: "a part the layout rule resolved".to_owned(),
+            today: format!("{} (its layout and TypeInfo disagree)", info.type_path()),
+        }
+    }
+
+    /// The step for a part read by shape, on today's `TypeInfo`.
+    fn shape(
+        &self,
+        read: &Read,
+        registration: &'a TypeRegistration,
+        path: &str,
+    ) -> Result<Step<'a>, Incompatible> {
+        let info = registration.type_info();
+        let at = |suffix: &str| format!("{path}{suffix}");
+        Ok(match (read, info) {
+            (Read::Struct(named), TypeInfo::Struct(today)) => {
+                let fields: Vec<_> = (today.iter())
+                    .map(|f| (f.name(), f.type_id(), f.type_path()))
+                    .collect();
+                let serialization = registration.data::<SerializationData>();
+                let step = self.named(named, &fields, serialization, path)?;
+                Step::Struct(StructStep {
+                    info: Some(info),
+                    ..step
+                })
+            }
+            (Read::TupleStruct(fields), TypeInfo::TupleStruct(_)) => {
+                self.tuple_struct(fields, registration, path)?
+            }
+            (Read::Tuple(reads), TypeInfo::Tuple(today)) if reads.len() == today.field_len() => {
+                let fields = (reads.iter().zip(today.iter()).enumerate())
+                    .map(|(index, (read, f))| {
+                        self.step(read, f.type_id(), f.type_path(), &at(&format!(".{index}")))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Step::Tuple { info, fields }
+            }
+            (Read::List(item), TypeInfo::List(today)) => {
+                let ty = today.item_ty();
+                let item = Box::new(self.step(item, ty.id(), ty.path(), &at("[]"))?);
+                Step::List { info, item }
+            }
+            (Read::Array(item), TypeInfo::Array(today)) => {
+                let ty = today.item_ty();
+                let item = Box::new(self.step(item, ty.id(), ty.path(), &at("[]"))?);
+                let len = today.capacity();
+                Step::Array { info, item, len }
+            }
+            (Read::Set(item), TypeInfo::Set(today)) => {
+                let ty = today.value_ty();
+                let item = Box::new(self.step(item, ty.id(), ty.path(), &at("[]"))?);
+                Step::Set { info, item }
+            }
+            (Read::Map { key, value }, TypeInfo::Map(today)) => {
+                let (k, v) = (today.key_ty(), today.value_ty());
+                Step::Map {
+                    info,
+                    key: Box::new(self.step(key, k.id(), k.path(), &at("{key}"))?),
+                    value: Box::new(self.step(value, v.id(), v.path(), &at("{}"))?),
+                }
+            }
+            (Read::Enum(variants), TypeInfo::Enum(_)) => self.enum_step(variants, info, path)?,
+            (Read::WrapSome(inner), TypeInfo::Enum(_)) => self.wrap_some(inner, info, path)?,
+            _ => return Err(Self::disagree(path, info)),
+        })
+    }
+
+    /// A tuple struct's stored fields onto today's written ones, by position.
+    fn tuple_struct(
+        &self,
+        fields: &[FieldRead],
+        registration: &'a TypeRegistration,
+        path: &str,
+    ) -> Result<Step<'a>, Incompatible> {
+        let info = registration.type_info();
+        let TypeInfo::TupleStruct(today) = info else {
+            return Err(Self::disagree(path, info));
+        };
+        let serialization = registration.data::<SerializationData>();
+        let kept: Vec<_> = (today.iter().enumerate())
+            .filter(|(index, _)| !serialization.is_some_and(|d| d.is_field_skipped(*index)))
+            .map(|(_, f)| ("", f.type_id(), f.type_path()))
+            .collect();
+        let fields = self.positional(fields, &kept, path, info)?;
+        Ok(Step::TupleStruct { info, fields })
+    }
+
+    /// A value read, then made `Some` of today's `Option` (`info`).
     fn wrap_some(
-        &mut self,
-        stored: &TypeLayout,
+        &self,
+        inner: &Read,
         info: &'static TypeInfo,
         path: &str,
-        depth: usize,
     ) -> Result<Step<'a>, Incompatible> {
         let some = match info {
-            TypeInfo::Enum(info) => info.variant("Some"),
+            TypeInfo::Enum(today) => today.variant("Some"),
             _ => None,
         };
         let Some(VariantInfo::Tuple(some)) = some else {
-            unreachable!("an Option layout has a Some(T) variant");
+            return Err(Self::disagree(path, info));
         };
-        let field = some.field_at(0).expect("Some has one field");
-        let inner = self.step(stored, field.type_id(), field.type_path(), path, depth + 1)?;
+        let field = some.field_at(0).ok_or_else(|| Self::disagree(path, info))?;
+        let inner = self.step(inner, field.type_id(), field.type_path(), path)?;
         Ok(Step::WrapSome {
             info,
             inner: Box::new(inner),
         })
     }
 
-    /// The step for two layouts of one shape (struct and struct...), `None` when the shapes
-    /// differ.
-    fn shape(
-        &mut self,
-        stored: &TypeLayout,
-        registration: &'a TypeRegistration,
-        path: &str,
-        depth: usize,
-    ) -> Option<Result<Step<'a>, Incompatible>> {
-        let info = registration.type_info();
-        let at = |suffix: &str| format!("{path}{suffix}");
-        let depth = depth + 1;
-        Some(match (stored, info) {
-            (TypeLayout::Struct { fields, .. }, TypeInfo::Struct(_)) => self
-                .struct_step(fields, registration, path, depth - 1)
-                .map(Step::Struct),
-            (TypeLayout::TupleStruct { fields, .. }, TypeInfo::TupleStruct(today)) => {
-                let ids: Vec<_> = today.iter().map(|f| (f.type_id(), f.type_path())).collect();
-                self.tuple_fields(fields, &ids, path, depth - 1)
-                    .map(|fields| Step::TupleStruct { info, fields })
-            }
-            (TypeLayout::Tuple(fields), TypeInfo::Tuple(today))
-                if fields.len() == today.field_len() =>
-            {
-                (fields.iter().zip(today.iter()).enumerate())
-                    .map(|(index, (stored, field))| {
-                        let at = at(&format!(".{index}"));
-                        self.step(stored, field.type_id(), field.type_path(), &at, depth)
-                    })
-                    .collect::<Result<_, _>>()
-                    .map(|fields| Step::Tuple { info, fields })
-            }
-            (TypeLayout::List(item), TypeInfo::List(today)) => {
-                let ty = today.item_ty();
-                self.step(item, ty.id(), ty.path(), &at("[]"), depth)
-                    .map(|item| Step::List {
-                        info,
-                        item: Box::new(item),
-                    })
-            }
-            (TypeLayout::Array { item, len }, TypeInfo::Array(today))
-                if *len == today.capacity() as u64 =>
-            {
-                let ty = today.item_ty();
-                self.step(item, ty.id(), ty.path(), &at("[]"), depth)
-                    .map(|item| Step::Array {
-                        info,
-                        item: Box::new(item),
-                        len: today.capacity(),
-                    })
-            }
-            (TypeLayout::Set(item), TypeInfo::Set(today)) => {
-                let ty = today.value_ty();
-                self.step(item, ty.id(), ty.path(), &at("[]"), depth)
-                    .map(|item| Step::Set {
-                        info,
-                        item: Box::new(item),
-                    })
-            }
-            (TypeLayout::Map { key, value }, TypeInfo::Map(today)) => {
-                self.map_step(key, value, info, today, path, depth)
-            }
-            (TypeLayout::Enum { variants, .. }, TypeInfo::Enum(_)) => {
-                self.enum_step(variants, registration, path, depth - 1)
-            }
-            _ => return None,
-        })
-    }
-}
-
-impl<'a> Compiler<'a> {
-    fn map_step(
-        &mut self,
-        key: &TypeLayout,
-        value: &TypeLayout,
-        info: &'static TypeInfo,
-        today: &bevy::reflect::map::MapInfo,
-        path: &str,
-        depth: usize,
-    ) -> Result<Step<'a>, Incompatible> {
-        let (k, v) = (today.key_ty(), today.value_ty());
-        let key = self.step(key, k.id(), k.path(), &format!("{path}{{key}}"), depth)?;
-        let value = self.step(value, v.id(), v.path(), &format!("{path}{{}}"), depth)?;
-        Ok(Step::Map {
-            info,
-            key: Box::new(key),
-            value: Box::new(value),
-        })
-    }
-
-    /// A struct's stored fields matched by name against today's.
-    fn struct_step(
-        &mut self,
-        stored: &[crate::snapshot::schema::Field],
-        registration: &'a TypeRegistration,
-        path: &str,
-        depth: usize,
-    ) -> Result<StructStep<'a>, Incompatible> {
-        let TypeInfo::Struct(info) = registration.type_info() else {
-            unreachable!("struct_step is given a struct");
-        };
-        let today: Vec<_> = info
-            .iter()
-            .map(|f| (f.name(), f.type_id(), f.type_path()))
-            .collect();
-        let serialization = registration.data::<SerializationData>();
-        self.named_fields(stored, &today, serialization, path, depth)
-            .map(|step| StructStep {
-                info: Some(registration.type_info()),
-                ..step
-            })
-    }
-
-    /// Stored named fields against today's `(name, type, path)` fields.
-    fn named_fields(
-        &mut self,
-        stored: &[crate::snapshot::schema::Field],
-        today: &[(&'static str, TypeId, &'static str)],
+    /// Stored named fields onto today's, by name, with today's unsaved fields and the type
+    /// defaults of the fields the save lacks.
+    fn named(
+        &self,
+        named: &NamedRead,
+        today: &TodayFields,
         serialization: Option<&'a SerializationData>,
         path: &str,
-        depth: usize,
     ) -> Result<StructStep<'a>, Incompatible> {
-        let is_unsaved =
-            |index: usize| serialization.is_some_and(|data| data.is_field_skipped(index));
-        let mut fields = Vec::with_capacity(stored.len());
-        for field in stored {
-            let at = format!("{path}.{}", field.name);
-            let found = today
-                .iter()
-                .enumerate()
-                .find(|(_, (name, ..))| *name == field.name);
-            fields.push(match found {
-                Some((index, &(name, id, type_path))) if !is_unsaved(index) => FieldStep::Keep {
-                    name,
-                    step: self.step(&field.layout, id, type_path, &at, depth + 1)?,
-                },
-                _ => {
-                    self.dropped.push(at);
-                    FieldStep::Drop(field.layout.clone())
+        let find = |name: &str| today.iter().enumerate().find(|(_, f)| f.0 == name);
+        let mut fields = Vec::with_capacity(named.fields.len());
+        for (name, field) in &named.fields {
+            fields.push(match field {
+                FieldRead::Keep(read) => {
+                    let Some((_, &(name, id, type_path))) = find(name.as_str()) else {
+                        return Err(Incompatible {
+                            path: format!("{path}.{name}"),
+                            stored: "a field the layout rule kept".to_owned(),
+                            today: "no such field in the type's TypeInfo".to_owned(),
+                        });
+                    };
+                    let step = self.step(read, id, type_path, &format!("{path}.{name}"))?;
+                    FieldStep::Keep { name, step }
                 }
+                FieldRead::Drop(layout) => FieldStep::Drop(layout.clone()),
             });
         }
-        let mut unsaved = Vec::new();
-        let mut type_defaults = Vec::new();
-        for (index, &(name, id, _)) in today.iter().enumerate() {
-            if is_unsaved(index) {
-                unsaved.push((name, index));
-            } else if !stored.iter().any(|field| field.name == name) {
-                self.missing.push(format!("{path}.{name}"));
-                if let Some(default) = self.registry.get_type_data::<ReflectDefault>(id) {
-                    type_defaults.push((name, default));
-                }
-            }
-        }
+        let unsaved = (today.iter().enumerate())
+            .filter(|(index, _)| serialization.is_some_and(|d| d.is_field_skipped(*index)))
+            .map(|(index, f)| (f.0, index))
+            .collect();
+        let type_defaults = (named.missing.iter())
+            .filter_map(|name| find(name.as_str()))
+            .filter_map(|(_, &(name, id, _))| {
+                let default = self.registry.get_type_data::<ReflectDefault>(id)?;
+                Some((name, default))
+            })
+            .collect();
         Ok(StructStep {
             info: None,
             fields: fields.into(),
-            unsaved: unsaved.into(),
+            unsaved,
             serialization,
-            type_defaults: type_defaults.into(),
+            type_defaults,
         })
     }
 
-    /// Stored tuple fields against today's, by position: stored fields beyond today's are
-    /// dropped; today's beyond the stored ones are missing.
-    fn tuple_fields(
-        &mut self,
-        stored: &[TypeLayout],
-        today: &[(TypeId, &'static str)],
+    /// Stored fields onto today's `kept` ones (those written), by position.
+    fn positional(
+        &self,
+        stored: &[FieldRead],
+        kept: &TodayFields,
         path: &str,
-        depth: usize,
+        info: &TypeInfo,
     ) -> Result<Box<[FieldStep<'a>]>, Incompatible> {
         let mut fields = Vec::with_capacity(stored.len());
-        for (index, layout) in stored.iter().enumerate() {
-            let at = format!("{path}.{index}");
-            fields.push(match today.get(index) {
-                Some(&(id, type_path)) => FieldStep::Keep {
+        for (index, field) in stored.iter().enumerate() {
+            fields.push(match (field, kept.get(index)) {
+                (FieldRead::Keep(read), Some(&(_, id, type_path))) => FieldStep::Keep {
                     name: "",
-                    step: self.step(layout, id, type_path, &at, depth + 1)?,
+                    step: self.step(read, id, type_path, &format!("{path}.{index}"))?,
                 },
-                None => {
-                    self.dropped.push(at);
-                    FieldStep::Drop(layout.clone())
-                }
+                (FieldRead::Drop(layout), _) => FieldStep::Drop(layout.clone()),
+                (FieldRead::Keep(_), None) => return Err(Self::disagree(path, info)),
             });
-        }
-        for index in stored.len()..today.len() {
-            self.missing.push(format!("{path}.{index}"));
         }
         Ok(fields.into())
     }
 
-    /// An enum's stored variants matched by name against today's.
+    /// An enum's stored variants onto today's, by name.
     fn enum_step(
-        &mut self,
-        stored: &[crate::snapshot::schema::Variant],
-        registration: &'a TypeRegistration,
+        &self,
+        stored: &[rule::VariantRead],
+        info: &'static TypeInfo,
         path: &str,
-        depth: usize,
     ) -> Result<Step<'a>, Incompatible> {
-        let info = registration.type_info();
         let TypeInfo::Enum(today) = info else {
-            unreachable!("enum_step is given an enum");
+            return Err(Self::disagree(path, info));
         };
         let mut variants = Vec::with_capacity(stored.len());
         for variant in stored {
-            let Some(index) = today.index_of(&variant.name) else {
-                variants.push(VariantStep::Lost(variant.name.clone()));
-                continue;
+            let (name, fields) = match variant {
+                rule::VariantRead::Kept { name, fields } => (name, fields),
+                rule::VariantRead::Lost(name) => {
+                    variants.push(VariantStep::Lost(name.clone()));
+                    continue;
+                }
             };
+            let index = today
+                .index_of(name)
+                .ok_or_else(|| Self::disagree(path, info))?;
             let now = today.variant_at(index).expect("index_of found it");
-            let at = format!("{path}::{}", variant.name);
-            let fields = self.variant_fields(&variant.fields, now, &at, depth)?;
+            let at = format!("{path}::{name}");
+            let fields = self.variant_fields(fields, now, &at, info)?;
             variants.push(VariantStep::Kept {
                 index,
                 name: now.name(),
@@ -547,49 +502,44 @@ impl<'a> Compiler<'a> {
     }
 
     fn variant_fields(
-        &mut self,
-        stored: &VariantFields,
+        &self,
+        stored: &VariantFieldsRead,
         today: &'static VariantInfo,
         path: &str,
-        depth: usize,
+        info: &TypeInfo,
     ) -> Result<VariantRead<'a>, Incompatible> {
         match (stored, today) {
-            (VariantFields::Unit, VariantInfo::Unit(_)) => Ok(VariantRead::Unit),
-            (VariantFields::Tuple(fields), VariantInfo::Tuple(now)) => {
-                let ids: Vec<_> = now.iter().map(|f| (f.type_id(), f.type_path())).collect();
-                self.tuple_fields(fields, &ids, path, depth)
+            // No fields on either side: today's variant of whatever kind, empty.
+            (VariantFieldsRead::Empty, VariantInfo::Unit(_)) => Ok(VariantRead::Unit),
+            (VariantFieldsRead::Empty, VariantInfo::Tuple(_)) => {
+                Ok(VariantRead::Tuple(Box::default()))
+            }
+            (VariantFieldsRead::Empty, VariantInfo::Struct(_)) => {
+                Ok(VariantRead::Struct(StructStep {
+                    info: None,
+                    fields: Box::default(),
+                    unsaved: Box::default(),
+                    serialization: None,
+                    type_defaults: Box::default(),
+                }))
+            }
+            (VariantFieldsRead::Tuple(fields), VariantInfo::Tuple(now)) => {
+                let ids: Vec<_> = now
+                    .iter()
+                    .map(|f| ("", f.type_id(), f.type_path()))
+                    .collect();
+                self.positional(fields, &ids, path, info)
                     .map(VariantRead::Tuple)
             }
-            (VariantFields::Struct(fields), VariantInfo::Struct(now)) => {
-                let today: Vec<_> = now
-                    .iter()
+            (VariantFieldsRead::Struct(named), VariantInfo::Struct(now)) => {
+                let today: Vec<_> = (now.iter())
                     .map(|f| (f.name(), f.type_id(), f.type_path()))
                     .collect();
-                self.named_fields(fields, &today, None, path, depth)
+                self.named(named, &today, None, path)
                     .map(VariantRead::Struct)
             }
-            _ => Err(Incompatible {
-                path: path.to_owned(),
-                stored: variant_kind(stored).to_owned(),
-                today: variant_kind_now(today).to_owned(),
-            }),
+            _ => Err(Self::disagree(path, info)),
         }
-    }
-}
-
-fn variant_kind(fields: &VariantFields) -> &'static str {
-    match fields {
-        VariantFields::Unit => "a unit variant",
-        VariantFields::Tuple(_) => "a tuple variant",
-        VariantFields::Struct(_) => "a struct variant",
-    }
-}
-
-fn variant_kind_now(variant: &VariantInfo) -> &'static str {
-    match variant {
-        VariantInfo::Unit(_) => "a unit variant",
-        VariantInfo::Tuple(_) => "a tuple variant",
-        VariantInfo::Struct(_) => "a struct variant",
     }
 }
 
@@ -597,7 +547,7 @@ impl Resolution<'_> {
     fn read_step(
         &self,
         step: &Step<'_>,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
     ) -> Result<Box<dyn PartialReflect>, String> {
         match step {
             Step::Leaf { stored, today } if stored == today => read_leaf(*stored, input, NewValue),
@@ -630,7 +580,7 @@ impl Resolution<'_> {
             Step::List { info, item } => {
                 let mut value = DynamicList::default();
                 value.set_represented_type(Some(info));
-                for _ in 0..input.length(1)? {
+                for _ in 0..input.length(1).named("length")? {
                     value.push_box(self.read_step(item, input)?);
                 }
                 Ok(Box::new(value))
@@ -646,7 +596,7 @@ impl Resolution<'_> {
             Step::Set { info, item } => {
                 let mut value = DynamicSet::default();
                 value.set_represented_type(Some(info));
-                for _ in 0..input.length(1)? {
+                for _ in 0..input.length(1).named("length")? {
                     value.insert_boxed(self.read_step(item, input)?);
                 }
                 Ok(Box::new(value))
@@ -658,7 +608,7 @@ impl Resolution<'_> {
             } => {
                 let mut value = DynamicMap::default();
                 value.set_represented_type(Some(info));
-                for _ in 0..input.length(1)? {
+                for _ in 0..input.length(1).named("length")? {
                     let key = self.read_step(key, input)?;
                     value.insert_boxed(key, self.read_step(item, input)?);
                 }
@@ -680,7 +630,7 @@ impl Resolution<'_> {
         &self,
         registration: &TypeRegistration,
         handles: bool,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
     ) -> Result<Box<dyn PartialReflect>, String> {
         let (value, used) =
             self.loader
@@ -694,7 +644,7 @@ impl Resolution<'_> {
     fn read_named(
         &self,
         step: &StructStep<'_>,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
     ) -> Result<DynamicStruct, String> {
         let mut value = DynamicStruct::default();
         for field in step.fields.iter() {
@@ -723,7 +673,7 @@ impl Resolution<'_> {
     fn read_tuple_fields(
         &self,
         fields: &[FieldStep<'_>],
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
     ) -> Result<Vec<Box<dyn PartialReflect>>, String> {
         let mut values = Vec::with_capacity(fields.len());
         for field in fields {
@@ -739,9 +689,9 @@ impl Resolution<'_> {
         &self,
         info: &'static TypeInfo,
         variants: &[VariantStep<'_>],
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
     ) -> Result<Box<dyn PartialReflect>, String> {
-        let stored = input.unsigned(32, "variant index")? as usize;
+        let stored = input.variant_index().named("variant index")? as usize;
         let (index, name, fields) = match variants.get(stored) {
             Some(VariantStep::Kept {
                 index,
@@ -780,22 +730,8 @@ impl Resolution<'_> {
     }
 }
 
-/// A column's whole layout on one line, saying whether serde wrote it: `serde bytes of struct
-/// game::Glow { radius: f32, level: u32 }`.
-fn encoded_as(layout: &TypeLayout) -> String {
-    let (encoding, shape) = match layout {
-        TypeLayout::Serde { reflected, .. } => ("serde bytes of", &**reflected),
-        other => ("reflected", other),
-    };
-    let text = text::pretty(shape);
-    format!(
-        "{encoding} {}",
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    )
-}
-
 /// Reads past a stored field today's type no longer has (measuring it, building nothing).
-fn skip(layout: &TypeLayout, input: &mut Input<'_>) -> Result<(), String> {
+fn skip(layout: &TypeLayout, input: &mut ValueBytes<'_>) -> Result<(), String> {
     let used = stored::skip(layout, input.rest()).map_err(|error| error.to_string())?;
     input.advance(used);
     Ok(())
@@ -805,10 +741,10 @@ fn skip(layout: &TypeLayout, input: &mut Input<'_>) -> Result<(), String> {
 fn widen(
     stored: Leaf,
     today: Leaf,
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
     if (stored, today) == (Leaf::F32, Leaf::F64) {
-        return Ok(Box::new(f64::from(input.f32()?)));
+        return Ok(Box::new(f64::from(input.f32().named("f32")?)));
     }
     let Some((signed, bits)) = stored.integer() else {
         return Err(format!(
@@ -817,12 +753,9 @@ fn widen(
             today.name()
         ));
     };
-    // Postcard writes `u8` and `i8` as raw bytes, wider integers as varints.
-    let value: i128 = match (signed, bits) {
-        (false, 8) => input.array::<1>()?[0].into(),
-        (true, 8) => (input.array::<1>()?[0] as i8).into(),
-        (true, _) => input.signed(bits, stored.name())?,
-        (false, _) => i128::try_from(input.unsigned(bits, stored.name())?)
+    let value: i128 = match signed {
+        true => input.signed(bits).named(stored.name())?,
+        false => i128::try_from(input.unsigned(bits).named(stored.name())?)
             .map_err(|_| format!("a {} too large for a {}", stored.name(), today.name()))?,
     };
     let out_of_range = || format!("{value} does not fit in a {}", today.name());

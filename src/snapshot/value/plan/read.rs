@@ -20,7 +20,8 @@
 //! than 0 or 1, invalid UTF-8, a variant index the enum does not have, an invalid entity id, a
 //! length longer than the bytes left.
 
-use super::plan::{Leaf, Plan, VariantPlan, VariantShape};
+use super::shape::{Leaf, Plan, VariantPlan, VariantShape};
+use crate::snapshot::schema::bytes::{ValueBytes, ValueError};
 use bevy::math::{IVec2, IVec3, IVec4, Quat, UVec2, UVec3, UVec4, Vec2, Vec3, Vec3A, Vec4};
 use bevy::prelude::*;
 use bevy::reflect::array::DynamicArray;
@@ -32,149 +33,30 @@ use bevy::reflect::structs::DynamicStruct;
 use bevy::reflect::tuple::DynamicTuple;
 use bevy::reflect::tuple_struct::DynamicTupleStruct;
 use bevy::reflect::{PartialReflect, TypeInfo};
-use keepsake_core::wire::{self, VarintError};
 use std::any::TypeId;
 use std::collections::HashMap;
 
-/// The bytes of one value, consumed from the front.
-pub(crate) struct Input<'a> {
-    bytes: &'a [u8],
+/// `ValueBytes`' errors in the plan's messages, naming what was being read.
+pub(crate) trait Named<T> {
+    fn named(self, what: &str) -> Result<T, String>;
 }
 
-impl<'a> Input<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Input { bytes }
+impl<T> Named<T> for Result<T, ValueError> {
+    #[inline]
+    fn named(self, what: &str) -> Result<T, String> {
+        self.map_err(|error| match error {
+            ValueError::BadVarint { .. } => format!("the varint of a {what} is too long"),
+            ValueError::OutOfRange { .. } => format!("a {what} out of range"),
+            other => other.to_string(),
+        })
     }
+}
 
-    /// How many bytes are left unread.
-    pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// The bytes not read yet.
-    pub(super) fn rest(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// Moves past `len` bytes read by another reader (at most [`Input::remaining`]).
-    pub(super) fn advance(&mut self, len: usize) {
-        self.bytes = &self.bytes[len.min(self.bytes.len())..];
-    }
-
-    fn take(&mut self, len: usize) -> Result<&'a [u8], String> {
-        if len > self.bytes.len() {
-            return Err(format!(
-                "the value ends early: {len} bytes needed, {} left",
-                self.bytes.len()
-            ));
-        }
-        let (taken, rest) = self.bytes.split_at(len);
-        self.bytes = rest;
-        Ok(taken)
-    }
-
-    pub(super) fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        Ok(self.take(N)?.try_into().expect("took N bytes"))
-    }
-
-    /// A varint of at most `max_bytes` bytes whose value is at most `max`.
-    fn varint(&mut self, max_bytes: usize, max: u128, what: &str) -> Result<u128, String> {
-        match wire::read_varint(self.bytes, max_bytes) {
-            Ok((value, len)) => {
-                self.bytes = &self.bytes[len..];
-                if value > max {
-                    return Err(format!("{value} is out of range for a {what}"));
-                }
-                Ok(value)
-            }
-            Err(VarintError::Truncated) => {
-                Err("the value ends early: 1 bytes needed, 0 left".to_owned())
-            }
-            Err(VarintError::TooLong) => Err(format!("the varint of a {what} is too long")),
-        }
-    }
-
-    pub(super) fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128, String> {
-        let max = if bits == 128 {
-            u128::MAX
-        } else {
-            (1u128 << bits) - 1
-        };
-        self.varint(bits.div_ceil(7) as usize, max, what)
-    }
-
-    pub(super) fn signed(&mut self, bits: u32, what: &str) -> Result<i128, String> {
-        Ok(wire::unzigzag_i128(self.unsigned(bits, what)?))
-    }
-
-    fn bool(&mut self) -> Result<bool, String> {
-        match self.array::<1>()?[0] {
-            0 => Ok(false),
-            1 => Ok(true),
-            other => Err(format!("{other} is not a bool")),
-        }
-    }
-
-    fn char(&mut self) -> Result<char, String> {
-        let text = self.str()?;
-        let mut chars = text.chars();
-        match (chars.next(), chars.next()) {
-            (Some(c), None) => Ok(c),
-            _ => Err(format!("{text:?} is not one char")),
-        }
-    }
-
-    fn entity(&mut self) -> Result<Entity, String> {
-        let bits = self.unsigned(64, "entity id")? as u64;
-        Entity::try_from_bits(bits).ok_or_else(|| format!("{bits:#x} is not a valid entity id"))
-    }
-
-    /// A length (of a sequence, map or text) no larger than the bytes left, each item taking at
-    /// least `min_item_size` bytes.
-    pub(super) fn length(&mut self, min_item_size: usize) -> Result<usize, String> {
-        let len = self.unsigned(64, "length")?;
-        let len = usize::try_from(len).map_err(|_| format!("length {len} is too large"))?;
-        if min_item_size > 0 && len > self.bytes.len() / min_item_size {
-            return Err(format!(
-                "length {len} is longer than the {} bytes left",
-                self.bytes.len()
-            ));
-        }
-        Ok(len)
-    }
-
-    fn str(&mut self) -> Result<&'a str, String> {
-        let len = self.length(1)?;
-        std::str::from_utf8(self.take(len)?).map_err(|error| format!("invalid UTF-8 text: {error}"))
-    }
-
-    pub(super) fn f32(&mut self) -> Result<f32, String> {
-        Ok(f32::from_le_bytes(self.array()?))
-    }
-
-    fn f32s<const N: usize>(&mut self) -> Result<[f32; N], String> {
-        let mut values = [0.0; N];
-        for value in &mut values {
-            *value = self.f32()?;
-        }
-        Ok(values)
-    }
-
-    fn i32s<const N: usize>(&mut self) -> Result<[i32; N], String> {
-        let mut values = [0; N];
-        for value in &mut values {
-            *value = self.signed(32, "i32")? as i32;
-        }
-        Ok(values)
-    }
-
-    fn u32s<const N: usize>(&mut self) -> Result<[u32; N], String> {
-        let mut values = [0; N];
-        for value in &mut values {
-            *value = self.unsigned(32, "u32")? as u32;
-        }
-        Ok(values)
-    }
+/// An entity id, valid by Bevy's rule.
+#[inline]
+fn entity(input: &mut ValueBytes<'_>) -> Result<Entity, String> {
+    let bits = input.entity_bits().named("entity id")?;
+    Entity::try_from_bits(bits).ok_or_else(|| format!("{bits:#x} is not a valid entity id"))
 }
 
 /// Concrete values met earlier in a column, read over instead of building values from dynamic
@@ -231,7 +113,10 @@ fn min_size(plan: &Plan) -> usize {
 
 impl Plan {
     /// Reads one value of the planned type as the dynamic value `FromReflect` turns into it.
-    pub(crate) fn read(&self, input: &mut Input<'_>) -> Result<Box<dyn PartialReflect>, String> {
+    pub(crate) fn read(
+        &self,
+        input: &mut ValueBytes<'_>,
+    ) -> Result<Box<dyn PartialReflect>, String> {
         match self {
             Plan::Leaf(leaf) => read_leaf(*leaf, input, NewValue),
             Plan::Struct(info, fields) => read_struct(info, fields, input),
@@ -267,7 +152,7 @@ impl Plan {
 fn read_struct(
     info: &'static TypeInfo,
     fields: &[(&'static str, Plan)],
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
     let mut value = read_struct_fields(fields, input)?;
     value.set_represented_type(Some(info));
@@ -276,7 +161,7 @@ fn read_struct(
 
 fn read_struct_fields(
     fields: &[(&'static str, Plan)],
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<DynamicStruct, String> {
     let mut value = DynamicStruct::default();
     for (name, plan) in fields.iter() {
@@ -285,7 +170,7 @@ fn read_struct_fields(
     Ok(value)
 }
 
-fn read_tuple(fields: &[Plan], input: &mut Input<'_>) -> Result<DynamicTuple, String> {
+fn read_tuple(fields: &[Plan], input: &mut ValueBytes<'_>) -> Result<DynamicTuple, String> {
     let mut value = DynamicTuple::default();
     for plan in fields.iter() {
         value.insert_boxed(plan.read(input)?);
@@ -296,9 +181,9 @@ fn read_tuple(fields: &[Plan], input: &mut Input<'_>) -> Result<DynamicTuple, St
 fn read_list(
     info: &'static TypeInfo,
     item: &Plan,
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
-    let len = input.length(min_size(item))?;
+    let len = input.length(min_size(item)).named("length")?;
     let mut value = DynamicList::default();
     value.set_represented_type(Some(info));
     for _ in 0..len {
@@ -310,9 +195,9 @@ fn read_list(
 fn read_set(
     info: &'static TypeInfo,
     item: &Plan,
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
-    let len = input.length(min_size(item))?;
+    let len = input.length(min_size(item)).named("length")?;
     let mut value = DynamicSet::default();
     value.set_represented_type(Some(info));
     for _ in 0..len {
@@ -324,7 +209,7 @@ fn read_set(
 fn read_map(
     info: &'static TypeInfo,
     entry: &(Plan, Plan),
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
     let mut value = DynamicMap::default();
     value.set_represented_type(Some(info));
@@ -337,10 +222,12 @@ fn read_map(
 /// Reads a map's length and entries, handing each to `insert`.
 fn read_map_entries(
     (key, item): &(Plan, Plan),
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
     insert: &mut dyn FnMut(Box<dyn PartialReflect>, Box<dyn PartialReflect>),
 ) -> Result<(), String> {
-    let len = input.length(min_size(key) + min_size(item))?;
+    let len = input
+        .length(min_size(key) + min_size(item))
+        .named("length")?;
     for _ in 0..len {
         let key = key.read(input)?;
         insert(key, item.read(input)?);
@@ -351,9 +238,9 @@ fn read_map_entries(
 fn read_enum(
     info: &'static TypeInfo,
     variants: &[VariantPlan],
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
 ) -> Result<Box<dyn PartialReflect>, String> {
-    let index = input.unsigned(32, "variant index")? as usize;
+    let index = input.variant_index().named("variant index")? as usize;
     let variant = variants.get(index).ok_or_else(|| {
         format!(
             "variant index {index} is out of range for {} ({} variants)",
@@ -373,14 +260,14 @@ fn read_enum(
 
 /// Where a decoded leaf goes: a new boxed value ([`NewValue`]) or over an existing one
 /// ([`Over`]). [`read_leaf`] decodes each leaf once for both.
-pub(super) trait LeafSink {
+pub(crate) trait LeafSink {
     type Out;
     fn put<T: PartialReflect>(self, value: T) -> Result<Self::Out, String>;
     fn put_str(self, text: &str) -> Result<Self::Out, String>;
 }
 
 /// A leaf read as a new value (what dynamic values are built from).
-pub(super) struct NewValue;
+pub(crate) struct NewValue;
 
 impl LeafSink for NewValue {
     type Out = Box<dyn PartialReflect>;
@@ -424,47 +311,48 @@ impl LeafSink for Over<'_> {
 }
 
 /// Decodes a leaf as postcard writes it, into `sink`.
-pub(super) fn read_leaf<S: LeafSink>(
+pub(crate) fn read_leaf<S: LeafSink>(
     leaf: Leaf,
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
     sink: S,
 ) -> Result<S::Out, String> {
+    let what = leaf.name();
     match leaf {
-        Leaf::Bool => sink.put(input.bool()?),
-        Leaf::U8 => sink.put(input.array::<1>()?[0]),
-        Leaf::I8 => sink.put(input.array::<1>()?[0] as i8),
-        Leaf::U16 => sink.put(input.unsigned(16, "u16")? as u16),
-        Leaf::U32 => sink.put(input.unsigned(32, "u32")? as u32),
-        Leaf::U64 => sink.put(input.unsigned(64, "u64")? as u64),
-        Leaf::U128 => sink.put(input.unsigned(128, "u128")?),
+        Leaf::Bool => sink.put(input.bool().named(what)?),
+        Leaf::U8 => sink.put(input.unsigned(8).named(what)? as u8),
+        Leaf::I8 => sink.put(input.signed(8).named(what)? as i8),
+        Leaf::U16 => sink.put(input.unsigned(16).named(what)? as u16),
+        Leaf::U32 => sink.put(input.unsigned(32).named(what)? as u32),
+        Leaf::U64 => sink.put(input.unsigned(64).named(what)? as u64),
+        Leaf::U128 => sink.put(input.unsigned(128).named(what)?),
         Leaf::Usize => sink.put(
-            usize::try_from(input.unsigned(64, "usize")?)
+            usize::try_from(input.unsigned(64).named(what)?)
                 .map_err(|_| "a usize out of range".to_owned())?,
         ),
-        Leaf::I16 => sink.put(input.signed(16, "i16")? as i16),
-        Leaf::I32 => sink.put(input.signed(32, "i32")? as i32),
-        Leaf::I64 => sink.put(input.signed(64, "i64")? as i64),
-        Leaf::I128 => sink.put(input.signed(128, "i128")?),
+        Leaf::I16 => sink.put(input.signed(16).named(what)? as i16),
+        Leaf::I32 => sink.put(input.signed(32).named(what)? as i32),
+        Leaf::I64 => sink.put(input.signed(64).named(what)? as i64),
+        Leaf::I128 => sink.put(input.signed(128).named(what)?),
         Leaf::Isize => sink.put(
-            isize::try_from(input.signed(64, "isize")?)
+            isize::try_from(input.signed(64).named(what)?)
                 .map_err(|_| "an isize out of range".to_owned())?,
         ),
-        Leaf::F32 => sink.put(input.f32()?),
-        Leaf::F64 => sink.put(f64::from_le_bytes(input.array()?)),
-        Leaf::Char => sink.put(input.char()?),
-        Leaf::String => sink.put_str(input.str()?),
-        Leaf::Entity => sink.put(input.entity()?),
-        Leaf::Vec2 => sink.put(Vec2::from_array(input.f32s()?)),
-        Leaf::Vec3 => sink.put(Vec3::from_array(input.f32s()?)),
-        Leaf::Vec3A => sink.put(Vec3A::from_array(input.f32s()?)),
-        Leaf::Vec4 => sink.put(Vec4::from_array(input.f32s()?)),
-        Leaf::Quat => sink.put(Quat::from_array(input.f32s()?)),
-        Leaf::IVec2 => sink.put(IVec2::from_array(input.i32s()?)),
-        Leaf::IVec3 => sink.put(IVec3::from_array(input.i32s()?)),
-        Leaf::IVec4 => sink.put(IVec4::from_array(input.i32s()?)),
-        Leaf::UVec2 => sink.put(UVec2::from_array(input.u32s()?)),
-        Leaf::UVec3 => sink.put(UVec3::from_array(input.u32s()?)),
-        Leaf::UVec4 => sink.put(UVec4::from_array(input.u32s()?)),
+        Leaf::F32 => sink.put(input.f32().named(what)?),
+        Leaf::F64 => sink.put(input.f64().named(what)?),
+        Leaf::Char => sink.put(input.char().named(what)?),
+        Leaf::String => sink.put_str(input.str().named(what)?),
+        Leaf::Entity => sink.put(entity(input)?),
+        Leaf::Vec2 => sink.put(Vec2::from_array(input.lanes_f32().named(what)?)),
+        Leaf::Vec3 => sink.put(Vec3::from_array(input.lanes_f32().named(what)?)),
+        Leaf::Vec3A => sink.put(Vec3A::from_array(input.lanes_f32().named(what)?)),
+        Leaf::Vec4 => sink.put(Vec4::from_array(input.lanes_f32().named(what)?)),
+        Leaf::Quat => sink.put(Quat::from_array(input.lanes_f32().named(what)?)),
+        Leaf::IVec2 => sink.put(IVec2::from_array(input.lanes_i32().named(what)?)),
+        Leaf::IVec3 => sink.put(IVec3::from_array(input.lanes_i32().named(what)?)),
+        Leaf::IVec4 => sink.put(IVec4::from_array(input.lanes_i32().named(what)?)),
+        Leaf::UVec2 => sink.put(UVec2::from_array(input.lanes_u32().named(what)?)),
+        Leaf::UVec3 => sink.put(UVec3::from_array(input.lanes_u32().named(what)?)),
+        Leaf::UVec4 => sink.put(UVec4::from_array(input.lanes_u32().named(what)?)),
     }
 }
 
@@ -478,7 +366,7 @@ impl Plan {
     pub(crate) fn read_into(
         &self,
         target: &mut dyn PartialReflect,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
         prototypes: &mut Prototypes,
     ) -> Result<(), String> {
         use bevy::reflect::ReflectMut;
@@ -512,8 +400,8 @@ impl Plan {
                 item.read_list_into(list, input, prototypes)
             }
             (Plan::Enum(info, variants), ReflectMut::Enum(e)) => {
-                let mut peek = Input { bytes: input.bytes };
-                let index = peek.unsigned(32, "variant index")? as usize;
+                let mut peek = *input;
+                let index = peek.variant_index().named("variant index")? as usize;
                 if index != e.variant_index() || index >= variants.len() {
                     return self.replace_variant(info.type_id(), index, target, input, prototypes);
                 }
@@ -527,7 +415,7 @@ impl Plan {
                 })
             }
             (Plan::Set(_, item), ReflectMut::Set(set)) => {
-                let len = input.length(min_size(item))?;
+                let len = input.length(min_size(item)).named("length")?;
                 set.retain(&mut |_| false);
                 for _ in 0..len {
                     set.insert_boxed(item.read(input)?);
@@ -551,10 +439,10 @@ impl Plan {
     fn read_list_into(
         &self,
         list: &mut dyn List,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
         prototypes: &mut Prototypes,
     ) -> Result<(), String> {
-        let len = input.length(min_size(self))?;
+        let len = input.length(min_size(self)).named("length")?;
         while list.len() > len {
             list.pop();
         }
@@ -572,7 +460,7 @@ impl Plan {
 fn read_variant_into(
     shape: &VariantShape,
     target: &mut dyn Enum,
-    input: &mut Input<'_>,
+    input: &mut ValueBytes<'_>,
     prototypes: &mut Prototypes,
 ) -> Result<(), String> {
     let (tuple, named): (&[Plan], &[(&'static str, Plan)]) = match shape {
@@ -594,7 +482,7 @@ impl Plan {
     fn push_onto(
         &self,
         list: &mut dyn List,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
         prototypes: &mut Prototypes,
     ) -> Result<(), String> {
         let Some(item_type) = self.type_info().map(TypeInfo::type_id) else {
@@ -621,7 +509,7 @@ impl Plan {
         enum_type: TypeId,
         index: usize,
         target: &mut dyn PartialReflect,
-        input: &mut Input<'_>,
+        input: &mut ValueBytes<'_>,
         prototypes: &mut Prototypes,
     ) -> Result<(), String> {
         let replacement = prototypes
