@@ -5,7 +5,7 @@
 //! components and resources a game registers, and the plugin that captures the world, saves off
 //! the main thread, autosaves and binds quicksave / quickload.
 //!
-//! - [`format`] (engine-free, from [`keepsake_core`]): the save file format (header, metadata,
+//! - [`format`](mod@format) (engine-free, from [`keepsake_core`]): the save file format (header, metadata,
 //!   thumbnail, payload; postcard + LZ4 + CRC32).
 //! - [`store`] (engine-free, from [`keepsake_core`]): slots, profiles, durable atomic writes,
 //!   generations, listings.
@@ -19,7 +19,29 @@
 //!   in-game save menu, toasts and window-screenshot thumbnails.
 //!
 //! Most games need only the [`prelude`].
+//!
+//! ## The guide
+//!
+//! [`_guide`] walks through the crate chapter by chapter; every example in it is a doctest.
+//!
+//! 1. [Saving your first component](_guide::first_save)
+//! 2. [What gets saved](_guide::what_gets_saved): registration, Bevy's types, what is left out
+//! 3. [After a load](_guide::after_load): `States`, rebuilding what follows from saved data
+//! 4. [When your types change](_guide::types_change): layouts read by name, migrations
+//! 5. [Keeping old saves loading in CI](_guide::compatibility_guard)
+//! 6. [Handles and levels](_guide::handles_and_levels): level keys, asset handles
+//! 7. [Saving on exit](_guide::exit_saves)
+//! 8. [The save menu, or your own](crate::_guide::save_menu) (feature `save_menu`)
+//! 9. [Rewind](_guide::rewind)
+//! 10. [Cloud saves](crate::_guide::cloud) (feature `cloud`)
+//! 11. [Sealed saves](_guide::sealing)
+//! 12. [The `keepsake` command line](_guide::cli)
+//! 13. [Performance](_guide::performance)
+//! 14. [Guarantees](_guide::guarantees): durability, integrity, hostile files, memory
 #![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[path = "guide/mod.rs"]
+pub mod _guide;
 
 #[cfg(feature = "cloud")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]

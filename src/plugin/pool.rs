@@ -26,7 +26,7 @@ pub(crate) fn task_pool() -> &'static TaskPool {
 }
 
 /// The priority of the thread that encodes, compresses and writes a save (the pool part of a
-/// save: see the [module docs](self) for what it does per platform).
+/// save: see the module docs in `pool.rs` for what it does per platform).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bevy::reflect::Reflect)]
 pub enum SavePriority {
     /// Below the game's threads, so a save never takes a core from the frame (the default).

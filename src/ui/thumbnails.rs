@@ -79,7 +79,7 @@ pub struct SaveThumbnailsPlugin {
     /// How long a save waits for its thumbnail. Default 4 frames and 150 ms.
     pub wait: ThumbnailCapture,
     /// How often a picture is taken for the exit save, which cannot take one (see the
-    /// [module docs](self)); only while no menu or toast is on screen. Default 5 s of real
+    /// module docs in `thumbnails.rs`); only while no menu or toast is on screen. Default 5 s of real
     /// time; `Duration::ZERO` takes none (the exit save then gets the last save's picture).
     pub recent_every: Duration,
 }

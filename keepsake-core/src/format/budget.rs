@@ -27,7 +27,7 @@ pub const BUDGET_PER_INPUT_BYTE: u64 = 4;
 /// its size.
 pub const BUDGET_BASE: u64 = 1 << 20;
 
-/// What one read may still allocate (see the [module](self)).
+/// What one read may still allocate (see the module docs in `budget.rs`).
 ///
 /// ```
 /// use keepsake_core::format::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget};

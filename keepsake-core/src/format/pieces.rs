@@ -43,7 +43,7 @@ pub(crate) struct Piece {
 }
 
 /// A snapshot blob's pieces and the blob's XXH3-64, made by the snapshot layer as it writes the
-/// blob (see the [module docs](self)). Empty (no pieces) when the blob was not written that
+/// blob (see the module docs in `pieces.rs`). Empty (no pieces) when the blob was not written that
 /// way: then the encoder cuts it by content.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlobPieces {

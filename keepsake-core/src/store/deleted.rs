@@ -26,7 +26,7 @@ fn record_name(slot: SlotId) -> String {
 
 impl SlotStore {
     /// The saves the player deleted from any slot of this profile, as far as the slots' records
-    /// go (see the [module docs](self)). A record that cannot be read counts as empty.
+    /// go (see the module docs in `deleted.rs`). A record that cannot be read counts as empty.
     pub fn deleted_saves(&self) -> HashSet<Uuid> {
         let slots = self.config().layout.slots();
         slots.flat_map(|slot| self.deleted_in(slot)).collect()

@@ -66,7 +66,7 @@ pub(super) fn merge_layers(
 
 /// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
 /// unchanged chunks and keep only the changed rows of older captures (see the
-/// [module docs](self)).
+/// module docs in `history.rs`).
 ///
 /// ```
 /// use bevy::prelude::*;

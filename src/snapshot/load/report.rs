@@ -11,7 +11,7 @@ use bevy::prelude::*;
 pub struct ApplyReport {
     /// Saved entity id → the entity spawned for it.
     pub entity_map: EntityHashMap<Entity>,
-    /// Entities despawned first ([`LoadMode::Replace`]).
+    /// Entities despawned first ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)).
     pub despawned: usize,
     /// References to entities that were neither saved nor keyed (see
     /// [`SaveKey`](crate::snapshot::SaveKey)), now pointing at `Entity::PLACEHOLDER`.

@@ -351,7 +351,7 @@ fn misordered(
 /// Applies a snapshot [`prepare`]d on the task pool, in place: `live` is a capture of the
 /// world taken now, through the same capture cache as the prepared one, so that the types
 /// whose chunks did not change since are taken as compared, and only the others are
-/// compared again here (see the in-place [module docs](super)).
+/// compared again here (see the module docs in `in_place/mod.rs`).
 pub fn apply_prepared(
     world: &mut World,
     prepared: PreparedLoad,

@@ -16,7 +16,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 use std::borrow::Cow;
 
-/// Brings the world back to `kept` in place (see the in-place [module docs](super)).
+/// Brings the world back to `kept` in place (see the module docs in `in_place/mod.rs`).
 ///
 /// `live` is a capture of the world taken just before, through the capture cache that took
 /// `kept`, and recorded by the history that keeps it ([`SnapshotHistory::record`]): the rows
