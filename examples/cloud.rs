@@ -1,0 +1,105 @@
+//! Cloud saves, headless, against a local folder as the remote: a laptop saves, the save is
+//! uploaded; a desktop starts, downloads it, verifies it and loads it.
+//!
+//! `CloudPlugin::new(url)` beside `KeepsakePlugin` uploads every durable save and downloads
+//! other devices' saves (at start, on `RefreshSlots`, every `sync_every`). The URL here is a
+//! `file://` folder (written durably, as saves are); a game gives `s3://bucket/prefix?…` or
+//! `gs://…` instead, nothing else changes. The two devices are two apps with their own save
+//! folders, one after the other in this process.
+//!
+//! Run: `cargo run --features cloud --example cloud` (exits non-zero if the desktop did not
+//! get the laptop's save).
+use bevy::prelude::*;
+use bevy_keepsake::cloud::{CloudPlugin, CloudSaveArrived, CloudStatus, CloudUploaded};
+use bevy_keepsake::prelude::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The player's progress. Saved.
+#[derive(Resource, Reflect, Default)]
+#[reflect(Resource)]
+struct Chapter(u32);
+
+/// One device: its own save folder, the shared cloud folder at `url`.
+fn device(saves: &Path, url: &str, name: &str) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(KeepsakePlugin::new("cloud-example").save_root(saves))
+        .add_plugins(CloudPlugin::new(url).device_name(name))
+        .register_saveable::<Chapter>()
+        .init_resource::<Chapter>()
+        .add_observer(|failed: On<SaveFailed>| panic!("save failed: {}", failed.error))
+        .add_observer(|failed: On<LoadFailed>| panic!("load failed: {}", failed.error))
+        .add_systems(Update, |status: Res<CloudStatus>| {
+            if let Some(why) = &status.stopped {
+                panic!("cloud sync did not start: {why}");
+            }
+        });
+    app.finish();
+    app.cleanup();
+    app
+}
+
+fn main() {
+    let [cloud, laptop_saves, desktop_saves] =
+        [(); 3].map(|_| tempfile::tempdir().expect("a temporary folder"));
+    let url = format!("file://{}", cloud.path().display());
+
+    let mut laptop = device(laptop_saves.path(), &url, "laptop");
+    laptop.world_mut().resource_mut::<Chapter>().0 = 7;
+    laptop.world_mut().commands().save(SlotId::Manual(0));
+    let uploaded = wait_for::<CloudUploaded>(&mut laptop);
+    println!(
+        "laptop uploaded {} ({} bytes)",
+        uploaded.slot, uploaded.bytes
+    );
+    drop(laptop);
+    let folder = cloud.path().join("cloud-example/default");
+    for file in std::fs::read_dir(&folder).expect("the profile's cloud folder") {
+        println!("  in the cloud: {}", file.unwrap().file_name().display());
+    }
+
+    let mut desktop = device(desktop_saves.path(), &url, "desktop");
+    let arrived = wait_for::<CloudSaveArrived>(&mut desktop); // the sync at start
+    println!(
+        "desktop got {} from {:?}",
+        arrived.slot, arrived.device_name
+    );
+    assert_eq!(arrived.slot, SlotId::Manual(0));
+    assert!(arrived.heads_slot, "the laptop's save is the slot's newest");
+    assert_eq!(arrived.device_name.as_deref(), Some("laptop"));
+
+    desktop.world_mut().commands().load(SlotId::Manual(0));
+    let loaded = wait_for::<LoadCompleted>(&mut desktop);
+    assert_eq!(
+        loaded.meta.device_name(),
+        Some("laptop"),
+        "made on the laptop"
+    );
+    assert_eq!(
+        desktop.world().resource::<Chapter>().0,
+        7,
+        "the laptop's chapter"
+    );
+    let sync = desktop
+        .world()
+        .resource::<CloudStatus>()
+        .slot(SlotId::Manual(0))
+        .cloned();
+    println!("desktop loaded chapter 7; the slot's sync state: {sync:?}");
+}
+
+/// Runs frames until the plugin reports an `M`, and returns it (fails after 20 s).
+fn wait_for<M: Message + Clone>(app: &mut App) -> M {
+    let mut cursor = app.world().resource::<Messages<M>>().get_cursor_current();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        app.update();
+        if let Some(message) = cursor.read(app.world().resource::<Messages<M>>()).last() {
+            return message.clone();
+        }
+        let what = std::any::type_name::<M>();
+        assert!(Instant::now() < deadline, "no {what} within 20 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
