@@ -1,7 +1,7 @@
 //! Cloud saves, headless, against a local folder as the remote: a laptop saves, the save is
 //! uploaded; a desktop starts, downloads it, verifies it and loads it.
 //!
-//! `CloudPlugin::new(url)` beside `KeepsakePlugin` uploads every durable save and downloads
+//! `CloudPlugin::new(url)` beside `KeepsakePlugins` uploads every durable save and downloads
 //! other devices' saves (at start, on `RefreshSlots`, every `sync_every`). The URL here is a
 //! `file://` folder (written durably, as saves are); a game gives `s3://bucket/prefix?…` or
 //! `gs://…` instead, nothing else changes. The two devices are two apps with their own save
@@ -24,7 +24,7 @@ struct Chapter(u32);
 fn device(saves: &Path, url: &str, name: &str) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .add_plugins(KeepsakePlugin::new("cloud-example").save_root(saves))
+        .add_plugins(KeepsakePlugins::new("cloud-example").save_root(saves))
         .add_plugins(CloudPlugin::new(url).device_name(name))
         .register_saveable::<Chapter>()
         .init_resource::<Chapter>()

@@ -45,7 +45,7 @@ const SLOTS: [SlotId; 4] = [
 fn main() {
     App::new()
         .add_plugins((DefaultPlugins, EguiPlugin::default()))
-        .add_plugins(KeepsakePlugin::new("keepsake-custom-menu"))
+        .add_plugins(KeepsakePlugins::new("keepsake-custom-menu"))
         .register_saveable_bevy_types() // Transform, Sprite, …
         .register_saveable::<Player>()
         .register_saveable::<Coins>()

@@ -35,7 +35,7 @@ struct Docks {
 fn session(root: &Path) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .add_plugins(KeepsakePlugin::new("level-keys-example").save_root(root))
+        .add_plugins(KeepsakePlugins::new("level-keys-example").save_root(root))
         .register_saveable::<Npc>()
         .register_saveable::<Opens>()
         .add_observer(|failed: On<SaveFailed>| panic!("save failed: {}", failed.error))

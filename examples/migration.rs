@@ -111,7 +111,7 @@ fn app(root: &Path, version: &str, register: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .add_plugins(
-            KeepsakePlugin::new("migration-example")
+            KeepsakePlugins::new("migration-example")
                 .save_root(root)
                 .game_version(version),
         )

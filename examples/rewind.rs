@@ -37,7 +37,7 @@ fn main() {
             100,
         )))
         .add_plugins(
-            KeepsakePlugin::new("rewind-example")
+            KeepsakePlugins::new("rewind-example")
                 .save_root(saves.path()) // rewind writes nothing, but the store opens
                 .rewind(RewindSettings {
                     points: 10,

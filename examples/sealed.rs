@@ -1,7 +1,7 @@
 //! Sealed saves, headless: a save edited outside the game does not load, even with its
 //! checksums fixed; a save sealed for another player does not open; menus still list both.
 //!
-//! `KeepsakePlugin::seal(key)` encrypts and authenticates every save (AES-256-GCM).
+//! `KeepsakePlugins::seal(key)` encrypts and authenticates every save (AES-256-GCM).
 //! `SealKey::bound_to(account)` gives each player a key of their own, so saves passed between
 //! players break too. The key ships in the game: this stops save editors, not a debugger.
 //!
@@ -24,7 +24,7 @@ fn game(root: &Path, player: &str) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .add_plugins(
-            KeepsakePlugin::new("sealed-example")
+            KeepsakePlugins::new("sealed-example")
                 .save_root(root)
                 .seal(GAME_KEY.bound_to(player.as_bytes())),
         )
