@@ -15,10 +15,10 @@
 //! | module | what it holds | imports |
 //! |---|---|---|
 //! | [`SlotId`] | slot identities | nothing |
-//! | [`format`] | the save file: header, metadata, thumbnail, payload (postcard + LZ4 + CRC32, chunks, sealing), the memory budget | slot |
+//! | [`format`](mod@format) | the save file: header, metadata, thumbnail, payload (postcard + LZ4 + CRC32, chunks, sealing), the memory budget | slot |
 //! | [`store`] | slots, profiles, durable atomic writes, generations and backups, listings, imports | slot, format |
 //! | [`error`] | [`BlobError`](error::BlobError), the byte layer's error | format |
-//! | [`wire`] | varints, zigzag, and [`BlobReader`](wire::BlobReader), the bounded field reader | format, error |
+//! | [`wire`] | varints, zigzag, and the bounded field reader of blobs | format, error |
 //! | [`schema`] | type layouts: their bytes, their text, their comparison, values read by layout | format, error, wire |
 //! | [`blob`] | the `ecs_blob` byte layout: the writer, the one cursor, [`inspect`](blob::inspect) | format, error, wire, schema |
 //! | [`legacy`] | the layouts of Bevy 0.19's own types, for saves written before layouts | schema |

@@ -38,7 +38,7 @@
 //!
 //! The store is opened in `PreStartup`: building the app touches no files. On `AppExit`, the
 //! plugin finishes its work and makes the exit save ([`SaveOnExit`]) in `Last`, in Bevy's
-//! [`OnAppExitSystems`] set, after the window exit systems (see the
+//! [`OnAppExitSystems`](bevy::app::OnAppExitSystems) set, after the window exit systems (see the
 //! `exit` module); with cloud sync, the uploads of the session's saves follow within the same
 //! wait.
 //!

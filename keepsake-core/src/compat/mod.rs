@@ -1,5 +1,5 @@
 //! The engine-free half of the compatibility guard: the save schema file a game commits
-//! ([`file`]), the check of one save's columns against it ([`check_blob`]), of a folder of kept
+//! ([`file`](mod@file)), the check of one save's columns against it ([`check_blob`]), of a folder of kept
 //! saves ([`check_folder`]) and the report ([`CompatReport`]). `bevy_keepsake::compat` adds the
 //! game-side helpers (`SaveSchema::of_app`, `assert_schema_file`, `assert_kept_saves_load`)
 //! and documents the guard as a whole.

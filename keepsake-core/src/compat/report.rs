@@ -27,10 +27,8 @@ pub struct SaveCheck {
     pub error: Option<String>,
     /// Each stored column, in stored order.
     pub columns: Vec<ColumnCheck>,
-    /// Why a decode with the game's registered types failed ([`check_kept_saves`]
-    /// decodes; the layout check alone leaves it `None`).
-    ///
-    /// [`check_kept_saves`]: super::check_kept_saves
+    /// Why a decode with the game's registered types failed (`bevy_keepsake`'s
+    /// `compat::check_kept_saves` decodes; the layout check alone leaves it `None`).
     pub load_error: Option<String>,
 }
 

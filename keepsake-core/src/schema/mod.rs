@@ -14,7 +14,7 @@
 //!
 //! The bytes of a layout ([`codec`]) are specified in the table there; [`text`] renders a
 //! layout for people (`keepsake inspect`), and [`stored`] reads values by a layout without the
-//! game's types (`keepsake dump`). [`file`](mod@file) writes a game's registered types and their layouts
+//! game's types (`keepsake dump`). [`compat::file`](mod@crate::compat::file) writes a game's registered types and their layouts
 //! as a text file it commits, which `keepsake compat` checks kept saves against.
 //!
 //! A stored layout and a value read by it are both far larger in memory than in their bytes (a
