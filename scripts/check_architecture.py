@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Architecture checks over a Rust crate's sources: no import circles, no long functions.
+"""Architecture checks over a Rust crate's sources: no import circles between modules or
+folders, no long functions.
 
 Usage: python3 scripts/check_architecture.py [--max-fn-lines 80] [--skip-tests] [--graph]
                                              [--no-reexport-edges] [--self-test] [SRC ...]
@@ -35,6 +36,13 @@ Standard library only; nothing is compiled, so it reads the sources without cfg 
    Every strongly connected component (Tarjan) of more than one module is a circle, printed as
    its members, the pairs that import each other, one shortest cycle through it with an
    example site (file:line) per hop, then the other edges inside it.
+
+   Folders too: each module edge A -> B is lifted to the entries of A's and B's nearest common
+   module that hold them (a file, or a sub-folder with everything in it), and the entries of
+   each folder must not make a circle either (`a/x.rs -> b/y.rs` and `b/w.rs -> a/z.rs` is a
+   circle between the folders a and b that no two modules close). An edge between a folder's
+   own file (`mod.rs`) and a module it holds is not lifted: the module check sees those. Test
+   modules are left out.
 
 2. Function length. Every `fn` with a body (free functions, methods, trait default methods,
    nested fns, fns in test modules; not closures) is measured from the line of its `fn`
@@ -1317,6 +1325,52 @@ pub trait Tr {
         (root / "main.rs").write_text(files["main.rs"].replace("{}", "{ let _ = Kid; }"))
         crates, _ = analyze_src(root, reexport_edges=False)
         check("re-exported and used", check_modules(crates, [], False), False)
+
+    # folders: sibling folders importing each other through files no two of which make a
+    # module circle; a folder and a sibling file; a parent's own file and its children exempt;
+    # a test module exempt
+    folder_files = {
+        "lib.rs": "mod a;\nmod b;\nmod f;\n",
+        "a/mod.rs": "mod x;\nmod z;\n",
+        "a/x.rs": "pub fn x() { crate::b::y::y(); }\n",
+        "a/z.rs": "pub struct Z;\n",
+        "b/mod.rs": "pub mod y;\nmod w;\n",
+        "b/y.rs": "pub fn y() {}\n",
+        "b/w.rs": "pub fn w() { let _ = crate::a::z::Z; }\n",
+        "f.rs": "pub fn f() {}\n",
+    }
+    tmp, root, crates, _ = _crate_from(folder_files)
+    with tmp:
+        out = []
+        check("folder circle: modules fine", check_modules(crates, [], False), True)
+        check("folder circle found", check_folders(crates, out), False)
+        check("folder circle members", out[1].strip(), "circle in crate: a, b")
+    nested = dict(folder_files)
+    nested.update({
+        "lib.rs": "mod p;\n",
+        "p/mod.rs": "mod a;\nmod b;\nmod f;\n",
+        "a/mod.rs": None, "a/x.rs": None, "a/z.rs": None, "b/mod.rs": None,
+        "b/y.rs": None, "b/w.rs": None, "f.rs": None,
+        "p/a/mod.rs": "mod x;\n",
+        "p/a/x.rs": "pub fn x() { crate::p::f::f(); }\npub fn x2() {}\n",
+        "p/f.rs": "pub fn f() { crate::p::a::x::x2(); }\n",
+        "p/b/mod.rs": "mod t;\n",
+        "p/b/t.rs": "#[cfg(test)]\nmod tests { fn t() { crate::p::a::x::x(); } }\n",
+    })
+    tmp, root, crates, _ = _crate_from({k: v for k, v in nested.items() if v is not None})
+    with tmp:
+        out = []
+        check("folder and file circle", check_folders(crates, out), False)
+        check("folder and file members", out[1].strip(), "circle in p: a, f")
+    parent = {
+        "lib.rs": "pub mod s;\n",
+        "s/mod.rs": "mod c;\npub mod d;\npub use c::C;\npub struct Top;\n",
+        "s/c.rs": "pub struct C(pub super::d::D);\n",
+        "s/d/mod.rs": "pub struct D;\nfn f() { let _ = crate::s::Top; }\n",
+    }
+    tmp, root, crates, _ = _crate_from(parent)
+    with tmp:
+        check("parent and child exempt", check_folders(crates, []), True)
 
     if failures:
         print("self-test: FAILED")

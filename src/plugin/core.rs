@@ -71,8 +71,8 @@ pub(crate) fn schedule_of(app: &App, member: &str) -> InternedScheduleLabel {
     match app.world().get_resource::<KeepsakeSchedule>() {
         Some(schedule) => schedule.0,
         None => panic!(
-            "keepsake: {member} needs KeepsakeCorePlugin: add `KeepsakePlugins::new(..)` (the \
-             group holds both), or add KeepsakeCorePlugin first"
+            "keepsake: {member} needs KeepsakeCorePlugin: add `KeepsakePlugins::new(..)`, the \
+             group that holds both (and `.disable::<…>()` the members you do not want)"
         ),
     }
 }

@@ -1,6 +1,7 @@
 //! [`ExitSavePlugin`]: the save made when the app exits (see [`super::exit`] for the last
 //! frame's path, which finishes the plugin's work whether or not this member is there).
 
+use super::core::schedule_of;
 use super::exit::{ExitSaveWait, ExitWork};
 use super::job::{Job, SaveReason};
 use super::requests::collect_requests;
@@ -19,6 +20,8 @@ pub struct ExitSavePlugin;
 
 impl Plugin for ExitSavePlugin {
     fn build(&self, app: &mut App) {
+        // The core's resources must be there (its exit path is the one this feeds).
+        schedule_of(app, "ExitSavePlugin");
         app.add_systems(
             Last,
             queue_exit_save

@@ -1,6 +1,6 @@
 //! [`HotkeysPlugin`]: quicksave and quickload keys.
 
-use super::core::KeepsakeSystems;
+use super::core::{KeepsakeSystems, schedule_of};
 use super::job::{Job, SaveTarget};
 use super::runner::JobQueue;
 use super::settings::KeepsakeSettings;
@@ -17,6 +17,8 @@ pub struct HotkeysPlugin;
 
 impl Plugin for HotkeysPlugin {
     fn build(&self, app: &mut App) {
+        // The core's resources must be there, whatever schedule it runs in.
+        schedule_of(app, "HotkeysPlugin");
         // Always `PreUpdate`, where `just_pressed` is true exactly once per press, whichever
         // schedule the rest of the plugin runs in.
         app.add_systems(

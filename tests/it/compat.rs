@@ -144,6 +144,12 @@ fn the_schema_records_versions_chains_renames_and_encodings() {
         .register_saveable_migration_step::<Gold, GoldV3, GoldV4>()
         .register_saveable_migration::<GoldV2, Gold>();
     let schema = SaveSchema::of_app(&app);
+    // The same from every way a game holds its app or world.
+    let world: &mut World = app.world_mut();
+    assert_eq!(SaveSchema::of_world(&world), schema);
+    assert_eq!(SaveSchema::of_world(&*world), schema);
+    let app_ref: &mut App = &mut app;
+    assert_eq!(SaveSchema::of_app(&app_ref), schema);
     let gold = schema.lookup("game::Gold").unwrap();
     assert_eq!((gold.version, gold.encoding()), (4, Encoding::Serde));
     assert_eq!(gold.migrates_from, [1, 3]);

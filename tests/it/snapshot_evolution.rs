@@ -203,3 +203,53 @@ fn a_version_without_a_migration_is_a_typed_error_and_the_world_is_untouched() {
     let mut query = world.query::<&new_game::Health>();
     assert_eq!(query.single(world).unwrap().current, 5.0);
 }
+
+/// A tuple struct with a field left out of every save, in the middle, gains a field: the
+/// stored fields after the skipped one keep their positions (the skipped one takes its default
+/// at its own index, not the next stored value).
+mod skipping_tuple {
+    pub mod old {
+        use bevy::prelude::*;
+
+        #[derive(Component, Reflect, Default, Clone, Debug, PartialEq)]
+        #[reflect(Component, Default)]
+        #[type_path = "game"]
+        #[type_name = "Meter"]
+        pub struct Meter(pub f32, #[reflect(skip_serializing)] pub f32, pub f32);
+    }
+    pub mod new {
+        use bevy::prelude::*;
+
+        #[derive(Component, Reflect, Default, Clone, Debug, PartialEq)]
+        #[reflect(Component, Default)]
+        #[type_path = "game"]
+        #[type_name = "Meter"]
+        pub struct Meter(
+            pub f32,
+            #[reflect(skip_serializing)] pub f32,
+            pub f32,
+            #[reflect(default)] pub u8,
+        );
+    }
+}
+
+#[test]
+fn a_changed_tuple_struct_keeps_the_fields_after_a_skipped_one_in_place() {
+    use skipping_tuple::{new, old};
+    let mut old_app = App::new();
+    old_app.register_saveable::<old::Meter>();
+    old_app
+        .world_mut()
+        .spawn((Saveable, old::Meter(1.5, 99.0, 2.5)));
+    let saved = snapshot::capture(old_app.world_mut()).unwrap();
+
+    let mut app = App::new();
+    app.register_saveable::<new::Meter>();
+    let decoded = decode(app.world(), &saved).unwrap();
+    snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+    let world = app.world_mut();
+    let meters: Vec<new::Meter> = world.query::<&new::Meter>().iter(world).cloned().collect();
+    // The skipped field is not in the save: it takes its default (0.0), and the stored 2.5
+    // stays in the third field.
+    assert_eq!(meters, [new::Meter(1.5, 0.0, 2.5, 0)]);
+}

@@ -94,8 +94,9 @@ impl Display for SaveCheck {
         };
         writeln!(
             f,
-            "\n{}: {status} ({unchanged} types unchanged)",
-            self.path.display()
+            "\n{}: {status} ({unchanged} {} unchanged)",
+            self.path.display(),
+            if unchanged == 1 { "type" } else { "types" }
         )?;
         if let Some(error) = &self.error {
             writeln!(f, "  PROBLEM cannot be read: {error}")?;

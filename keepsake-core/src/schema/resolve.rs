@@ -1,7 +1,10 @@
 //! The one rule for "values of this stored layout can be read as today's type", engine-free:
 //! a load asks it before reading a column whose layout changed (and only translates its answer
 //! onto today's reflected types), and the compatibility guard asks it for its verdict, so the
-//! two cannot disagree.
+//! two decide alike on everything a layout says. What a layout does not say, the guard cannot
+//! know: whether a field added since has a default (a load without one refuses the value), and
+//! whether a type is in the game's type registry. `check_kept_saves` decodes the kept saves
+//! with the game's types for those.
 //!
 //! [`resolve`] compares a stored layout with today's once and returns how each part of a
 //! stored value is [`Read`], or the first part that cannot be ([`Incompatible`]). In order:

@@ -50,3 +50,17 @@ impl SchemaSource<BevySchema> for App {
         self.world().save_schema()
     }
 }
+
+/// `SaveSchema::of_world(&world)` where `world` is a `&mut World` (a system's or a test's).
+impl SchemaSource<BevySchema> for &mut World {
+    fn save_schema(&self) -> SaveSchema {
+        (**self).save_schema()
+    }
+}
+
+/// `SaveSchema::of_app(&app)` where `app` is a `&mut App`.
+impl SchemaSource<BevySchema> for &mut App {
+    fn save_schema(&self) -> SaveSchema {
+        (**self).save_schema()
+    }
+}

@@ -71,6 +71,10 @@ enum Step<'a> {
     TupleStruct {
         info: &'static TypeInfo,
         fields: Box<[FieldStep<'a>]>,
+        /// Today's fields left out of every save (`#[reflect(skip_serializing)]`), by index,
+        /// with the serialization data that makes their defaults: each takes its place among
+        /// the read ones, so the fields after it keep their positions.
+        unsaved: Option<(Box<[usize]>, &'a SerializationData)>,
     },
     Tuple {
         info: &'static TypeInfo,
@@ -370,7 +374,15 @@ impl<'a> Compiler<'a> {
             .map(|(_, f)| ("", f.type_id(), f.type_path()))
             .collect();
         let fields = self.positional(fields, &kept, path, info)?;
-        Ok(Step::TupleStruct { info, fields })
+        let unsaved = serialization.map(|data| {
+            let skipped = (0..today.field_len()).filter(|i| data.is_field_skipped(*i));
+            (skipped.collect(), data)
+        });
+        Ok(Step::TupleStruct {
+            info,
+            fields,
+            unsaved,
+        })
     }
 
     /// A value read, then made `Some` of today's `Option` (`info`).
@@ -561,13 +573,13 @@ impl Resolution<'_> {
                 value.set_represented_type(step.info);
                 Ok(Box::new(value))
             }
-            Step::TupleStruct { info, fields } => {
-                let mut value = DynamicTupleStruct::default();
-                value.set_represented_type(Some(info));
-                for field in self.read_tuple_fields(fields, input)? {
-                    value.insert_boxed(field);
-                }
-                Ok(Box::new(value))
+            Step::TupleStruct {
+                info,
+                fields,
+                unsaved,
+            } => {
+                let read = self.read_tuple_fields(fields, input)?;
+                Ok(Box::new(tuple_struct_value(info, read, unsaved.as_ref())))
             }
             Step::Tuple { info, fields } => {
                 let mut value = DynamicTuple::default();
@@ -772,4 +784,33 @@ fn widen(
         Leaf::Isize => Box::new(isize::try_from(value).map_err(|_| out_of_range())?),
         _ => return Err(out_of_range()),
     })
+}
+
+/// A tuple struct's value from the fields read, in order, with the default of each field left
+/// out of every save put at its own index (a field after it must not slide into its place).
+fn tuple_struct_value(
+    info: &'static TypeInfo,
+    read: Vec<Box<dyn PartialReflect>>,
+    unsaved: Option<&(Box<[usize]>, &SerializationData)>,
+) -> DynamicTupleStruct {
+    let mut value = DynamicTupleStruct::default();
+    value.set_represented_type(Some(info));
+    let len = match info {
+        TypeInfo::TupleStruct(today) => today.field_len(),
+        _ => read.len(),
+    };
+    let mut read = read.into_iter();
+    for index in 0..len {
+        let skipped = unsaved.filter(|(indices, _)| indices.contains(&index));
+        let field = match skipped {
+            Some((_, data)) => data
+                .generate_default(index)
+                .map(|d| d.into_partial_reflect()),
+            // The fields the save lacks are at the end: `FromReflect` gives them defaults.
+            None => read.next(),
+        };
+        let Some(field) = field else { break };
+        value.insert_boxed(field);
+    }
+    value
 }
