@@ -916,3 +916,35 @@ fn layouts_take_a_few_percent_of_a_blob() {
         }
     }
 }
+
+mod reshaped {
+    use bevy::prelude::*;
+
+    #[derive(Component, Reflect, Clone, Debug, PartialEq)]
+    #[reflect(Component)]
+    #[type_path = "game"]
+    #[type_name = "Health"]
+    pub struct Before(pub u32);
+
+    #[derive(Component, Reflect, Clone, Debug, PartialEq)]
+    #[reflect(Component)]
+    #[type_path = "game"]
+    #[type_name = "Health"]
+    pub struct After {
+        pub current: f32,
+    }
+}
+
+/// A type that kept its path but changed its shape: the error says which shapes (the path
+/// alone reads the same on both sides).
+#[test]
+fn a_type_made_another_shape_is_refused_naming_both_shapes() {
+    let (_, decoded) = save_then_decode::<_, reshaped::After>(reshaped::Before(40));
+    match decoded {
+        Err(SnapshotError::LayoutChanged { stored, today, .. }) => assert_eq!(
+            (stored.as_str(), today.as_str()),
+            ("tuple struct game::Health", "struct game::Health")
+        ),
+        other => panic!("expected LayoutChanged, got {:?}", other.err()),
+    }
+}

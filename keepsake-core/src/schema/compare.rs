@@ -364,7 +364,7 @@ fn variant_text(fields: &VariantFields) -> String {
 }
 
 /// A layout with its kind, to tell apart two shapes [`short`] spells alike.
-fn described(layout: &TypeLayout) -> String {
+pub(crate) fn described(layout: &TypeLayout) -> String {
     let kind = match layout {
         TypeLayout::Struct { .. } => "struct",
         TypeLayout::TupleStruct { .. } => "tuple struct",

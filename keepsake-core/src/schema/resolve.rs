@@ -26,6 +26,7 @@
 //! 6. anything else (another shape, an opaque part that changed, a narrowed leaf) is
 //!    [`Incompatible`].
 
+use super::compare::described;
 use super::stored;
 use super::text::{pretty, root_name, short};
 use super::{Field, Leaf, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields};
@@ -314,10 +315,15 @@ impl Rule {
     }
 
     fn incompatible(&self, stored: &TypeLayout, today: &TypeLayout) -> Incompatible {
+        let (stored, today) = match (short(stored), short(today)) {
+            // One path, another shape (a tuple struct made a struct): say which shapes.
+            (s, t) if s == t => (described(stored), described(today)),
+            spelled => spelled,
+        };
         Incompatible {
             path: self.path.clone(),
-            stored: short(stored),
-            today: short(today),
+            stored,
+            today,
         }
     }
 

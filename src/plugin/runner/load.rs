@@ -123,6 +123,7 @@ pub(super) fn start(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> B
     let session = Session::of(world.resource::<SessionEntities>());
     let task = task_pool().spawn(async move {
         let read = || -> Result<LoadOutput, KeepsakeError> {
+            let _span = info_span!("keepsake::read", %slot).entered();
             let loaded = store.load(slot)?;
             let world_state = &loaded.bundle.world;
             let snapshot = snapshot::decode_with_assets(
@@ -276,6 +277,7 @@ fn enter_states(world: &mut World, ready: &mut Ready) {
 
 /// Applies a decoded save to the world, restores the clocks, and reports [`LoadCompleted`].
 fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
+    let _span = info_span!("keepsake::apply", %slot).entered();
     let refused = match &output.snapshot {
         Ready::InPlace(prepared, _) => prepared.refused_asset_paths().to_vec(),
         Ready::Respawn(snapshot, _) => snapshot.refused_asset_paths().to_vec(),

@@ -133,6 +133,9 @@ fn capture(
     target: SaveTarget,
     reason: SaveReason,
 ) -> Result<CapturedSave, KeepsakeError> {
+    // The save's phases are spans (`capture` here, `write` on the pool) a tracing subscriber
+    // or Bevy's `trace` feature shows on a timeline.
+    let _span = info_span!("keepsake::capture", ?target, ?reason).entered();
     let started = Instant::now();
     let pending = crate::plugin::capture::capture(world)?;
     let unsaved = unsaved::check_save(world, pending.entities());
@@ -263,7 +266,8 @@ fn write_outcome(
     save: &CapturedSave,
     thumbnail: Option<Vec<u8>>,
 ) -> Box<dyn Outcome> {
-    let result = write(store, save, thumbnail).map_err(KeepsakeError::from);
+    let span = info_span!("keepsake::write", target = ?save.target, reason = ?save.reason);
+    let result = span.in_scope(|| write(store, save, thumbnail).map_err(KeepsakeError::from));
     Box::new(Saved {
         target: save.target,
         reason: save.reason,
