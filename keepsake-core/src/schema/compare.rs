@@ -11,7 +11,7 @@ use std::fmt::{self, Display, Formatter};
 
 pub use super::resolve::reads_as_is;
 use super::resolve::{field_count, resolves_within};
-use super::text::{root_name, short};
+use super::text::{described, root_name, short};
 use super::{Field, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields};
 
 /// One difference between a stored layout and today's.
@@ -361,20 +361,6 @@ fn variant_text(fields: &VariantFields) -> String {
             format!("{{ {} }}", fields.join(", "))
         }
     }
-}
-
-/// A layout with its kind, to tell apart two shapes [`short`] spells alike.
-pub(crate) fn described(layout: &TypeLayout) -> String {
-    let kind = match layout {
-        TypeLayout::Struct { .. } => "struct",
-        TypeLayout::TupleStruct { .. } => "tuple struct",
-        TypeLayout::Enum { .. } => "enum",
-        TypeLayout::Serde { .. } => "serde type",
-        TypeLayout::Opaque { .. } => "opaque type",
-        TypeLayout::Deep { .. } => "type nested too deep to describe",
-        _ => return short(layout),
-    };
-    format!("{kind} {}", short(layout))
 }
 
 /// One sentence: `game::Stats.hp: u32 in the save, String today`.

@@ -26,9 +26,8 @@
 //! 6. anything else (another shape, an opaque part that changed, a narrowed leaf) is
 //!    [`Incompatible`].
 
-use super::compare::described;
 use super::stored;
-use super::text::{pretty, root_name, short};
+use super::text::{described, pretty, root_name, short};
 use super::{Field, Leaf, TypeLayout, UNKNOWN_ASSET, Variant, VariantFields};
 
 /// A part of a stored layout that today's type cannot read: where, and the two layouts there.

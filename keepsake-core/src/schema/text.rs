@@ -31,6 +31,20 @@ pub fn short(layout: &TypeLayout) -> String {
     }
 }
 
+/// A layout with its kind, to tell apart two shapes [`short`] spells alike.
+pub fn described(layout: &TypeLayout) -> String {
+    let kind = match layout {
+        TypeLayout::Struct { .. } => "struct",
+        TypeLayout::TupleStruct { .. } => "tuple struct",
+        TypeLayout::Enum { .. } => "enum",
+        TypeLayout::Serde { .. } => "serde type",
+        TypeLayout::Opaque { .. } => "opaque type",
+        TypeLayout::Deep { .. } => "type nested too deep to describe",
+        _ => return short(layout),
+    };
+    format!("{kind} {}", short(layout))
+}
+
 /// A type path with every path in it cut to its last segment, generics kept:
 /// `game::Stats` → `Stats`, `core::option::Option<alloc::string::String>` →
 /// `Option<String>`, `[game::Cell; 4]` → `[Cell; 4]`. For readable dumps; not unique.
