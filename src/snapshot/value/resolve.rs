@@ -374,9 +374,12 @@ impl<'a> Compiler<'a> {
             .map(|(_, f)| ("", f.type_id(), f.type_path()))
             .collect();
         let fields = self.positional(fields, &kept, path, info)?;
-        let unsaved = serialization.map(|data| {
-            let skipped = (0..today.field_len()).filter(|i| data.is_field_skipped(*i));
-            (skipped.collect(), data)
+        // Only types with a skipped field pay for placing them, value after value.
+        let unsaved = serialization.and_then(|data| {
+            let skipped: Box<[usize]> = (0..today.field_len())
+                .filter(|i| data.is_field_skipped(*i))
+                .collect();
+            (!skipped.is_empty()).then_some((skipped, data))
         });
         Ok(Step::TupleStruct {
             info,
