@@ -6,6 +6,7 @@
 //! | [`AutosavePlugin`] | the autosave timer ([`KeepsakeSettings::autosave_every`]) and the autosave on focus loss ([`KeepsakeSettings::autosave_on_focus_loss`]) | no autosave; requests still save |
 //! | [`HotkeysPlugin`] | F5 / F9 ([`KeepsakeSettings::quicksave_key`], [`KeepsakeSettings::quickload_key`]) | no quicksave or quickload keys |
 //! | [`ExitSavePlugin`] | the exit save ([`KeepsakeSettings::save_on_exit`]) | no save on exit; work already asked still finishes |
+//! | [`CrashSavePlugin`] | the crash save: the newest state kept in memory every 5 s and written as an autosave when the game panics or gets SIGTERM, SIGINT or SIGHUP | a crash loses everything since the last save |
 //! | [`RewindPlugin`] | the rewind ring ([`RewindRing`], [`RewindRequest`]) | no rewind points; captures do not feed a ring |
 //!
 //! ```no_run
@@ -21,6 +22,7 @@
 
 use super::autosave::AutosavePlugin;
 use super::core::KeepsakeCorePlugin;
+use super::crash::CrashSavePlugin;
 use super::exit_save::ExitSavePlugin;
 use super::hotkeys::HotkeysPlugin;
 use super::rewind::{RewindPlugin, RewindSettings};
@@ -256,6 +258,7 @@ impl PluginGroup for KeepsakePlugins {
             .add(AutosavePlugin)
             .add(HotkeysPlugin)
             .add(ExitSavePlugin)
+            .add(CrashSavePlugin::default())
             .add(RewindPlugin::new(self.rewind))
     }
 }

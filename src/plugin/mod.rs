@@ -67,6 +67,7 @@ mod autosave;
 mod capture;
 mod commands;
 mod core;
+mod crash;
 mod error;
 mod events;
 mod exit;
@@ -90,6 +91,7 @@ pub use crate::snapshot::RuntimeAssetHandles;
 pub use autosave::AutosavePlugin;
 pub use commands::KeepsakeCommandsExt;
 pub use core::{KeepsakeCorePlugin, KeepsakeSystems};
+pub use crash::{CrashSavePlugin, crash_image_armed};
 pub use error::KeepsakeError;
 pub use events::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,

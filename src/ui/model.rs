@@ -150,6 +150,9 @@ pub(crate) struct ShownSave {
     /// The name of the device that made it, e.g. "steamdeck"; `None` for a save that recorded
     /// none (cloud sync off, or made before devices were recorded).
     pub(crate) device: Option<String>,
+    /// Why the plugin wrote it when the game crashed or was stopped (a crash save); `None` for
+    /// every other save.
+    pub(crate) crash: Option<crate::format::CrashCause>,
     /// Its thumbnail, when it has one.
     pub(crate) thumbnail: Option<ThumbnailKey>,
 }
@@ -341,6 +344,7 @@ where
         relative_time: relative_time(now, meta.created_at),
         playtime: format_playtime(meta.playtime),
         device: device_name(meta),
+        crash: meta.crash(),
         thumbnail: saved.has_thumbnail.then_some(ThumbnailKey {
             slot,
             generation: saved.generation,

@@ -274,18 +274,22 @@ fn draw_row_text(ui: &mut egui::Ui, row: &SlotRow) -> bool {
     use_hidden_save
 }
 
-/// A save's secondary line: when it was made, how long was played and, when it recorded one,
-/// on which device ("2026-11-21 14:03 · 3 min ago · played 1 h 02 min · on steamdeck"). One
-/// line, so a device adds no height to the row.
+/// A save's secondary line: when it was made, how long was played, when it recorded one on
+/// which device, and for a crash save why it was written ("2026-11-21 14:03 · 3 min ago ·
+/// played 1 h 02 min · on steamdeck · saved when the game crashed"). One line, so neither
+/// adds height to the row.
 fn save_details(save: &ShownSave) -> String {
-    let times = format!(
+    let mut line = format!(
         "{} \u{b7} {} \u{b7} played {}",
         save.local_time, save.relative_time, save.playtime
     );
-    match &save.device {
-        Some(device) => format!("{times} \u{b7} on {device}"),
-        None => times,
+    if let Some(device) = &save.device {
+        line.push_str(&format!(" \u{b7} on {device}"));
     }
+    if let Some(crash) = save.crash {
+        line.push_str(&format!(" \u{b7} {}", crash.label()));
+    }
+    line
 }
 
 /// Shows the question; `Some(true)` when confirmed, `Some(false)` when cancelled.
@@ -474,6 +478,7 @@ mod tests {
             relative_time: "3 min ago".to_owned(),
             playtime: "1 h 02 min".to_owned(),
             device: None,
+            crash: None,
             thumbnail: None,
         };
         let mut row = SlotRow {
@@ -495,6 +500,12 @@ mod tests {
         let with_device = format!("{details} \u{b7} on Steam Deck");
         assert!(drawn.contains(&with_device), "{drawn:?}");
         assert_eq!(rect, plain_rect, "the device shares the details' line");
+
+        row.save.as_mut().unwrap().crash = Some(crate::format::CrashCause::Panic);
+        let (rect, drawn) = drawn_text(&row);
+        let crashed = format!("{with_device} \u{b7} saved when the game crashed");
+        assert!(drawn.contains(&crashed), "{drawn:?}");
+        assert_eq!(rect, plain_rect, "the crash label shares the details' line");
     }
 
     #[cfg(feature = "cloud")]

@@ -14,6 +14,7 @@ mod cloud;
 mod common;
 mod compat;
 mod corruption_corpus;
+mod crash_save;
 mod crash_sigkill;
 mod disk_full;
 mod format_chunks;

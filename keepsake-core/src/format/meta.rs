@@ -56,6 +56,48 @@ pub const DEVICE_NAME_KEY: &str = "keepsake.device";
 /// cloud sync uses it to tell its own saves from other devices' ones.
 pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
 
+/// The [`SaveMeta::extras`] key marking a crash save: one the plugin wrote from the state it
+/// held in memory when the game panicked or was told to stop by a signal, rather than one the
+/// player or a timer asked for. Its value is [`CrashCause::as_str`]; menus label such a save
+/// ("saved when the game crashed"). A well-known key rather than a field, so the format stays
+/// as it is.
+pub const CRASH_KEY: &str = "keepsake.crash";
+
+/// Why a crash save was written ([`CRASH_KEY`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CrashCause {
+    /// The game panicked (any thread; with `panic = "abort"` too).
+    Panic,
+    /// The game was told to stop by the system: SIGTERM (shutdown, a launcher closing it),
+    /// SIGINT (Ctrl-C) or SIGHUP (its terminal closed).
+    Signal,
+}
+
+impl CrashCause {
+    /// The value stored under [`CRASH_KEY`].
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CrashCause::Panic => "panic",
+            CrashCause::Signal => "signal",
+        }
+    }
+
+    /// What a save menu says about a save written for this cause.
+    pub const fn label(self) -> &'static str {
+        match self {
+            CrashCause::Panic => "saved when the game crashed",
+            CrashCause::Signal => "saved when the game was closed",
+        }
+    }
+
+    /// The cause stored as `value`, if it is one this build knows.
+    pub fn parse(value: &str) -> Option<Self> {
+        [CrashCause::Panic, CrashCause::Signal]
+            .into_iter()
+            .find(|cause| cause.as_str() == value)
+    }
+}
+
 /// The [`SaveMeta::extras`] key listing the saves a save was made in view of: the ones its
 /// slot held on its device when it was made (its head, backups and any other device's save kept
 /// beside them), then what the head itself was made in view of, as simple-hex save ids joined
@@ -145,6 +187,22 @@ impl SaveMeta {
     /// The name of the device that made the save, when it recorded one ([`DEVICE_NAME_KEY`]).
     pub fn device_name(&self) -> Option<&str> {
         self.extras.get(DEVICE_NAME_KEY).map(String::as_str)
+    }
+
+    /// Why the plugin wrote this save when the game crashed or was stopped ([`CRASH_KEY`]);
+    /// `None` for every other save.
+    pub fn crash(&self) -> Option<CrashCause> {
+        self.extras
+            .get(CRASH_KEY)
+            .and_then(|value| CrashCause::parse(value))
+    }
+
+    /// Marks the save as a crash save written for `cause`.
+    #[must_use]
+    pub fn with_crash(mut self, cause: CrashCause) -> Self {
+        self.extras
+            .insert(CRASH_KEY.to_owned(), cause.as_str().to_owned());
+        self
     }
 
     /// The id of the installation that made the save, when it recorded one ([`DEVICE_ID_KEY`]).

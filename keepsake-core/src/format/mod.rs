@@ -170,7 +170,8 @@ pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{
-    DEVICE_ID_KEY, DEVICE_NAME_KEY, FOLLOWS_KEY, Lineage, MAX_FOLLOWS, SaveMeta, Timestamp,
+    CRASH_KEY, CrashCause, DEVICE_ID_KEY, DEVICE_NAME_KEY, FOLLOWS_KEY, Lineage, MAX_FOLLOWS,
+    SaveMeta, Timestamp,
 };
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;

@@ -592,8 +592,21 @@ fn load(
             .load_builder()
             .load_erased(asset_type, path.clone_owned())
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
-        .map_err(|_| "its asset type is not initialised in this app (init_asset)".to_owned())
+    CATCHING_PANIC.set(true);
+    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load));
+    CATCHING_PANIC.set(false);
+    loaded.map_err(|_| "its asset type is not initialised in this app (init_asset)".to_owned())
+}
+
+thread_local! {
+    /// Set while [`load`] catches the asset server's panic: the crash save's panic hook
+    /// (`plugin::crash`) writes nothing for a panic that does not end the game.
+    static CATCHING_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the panic under way on this thread is one a load catches (see [`load`]).
+pub(crate) fn panic_is_caught_here() -> bool {
+    CATCHING_PANIC.get()
 }
 
 /// Reads `Entity` ids and handle references back, everywhere inside a reflected value.
