@@ -18,6 +18,10 @@
 //! same world after the same change: `PendingSnapshot::finish`, `format::encode` and the durable
 //! write (`SlotStore::save`), alone on the machine.
 //!
+//! Then the crash save's cost (issue 49): the same game without autosave, keeping a crash image
+//! ([`CrashSavePlugin`]) every 10 frames (the default is every 5 s, 30 times rarer): its frames
+//! against the run without either.
+//!
 //! Then what a player does besides saving (issue 42), in the same game:
 //!
 //! - *F9 in session*: a quicksave, 10 frames of motion (10 % of the entities changed), a
@@ -55,8 +59,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::SaveMeta;
 use bevy_keepsake::plugin::{
-    KeepsakePlugins, RewindCompleted, RewindFailed, RewindPointTaken, RewindRequest,
-    RewindSettings, RewindTo,
+    CrashSavePlugin, KeepsakePlugins, RewindCompleted, RewindFailed, RewindPointTaken,
+    RewindRequest, RewindSettings, RewindTo,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
@@ -66,6 +70,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const SAVE_EVERY_FRAMES: usize = 10;
+/// The crash-image row's interval, in frames: 30 times as often as the default 5 s, so each
+/// run takes several images.
+const CRASH_IMAGE_EVERY_FRAMES: u32 = 10;
 const FRAME_BUDGET: Duration = Duration::from_micros(16_667);
 /// Each busy system's work per frame.
 const BUSY_WORK: Duration = Duration::from_millis(3);
@@ -135,7 +142,21 @@ struct Saves {
 }
 
 fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
-    app_with(root, (shape, count), rounds, RewindSettings::default())
+    app_with(
+        root,
+        (shape, count),
+        rounds,
+        RewindSettings::default(),
+        CrashImages::Off,
+    )
+}
+
+/// Whether the game keeps crash images ([`CrashSavePlugin`]), and how often. Off everywhere
+/// but the crash-image row, so every other row measures what it names alone.
+#[derive(Clone, Copy)]
+enum CrashImages {
+    Off,
+    Every(Duration),
 }
 
 /// The game of [`app`] with `rewind` settings for the ring; `count` 0 is an empty world (the
@@ -145,6 +166,7 @@ fn app_with(
     (shape, count): (Shape, u32),
     rounds: u64,
     rewind: RewindSettings,
+    crash: CrashImages,
 ) -> App {
     let mut app = match count {
         0 => shape.app(),
@@ -153,35 +175,40 @@ fn app_with(
     app.add_plugins(MinimalPlugins.set(TaskPoolPlugin {
         task_pool_options: two_compute_threads(),
     }))
-    .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET))
-    .add_plugins(
-        KeepsakePlugins::new("frame-time-bench")
-            .save_root(root)
-            .autosave_every(Duration::ZERO)
-            .save_priority(save_priority())
-            .rewind(rewind),
-    )
-    .init_resource::<Saves>()
-    .init_resource::<Played>()
-    .add_systems(First, |mut played: ResMut<Played>| played.frame += 1)
-    .add_observer(|e: On<LoadCompleted>, mut played: ResMut<Played>| {
-        played.loads.push(e.apply_time)
-    })
-    .add_observer(|e: On<RewindCompleted>, mut played: ResMut<Played>| {
-        let frame = played.frame;
-        played.rewinds.push((frame, e.apply_time))
-    })
-    .add_observer(|_: On<RewindFailed>, mut played: ResMut<Played>| played.rewinds_failed += 1)
-    .add_observer(|e: On<RewindPointTaken>, mut played: ResMut<Played>| {
-        played.points.push(e.capture_time)
-    })
-    .insert_resource(BusyA(rounds, 0))
-    .insert_resource(BusyB(rounds, 1))
-    .add_systems(Update, (busy_a, busy_b))
-    .add_observer(|saved: On<SaveCompleted>, mut saves: ResMut<Saves>| {
-        saves.captures.push(saved.capture_time);
-        saves.completed.push(Instant::now());
-    });
+    .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET));
+    let keepsake = KeepsakePlugins::new("frame-time-bench")
+        .save_root(root)
+        .autosave_every(Duration::ZERO)
+        .save_priority(save_priority())
+        .rewind(rewind);
+    match crash {
+        CrashImages::Off => app.add_plugins(keepsake.build().disable::<CrashSavePlugin>()),
+        CrashImages::Every(every) => app.add_plugins(keepsake.set(CrashSavePlugin {
+            every,
+            ..Default::default()
+        })),
+    };
+    app.init_resource::<Saves>()
+        .init_resource::<Played>()
+        .add_systems(First, |mut played: ResMut<Played>| played.frame += 1)
+        .add_observer(|e: On<LoadCompleted>, mut played: ResMut<Played>| {
+            played.loads.push(e.apply_time)
+        })
+        .add_observer(|e: On<RewindCompleted>, mut played: ResMut<Played>| {
+            let frame = played.frame;
+            played.rewinds.push((frame, e.apply_time))
+        })
+        .add_observer(|_: On<RewindFailed>, mut played: ResMut<Played>| played.rewinds_failed += 1)
+        .add_observer(|e: On<RewindPointTaken>, mut played: ResMut<Played>| {
+            played.points.push(e.capture_time)
+        })
+        .insert_resource(BusyA(rounds, 0))
+        .insert_resource(BusyB(rounds, 1))
+        .add_systems(Update, (busy_a, busy_b))
+        .add_observer(|saved: On<SaveCompleted>, mut saves: ResMut<Saves>| {
+            saves.captures.push(saved.capture_time);
+            saves.completed.push(Instant::now());
+        });
     shape.add_motion(&mut app);
     let world = app.world_mut();
     let entities = shapes::saved_entities(world);
@@ -358,7 +385,7 @@ fn hold_rewind(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) ->
         every: FRAME_BUDGET,
         memory_budget: 1 << 31,
     };
-    let mut app = app_with(root, (shape, count), rounds, every_frame);
+    let mut app = app_with(root, (shape, count), rounds, every_frame, CrashImages::Off);
     for _ in 0..80 {
         trace::mark("point");
         paced_frame(&mut app);
@@ -457,7 +484,13 @@ fn loads_at_start(
 ) -> (Vec<Duration>, Vec<Duration>) {
     let (mut applies, mut worst) = (Vec::new(), Vec::new());
     for _ in 0..loads {
-        let mut app = app_with(root, (shape, 0), rounds, RewindSettings::default());
+        let mut app = app_with(
+            root,
+            (shape, 0),
+            rounds,
+            RewindSettings::default(),
+            CrashImages::Off,
+        );
         for _ in 0..5 {
             paced_frame(&mut app);
         }
@@ -554,6 +587,18 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
     let with = run(&mut with_app, frames, true);
     trace::write(&format!("{name}_{count}_with"));
     let (pool, pool_full) = pool_work(&mut with_app, shape);
+    let crash_dir = tempfile::tempdir().unwrap();
+    let crash_every = CrashImages::Every(FRAME_BUDGET * CRASH_IMAGE_EVERY_FRAMES);
+    let settings = RewindSettings::default();
+    let mut crash_app = app_with(
+        crash_dir.path(),
+        (shape, count),
+        rounds,
+        settings,
+        crash_every,
+    );
+    let crash = run(&mut crash_app, frames, false);
+    trace::write(&format!("{name}_{count}_crash"));
     let play_dir = tempfile::tempdir().unwrap();
     let mut play_app = app(play_dir.path(), shape, count, rounds);
     run(&mut play_app, 20, false);
@@ -575,6 +620,14 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
         ms(p(&with.frames, 0.99)),
         with.over_budget,
         p(&with.frames, 0.99).as_secs_f64() / p(&without.frames, 0.99).as_secs_f64()
+    );
+    println!(
+        "  crash images every {CRASH_IMAGE_EVERY_FRAMES} frames (no autosave): p50 {:.3} ms, \
+         p99 {:.3} ms, {} frames over 16.7 ms (p99 ratio {:.2}x)",
+        ms(p(&crash.frames, 0.5)),
+        ms(p(&crash.frames, 0.99)),
+        crash.over_budget,
+        p(&crash.frames, 0.99).as_secs_f64() / p(&without.frames, 0.99).as_secs_f64()
     );
     println!(
         "  capture per save ({} saves): p50 {:.3} ms, p99 {:.3} ms on the main thread; \
