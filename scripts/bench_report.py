@@ -31,6 +31,13 @@ lines (p50 / p99, sizes, frame times) from <target>/bench-logs/, the per-frame t
 <target>/bench-traces/ (<target> is $CARGO_TARGET_DIR, else ./target). Nothing in the report is
 typed by hand but the targets (DESIGN.md) and the short notes on why a missed target is missed.
 
+A row is judged only when it is fresh and undisturbed. Flagged, never dropped: *missing* (a row
+the run should have and no figure), *stale* (‡: a criterion estimate written before its run
+began or after it ended, or a run that began before the last change of the bench's source or a
+file it takes in with #[path], by git commit time or, when changed and not committed, the file's
+time) and *disturbed* (†: the frame bench's anchor frames over 10 ms p99). A target whose judged
+rows are within its limit but has rows not judged is "not confirmed", not met.
+
 Plots need matplotlib, which is not in the standard library. Without it the report is still
 written and says the plots were not redrawn. To get it (outside the repository):
     python3 -m venv "$CARGO_TARGET_DIR/../bench-venv"
@@ -100,6 +107,8 @@ FULL_RUN = ["frame_time", "capture_load", "load_at_start", "rewind", "store_targ
 
 # Environment variables that narrow a run to fewer shapes or counts.
 NARROWING = ("KEEPSAKE_BENCH_COUNTS", "KEEPSAKE_BENCH_SHAPES")
+# The benches that read them (`benches/common/env.rs`, `Shape::from_env`).
+NARROWED_BENCHES = ("shapes", "frame_time", "rewind", "layouts")
 
 
 def run_benches(quick, names):
@@ -111,7 +120,8 @@ def run_benches(quick, names):
         bench, log_name, extra_env, args = RUNS[name]
         # KEEPSAKE_BENCH_COUNTS / _SHAPES set by the caller narrow a run (one shape, one
         # count); the run's record says so, and the rows it leaves out show as missing or stale.
-        extra_env = {**extra_env, **{k: os.environ[k] for k in NARROWING if k in os.environ}}
+        if bench in NARROWED_BENCHES:
+            extra_env = {**extra_env, **{k: os.environ[k] for k in NARROWING if k in os.environ}}
         env = dict(os.environ, **extra_env)
         if quick:
             env["KEEPSAKE_BENCH_QUICK"] = "1"
