@@ -108,7 +108,7 @@ FULL_RUN = ["frame_time", "capture_load", "load_at_start", "rewind", "store_targ
 # Environment variables that narrow a run to fewer shapes or counts.
 NARROWING = ("KEEPSAKE_BENCH_COUNTS", "KEEPSAKE_BENCH_SHAPES")
 # The benches that read them (`benches/common/env.rs`, `Shape::from_env`).
-NARROWED_BENCHES = ("shapes", "frame_time", "rewind", "layouts")
+NARROWED_BENCHES = ("shapes", "frame_time", "rewind", "layouts", "snapshot")
 
 
 def run_benches(quick, names):
