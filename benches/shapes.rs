@@ -332,7 +332,12 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
     };
     bench_cpu(group, ("dw_postcard_save_cpu", count), || (), dw_save);
     bench_cpu(group, ("decode_apply_cpu", count), || shape.app(), load);
-    bench_cpu(group, ("dw_postcard_load_cpu", count), || shape.app(), dw_load);
+    bench_cpu(
+        group,
+        ("dw_postcard_load_cpu", count),
+        || shape.app(),
+        dw_load,
+    );
     bench_apply_only(group, (shape, count), &ours, &dw_postcard);
 }
 

@@ -109,10 +109,13 @@ fn canonical(blob: &[u8], saved_id: &dyn Fn(Entity) -> Entity) -> Canonical {
     for column in &table.columns {
         let layout = (column.layout.as_ref())
             .and_then(|layout| layout.decode().ok())
-            .unwrap_or_else(|| panic!("{}: the capture wrote no readable layout", column.type_path));
+            .unwrap_or_else(|| {
+                panic!("{}: the capture wrote no readable layout", column.type_path)
+            });
         for row in column.rows {
-            let value = stored::read(&layout, row.value)
-                .unwrap_or_else(|e| panic!("{}: a value does not read back: {e}", column.type_path));
+            let value = stored::read(&layout, row.value).unwrap_or_else(|e| {
+                panic!("{}: a value does not read back: {e}", column.type_path)
+            });
             let value = render(&value, &name);
             match (column.kind, row.entity_index) {
                 (ColumnKind::Component, Some(index)) => {
