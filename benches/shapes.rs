@@ -3,9 +3,14 @@
 //! `shapes_<shape>`:
 //!
 //! - `capture`: a full capture + encode (`snapshot::capture`), against `dw_postcard_save`:
-//!   `DynamicWorld` extraction + postcard;
+//!   `DynamicWorld` extraction + postcard. Wall clock: ours spreads the encoding over the
+//!   compute pool (the calling thread helping), `DynamicWorld` runs on the calling thread alone;
 //! - `decode_apply`: our decode + apply into a fresh app, against `dw_postcard_load`: postcard
-//!   `WorldDeserializer` + `write_to_world`;
+//!   `WorldDeserializer` + `write_to_world`. Wall clock, both ending with every value's box
+//!   freed: ours hands the frees to the async compute pool, and the row waits for them;
+//! - `capture_cpu`, `dw_postcard_save_cpu`, `decode_apply_cpu`, `dw_postcard_load_cpu`: the
+//!   same four by the CPU time the whole process spends (every thread, pool work joined), so
+//!   the two contenders are compared on equal work (issue 53);
 //! - `apply_at_start`: the main thread's part of a load at start (issue 42), our apply alone
 //!   (decoded untimed) into a fresh app, against `dw_apply`: `write_to_world` alone
 //!   (deserialized untimed); both also print p50 / p99;
@@ -20,8 +25,9 @@
 //!
 //! The main-thread and pool parts also print their p50 / p99 over every timed iteration
 //! (criterion reports means; the target is a p99). Before timing, each contender's load is
-//! checked: the loaded world must hold as many saved entities and `ChildOf` links as the saved
-//! one (`round trip FAILED` otherwise, and it is still timed).
+//! checked: a capture of the loaded world must hold the saved world's entities and values,
+//! entities named by the saved ids they stand for (`common/same_state.rs`); a difference panics
+//! before anything is timed, under `cargo bench -- --test` too.
 //!
 //! Run: `cargo bench --bench shapes` (`KEEPSAKE_BENCH_QUICK=1`: 10k only;
 //! `KEEPSAKE_BENCH_COUNTS=1000,100000` and `KEEPSAKE_BENCH_SHAPES=deep,large` pick).
@@ -30,16 +36,19 @@
 mod env;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
+#[path = "common/same_state.rs"]
+mod same_state;
 #[path = "common/shapes.rs"]
 mod shapes;
 
 use bevy::asset::{AssetPath, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
+use bevy::tasks::{AsyncComputeTaskPool, block_on};
 use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer};
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveMeta};
-use bevy_keepsake::snapshot::{self, CaptureCache, LoadMode, SaveRegistry, Saveable};
+use bevy_keepsake::snapshot::{self, CaptureCache, LoadMode, SaveRegistry};
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion};
 use serde::de::DeserializeSeed;
@@ -92,16 +101,26 @@ impl Fixture {
     }
 }
 
-fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
-    let world = app.world_mut();
-    let registry = world.resource::<SaveRegistry>().clone();
-    let types = world.resource::<AppTypeRegistry>().clone();
-    let decoded = snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read()).unwrap();
-    snapshot::apply(world, decoded, LoadMode::Replace);
+/// Our load path: `snapshot::decode`, then `snapshot::apply`; returns the saved id → loaded
+/// entity map. Box frees past a few hundred go to the async compute pool, detached (as in a
+/// game): [`join_async_pool`] waits for them.
+fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) -> EntityHashMap<Entity> {
+    let decoded = decode_ours(app.world(), ours);
+    snapshot::apply(app.world_mut(), decoded, LoadMode::Replace).entity_map
 }
 
-/// Bevy's load path: `WorldDeserializer`, then `write_to_world`.
-fn dynamic_world_load(app: &mut App, bytes: &[u8]) {
+/// Our decode, with the world's asset server when it has one (the `handles` shape), so saved
+/// handles come back from their paths as `DynamicWorld`'s do, not as default handles.
+fn decode_ours(world: &World, ours: &snapshot::Snapshot) -> snapshot::DecodedSnapshot {
+    let registry = world.resource::<SaveRegistry>();
+    let types = world.resource::<AppTypeRegistry>().read();
+    let assets = world.get_resource::<AssetServer>();
+    snapshot::decode_with_assets(&ours.blob, ours.state_hash, registry, &types, assets).unwrap()
+}
+
+/// Bevy's load path: `WorldDeserializer`, then `write_to_world`, on the calling thread alone
+/// (the `DynamicWorld` is dropped before it returns); returns the saved id → loaded entity map.
+fn dynamic_world_load(app: &mut App, bytes: &[u8]) -> EntityHashMap<Entity> {
     let world = app.world_mut();
     let types = world.resource::<AppTypeRegistry>().clone();
     let mut deserializer = postcard::Deserializer::from_bytes(bytes);
@@ -118,8 +137,9 @@ fn dynamic_world_load(app: &mut App, bytes: &[u8]) {
     }
     .deserialize(&mut deserializer)
     .unwrap();
-    dw.write_to_world(world, &mut EntityHashMap::default())
-        .unwrap();
+    let mut entity_map = EntityHashMap::default();
+    dw.write_to_world(world, &mut entity_map).unwrap();
+    entity_map
 }
 
 /// Bevy's load path without its deserializer: the `DynamicWorld` postcard gave, written into a
@@ -157,14 +177,9 @@ fn bench_apply_only(
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let mut app = shape.app();
-                let world = app.world_mut();
-                let registry = world.resource::<SaveRegistry>().clone();
-                let types = world.resource::<AppTypeRegistry>().clone();
-                let decoded =
-                    snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read())
-                        .unwrap();
+                let decoded = decode_ours(app.world(), ours);
                 let start = Instant::now();
-                black_box(snapshot::apply(world, decoded, LoadMode::Replace));
+                black_box(snapshot::apply(app.world_mut(), decoded, LoadMode::Replace));
                 let elapsed = start.elapsed();
                 samples.push(elapsed);
                 total += elapsed;
@@ -201,41 +216,77 @@ fn bench_apply_only(
     }
 }
 
-/// How many saved entities and `ChildOf` links a world holds.
-fn census(world: &mut World) -> (usize, usize) {
-    let saved = world
-        .query_filtered::<(), With<Saveable>>()
-        .iter(world)
-        .count();
-    let children = world
-        .query_filtered::<(), (With<Saveable>, With<ChildOf>)>()
-        .iter(world)
-        .count();
-    (saved, children)
-}
-
-/// Loads both contenders' encodings into fresh apps and compares their census with the saved
-/// world's.
-fn verify_round_trips(shape: Shape, fixture: &mut Fixture, count: u32) {
-    let expected = census(fixture.app.world_mut());
+/// Loads both contenders' encodings into fresh apps, captures each loaded world and compares
+/// its values with the saved world's (entities named by the saved ids they stand for, see
+/// `common/same_state.rs`); panics on the first difference, before anything is timed, so a load
+/// that writes wrong values fails the bench and `cargo bench -- --test` alike.
+fn verify_round_trips(shape: Shape, fixture: &Fixture, count: u32) {
+    let expected = same_state::saved(&fixture.ours.blob);
     for name in ["keepsake", "dynamic_world_postcard"] {
         let mut app = shape.app();
-        match name {
+        let entity_map = match name {
             "keepsake" => keepsake_load(&mut app, &fixture.ours),
             _ => dynamic_world_load(&mut app, &fixture.dw_postcard),
-        }
-        let found = census(app.world_mut());
-        let verdict = if found == expected { "ok" } else { "FAILED" };
-        println!(
-            "shapes round trip {verdict}: {}, {name}, {count} entities ({found:?} for {expected:?})",
-            shape.name()
-        );
+        };
+        let recaptured = snapshot::capture(app.world()).unwrap();
+        let found = same_state::loaded(&recaptured.blob, &entity_map);
+        let what = format!("{}, {name}, {count} entities", shape.name());
+        same_state::assert_same(&expected, &found, &what);
+        println!("shapes round trip ok: {what} (every saved value read back)");
     }
 }
 
+/// CPU time of every thread of this process so far: the calling thread, the compute pool a
+/// capture spreads over, the async compute pool a load's box frees go to.
+fn process_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec to write; the clock id is a constant Linux knows.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// Returns once every task spawned on the async compute pool before the call has run: a load's
+/// box frees, which it hands to that pool detached. Sound because `main` gives the pool one
+/// thread, which takes tasks spawned from outside it in the order they were spawned, and a
+/// free task never yields: the empty task spawned here runs after them.
+fn join_async_pool() {
+    if let Some(pool) = AsyncComputeTaskPool::try_get() {
+        block_on(pool.spawn(async {}));
+    }
+}
+
+/// Times `work` on a fresh `setup()` each iteration (made and dropped untimed) by the CPU time
+/// the whole process spends on it, pool work joined ([`join_async_pool`]), so two contenders
+/// are compared on the work they do, not on how many of the machine's two cores they use.
+fn bench_cpu<I>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    (name, count): (&str, u32),
+    mut setup: impl FnMut() -> I,
+    mut work: impl FnMut(&mut I),
+) {
+    group.bench_function(BenchmarkId::new(name, count), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut input = setup();
+                let start = process_cpu_time();
+                work(&mut input);
+                join_async_pool();
+                total += process_cpu_time() - start;
+                drop(input);
+            }
+            total
+        })
+    });
+}
+
 fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32) {
-    let mut fixture = Fixture::new(shape, count);
-    verify_round_trips(shape, &mut fixture, count);
+    let fixture = Fixture::new(shape, count);
+    verify_round_trips(shape, &fixture, count);
     let Fixture {
         mut app,
         ours,
@@ -243,6 +294,10 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
     } = fixture;
     let world = app.world_mut();
     let types = world.resource::<AppTypeRegistry>().clone();
+    // Wall clock. Ours spreads a capture's encoding over the compute pool (the calling thread
+    // helping) and hands a load's box frees to the async compute pool; `DynamicWorld` +
+    // postcard runs on the calling thread alone. The load rows wait for those frees
+    // (`join_async_pool`), so both sides' loads end with every value's box freed.
     group.bench_function(BenchmarkId::new("capture", count), |b| {
         b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
     });
@@ -252,20 +307,37 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
             postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read())).unwrap()
         })
     });
+    let load = |app: &mut App| {
+        keepsake_load(app, &ours);
+        join_async_pool();
+    };
     group.bench_function(BenchmarkId::new("decode_apply", count), |b| {
-        b.iter_batched_ref(
-            || shape.app(),
-            |app| keepsake_load(app, &ours),
-            BatchSize::PerIteration,
-        )
+        b.iter_batched_ref(|| shape.app(), load, BatchSize::PerIteration)
     });
+    let dw_load = |app: &mut App| {
+        dynamic_world_load(app, &dw_postcard);
+        join_async_pool();
+    };
     group.bench_function(BenchmarkId::new("dw_postcard_load", count), |b| {
-        b.iter_batched_ref(
-            || shape.app(),
-            |app| dynamic_world_load(app, &dw_postcard),
-            BatchSize::PerIteration,
-        )
+        b.iter_batched_ref(|| shape.app(), dw_load, BatchSize::PerIteration)
     });
+    // The same four by the CPU time they cost the whole process (every thread, pool work
+    // joined): equal work whatever each side spreads over threads.
+    let capture = |_: &mut ()| drop(black_box(snapshot::capture(&*world).unwrap()));
+    bench_cpu(group, ("capture_cpu", count), || (), capture);
+    let dw_save = |_: &mut ()| {
+        let dw = shape.dynamic_world(world);
+        let bytes = postcard::to_stdvec(&DynamicWorldSerializer::new(&dw, &types.read()));
+        drop(black_box(bytes.unwrap()));
+    };
+    bench_cpu(group, ("dw_postcard_save_cpu", count), || (), dw_save);
+    bench_cpu(group, ("decode_apply_cpu", count), || shape.app(), load);
+    bench_cpu(
+        group,
+        ("dw_postcard_load_cpu", count),
+        || shape.app(),
+        dw_load,
+    );
     bench_apply_only(group, (shape, count), &ours, &dw_postcard);
 }
 
@@ -378,8 +450,13 @@ fn bench_incremental(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, cou
 
 fn main() {
     // The task pools every app with `TaskPoolPlugin` has: a capture spreads the encoding of
-    // many changed rows over the compute pool.
-    bevy::app::TaskPoolOptions::default().create_default_pools();
+    // many changed rows over the compute pool, a load frees its boxes on the async compute
+    // pool. That one gets a single thread (its default on two cores) so `join_async_pool` is
+    // sound on any machine.
+    let mut pools = bevy::app::TaskPoolOptions::default();
+    pools.async_compute.min_threads = 1;
+    pools.async_compute.max_threads = 1;
+    pools.create_default_pools();
     let mut criterion = Criterion::default().configure_from_args();
     for shape in Shape::from_env() {
         let mut group = criterion.benchmark_group(format!("shapes_{}", shape.name()));

@@ -90,6 +90,11 @@ impl Shape {
             _ => App::new(),
         };
         app.init_resource::<ShapeTypes>();
+        // `DynamicWorld` saves and loads `Children` (see `dynamic_world`): its reflection
+        // deserializer needs it and its field's `Vec<Entity>` registered. Keepsake reads
+        // neither.
+        app.register_type::<Children>()
+            .register_type::<Vec<Entity>>();
         match self {
             Shape::RealGame => {}
             Shape::Tried => tried::register(&mut app),
@@ -126,17 +131,31 @@ impl Shape {
     }
 
     /// `DynamicWorld`'s extraction of what keepsake saves of the world: the saveable entities
-    /// with the registered components, `ChildOf` and the `Saveable` marker (and, for the
-    /// real-game world, its resources).
+    /// with the registered components, `ChildOf`, `Children` and the `Saveable` marker (and,
+    /// for the real-game world, its resources).
+    ///
+    /// `Children` too because `DynamicWorld::write_to_world` inserts every component with the
+    /// relationship hooks skipped: from `ChildOf` alone it loads parents that do not list their
+    /// children (a world a capture walks as roots alone), and it skips the hook work our load
+    /// pays (issue 53). With both sides of the relationship it loads the saved hierarchy, as a
+    /// Bevy scene does.
     pub fn dynamic_world(self, world: &mut World) -> DynamicWorld {
         let types = world.resource::<AppTypeRegistry>().clone();
         let types = types.read();
         if self == Shape::RealGame {
-            return real_world::dynamic_world_builder(world, &types).build();
+            let mut dw = real_world::dynamic_world_builder(world, &types).build();
+            for entry in &mut dw.entities {
+                if let Some(children) = world.get::<Children>(entry.entity) {
+                    let children = children.reflect_clone().expect("Children clones");
+                    entry.components.push(children.into_partial_reflect());
+                }
+            }
+            return dw;
         }
         let mut filter = WorldFilter::deny_all()
             .allow::<Saveable>()
-            .allow::<ChildOf>();
+            .allow::<ChildOf>()
+            .allow::<Children>();
         for &id in &world.resource::<ShapeTypes>().0 {
             filter = filter.allow_by_id(id);
         }
