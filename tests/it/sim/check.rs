@@ -24,10 +24,12 @@ pub trait SlotReader {
     fn bytes_hold(&self, slot: SlotId, id: Uuid, meta: &SaveMeta, bundle: &SaveBundle) -> bool;
 }
 
-/// The real reader: a store over a copy of the disk, and a way to make another copy.
+/// The real reader: a store over a copy of the disk, and a way to make another copy for the
+/// player's choice of a save in a slot (with what the store's refusal would name moved out of
+/// the slot's lock name).
 pub struct Reader<'a> {
     pub store: SlotStore,
-    pub fork: &'a dyn Fn() -> Result<SlotStore, String>,
+    pub fork: &'a dyn Fn(SlotId) -> Result<SlotStore, String>,
 }
 
 impl SlotReader for Reader<'_> {
@@ -42,7 +44,7 @@ impl SlotReader for Reader<'_> {
     }
 
     fn load_chosen(&self, slot: SlotId, generation: u64) -> Result<LoadedSave, StoreError> {
-        let store = (self.fork)().map_err(|reason| StoreError::Io {
+        let store = (self.fork)(slot).map_err(|reason| StoreError::Io {
             action: "open a copy of",
             path: reason.into(),
             source: std::io::Error::other("the simulator's copy of the disk"),
@@ -55,7 +57,9 @@ impl SlotReader for Reader<'_> {
         let options = self.store.config().decode_options();
         self.generations_of(slot, id).into_iter().any(|generation| {
             let bytes = self.store.read_generation_bytes(slot, generation);
-            let decoded = bytes.ok().and_then(|b| bevy_keepsake::format::decode(&b, &options).ok());
+            let decoded = bytes
+                .ok()
+                .and_then(|b| bevy_keepsake::format::decode(&b, &options).ok());
             decoded.is_some_and(|d| same_save(meta, bundle, &d.meta, &d.bundle))
         })
     }
@@ -110,8 +114,7 @@ pub fn check_slot(
         if head == Some(id) || newer_here.iter().any(|file| file.id == id) {
             continue;
         }
-        if holds(oracle, reader, slot, id, frozen) || oracle.is_damaged(device, &id)
-        {
+        if holds(oracle, reader, slot, id, frozen) || oracle.is_damaged(device, &id) {
             continue;
         }
         return Err(format!(
@@ -152,11 +155,14 @@ fn holds(oracle: &Oracle, reader: &dyn SlotReader, slot: SlotId, id: Uuid, froze
     let Some(known) = oracle.known(&id) else {
         return false;
     };
-    let chosen = reader.generations_of(slot, id).into_iter().any(|generation| {
-        reader
-            .load_chosen(slot, generation)
-            .is_ok_and(|l| same_save(&known.meta, &known.bundle, &l.meta, &l.bundle))
-    });
+    let chosen = reader
+        .generations_of(slot, id)
+        .into_iter()
+        .any(|generation| {
+            reader
+                .load_chosen(slot, generation)
+                .is_ok_and(|l| same_save(&known.meta, &known.bundle, &l.meta, &l.bundle))
+        });
     chosen || (frozen && reader.bytes_hold(slot, id, &known.meta, &known.bundle))
 }
 

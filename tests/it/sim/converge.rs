@@ -158,7 +158,8 @@ impl Sim {
         let disk = &self.devices[device].disk;
         let jammed = layout.slots().filter(|slot| {
             let lock = dir.join(format!("{}.lock", bevy_keepsake::store::slot_stem(*slot)));
-            disk.odd_at(&lock).is_some_and(|odd| odd != super::disk::Odd::ReadOnly)
+            disk.odd_at(&lock)
+                .is_some_and(|odd| odd != super::disk::Odd::ReadOnly)
         });
         view.frozen.extend(jammed);
         view
@@ -180,7 +181,9 @@ impl Sim {
             })
         };
         let conflicts = view.conflicts.get(&slot).into_iter().flatten();
-        let shown: Vec<&Uuid> = conflicts.filter(|id| at_or_after(id) && holds(id)).collect();
+        let shown: Vec<&Uuid> = conflicts
+            .filter(|id| at_or_after(id) && holds(id))
+            .collect();
         if let Some(newer) = shown.iter().find(|id| over_head(id)) {
             return Err(format!(
                 "it shows {newer} only as a conflict, below {head:?}, an older save it was made \

@@ -121,6 +121,15 @@ impl Device {
         SlotStore::open_with(self.config.clone(), fs).map_err(|e| e.to_string())
     }
 
+    /// A store over a copy of the disk whose `slot`'s lock name holds no odd entry any more:
+    /// what the player has once they moved out what the store's refusal named.
+    pub fn checker_for(&self, slot: bevy_keepsake::SlotId) -> Result<SlotStore, String> {
+        let disk = self.disk.fork();
+        let lock = bevy_keepsake::store::slot_stem(slot) + ".lock";
+        disk.move_odd_out(&self.profile_dir().join(lock));
+        SlotStore::open_with(self.config.clone(), Arc::new(disk)).map_err(|e| e.to_string())
+    }
+
     pub fn config(&self) -> &StoreConfig {
         &self.config
     }

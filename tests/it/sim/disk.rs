@@ -132,6 +132,14 @@ impl SimDisk {
         }
     }
 
+    /// Takes the odd entry at `path` away, as a player who read the store's message moves it
+    /// out of the folder.
+    pub fn move_odd_out(&self, path: &Path) {
+        if self.odd.lock().unwrap().remove(path).is_some() {
+            let _ = self.fs().remove_file(path);
+        }
+    }
+
     fn fs(&self) -> PowerFs {
         self.fs.lock().unwrap().clone()
     }

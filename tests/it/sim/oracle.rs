@@ -135,7 +135,9 @@ impl Oracle {
             return self.confirm_delete(device, slot, held);
         }
         let book = self.book(device, slot);
-        let removed = held.difference(left).filter(|id| !book.must_hold.contains(id));
+        let removed = held
+            .difference(left)
+            .filter(|id| !book.must_hold.contains(id));
         let removed: Vec<Uuid> = removed.copied().collect();
         book.deleted.extend(removed);
     }
@@ -285,7 +287,9 @@ impl Oracle {
     /// backups), but never to a save the player deleted or passed over.
     pub fn inadmissible_head(&self, device: usize, slot: SlotId, id: &Uuid) -> Option<String> {
         let book = self.books.get(&(device, slot))?;
-        let fallback = book.floor_save.filter(|floor| self.is_damaged(device, floor));
+        let fallback = book
+            .floor_save
+            .filter(|floor| self.is_damaged(device, floor));
         let backup_of_lost = fallback.is_some_and(|floor| {
             self.records(&floor, id) && !book.deleted.contains(id) && !book.passed_over.contains(id)
         });

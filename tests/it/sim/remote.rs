@@ -356,7 +356,9 @@ impl ObjectStore for SimRemote {
         locations
             .map(move |location| {
                 let location = location?;
-                this.answer(location.as_ref())?.objects.remove(location.as_ref());
+                this.answer(location.as_ref())?
+                    .objects
+                    .remove(location.as_ref());
                 Ok(location)
             })
             .boxed()

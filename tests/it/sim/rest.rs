@@ -96,7 +96,8 @@ impl Sim {
             .filter(|f| f.device == device && f.path == path)
             .cloned()
             .collect();
-        self.newer.retain(|f| !(f.device == device && f.path == path));
+        self.newer
+            .retain(|f| !(f.device == device && f.path == path));
         for file in gone {
             self.oracle.damage(device, file.id);
         }
@@ -183,7 +184,10 @@ impl Sim {
         };
         let generation = newest.unwrap_or(0) + 1;
         let mut held: Vec<Uuid> = held_ids(&store, slot).into_iter().collect();
-        let newer_here = self.newer.iter().filter(|f| f.device == device && f.slot == slot);
+        let newer_here = self
+            .newer
+            .iter()
+            .filter(|f| f.device == device && f.slot == slot);
         held.extend(newer_here.map(|f| f.id));
         let now = self.devices[device].now();
         let meta = SaveMeta {
@@ -206,7 +210,9 @@ impl Sim {
             true => as_newer_format(&encoded.to_vec()),
             false => encoded.to_vec(),
         };
-        let path = self.devices[device].profile_dir().join(generation_name(slot, generation));
+        let path = self.devices[device]
+            .profile_dir()
+            .join(generation_name(slot, generation));
         if !self.devices[device].disk.put_at_rest(&path, &bytes) {
             return;
         }
@@ -236,7 +242,9 @@ impl Sim {
             return;
         }
         let lost = match garble {
-            true => dev.disk.rot(&path, |bytes| bytes.iter_mut().for_each(|b| *b ^= 0x5A)),
+            true => dev
+                .disk
+                .rot(&path, |bytes| bytes.iter_mut().for_each(|b| *b ^= 0x5A)),
             false => dev.disk.paused(|| dev.disk.remove_file(&path)).is_ok(),
         };
         self.stats.lost_states += usize::from(lost);

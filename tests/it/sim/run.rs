@@ -247,7 +247,10 @@ impl Sim {
 
     fn take_largest_reads(&self) -> u64 {
         let disks = self.devices.iter().map(|d| d.disk.take_largest_read());
-        disks.chain([self.cloud.take_largest_read()]).max().unwrap_or(0)
+        disks
+            .chain([self.cloud.take_largest_read()])
+            .max()
+            .unwrap_or(0)
     }
 
     /// Fails when `peak` bytes at once is more than the files read since the last look justify.
@@ -431,7 +434,8 @@ impl Sim {
             let dir = path.parent().unwrap_or(path);
             tree.list(dir).contains(&file_name(path))
         };
-        self.newer.retain(|f| f.device != device || present(&f.path));
+        self.newer
+            .retain(|f| f.device != device || present(&f.path));
     }
 
     /// A full round (`full`) or the uploads that are due. What arrived is told by the slots'
@@ -564,9 +568,8 @@ impl Sim {
             dev.stop();
             dev.disk.heal();
             let name = dev.name.clone();
-            dev.try_start().map_err(|error| {
-                format!("{name} cannot start again after its crash: {error}")
-            })?;
+            dev.try_start()
+                .map_err(|error| format!("{name} cannot start again after its crash: {error}"))?;
         }
         self.no_temporary_file(device)
     }
@@ -591,16 +594,14 @@ impl Sim {
     pub fn check_device(&mut self, device: usize) -> Result<(), String> {
         let dev = &self.devices[device];
         let name = dev.name.clone();
-        let fork = || dev.checker();
-        let store = fork().map_err(|e| format!("{name}: no store opens on its disk: {e}"))?;
+        let fork = |slot| dev.checker_for(slot);
+        let store = dev.checker();
+        let store = store.map_err(|e| format!("{name}: no store opens on its disk: {e}"))?;
         if self.oracle.has_damage(device) {
             let intact = check::intact_ids(&store);
             self.oracle.holds_intact(device, &intact);
         }
-        let reader = Reader {
-            store,
-            fork: &fork,
-        };
+        let reader = Reader { store, fork: &fork };
         for slot in self.layout.slots() {
             let frozen = self.frozen.contains(&(device, slot));
             check::check_slot(&self.oracle, device, &reader, slot, &self.newer, frozen)
@@ -615,7 +616,9 @@ impl Sim {
         let dev = &self.devices[device];
         let tree = dev.disk.tree();
         for file in self.newer.iter().filter(|f| f.device == device) {
-            let bytes = dev.disk.paused(|| super::rest::read_all(&dev.disk, &file.path));
+            let bytes = dev
+                .disk
+                .paused(|| super::rest::read_all(&dev.disk, &file.path));
             if bytes != file.bytes {
                 let held = tree.list(&dev.profile_dir());
                 return Err(format!(

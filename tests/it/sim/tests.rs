@@ -32,7 +32,8 @@ fn generation_path(sim: &Sim, generation: u64) -> std::path::PathBuf {
 fn lose(sim: &Sim, generation: u64) {
     let disk = &sim.devices[0].disk;
     let path = generation_path(sim, generation);
-    disk.paused(|| disk.remove_file(&path)).expect("the file was there");
+    disk.paused(|| disk.remove_file(&path))
+        .expect("the file was there");
 }
 
 /// A planted defect: a load that says the slot is empty, and a choice that fails, though the
@@ -62,9 +63,9 @@ fn a_confirmed_save_no_load_returns_is_lost_though_its_bytes_decode() {
     let mut sim = sim(1);
     sim.save(0, Some(SLOT), 1);
     sim.check_device(0).expect("the save loads");
-    let fork = || sim.devices[0].checker();
+    let fork = |slot| sim.devices[0].checker_for(slot);
     let reader = Reader {
-        store: fork().unwrap(),
+        store: sim.devices[0].checker().unwrap(),
         fork: &fork,
     };
     let id = Uuid::from_u128(1);
@@ -72,7 +73,10 @@ fn a_confirmed_save_no_load_returns_is_lost_though_its_bytes_decode() {
     assert!(reader.bytes_hold(SLOT, id, &known.meta, &known.bundle));
     let blind = Blind(reader);
     let found = check::check_slot(&sim.oracle, 0, &blind, SLOT, &[], false);
-    assert!(found.is_err(), "a save only its bytes hold passed: {found:?}");
+    assert!(
+        found.is_err(),
+        "a save only its bytes hold passed: {found:?}"
+    );
 }
 
 #[test]
@@ -85,7 +89,10 @@ fn a_failed_delete_that_removed_nothing_leaves_its_save_bound() {
     sim.check_device(0).expect("the save is still there");
     lose(&sim, 1);
     let found = sim.check_device(0);
-    assert!(found.is_err(), "a save a failed delete left was lost unseen: {found:?}");
+    assert!(
+        found.is_err(),
+        "a save a failed delete left was lost unseen: {found:?}"
+    );
 }
 
 #[test]
@@ -102,7 +109,10 @@ fn damage_to_one_of_two_copies_excuses_nothing() {
     sim.check_device(0).expect("the lower copy loads");
     lose(&sim, 1);
     let found = sim.check_device(0);
-    assert!(found.is_err(), "the last intact copy was lost unseen: {found:?}");
+    assert!(
+        found.is_err(),
+        "the last intact copy was lost unseen: {found:?}"
+    );
 }
 
 #[test]
@@ -117,10 +127,14 @@ fn a_destroyed_save_lets_the_slot_fall_back_to_its_backups_only() {
     // The disk destroys the player's last save; then the deleted one is back above it.
     sim.rot(0, 0, Rot::Truncate(9));
     assert!(sim.oracle.is_damaged(0, &Uuid::from_u128(2)));
-    sim.check_device(0).expect("a destroyed save is the disk's doing");
+    sim.check_device(0)
+        .expect("a destroyed save is the disk's doing");
     assert!(disk.put_at_rest(&generation_path(&sim, 2), &deleted));
     let found = sim.check_device(0);
-    assert!(found.is_err(), "a deleted save headed the slot as a fallback: {found:?}");
+    assert!(
+        found.is_err(),
+        "a deleted save headed the slot as a fallback: {found:?}"
+    );
 }
 
 #[test]
@@ -155,12 +169,17 @@ fn an_odd_entry_over_a_save_takes_its_bytes_for_good() {
     let sim = sim(0);
     let disk = &sim.devices[0].disk;
     let path = generation_path(&sim, 1);
-    disk.paused(|| disk.create_dir_all(path.parent().unwrap())).unwrap();
+    disk.paused(|| disk.create_dir_all(path.parent().unwrap()))
+        .unwrap();
     assert!(disk.put_at_rest(&path, b"KPSK a save"));
     disk.add_odd(path.clone(), Odd::Fifo);
     disk.paused(|| disk.remove_file(&path)).unwrap();
     assert!(disk.paused(|| disk.open_read(&path)).is_err());
-    assert!(!disk.names(path.parent().unwrap()).contains(&"manual-00.g000001.ksav".to_owned()));
+    assert!(
+        !disk
+            .names(path.parent().unwrap())
+            .contains(&"manual-00.g000001.ksav".to_owned())
+    );
 }
 
 #[test]
@@ -188,8 +207,18 @@ fn seed_700652_a_repair_cut_short_by_a_crash_still_ends_at_the_newest_save() {
     };
     let manual = SlotId::Manual;
     let steps = vec![
-        save(20_000, 0, manual(1), 168341457064280177457028234073316481322),
-        save(20_000, 0, manual(1), 252060647264986058330240243153612206431),
+        save(
+            20_000,
+            0,
+            manual(1),
+            168341457064280177457028234073316481322,
+        ),
+        save(
+            20_000,
+            0,
+            manual(1),
+            252060647264986058330240243153612206431,
+        ),
         save(20_000, 1, manual(0), 34263016309713702322918827485873890446),
         Step {
             dt_ms: 0,
@@ -198,10 +227,25 @@ fn seed_700652_a_repair_cut_short_by_a_crash_still_ends_at_the_newest_save() {
                 slot: manual(0),
             },
         },
-        save(20_000, 1, manual(0), 102734718237458803550948393130211169779),
+        save(
+            20_000,
+            1,
+            manual(0),
+            102734718237458803550948393130211169779,
+        ),
         save(0, 0, manual(1), 330579927094542928137925586877126429427),
-        save(400_000, 0, manual(1), 218718860138898185867981079016898415802),
-        save(400_000, 1, manual(0), 224710039974263229980500775961704985413),
+        save(
+            400_000,
+            0,
+            manual(1),
+            218718860138898185867981079016898415802,
+        ),
+        save(
+            400_000,
+            1,
+            manual(0),
+            224710039974263229980500775961704985413,
+        ),
         save(900, 1, manual(0), 88591613864106971062891813579219234429),
         save(5, 1, manual(0), 323414746227430908025988455659461366033),
         sync(5, 1),
