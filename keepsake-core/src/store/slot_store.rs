@@ -826,15 +826,18 @@ impl SlotStore {
 
     /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
     /// stays even when its payload is damaged: it is not the store's to drop). One whose
-    /// metadata cannot be read now, for a reason that may pass, may hold one: it stays until a
-    /// later prune can tell.
+    /// metadata cannot be read (now, or for good: damaged past it) may hold one: it stays
+    /// until a prune that keeps nothing (a save's) removes it. Cloud sync finds by such a file
+    /// that the slot lost a save it must fetch again; an import that removed it before the
+    /// repair was complete (a crash between the repair's imports) would leave the slot headed
+    /// by an older save for good.
     fn holds_kept_save(&self, path: &Path, keep: &HashSet<Uuid>) -> bool {
         if keep.is_empty() {
             return false;
         }
         match self.read_summary(path) {
             Ok(summary) => keep.contains(&summary.meta.save_id),
-            Err(error) => error.may_pass(),
+            Err(_) => true,
         }
     }
 

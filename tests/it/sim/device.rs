@@ -25,11 +25,12 @@ impl Clock for SimClock {
 
 pub const ROOT: &str = "/home/player/.local/share/sim/saves";
 
-/// The limits of the simulated game: small, so a save larger than any the limits allow is
-/// cheap to make.
+/// The limits of the simulated game: small enough that an object larger than any save the
+/// limits allow is cheap to make (about 16 MiB, made once per test run), large enough that a
+/// file whose payload decompresses to many times its size fits them.
 pub fn limits() -> Limits {
     Limits {
-        max_payload_uncompressed: 1 << 20,
+        max_payload_uncompressed: 16 << 20,
         max_meta: 64 << 10,
         max_thumbnail: 64 << 10,
     }
@@ -95,15 +96,42 @@ impl Device {
     /// The running game, started if it is not (`None` when it cannot start now, e.g. the disk
     /// refuses the folder).
     pub fn start(&mut self) -> Option<&mut Running> {
+        self.try_start().ok()
+    }
+
+    /// The running game, started if it is not; why it cannot start, if it cannot.
+    pub fn try_start(&mut self) -> Result<&mut Running, String> {
         if self.running.is_none() {
             let fs = Arc::new(self.disk.clone());
-            let store = Arc::new(SlotStore::open_with(self.config.clone(), fs).ok()?);
+            let store = SlotStore::open_with(self.config.clone(), fs).map_err(|e| e.to_string())?;
+            let store = Arc::new(store);
             let remote = Arc::new(self.cloud.remote_for(&self.disk));
             let remote = Remote::paginated(remote.clone(), remote, "games", "sim", "player");
-            let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone()).ok()?;
+            let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone())
+                .map_err(|e| e.to_string())?;
             self.running = Some(Running { store, core });
         }
-        self.running.as_mut()
+        Ok(self.running.as_mut().expect("started"))
+    }
+
+    /// A store over a copy of the disk as it is now (see [`SimDisk::fork`]): what the
+    /// simulator's checks read, without starting the game or changing its disk.
+    pub fn checker(&self) -> Result<SlotStore, String> {
+        let fs = Arc::new(self.disk.fork());
+        SlotStore::open_with(self.config.clone(), fs).map_err(|e| e.to_string())
+    }
+
+    /// A store over a copy of the disk whose `slot`'s lock name holds no odd entry any more:
+    /// what the player has once they moved out what the store's refusal named.
+    pub fn checker_for(&self, slot: bevy_keepsake::SlotId) -> Result<SlotStore, String> {
+        let disk = self.disk.fork();
+        let lock = bevy_keepsake::store::slot_stem(slot) + ".lock";
+        disk.move_odd_out(&self.profile_dir().join(lock));
+        SlotStore::open_with(self.config.clone(), Arc::new(disk)).map_err(|e| e.to_string())
+    }
+
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
     }
 
     /// The game quits (or its process is gone).

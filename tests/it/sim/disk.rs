@@ -1,11 +1,12 @@
 //! A device's disk: the power-loss model of `common::power_fs` with faults on cue, a process
-//! that can die in the middle of any call, and entries that are not regular files.
+//! that can die in the middle of any call, and entries that are not regular files (or that
+//! this user may not use) under any name.
 
 use crate::common::power_fs::DirSync;
 use crate::common::power_fs::{CrashState, PowerFs, Tree};
 use bevy_keepsake::format::Clock;
 use bevy_keepsake::store::{FileSystem, LockGuard, NotARegularFile, ReadFile, WriteFile};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +26,32 @@ pub enum DiskFault {
     SyncFails,
 }
 
+/// What can stand under a name instead of the regular file the game expects, as a player, a
+/// sync tool or another program leaves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Odd {
+    /// A FIFO (named pipe).
+    Fifo,
+    /// A folder.
+    Folder,
+    /// A regular file this user may not open (mode 000); its bytes are out of reach.
+    Unreadable,
+    /// A regular file this user may only read (mode 444): reads work, opening it for writing
+    /// (a lock) does not.
+    ReadOnly,
+    /// A symbolic link to a character device (`/dev/zero`).
+    DeviceLink,
+    /// A symbolic link to nothing.
+    DanglingLink,
+}
+
+impl Odd {
+    /// Whether the entry takes the place of a file's bytes (a save file under it is gone).
+    pub fn destroys(self) -> bool {
+        self != Odd::ReadOnly
+    }
+}
+
 /// What is armed, and whether the process is still alive.
 #[derive(Debug, Default)]
 struct Plan {
@@ -36,6 +63,15 @@ struct Plan {
     fault: Option<(u32, DiskFault)>,
     /// Faults and death are off while the simulator itself looks at the disk.
     paused: bool,
+}
+
+/// What the disk did, for the run's report and the memory bound.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DiskCounts {
+    /// Calls an armed fault failed (EIO, ENOSPC, a failed fsync).
+    pub faults: usize,
+    /// The largest file opened for reading since the last [`SimDisk::take_largest_read`].
+    pub largest_read: u64,
 }
 
 /// One call's kind, for the faults that pick theirs.
@@ -56,8 +92,10 @@ pub struct SimDisk {
     /// The device's clock, which stamps file modification times.
     clock: Arc<dyn Clock>,
     plan: Arc<Mutex<Plan>>,
-    /// Entries that are not regular files (a FIFO, a device node): listed, never readable.
-    special: Arc<Mutex<BTreeSet<PathBuf>>>,
+    /// Entries that are not the regular files the game expects (see [`Odd`]): put there at
+    /// rest, they stay through power losses.
+    odd: Arc<Mutex<BTreeMap<PathBuf, Odd>>>,
+    counts: Arc<Mutex<DiskCounts>>,
 }
 
 impl std::fmt::Debug for SimDisk {
@@ -74,7 +112,31 @@ impl SimDisk {
             fs: Arc::new(Mutex::new(fs)),
             clock,
             plan: Arc::default(),
-            special: Arc::default(),
+            odd: Arc::default(),
+            counts: Arc::default(),
+        }
+    }
+
+    /// A copy of the disk as the running game sees it now, with no fault armed: the
+    /// simulator's checks open a store on it, so a check never changes the device (a store's
+    /// open removes temporary files) and never starts its game.
+    pub fn fork(&self) -> SimDisk {
+        let fs = PowerFs::from_tree(self.tree(), DirSync::Flushes);
+        fs.set_clock(self.clock.clone());
+        SimDisk {
+            fs: Arc::new(Mutex::new(fs)),
+            clock: self.clock.clone(),
+            plan: Arc::default(),
+            odd: Arc::new(Mutex::new(self.odd.lock().unwrap().clone())),
+            counts: Arc::default(),
+        }
+    }
+
+    /// Takes the odd entry at `path` away, as a player who read the store's message moves it
+    /// out of the folder.
+    pub fn move_odd_out(&self, path: &Path) {
+        if self.odd.lock().unwrap().remove(path).is_some() {
+            let _ = self.fs().remove_file(path);
         }
     }
 
@@ -84,6 +146,15 @@ impl SimDisk {
 
     fn plan(&self) -> MutexGuard<'_, Plan> {
         self.plan.lock().unwrap()
+    }
+
+    pub fn counts(&self) -> DiskCounts {
+        *self.counts.lock().unwrap()
+    }
+
+    /// The largest file read since the last call, and starts counting again.
+    pub fn take_largest_read(&self) -> u64 {
+        std::mem::take(&mut self.counts.lock().unwrap().largest_read)
     }
 
     /// The process dies at the `calls`-th filesystem call from now.
@@ -123,7 +194,7 @@ impl SimDisk {
         let fs = self.fs();
         let log = fs.log();
         let state = log.crash_state(log.len(), pick);
-        // Entries that are not regular files were put there at rest and stay.
+        // Odd entries were put there at rest and stay.
         let fs = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
         fs.set_clock(self.clock.clone());
         *self.fs.lock().unwrap() = fs;
@@ -135,18 +206,59 @@ impl SimDisk {
         self.fs().tree()
     }
 
+    /// The names in `dir`, odd entries included.
+    pub fn names(&self, dir: &Path) -> Vec<String> {
+        let mut names = self.tree().list(dir);
+        let odd = self.odd.lock().unwrap();
+        let here = odd.keys().filter(|p| p.parent() == Some(dir));
+        names.extend(here.filter_map(|p| Some(p.file_name()?.to_str()?.to_owned())));
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Damages the file at `path` at rest.
     pub fn rot(&self, path: &Path, damage: impl FnOnce(&mut Vec<u8>)) -> bool {
+        if self.odd_at(path).is_some() {
+            return false;
+        }
         self.fs().rot(path, damage)
     }
 
-    /// Puts an entry that is not a regular file at `path`.
-    pub fn add_special(&self, path: PathBuf) {
-        self.special.lock().unwrap().insert(path);
+    /// Writes a whole file at rest (another program, a newer build of the game): durable, as
+    /// a damage at rest is. Refused where an odd entry stands.
+    pub fn put_at_rest(&self, path: &Path, bytes: &[u8]) -> bool {
+        if self.odd_at(path).is_some() {
+            return false;
+        }
+        let fs = self.fs();
+        let created = fs.create_new(path).and_then(|mut file| {
+            file.write_all(&[])?;
+            file.sync_all()
+        });
+        if created.is_err() {
+            return false;
+        }
+        let _ = fs.sync_dir(path.parent().unwrap_or(Path::new("/")));
+        let bytes = bytes.to_vec();
+        fs.rot(path, move |old| *old = bytes)
     }
 
-    fn is_special(&self, path: &Path) -> bool {
-        self.special.lock().unwrap().contains(path)
+    /// Puts `odd` at `path`. What a file there held is gone with it (unless the entry is the
+    /// same file made read-only): its bytes are emptied at rest, so they do not come back when
+    /// the entry is removed.
+    pub fn add_odd(&self, path: PathBuf, odd: Odd) {
+        if odd.destroys() {
+            self.fs().rot(&path, Vec::clear);
+        } else if self.fs().open_read(&path).is_err() {
+            // A read-only file made where none was: empty.
+            self.put_at_rest(&path, &[]);
+        }
+        self.odd.lock().unwrap().insert(path, odd);
+    }
+
+    pub fn odd_at(&self, path: &Path) -> Option<Odd> {
+        self.odd.lock().unwrap().get(path).copied()
     }
 
     /// Counts a call and fails it when the plan says so.
@@ -183,9 +295,38 @@ impl SimDisk {
             plan.fault = None;
         }
         if fails {
+            self.counts.lock().unwrap().faults += 1;
             return Err(io::Error::from_raw_os_error(errno));
         }
         Ok(())
+    }
+
+    /// Removes the odd entry at `path`, if one is there, as `unlink` would: a folder refuses.
+    fn remove_odd(&self, path: &Path) -> Option<io::Result<()>> {
+        let mut odd = self.odd.lock().unwrap();
+        match odd.get(path)? {
+            Odd::Folder => Some(Err(io::Error::from(io::ErrorKind::IsADirectory))),
+            _ => {
+                odd.remove(path);
+                drop(odd);
+                // The file under it (emptied, or read-only) goes with it.
+                let _ = self.fs().remove_file(path);
+                Some(Ok(()))
+            }
+        }
+    }
+}
+
+/// What opening an odd entry for reading answers.
+fn read_refusal(odd: Odd) -> Option<io::Error> {
+    let refused = |what| Some(NotARegularFile { what }.into_io());
+    match odd {
+        Odd::Fifo => refused("a FIFO (named pipe)"),
+        Odd::Folder => refused("a folder"),
+        Odd::DeviceLink => refused("a character device"),
+        Odd::Unreadable => Some(io::Error::from(io::ErrorKind::PermissionDenied)),
+        Odd::DanglingLink => Some(io::Error::from(io::ErrorKind::NotFound)),
+        Odd::ReadOnly => None,
     }
 }
 
@@ -197,26 +338,27 @@ impl FileSystem for SimDisk {
 
     fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
         self.check(Call::Read)?;
-        let mut names = self.fs().list_dir(path)?;
-        let special = self.special.lock().unwrap();
-        let here = special.iter().filter(|p| p.parent() == Some(path));
-        names.extend(here.filter_map(|p| p.file_name().map(OsString::from)));
-        Ok(names)
+        self.fs().list_dir(path)?;
+        Ok(self.names(path).into_iter().map(OsString::from).collect())
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
         self.check(Call::Read)?;
-        if self.is_special(path) {
-            // What the real filesystem answers for a FIFO named like a save.
-            let what = "a FIFO (named pipe)";
-            return Err(NotARegularFile { what }.into_io());
+        let odd = self.odd_at(path);
+        if let Some(refusal) = odd.and_then(read_refusal) {
+            return Err(refusal);
         }
-        self.fs().open_read(path)
+        let mut file = self.fs().open_read(path)?;
+        let len = file.byte_len()?;
+        let mut counts = self.counts.lock().unwrap();
+        counts.largest_read = counts.largest_read.max(len);
+        Ok(file)
     }
 
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
         self.check(Call::Create)?;
-        if self.is_special(path) {
+        if self.odd_at(path).is_some() {
+            // O_CREAT | O_EXCL fails on any entry, a dangling link included.
             return Err(io::Error::from(io::ErrorKind::AlreadyExists));
         }
         let inner = self.fs().create_new(path)?;
@@ -228,12 +370,20 @@ impl FileSystem for SimDisk {
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(Call::Other)?;
+        match self.odd_at(to) {
+            Some(Odd::Folder) => return Err(io::Error::from(io::ErrorKind::IsADirectory)),
+            // A rename replaces any other entry, whatever its permissions.
+            Some(_) => {
+                self.odd.lock().unwrap().remove(to);
+            }
+            None => {}
+        }
         self.fs().rename(from, to)
     }
 
     fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(Call::Other)?;
-        if self.is_special(to) {
+        if self.odd_at(to).is_some() {
             return Err(io::Error::from(io::ErrorKind::AlreadyExists));
         }
         self.fs().hard_link(from, to)
@@ -241,8 +391,8 @@ impl FileSystem for SimDisk {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         self.check(Call::Other)?;
-        if self.special.lock().unwrap().remove(path) {
-            return Ok(());
+        if let Some(removed) = self.remove_odd(path) {
+            return removed;
         }
         self.fs().remove_file(path)
     }
@@ -252,11 +402,25 @@ impl FileSystem for SimDisk {
         self.fs().sync_dir(path)
     }
 
+    /// As `open(O_RDWR | O_CREAT)` then `flock` on Linux: a folder or a file this user may not
+    /// write refuses; a FIFO opened read-write and a device open without blocking and lock;
+    /// a dangling link's target is created elsewhere and locked.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
         self.check(Call::Create)?;
-        self.fs().lock(path)
+        match self.odd_at(path) {
+            Some(Odd::Folder) => Err(io::Error::from(io::ErrorKind::IsADirectory)),
+            Some(Odd::Unreadable | Odd::ReadOnly) => {
+                Err(io::Error::from(io::ErrorKind::PermissionDenied))
+            }
+            Some(Odd::Fifo | Odd::DeviceLink | Odd::DanglingLink) => Ok(Box::new(OddLock)),
+            None => self.fs().lock(path),
+        }
     }
 }
+
+struct OddLock;
+
+impl LockGuard for OddLock {}
 
 /// A file being written, its writes and fsync subject to the plan.
 struct SimWriter {

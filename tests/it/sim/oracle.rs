@@ -1,6 +1,16 @@
 //! What the players were promised, kept beside the simulation: every save made (its bytes and
-//! what its device held of the slot when it was made), and per device and slot which confirmed
-//! saves must still load and which saves may head the slot.
+//! what its device recorded holding of the slot when it was made), and per device and slot
+//! which confirmed saves must still load and which saves may head the slot.
+//!
+//! Each exemption is as narrow as the loss it excuses:
+//! - a failed delete releases only the saves it did remove (as found once its crash, if any,
+//!   was handled): a save it left stays bound;
+//! - damage at rest excuses a save on a device only while that device holds no intact copy of
+//!   it (marked when the simulator destroys the last one, lifted when a copy is back), and
+//!   when it destroys the player's last confirmed save the slot may fall back only to a save
+//!   that save was made over (its backups), never to one the player deleted or passed over;
+//! - a save arriving releases a confirmed save only when its own record (what the store wrote
+//!   into it, not what the simulator saw) names that save: the store decides by that record.
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{SaveBundle, SaveMeta};
@@ -9,9 +19,11 @@ use uuid::Uuid;
 
 /// A save some device made.
 pub struct Known {
+    /// Its metadata as the store wrote it (with what it was made in view of), once known.
     pub meta: SaveMeta,
     pub bundle: SaveBundle,
-    /// The saves its device held in the slot when it was made: the ones it supersedes.
+    /// The saves it records being made in view of ([`SaveMeta::follows`]): the ones it
+    /// supersedes.
     pub saw: BTreeSet<Uuid>,
 }
 
@@ -29,21 +41,30 @@ struct Book {
     /// When each save entered the slot here: made here (confirmed or not), placed by a sync
     /// round, or chosen by the player.
     entered: HashMap<Uuid, u64>,
-    /// Saves the player set aside here: deleted, or passed over by choosing another device's
-    /// save.
-    set_aside: HashSet<Uuid>,
+    /// Saves the player removed here: deleted (a delete that removed them).
+    deleted: HashSet<Uuid>,
+    /// Saves the player passed over here by choosing another device's save.
+    passed_over: HashSet<Uuid>,
     /// The saves confirmed here: what they were made in view of, the player here moved past.
     made: HashSet<Uuid>,
+}
+
+/// Damage at rest to a save's last intact copy on a device.
+#[derive(Clone, Copy, Debug)]
+struct Damage {
+    /// When (the oracle's sequence).
+    at: u64,
+    /// When an intact copy was back on the device, if it is.
+    repaired: Option<u64>,
 }
 
 #[derive(Default)]
 pub struct Oracle {
     known: HashMap<Uuid, Known>,
     books: HashMap<(usize, SlotId), Book>,
-    /// Saves whose file was damaged at rest on a device: what a disk destroys is not the
-    /// store's to keep (backups are what make up for it).
-    /// When each was damaged (the oracle's sequence).
-    damaged: HashMap<(usize, Uuid), u64>,
+    /// Saves whose last intact copy on a device the disk destroyed: what a disk destroys is
+    /// not the store's to keep (backups are what make up for it).
+    damaged: HashMap<(usize, Uuid), Damage>,
     seq: u64,
 }
 
@@ -61,18 +82,22 @@ impl Oracle {
         self.known.get(id)
     }
 
-    /// A save is about to be made on `device`.
-    pub fn attempt(
-        &mut self,
-        device: usize,
-        meta: SaveMeta,
-        bundle: SaveBundle,
-        saw: BTreeSet<Uuid>,
-    ) {
+    /// A save is about to be made on `device` (its metadata as given to the store).
+    pub fn attempt(&mut self, device: usize, meta: SaveMeta, bundle: SaveBundle) {
         let (id, slot) = (meta.save_id, meta.slot);
+        let saw = BTreeSet::new();
         self.known.insert(id, Known { meta, bundle, saw });
         let seq = self.tick();
         self.book(device, slot).entered.insert(id, seq);
+    }
+
+    /// What the store wrote for a save: its metadata with the saves it records being made in
+    /// view of. The oracle orders saves by that record, as the store does.
+    pub fn written(&mut self, meta: SaveMeta) {
+        if let Some(known) = self.known.get_mut(&meta.save_id) {
+            known.saw = meta.follows().into_iter().flatten().collect();
+            known.meta = meta;
+        }
     }
 
     /// The save call returned `Ok`.
@@ -92,21 +117,35 @@ impl Oracle {
         book.floor = seq;
         book.floor_save = None;
         book.must_hold.clear();
-        book.set_aside.extend(held);
+        book.deleted.extend(held);
     }
 
-    /// The delete failed or the process died during it: the player wanted the saves gone, so
-    /// none must stay, but none older than the floor may come back either.
-    pub fn delete_interrupted(&mut self, device: usize, slot: SlotId, held: BTreeSet<Uuid>) {
+    /// The delete failed (or the process died during it); `held` is what the slot held before,
+    /// `left` what it holds once the failure (and a crash, if any) was handled. A delete that
+    /// left the slot empty happened; one that left anything removed at most backups, so what
+    /// it removed is set aside and every save the player must have stays bound.
+    pub fn delete_interrupted(
+        &mut self,
+        device: usize,
+        slot: SlotId,
+        held: BTreeSet<Uuid>,
+        left: &BTreeSet<Uuid>,
+    ) {
+        if left.is_empty() {
+            return self.confirm_delete(device, slot, held);
+        }
         let book = self.book(device, slot);
-        book.must_hold.clear();
-        book.set_aside.extend(held);
+        let removed = held
+            .difference(left)
+            .filter(|id| !book.must_hold.contains(id));
+        let removed: Vec<Uuid> = removed.copied().collect();
+        book.deleted.extend(removed);
     }
 
     /// A sync round placed another device's save in the slot. A save the player set aside
     /// here (deleted, passed over, or moved past with a save of theirs) that comes back keeps
     /// the place it had, so it may not head the slot over what the player did since; unless
-    /// the disk damaged the player's save that moved past it (then it is the fallback).
+    /// the disk destroyed the player's save that moved past it (then it is the fallback).
     pub fn arrived(&mut self, device: usize, slot: SlotId, id: Uuid) {
         let seq = self.tick();
         if self.set_aside(device, slot, &id) && !self.moved_past_by_damaged(device, slot, &id) {
@@ -117,9 +156,10 @@ impl Oracle {
             book.entered.insert(id, seq);
             book.must_hold.iter().copied().collect()
         };
+        // Released only by the arriving save's own record: the store orders by it.
         let gone: Vec<Uuid> = superseded
             .into_iter()
-            .filter(|held| self.follows(&id, held))
+            .filter(|held| self.records(&id, held))
             .collect();
         let book = self.book(device, slot);
         for held in gone {
@@ -127,7 +167,15 @@ impl Oracle {
         }
     }
 
-    /// Whether a save made here in view of `id` was damaged at rest here.
+    /// Whether the save `later` records being made in view of `earlier` (what the store
+    /// itself can tell).
+    pub fn records(&self, later: &Uuid, earlier: &Uuid) -> bool {
+        self.known
+            .get(later)
+            .is_some_and(|known| known.saw.contains(earlier))
+    }
+
+    /// Whether a save made here in view of `id` has no intact copy here.
     fn moved_past_by_damaged(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
         let Some(book) = self.books.get(&(device, slot)) else {
             return false;
@@ -141,7 +189,7 @@ impl Oracle {
         let seq = self.tick();
         let book = self.book(device, slot);
         book.entered.insert(id, seq);
-        book.set_aside.extend(over);
+        book.passed_over.extend(over);
     }
 
     /// Whether the player set `id` aside in `slot` on `device` (deleted it, passed it over,
@@ -150,35 +198,61 @@ impl Oracle {
         let Some(book) = self.books.get(&(device, slot)) else {
             return false;
         };
-        let mut aside = book.set_aside.iter();
+        let mut aside = book.deleted.iter().chain(&book.passed_over);
         aside.any(|aside| aside == id || self.follows(aside, id))
             || book.made.iter().any(|made| self.follows(made, id))
     }
 
+    /// The simulator destroyed the last intact copy of `id` on `device` (the caller checked
+    /// that no other is left there).
     pub fn damage(&mut self, device: usize, id: Uuid) {
-        let seq = self.tick();
-        self.damaged.entry((device, id)).or_insert(seq);
+        let at = self.tick();
+        let damage = Damage { at, repaired: None };
+        let entry = self.damaged.entry((device, id)).or_insert(damage);
+        if entry.repaired.is_some() {
+            *entry = damage;
+        }
     }
 
+    /// `device` holds an intact copy of each of `intact` again: what was damaged of them is
+    /// made up for.
+    pub fn holds_intact(&mut self, device: usize, intact: &HashSet<Uuid>) {
+        let seq = self.seq;
+        for ((at, id), damage) in &mut self.damaged {
+            if *at == device && damage.repaired.is_none() && intact.contains(id) {
+                damage.repaired = Some(seq);
+            }
+        }
+    }
+
+    /// Whether a save's last copy on `device` is destroyed, as far as the oracle knows.
+    pub fn has_damage(&self, device: usize) -> bool {
+        let open = self.damaged.iter().filter(|(_, d)| d.repaired.is_none());
+        open.into_iter().any(|((at, _), _)| *at == device)
+    }
+
+    /// Whether `device` holds no intact copy of `id` because the disk destroyed it.
     pub fn is_damaged(&self, device: usize, id: &Uuid) -> bool {
-        self.damaged.contains_key(&(device, *id))
+        self.damaged
+            .get(&(device, *id))
+            .is_some_and(|damage| damage.repaired.is_none())
     }
 
-    /// Whether the player saved in or deleted `slot` on `device` after its copy of `id` was
-    /// damaged there: the slot then holds what the player made over it, and a save whose
+    /// Whether the player saved in or deleted `slot` on `device` while its only copy of `id`
+    /// was destroyed there: the slot then holds what the player made over it, and a save whose
     /// metadata the disk destroyed could not be recorded as seen. The save is kept where it
     /// was not damaged; this device is not bound to take it back.
     pub fn saved_over_damage(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
-        let Some(&damaged) = self.damaged.get(&(device, *id)) else {
+        let Some(damage) = self.damaged.get(&(device, *id)) else {
             return false;
         };
-        self.books
-            .get(&(device, slot))
-            .is_some_and(|book| book.floor > damaged)
+        self.books.get(&(device, slot)).is_some_and(|book| {
+            book.floor > damage.at && damage.repaired.is_none_or(|back| book.floor < back)
+        })
     }
 
     /// Whether `later` was made by a device that held `earlier` (directly, or through the
-    /// saves it held).
+    /// saves it held): the truth, which a store's bounded record may no longer tell.
     pub fn follows(&self, later: &Uuid, earlier: &Uuid) -> bool {
         let mut seen = BTreeSet::new();
         let mut stack = vec![*later];
@@ -198,27 +272,29 @@ impl Oracle {
         false
     }
 
-    /// The confirmed saves of `device` that `slot` must still hold (damaged ones left out).
+    /// The confirmed saves of `device` that `slot` must still hold: every one, the damaged
+    /// ones included (a check excuses a damaged one only when it does not load).
     pub fn must_hold(&self, device: usize, slot: SlotId) -> Vec<Uuid> {
         let Some(book) = self.books.get(&(device, slot)) else {
             return Vec::new();
         };
-        let held = book.must_hold.iter();
-        held.filter(|id| !self.is_damaged(device, id))
-            .copied()
-            .collect()
+        book.must_hold.iter().copied().collect()
     }
 
     /// Why `id` may not head `slot` on `device`, if it may not: it entered the slot before the
-    /// player's last confirmed save or delete there (an older save brought back), unless that
-    /// save's own file was damaged (then the slot falls back to what it kept).
+    /// player's last confirmed save or delete there (an older save brought back). When the
+    /// disk destroyed that save, the slot may fall back to what it was made over (its
+    /// backups), but never to a save the player deleted or passed over.
     pub fn inadmissible_head(&self, device: usize, slot: SlotId, id: &Uuid) -> Option<String> {
         let book = self.books.get(&(device, slot))?;
         let fallback = book
             .floor_save
-            .is_some_and(|floor| self.is_damaged(device, &floor));
+            .filter(|floor| self.is_damaged(device, floor));
+        let backup_of_lost = fallback.is_some_and(|floor| {
+            self.records(&floor, id) && !book.deleted.contains(id) && !book.passed_over.contains(id)
+        });
         match book.entered.get(id) {
-            Some(&entered) if entered >= book.floor || fallback => None,
+            Some(&entered) if entered >= book.floor || backup_of_lost => None,
             Some(_) => Some(format!(
                 "{id} heads {slot:?}, but it entered the slot before the player's last \
                  confirmed save or delete there ({:?})",
@@ -228,5 +304,12 @@ impl Oracle {
                 "{id} heads {slot:?} but never entered it on this device"
             )),
         }
+    }
+
+    /// Whether the player chose `id` on `device` (promoted it over the head).
+    pub fn passed_over(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
+        self.books
+            .get(&(device, slot))
+            .is_some_and(|book| book.passed_over.contains(id))
     }
 }
