@@ -346,7 +346,8 @@ impl SlotStore {
         let inherited = held
             .iter()
             .flat_map(|save| save.meta.follows().into_iter().flatten());
-        Ok(meta.with_follows(ids.chain(inherited)))
+        let meta = meta.with_follows(ids.chain(inherited));
+        self.with_versions(meta, &held)
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
