@@ -145,7 +145,10 @@ impl World {
         for save in on.store.saves_in(SLOT).unwrap() {
             let id = save.meta.save_id;
             if !self.cloud.iter().any(|(held, _)| *held == id) {
-                let bytes = on.store.read_generation_bytes(SLOT, save.generation).unwrap();
+                let bytes = on
+                    .store
+                    .read_generation_bytes(SLOT, save.generation)
+                    .unwrap();
                 self.cloud.push((id, bytes));
             }
         }
@@ -183,7 +186,10 @@ impl World {
     ) -> Result<(), TestCaseError> {
         let head_id = head.save_id;
         if self.truly_follows(arriving, &head_id) {
-            prop_assert!(heads, "{arriving} follows the head {head_id} but went below it");
+            prop_assert!(
+                heads,
+                "{arriving} follows the head {head_id} but went below it"
+            );
         }
         if self.truly_follows(&head_id, arriving) {
             prop_assert!(!heads, "{arriving} precedes the head {head_id} but took it");

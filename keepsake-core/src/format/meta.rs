@@ -1,6 +1,6 @@
 //! `SaveMeta`: what a menu shows about a save, readable without touching the payload.
 
-use super::versions::{VERSIONS_KEY, Versions};
+use super::versions::{VERSION_MARK, Versions};
 use crate::slot::SlotId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,14 +62,16 @@ pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
 /// beside them), then what the head itself was made in view of, as simple-hex save ids joined
 /// by commas, at most [`MAX_FOLLOWS`]. The store writes it with every save
 /// ([`SlotStore::save`](crate::store::SlotStore::save)); cloud sync orders saves of one slot from
-/// different devices by it and by their version vectors
-/// ([`VERSIONS_KEY`](super::VERSIONS_KEY)) before it trusts their clocks ([`SaveMeta::lineage`]). A well-known
-/// key rather than a field, so the format stays as it is and older builds read it as an extra.
+/// different devices by it before it trusts their clocks ([`SaveMeta::lineage`]). After the ids
+/// comes the save's version vector, when it names its device ([`Versions`]: entries marked
+/// `@`, which reach back along the whole line). A well-known key rather than a field, so the
+/// format stays as it is and older builds read it as an extra (and pass over the vector's
+/// entries, which are not save ids).
 pub const FOLLOWS_KEY: &str = "keepsake.follows";
 
 /// How many save ids [`FOLLOWS_KEY`] keeps: the slot's generations come first, so a chain of
 /// saves is followed that far back by ids even with no backups. Further back, the saves'
-/// version vectors ([`VERSIONS_KEY`](super::VERSIONS_KEY)) order them.
+/// version vectors ([`Versions`]) order them.
 pub const MAX_FOLLOWS: usize = 16;
 
 /// How two saves of one slot stand to each other by what their devices held when they were
@@ -198,13 +200,14 @@ impl SaveMeta {
             .is_some_and(|mut ids| ids.any(|seen| seen == id))
     }
 
-    /// The save's version vector ([`VERSIONS_KEY`]); `None` when it records none (cloud sync
-    /// was off, a build before it, or a value that is not a vector).
+    /// The save's version vector (the `@` entries of [`FOLLOWS_KEY`]); `None` when it
+    /// records none (cloud sync was off, a build before it, or entries that are not a vector).
     pub fn versions(&self) -> Option<Versions> {
-        Versions::parse(self.extras.get(VERSIONS_KEY)?)
+        Versions::parse(self.extras.get(FOLLOWS_KEY)?)
     }
 
-    /// Records the save's version vector: counted on the line of its device
+    /// Records the save's version vector after the ids of [`FOLLOWS_KEY`] (creating the key
+    /// if the save has none): counted on the line of its device
     /// ([`DEVICE_ID_KEY`]) in `epoch`, made in view of the saves `held`, its slot's head first
     /// (see [`Versions`]). A save that names no device (or one whose id cannot name a line),
     /// and one whose count cannot grow, records none, and any vector the metadata carried is
@@ -215,13 +218,17 @@ impl SaveMeta {
         epoch: &str,
         held: impl IntoIterator<Item = &'a SaveMeta>,
     ) -> Self {
-        self.extras.remove(VERSIONS_KEY);
         let line = self.device_id().and_then(|id| Versions::line_of(id, epoch));
         let held: Vec<Versions> = held.into_iter().filter_map(SaveMeta::versions).collect();
-        if let Some(versions) = line.and_then(|line| Versions::next(&line, &held)) {
-            self.extras
-                .insert(VERSIONS_KEY.to_owned(), versions.to_string());
-        }
+        let versions = line.and_then(|line| Versions::next(&line, &held));
+        let listed = self.extras.remove(FOLLOWS_KEY).unwrap_or_default();
+        let mut entries: Vec<String> = (listed.split(','))
+            .filter(|entry| !entry.is_empty() && !entry.starts_with(VERSION_MARK))
+            .map(str::to_owned)
+            .collect();
+        entries.extend(versions.map(|versions| versions.to_string()));
+        self.extras
+            .insert(FOLLOWS_KEY.to_owned(), entries.join(","));
         self
     }
 
@@ -241,7 +248,7 @@ impl SaveMeta {
     }
 
     /// How this save stands to `other` by what each was made in view of: its list of ids
-    /// ([`FOLLOWS_KEY`]), and, when both carry one, its version vector ([`VERSIONS_KEY`]),
+    /// ([`FOLLOWS_KEY`]), and, when both carry one, its version vector ([`Versions`]),
     /// which reaches back along the whole line however many saves lie between. Saves that
     /// each claim the other (only forged or damaged records can) count as made apart.
     ///
@@ -267,7 +274,10 @@ impl SaveMeta {
     /// assert_eq!(held.lineage(&start), Lineage::Follows);
     /// ```
     pub fn lineage(&self, other: &SaveMeta) -> Lineage {
-        match (self.made_in_view_of_save(other), other.made_in_view_of_save(self)) {
+        match (
+            self.made_in_view_of_save(other),
+            other.made_in_view_of_save(self),
+        ) {
             (true, false) => Lineage::Follows,
             (false, true) => Lineage::Precedes,
             (true, true) => Lineage::Concurrent,

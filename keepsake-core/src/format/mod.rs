@@ -180,7 +180,7 @@ pub use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable, declared_table_len};
 pub use verify::verify_from;
-pub use versions::{MAX_VERSIONS, VERSIONS_KEY, Versions};
+pub use versions::{MAX_VERSIONS, VERSION_MARK, Versions};
 
 /// Bytes for the format's unit tests.
 #[cfg(test)]

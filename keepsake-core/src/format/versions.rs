@@ -1,4 +1,4 @@
-//! [`Versions`]: a save's version vector ([`VERSIONS_KEY`]), which orders saves of one slot
+//! [`Versions`]: a save's version vector, which orders saves of one slot
 //! made on different devices however long the line between them, whatever their clocks say.
 //!
 //! Each save counts itself on its *line*: the device that made it and an epoch, a random id the
@@ -15,20 +15,23 @@
 //! longest without a save carrying them ahead) are dropped. A dropped line only makes a
 //! vector hold less, so two saves can look made apart that were not (the clocks then decide,
 //! and the player sees a conflict), never ordered the wrong way round.
+//!
+//! The vector is written in [`FOLLOWS_KEY`](super::FOLLOWS_KEY), after the save ids: one
+//! `@<device id>.<epoch>:<count>` entry per line, the save's own first, only for a save that
+//! names its device ([`DEVICE_ID_KEY`](super::DEVICE_ID_KEY), which cloud sync sets). Builds
+//! that read only the ids pass over these entries (they are not save ids), the key and the
+//! file format stay as they were, and a save without them (made with cloud sync off, or by an
+//! earlier build) is ordered by its ids alone.
 
 use std::fmt::Write as _;
 
-/// The [`SaveMeta::extras`](super::SaveMeta::extras) key holding a save's version vector
-/// ([`Versions`]): `<device id>.<epoch>:<count>` entries joined by commas, the save's own
-/// first. Written only for saves that record the device that made them
-/// ([`DEVICE_ID_KEY`](super::DEVICE_ID_KEY), which cloud sync sets). A well-known key rather
-/// than a field, so the format stays as it is and older builds read it as an extra.
-pub const VERSIONS_KEY: &str = "keepsake.versions";
+/// What starts a version vector's entry in [`FOLLOWS_KEY`](super::FOLLOWS_KEY).
+pub const VERSION_MARK: char = '@';
 
 /// How many lines a [`Versions`] keeps (see the module docs for which go).
 pub const MAX_VERSIONS: usize = 64;
 
-/// One save's version vector, read from [`VERSIONS_KEY`].
+/// One save's version vector, read from its [`FOLLOWS_KEY`](super::FOLLOWS_KEY) entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Versions {
     /// (line, count), the save's own first; no line twice.
@@ -36,12 +39,14 @@ pub struct Versions {
 }
 
 impl Versions {
-    /// Reads a vector as [`VERSIONS_KEY`] holds it; `None` when it is not one (an entry
-    /// without a line or a count, a count of zero): such a save is ordered as if it recorded
-    /// no vector. Entries past [`MAX_VERSIONS`] are passed over.
-    pub fn parse(text: &str) -> Option<Versions> {
+    /// Reads the vector among the entries of a [`FOLLOWS_KEY`](super::FOLLOWS_KEY) value (the
+    /// ones marked [`VERSION_MARK`]); `None` when there is none, or when one is not an entry
+    /// (no line or count, a count of zero): such a save is ordered as if it recorded no
+    /// vector. Entries past [`MAX_VERSIONS`] are passed over.
+    pub fn parse(follows: &str) -> Option<Versions> {
+        let marked = (follows.split(',')).filter_map(|entry| entry.strip_prefix(VERSION_MARK));
         let mut entries: Vec<(String, u64)> = Vec::new();
-        for entry in text.split(',').take(MAX_VERSIONS) {
+        for entry in marked.take(MAX_VERSIONS) {
             let (line, count) = entry.rsplit_once(':')?;
             let count: u64 = count.parse().ok().filter(|count| *count > 0)?;
             if !is_line(line) {
@@ -63,7 +68,9 @@ impl Versions {
     /// The highest count of `line` the save was made in view of (its own included).
     pub fn count(&self, line: &str) -> Option<u64> {
         let mut entries = self.entries.iter();
-        entries.find(|(seen, _)| seen == line).map(|(_, count)| *count)
+        entries
+            .find(|(seen, _)| seen == line)
+            .map(|(_, count)| *count)
     }
 
     /// Whether the save was made in view of the save whose vector is `other` (or is it).
@@ -123,7 +130,7 @@ impl std::fmt::Display for Versions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (at, (line, count)) in self.entries.iter().enumerate() {
             let comma = if at == 0 { "" } else { "," };
-            write!(f, "{comma}{line}:{count}")?;
+            write!(f, "{comma}{VERSION_MARK}{line}:{count}")?;
         }
         Ok(())
     }
@@ -152,26 +159,37 @@ mod tests {
 
     #[test]
     fn a_vector_reads_back_as_written() {
-        let text = "aa.01:3,bb.02:7";
+        let text = "@aa.01:3,@bb.02:7";
         assert_eq!(v(text).to_string(), text);
+        let among_ids = format!("{},@aa.01:3,@bb.02:7", uuid::Uuid::nil().simple());
+        assert_eq!(v(&among_ids), v(text));
         assert_eq!(v(text).own(), ("aa.01", 3));
         assert_eq!(v(text).count("bb.02"), Some(7));
-        for bad in ["", "aa.01", "aa.01:0", "aa:1", "a,a.01:1", "aa.01:x", "aa.0 1:1"] {
+        for bad in [
+            "",
+            "aa.01:1",
+            "@aa.01",
+            "@aa.01:0",
+            "@aa:1",
+            "@a,@a.01:1",
+            "@aa.01:x",
+            "@aa.0 1:1",
+        ] {
             assert_eq!(Versions::parse(bad), None, "{bad:?}");
         }
     }
 
     #[test]
     fn the_next_vector_takes_each_lines_highest_count_and_counts_its_own() {
-        let head = v("aa.01:3,bb.02:7");
-        let below = v("bb.02:9,cc.03:1");
+        let head = v("@aa.01:3,@bb.02:7");
+        let below = v("@bb.02:9,@cc.03:1");
         let next = Versions::next("aa.01", [&head, &below]).unwrap();
-        assert_eq!(next.to_string(), "aa.01:4,bb.02:9,cc.03:1");
+        assert_eq!(next.to_string(), "@aa.01:4,@bb.02:9,@cc.03:1");
         assert!(next.includes(&head) && next.includes(&below));
         assert!(!head.includes(&next) && !head.includes(&below));
         let fresh = Versions::next("dd.04", []).unwrap();
-        assert_eq!(fresh.to_string(), "dd.04:1");
-        let full = v(&format!("aa.01:{}", u64::MAX));
+        assert_eq!(fresh.to_string(), "@dd.04:1");
+        let full = v(&format!("@aa.01:{}", u64::MAX));
         assert_eq!(Versions::next("aa.01", [&full]), None);
     }
 

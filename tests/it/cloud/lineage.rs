@@ -61,7 +61,11 @@ fn a_long_line_from_a_clock_behind(backups: u16, offline: usize) {
     let first = desk.save(SLOT);
     assert_no_conflict(&desk.sync(), &case);
     assert_no_conflict(&laptop.sync(), &case);
-    assert_eq!(laptop.head(SLOT).save_id, first, "{case}: S0 reached the laptop");
+    assert_eq!(
+        laptop.head(SLOT).save_id,
+        first,
+        "{case}: S0 reached the laptop"
+    );
 
     let mut newest = Uuid::nil();
     for _ in 0..offline {
@@ -72,7 +76,11 @@ fn a_long_line_from_a_clock_behind(backups: u16, offline: usize) {
     let (mut fresh, _) = device(&endpoint, "fresh", backups, 0);
     assert_no_conflict(&fresh.sync(), &format!("{case}: new device"));
     // A second round changes nothing: what arrived is settled.
-    for (who, device) in [("desk", &mut desk), ("laptop", &mut laptop), ("new device", &mut fresh)] {
+    for (who, device) in [
+        ("desk", &mut desk),
+        ("laptop", &mut laptop),
+        ("new device", &mut fresh),
+    ] {
         assert_no_conflict(&device.sync(), &format!("{case}: {who}, again"));
         assert_eq!(
             device.head(SLOT).save_id,
