@@ -225,14 +225,26 @@ impl SlotStore {
         &self,
         meta: SaveMeta,
         held: &[StoredSave],
-    ) -> Result<SaveMeta, StoreError> {
-        let every_one_reads = self.generations(meta.slot)?.len() == held.len();
+        every_one_reads: bool,
+    ) -> SaveMeta {
         let epoch = meta
             .device_id()
             .filter(|_| every_one_reads)
             .and_then(|device| line_to_go_on(device, held))
             .unwrap_or_else(Versions::new_epoch);
-        Ok(meta.with_versions(&epoch, held.iter().map(|save| &save.meta)))
+        meta.with_versions(&epoch, held.iter().map(|save| &save.meta))
+    }
+
+    /// What a new save of `slot` is made in view of: its readable generations with their
+    /// metadata, newest first (as [`saves_in`](Self::saves_in) lists them, reading the folder
+    /// once), and whether every generation read.
+    pub(super) fn held_in_view(&self, slot: SlotId) -> Result<(Vec<StoredSave>, bool), StoreError> {
+        self.check_slot(slot)?;
+        let generations = self.generations(slot)?;
+        let listed = generations.len();
+        let held = self.metas_of(slot, generations, Reading::List)?;
+        let every_one_reads = held.len() == listed;
+        Ok((held, every_one_reads))
     }
 
     /// Makes `generation` head its slot (for a player choosing the save made on another
@@ -340,8 +352,19 @@ impl SlotStore {
         slot: SlotId,
         reading: Reading,
     ) -> Result<Vec<StoredSave>, StoreError> {
+        self.metas_of(slot, self.generations(slot)?, reading)
+    }
+
+    /// The readable ones of `generations` of `slot` with their metadata, in the order given,
+    /// read as `reading` says.
+    fn metas_of(
+        &self,
+        slot: SlotId,
+        generations: Vec<u64>,
+        reading: Reading,
+    ) -> Result<Vec<StoredSave>, StoreError> {
         let mut saves = Vec::new();
-        for generation in self.generations(slot)? {
+        for generation in generations {
             let path = self.path_of(slot, generation);
             let read = match reading {
                 Reading::List => self.read_summary(&path),
