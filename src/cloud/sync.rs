@@ -467,7 +467,7 @@ impl SyncCore {
                     .set_aside
                     .get(&slot)
                     .is_some_and(|a| a.contains(&id));
-                let followed = saves.iter().any(|s| s.meta.made_in_view_of(id));
+                let followed = followed_in(saves.iter().copied(), &save.meta);
                 let reached = self.state.in_cloud.get(&id).copied();
                 if id == head.meta.save_id || recorded || aside || followed {
                     continue;
@@ -745,8 +745,13 @@ impl SyncCore {
         } else {
             previous.save_id
         };
+        // A save the slot holds that was made in view of the hidden one settles it: by its id,
+        // or, the hidden save being held here too, by the version vectors of the two.
         let settled = |hidden: &Uuid| {
-            *hidden == head || held.iter().any(|save| save.meta.made_in_view_of(*hidden))
+            let meta = held.iter().find(|save| save.meta.save_id == *hidden);
+            *hidden == head
+                || held.iter().any(|save| save.meta.made_in_view_of(*hidden))
+                || meta.is_some_and(|hidden| followed_in(held.iter(), &hidden.meta))
         };
         if settled(&older.save_id) {
             return;
@@ -1008,6 +1013,15 @@ impl SyncCore {
         let pending = self.state.pending.iter();
         pending.map(|(id, upload)| (upload.slot, *id)).collect()
     }
+}
+
+/// Whether one of `saves` (other than `save` itself) was made in view of `save`, by its list of
+/// ids or its version vector ([`SaveMeta::made_in_view_of_save`]).
+fn followed_in<'a>(saves: impl IntoIterator<Item = &'a StoredSave>, save: &SaveMeta) -> bool {
+    let mut others = saves
+        .into_iter()
+        .filter(|other| other.meta.save_id != save.save_id);
+    others.any(|other| other.meta.made_in_view_of_save(save))
 }
 
 /// Whether two saves were made on one device (as far as their metadata tells).

@@ -1,5 +1,6 @@
 //! `SaveMeta`: what a menu shows about a save, readable without touching the payload.
 
+use super::versions::{VERSION_MARK, Versions};
 use crate::slot::SlotId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -103,12 +104,16 @@ impl CrashCause {
 /// beside them), then what the head itself was made in view of, as simple-hex save ids joined
 /// by commas, at most [`MAX_FOLLOWS`]. The store writes it with every save
 /// ([`SlotStore::save`](crate::store::SlotStore::save)); cloud sync orders saves of one slot from
-/// different devices by it before it trusts their clocks ([`SaveMeta::lineage`]). A well-known
-/// key rather than a field, so the format stays as it is and older builds read it as an extra.
+/// different devices by it before it trusts their clocks ([`SaveMeta::lineage`]). After the ids
+/// comes the save's version vector, when it names its device ([`Versions`]: entries marked
+/// `@`, which reach back along the whole line). A well-known key rather than a field, so the
+/// format stays as it is and older builds read it as an extra (and pass over the vector's
+/// entries, which are not save ids).
 pub const FOLLOWS_KEY: &str = "keepsake.follows";
 
 /// How many save ids [`FOLLOWS_KEY`] keeps: the slot's generations come first, so a chain of
-/// saves is followed that far back even with no backups.
+/// saves is followed that far back by ids even with no backups. Further back, the saves'
+/// version vectors ([`Versions`]) order them.
 pub const MAX_FOLLOWS: usize = 16;
 
 /// How two saves of one slot stand to each other by what their devices held when they were
@@ -122,7 +127,8 @@ pub enum Lineage {
     /// Each was made without the other in view: two devices saved the slot apart.
     Concurrent,
     /// One of them records nothing (a save from a build that did not write
-    /// [`FOLLOWS_KEY`]): only their clocks and upload times can tell.
+    /// [`FOLLOWS_KEY`]) and neither names the other: only their clocks and upload times can
+    /// tell.
     Unrecorded,
 }
 
@@ -244,13 +250,65 @@ impl SaveMeta {
         self
     }
 
-    /// Whether this save records being made in view of the save `id`.
+    /// Whether this save records being made in view of the save `id` in its list of ids
+    /// ([`FOLLOWS_KEY`]). That list is bounded: a save further back on its line is found by
+    /// [`lineage`](Self::lineage), which reads the version vectors too.
     pub fn made_in_view_of(&self, id: Uuid) -> bool {
         self.follows()
             .is_some_and(|mut ids| ids.any(|seen| seen == id))
     }
 
-    /// How this save stands to `other` by what each was made in view of.
+    /// The save's version vector (the `@` entries of [`FOLLOWS_KEY`]); `None` when it
+    /// records none (cloud sync was off, a build before it, or entries that are not a vector).
+    pub fn versions(&self) -> Option<Versions> {
+        Versions::parse(self.extras.get(FOLLOWS_KEY)?)
+    }
+
+    /// Records the save's version vector after the ids of [`FOLLOWS_KEY`] (creating the key
+    /// if the save has none): counted on the line of its device
+    /// ([`DEVICE_ID_KEY`]) in `epoch`, made in view of the saves `held`, its slot's head first
+    /// (see [`Versions`]). A save that names no device (or one whose id cannot name a line),
+    /// and one whose count cannot grow, records none, and any vector the metadata carried is
+    /// removed: a vector is only ever the store's own account.
+    #[must_use]
+    pub fn with_versions<'a>(
+        mut self,
+        epoch: &str,
+        held: impl IntoIterator<Item = &'a SaveMeta>,
+    ) -> Self {
+        let line = self.device_id().and_then(|id| Versions::line_of(id, epoch));
+        let held: Vec<Versions> = held.into_iter().filter_map(SaveMeta::versions).collect();
+        let versions = line.and_then(|line| Versions::next(&line, &held));
+        let listed = self.extras.remove(FOLLOWS_KEY).unwrap_or_default();
+        let mut entries: Vec<String> = (listed.split(','))
+            .filter(|entry| !entry.is_empty() && !entry.starts_with(VERSION_MARK))
+            .map(str::to_owned)
+            .collect();
+        entries.extend(versions.map(|versions| versions.to_string()));
+        self.extras
+            .insert(FOLLOWS_KEY.to_owned(), entries.join(","));
+        self
+    }
+
+    /// Whether this save records being made in view of `other` (another save): in its list
+    /// of ids, or, when both record a version vector, in its vector.
+    pub fn made_in_view_of_save(&self, other: &SaveMeta) -> bool {
+        self.made_in_view_of(other.save_id)
+            || self
+                .versions()
+                .zip(other.versions())
+                .is_some_and(|(mine, theirs)| mine.includes(&theirs))
+    }
+
+    /// Whether the save records what it was made in view of, one way or the other.
+    fn records_lineage(&self) -> bool {
+        self.follows().is_some() || self.versions().is_some()
+    }
+
+    /// How this save stands to `other` by what each was made in view of: its list of ids
+    /// ([`FOLLOWS_KEY`]), and, when both carry one, its version vector ([`Versions`]),
+    /// which reaches back along the whole line however many saves lie between. Saves that
+    /// each claim the other (only forged or damaged records can) count as made apart.
     ///
     /// ```
     /// use keepsake_core::{SlotId, format::{Lineage, SaveMeta}};
@@ -262,17 +320,29 @@ impl SaveMeta {
     /// assert_eq!(first.lineage(&second), Lineage::Precedes);
     /// assert_eq!(second.lineage(&apart), Lineage::Concurrent);
     /// assert_eq!(second.lineage(&SaveMeta::new(SlotId::Quick)), Lineage::Unrecorded);
+    ///
+    /// // A line longer than the list of ids: the version vectors still order it.
+    /// let desk = SaveMeta::new(SlotId::Quick).with_device("desk", "desk");
+    /// let mut held = desk.with_follows([]).with_versions("e1", []);
+    /// let start = held.clone();
+    /// for _ in 0..40 {
+    ///     let next = SaveMeta::new(SlotId::Quick).with_device("laptop", "laptop");
+    ///     held = next.with_follows([held.save_id]).with_versions("e2", [&held]);
+    /// }
+    /// assert_eq!(held.lineage(&start), Lineage::Follows);
     /// ```
     pub fn lineage(&self, other: &SaveMeta) -> Lineage {
-        if self.follows().is_none() || other.follows().is_none() {
-            return Lineage::Unrecorded;
-        }
-        if self.made_in_view_of(other.save_id) {
-            Lineage::Follows
-        } else if other.made_in_view_of(self.save_id) {
-            Lineage::Precedes
-        } else {
-            Lineage::Concurrent
+        match (
+            self.made_in_view_of_save(other),
+            other.made_in_view_of_save(self),
+        ) {
+            (true, false) => Lineage::Follows,
+            (false, true) => Lineage::Precedes,
+            (true, true) => Lineage::Concurrent,
+            (false, false) if self.records_lineage() && other.records_lineage() => {
+                Lineage::Concurrent
+            }
+            (false, false) => Lineage::Unrecorded,
         }
     }
 }

@@ -151,6 +151,7 @@ mod sections;
 mod table;
 mod unchunk;
 mod verify;
+mod versions;
 
 pub use budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, OverBudget};
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
@@ -180,6 +181,7 @@ pub use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable, declared_table_len};
 pub use verify::verify_from;
+pub use versions::{MAX_VERSIONS, VERSION_MARK, Versions};
 
 /// Bytes for the format's unit tests.
 #[cfg(test)]

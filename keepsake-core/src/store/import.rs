@@ -25,7 +25,7 @@ use super::durable::{Placement, write_durably};
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::{SlotStore, is_plausible};
-use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp};
+use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp, Versions};
 use crate::slot::SlotId;
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -191,7 +191,7 @@ impl SlotStore {
         // never heads: its line goes on in that successor.
         let superseded = existing
             .iter()
-            .any(|s| s.meta.made_in_view_of(meta.save_id));
+            .any(|s| s.meta.save_id != meta.save_id && s.meta.made_in_view_of_save(&meta));
         let heads_slot = !superseded && head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
@@ -212,6 +212,39 @@ impl SlotStore {
             heads_slot,
             previous_head,
         })))
+    }
+
+    /// `meta`, made in view of the saves its slot holds (`held`, the head first), with its
+    /// version vector ([`SaveMeta::with_versions`]). Its device goes on counting the line of
+    /// its own save the slot holds when that save carries the line's highest count; otherwise
+    /// (the slot was deleted or its files removed, or holds only other devices' saves, or
+    /// one of its generations does not read, which may be this device's newest) it starts a
+    /// new line with a random epoch: a count given twice on one line would order saves that
+    /// were made apart.
+    pub(super) fn with_versions(
+        &self,
+        meta: SaveMeta,
+        held: &[StoredSave],
+        every_one_reads: bool,
+    ) -> SaveMeta {
+        let epoch = meta
+            .device_id()
+            .filter(|_| every_one_reads)
+            .and_then(|device| line_to_go_on(device, held))
+            .unwrap_or_else(Versions::new_epoch);
+        meta.with_versions(&epoch, held.iter().map(|save| &save.meta))
+    }
+
+    /// What a new save of `slot` is made in view of: its readable generations with their
+    /// metadata, newest first (as [`saves_in`](Self::saves_in) lists them, reading the folder
+    /// once), and whether every generation read.
+    pub(super) fn held_in_view(&self, slot: SlotId) -> Result<(Vec<StoredSave>, bool), StoreError> {
+        self.check_slot(slot)?;
+        let generations = self.generations(slot)?;
+        let listed = generations.len();
+        let held = self.metas_of(slot, generations, Reading::List)?;
+        let every_one_reads = held.len() == listed;
+        Ok((held, every_one_reads))
     }
 
     /// Makes `generation` head its slot (for a player choosing the save made on another
@@ -319,8 +352,19 @@ impl SlotStore {
         slot: SlotId,
         reading: Reading,
     ) -> Result<Vec<StoredSave>, StoreError> {
+        self.metas_of(slot, self.generations(slot)?, reading)
+    }
+
+    /// The readable ones of `generations` of `slot` with their metadata, in the order given,
+    /// read as `reading` says.
+    fn metas_of(
+        &self,
+        slot: SlotId,
+        generations: Vec<u64>,
+        reading: Reading,
+    ) -> Result<Vec<StoredSave>, StoreError> {
         let mut saves = Vec::new();
-        for generation in self.generations(slot)? {
+        for generation in generations {
             let path = self.path_of(slot, generation);
             let read = match reading {
                 Reading::List => self.read_summary(&path),
@@ -419,7 +463,7 @@ impl SlotStore {
 }
 
 /// The saves of a slot (the ones it held, `existing`, and the one arriving) that no other of
-/// them was made in view of ([`SaveMeta::made_in_view_of`]): the newest of each line of saves
+/// them was made in view of ([`SaveMeta::made_in_view_of_save`]): the newest of each line of saves
 /// made apart, one per device that saved the slot without seeing the others' saves. An import's
 /// prune never removes one, whatever the backups: each is this device's only copy of a line the
 /// player may want to go on from (a conflict, or the save a conflict hides). A save made in view
@@ -431,9 +475,25 @@ fn line_tips<'a>(
 ) -> impl Iterator<Item = Uuid> + 'a {
     let all = move || existing.iter().map(|save| &save.meta).chain([arriving]);
     all()
-        .filter(move |meta| meta.follows().is_some())
-        .filter(move |meta| !all().any(|other| other.made_in_view_of(meta.save_id)))
+        .filter(move |meta| meta.follows().is_some() || meta.versions().is_some())
+        .filter(move |meta| {
+            !all().any(|other| other.save_id != meta.save_id && other.made_in_view_of_save(meta))
+        })
         .map(|meta| meta.save_id)
+}
+
+/// The epoch of the line `device` may go on counting in a slot holding `held`: the line of
+/// one of its own saves there that no save there counts further.
+fn line_to_go_on(device: &str, held: &[StoredSave]) -> Option<String> {
+    let vectors: Vec<Versions> = held.iter().filter_map(|s| s.meta.versions()).collect();
+    vectors.iter().find_map(|versions| {
+        let (line, count) = versions.own();
+        let (owner, epoch) = line.rsplit_once('.')?;
+        let newest = vectors
+            .iter()
+            .all(|other| other.count(line).is_none_or(|held| held <= count));
+        (owner == device && newest).then(|| epoch.to_owned())
+    })
 }
 
 /// How a listing of a slot's saves reads each generation.

@@ -339,14 +339,15 @@ impl SlotStore {
     ///
     /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
     fn in_view_of_slot(&self, meta: SaveMeta) -> Result<SaveMeta, StoreError> {
-        let held = self.saves_in(meta.slot)?;
+        let (held, every_one_reads) = self.held_in_view(meta.slot)?;
         let ids = held.iter().map(|save| save.meta.save_id);
         // What each held save was made in view of, the head's first: a conflict's hidden save
         // held below the head has a line of its own.
         let inherited = held
             .iter()
             .flat_map(|save| save.meta.follows().into_iter().flatten());
-        Ok(meta.with_follows(ids.chain(inherited)))
+        let meta = meta.with_follows(ids.chain(inherited));
+        Ok(self.with_versions(meta, &held, every_one_reads))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the

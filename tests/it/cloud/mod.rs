@@ -3,6 +3,7 @@
 //! damaged and forged remote files, and a game quitting with uploads pending.
 
 mod durability;
+mod lineage;
 mod listing;
 mod moto;
 mod moto_install;
