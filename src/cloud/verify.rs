@@ -100,7 +100,9 @@ fn inspect_beside(decoded: &DecodedSave, limits: &Limits) -> Result<(), Rejectio
     let held = decoded.header.decoded_len();
     let budget: Budget = limits.budget(held);
     let over = |refused| Rejection::Blob(snapshot::SnapshotError::OverBudget(refused));
-    budget.charge("the decoded save held meanwhile", held).map_err(over)?;
+    budget
+        .charge("the decoded save held meanwhile", held)
+        .map_err(over)?;
     snapshot::blob::inspect_within(&decoded.bundle.world.ecs_blob, &budget)
         .map(drop)
         .map_err(|error| Rejection::Blob(error.into()))

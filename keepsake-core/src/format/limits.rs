@@ -75,7 +75,6 @@ impl Limits {
     /// ([`MAX_EXPANSION`](super::MAX_EXPANSION) bytes per byte of the file and [`BUDGET_BASE`]
     /// more).
     pub fn check_header(&self, header: &Header) -> Result<(), FormatError> {
-        check_expansion(header)?;
         check(Section::Metadata, header.meta_len, self.max_meta)?;
         check(Section::Thumbnail, header.thumbnail_len, self.max_thumbnail)?;
         check(
@@ -86,9 +85,12 @@ impl Limits {
         match header.version {
             1 => header
                 .compression
-                .check_sizes(header.payload_len, header.payload_uncompressed_len),
-            _ => check_header_sizes(header),
+                .check_sizes(header.payload_len, header.payload_uncompressed_len)?,
+            _ => check_header_sizes(header)?,
         }
+        // Last: the more precise refusals above name what is impossible, this one what is
+        // merely more than any save this build writes.
+        check_expansion(header)
     }
 }
 

@@ -154,7 +154,9 @@ mod table;
 mod unchunk;
 mod verify;
 
-pub use budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, MAX_EXPANSION, OverBudget, max_decoded_len};
+pub use budget::{
+    BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, MAX_EXPANSION, OverBudget, max_decoded_len,
+};
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use cache::ChunkCache;
 pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};

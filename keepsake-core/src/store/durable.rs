@@ -116,7 +116,9 @@ fn create_temp(
                 tries += 1;
             }
             Err(error) => {
-                return Err(StoreError::io("create the temporary file", &temp_path)(error));
+                return Err(StoreError::io("create the temporary file", &temp_path)(
+                    error,
+                ));
             }
         }
     }

@@ -415,7 +415,10 @@ mod tests {
                 path.display()
             );
         }
-        assert!(!dir.path().join("nowhere").exists(), "nothing made through the link");
+        assert!(
+            !dir.path().join("nowhere").exists(),
+            "nothing made through the link"
+        );
     }
 
     #[cfg(target_os = "linux")]

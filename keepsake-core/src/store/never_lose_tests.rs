@@ -26,10 +26,9 @@ fn save(store: &SlotStore, slot: SlotId, tick: u64) -> Result<PathBuf, StoreErro
 }
 
 fn config(dir: &Path, backups: u16) -> StoreConfig {
-    StoreConfig::new(dir).backups(backups).layout(SlotLayout {
-        manual: 2,
-        auto: 3,
-    })
+    StoreConfig::new(dir)
+        .backups(backups)
+        .layout(SlotLayout { manual: 2, auto: 3 })
 }
 
 /// Every file of the profile folder and its bytes (folders and other entries by name only).
@@ -170,7 +169,10 @@ fn the_autosave_ring_passes_over_a_slot_whose_lock_is_an_odd_entry() {
         let manual = save(&store, SlotId::Auto(0), 9).unwrap_err();
         assert_unusable(&manual, &lock, "the slot's lock file");
         assert!(store.generations(SlotId::Auto(0)).unwrap().is_empty());
-        assert!(!lock.with_extension("gone").exists(), "nothing made through a link");
+        assert!(
+            !lock.with_extension("gone").exists(),
+            "nothing made through a link"
+        );
     }
 }
 
@@ -217,7 +219,12 @@ fn an_odd_record_of_deleted_saves_never_jams_a_save_load_or_delete() {
         save(&store, slot, 1).unwrap();
         save(&store, slot, 2).unwrap();
         assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
-        let held: HashSet<_> = store.saves_in(slot).unwrap().iter().map(|s| s.meta.save_id).collect();
+        let held: HashSet<_> = store
+            .saves_in(slot)
+            .unwrap()
+            .iter()
+            .map(|s| s.meta.save_id)
+            .collect();
         assert!(store.deleted_saves().is_empty(), "{odd:?}");
         match (odd, store.delete(slot)) {
             (Odd::Folder, Err(error)) => {

@@ -565,10 +565,12 @@ impl SlotStore {
     /// ([`StoreError::UnusableEntry`]). One held by another save is fine: that save ends.
     fn check_lockable(&self, slot: SlotId) -> Result<(), StoreError> {
         let path = self.dir.join(lock_file_name(slot));
-        self.fs
-            .try_lock(&path)
-            .map(drop)
-            .map_err(StoreError::entry(slot, LOCK_ROLE, LOCK_ACTION, &path))
+        self.fs.try_lock(&path).map(drop).map_err(StoreError::entry(
+            slot,
+            LOCK_ROLE,
+            LOCK_ACTION,
+            &path,
+        ))
     }
 
     /// The slot's lock for a read, when it can be had. A read does not need it to see whole
