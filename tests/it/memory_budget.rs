@@ -670,7 +670,6 @@ fn verifying_a_download_stays_within_the_bound_of_its_file() {
 
 /// The benchmarks' world shapes (`benches/common/shapes.rs`), for measuring how far real
 /// saves compress.
-#[allow(dead_code, unreachable_pub)]
 #[path = "../../benches/common/shapes.rs"]
 mod shapes;
 use crate::common::real_world;
