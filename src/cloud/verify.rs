@@ -35,8 +35,9 @@ impl<'a> VerifiedSave<'a> {
 ///
 /// Within the bound of one read of the file: at most four bytes per byte the file decodes to
 /// and a megabyte (its read's [`Budget`]), the decoded save it holds and the blob's check
-/// together (the blob is checked from what the decoded save leaves of that budget); and so within the bound of the file's size, which holds
-/// what it decodes to (see [`format::max_decoded_len`](crate::format::max_decoded_len)).
+/// together (the blob is checked from what the decoded save leaves of that budget); and so
+/// within the bound of the file's size, which holds what it decodes to (see
+/// [`format::max_decoded_len`](crate::format::max_decoded_len)).
 pub fn verify_remote_save<'a>(
     name: &RemoteName,
     bytes: &'a [u8],
