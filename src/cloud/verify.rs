@@ -2,7 +2,7 @@
 
 use super::error::Rejection;
 use super::remote::RemoteName;
-use crate::format::FormatError;
+use crate::format::{Budget, DecodedSave, FormatError, Limits};
 use crate::snapshot;
 use crate::store::{ImportFile, SlotStore};
 
@@ -30,6 +30,14 @@ impl<'a> VerifiedSave<'a> {
 /// structure ([`snapshot::inspect`]) and its state hash, that the slot is in `store`'s layout,
 /// and that `name` agrees with the metadata. A file that passes is well-formed; a hostile one
 /// with valid checksums is still refused if any structure inside is wrong.
+///
+/// # Memory
+///
+/// Within the bound of one read of the file: at most four bytes per byte the file decodes to
+/// and a megabyte (its read's [`Budget`]), the decoded save it holds and the blob's check
+/// together (the blob is checked from what the decoded save leaves of that budget); and so
+/// within the bound of the file's size, which holds what it decodes to (see
+/// [`format::max_decoded_len`](crate::format::max_decoded_len)).
 pub fn verify_remote_save<'a>(
     name: &RemoteName,
     bytes: &'a [u8],
@@ -75,9 +83,28 @@ pub fn verify_remote_save<'a>(
         return mismatch("creation time", name.created_ms.to_string(), stored);
     }
     let world = &file.decoded().bundle.world;
-    snapshot::inspect(&world.ecs_blob).map_err(Rejection::Blob)?;
+    inspect_beside(file.decoded(), &config.decode_options().limits)?;
     if snapshot::state_hash(&world.ecs_blob) != world.state_hash {
         return Err(Rejection::StateHash);
     }
     Ok(VerifiedSave(file))
+}
+
+/// Checks the world blob of `decoded` ([`snapshot::blob::inspect_within`]) from one budget
+/// with the decoded save: the budget a read of its file has (four bytes per decoded byte and a
+/// megabyte, [`Limits::budget`]), less the decoded save held meanwhile (counted as the bytes
+/// it decoded from: its blob, metadata and thumbnail are no larger). A blob whose check would
+/// not fit beside it (an entity table of a million one-byte entries costs four times the blob)
+/// is refused as over budget ([`Rejection::Blob`]), so verifying keeps to the bound of one
+/// read of its file.
+fn inspect_beside(decoded: &DecodedSave, limits: &Limits) -> Result<(), Rejection> {
+    let held = decoded.header.decoded_len();
+    let budget: Budget = limits.budget(held);
+    let over = |refused| Rejection::Blob(snapshot::SnapshotError::OverBudget(refused));
+    budget
+        .charge("the decoded save held meanwhile", held)
+        .map_err(over)?;
+    snapshot::blob::inspect_within(&decoded.bundle.world.ecs_blob, &budget)
+        .map(drop)
+        .map_err(|error| Rejection::Blob(error.into()))
 }

@@ -1,6 +1,8 @@
 //! Hostile input costs what it weighs: every reader of a save allocates at most four bytes per
-//! byte of its (decompressed) input and a constant (`common::budget`), or refuses the input
-//! with a typed error naming the section. Shown on the inputs that broke the bound before (the
+//! byte of its (decompressed) input and a constant (`common::budget`), and a file decodes to
+//! at most 32 bytes per byte of it and a constant, so that a reader of a file allocates at
+//! most 128 bytes per byte of the file and a constant; or it refuses the input with a typed
+//! error naming the section. Shown on the inputs that broke the bound before (the
 //! issue's two reproducers and a forged count of each kind, with the peaks `main` had), then
 //! searched for: every golden file mutated (bytes set, counts and lengths forged at random
 //! offsets, regions copied, cuts), at the file's level with its checksums made valid and at
@@ -8,7 +10,8 @@
 
 use crate::common::alloc::peak_allocation;
 use crate::common::budget::{
-    assert_within, decoded_size, keyed, read_blob_every_way, read_file_every_way,
+    assert_file_within, assert_within, decoded_size, keyed, read_blob_every_way,
+    read_file_every_way,
 };
 use crate::common::{crc_fixup, fuzz_world};
 use bevy::prelude::*;
@@ -123,8 +126,71 @@ fn a_4_mib_blob_of_one_byte_layout_items_is_refused_within_the_bound() {
     println!("decode of a 4 MiB layout: peak {peak} bytes");
 }
 
+/// A version-1 file holding `bundle`, its payload compressed with LZ4 whatever the ratio: as a
+/// forger writes one (this build's encoder stores a payload that expands that far as is).
+fn lz4_file(bundle: &SaveBundle) -> Vec<u8> {
+    let options = EncodeOptions {
+        compression: Compression::None,
+        layout: PayloadLayout::Whole,
+        ..EncodeOptions::default()
+    };
+    let meta = SaveMeta::new(SlotId::Manual(1));
+    let stored = format::encode(&meta, bundle, &options).unwrap().to_vec();
+    let header = format::read_header(&mut &stored[..]).unwrap();
+    let payload_start = header.payload_offset() as usize;
+    let compressed = lz4_flex::block::compress(&stored[payload_start..]);
+    let mut file = stored[..payload_start].to_vec();
+    file[6] = Compression::Lz4.codec_byte();
+    file[16..20].copy_from_slice(&(compressed.len() as u32).to_le_bytes());
+    file.extend_from_slice(&compressed);
+    crc_fixup::with_valid_checksums(&file).unwrap()
+}
+
+/// Issue 49, defect 5: on `main`, `format::decode` of this 269,420-byte file (64 MiB of zeros
+/// in LZ4) peaked at 67 MB, 249 times the file, within the bound of what it decodes to but
+/// not of its size. It is refused from its header now, naming the payload.
+#[test]
+fn a_small_lz4_file_of_zeros_is_refused_within_the_bound_of_its_size() {
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: vec![0; 64 << 20],
+        state_hash: 0,
+    });
+    let file = lz4_file(&bundle);
+    drop(bundle);
+    assert!(file.len() < 300 << 10, "{} bytes", file.len());
+    let mut worst = 0f64;
+    for options in [DecodeOptions::default(), keyed(GOLDEN_KEY)] {
+        let (decoded, peak) = peak_allocation(|| format::decode(&file, &options).map(|_| ()));
+        worst = worst.max(assert_file_within("format::decode", peak, &file));
+        let error = decoded.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                FormatError::ExpandsTooFar {
+                    section: format::Section::Payload,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert!(error.to_string().contains("payload"), "{error}");
+        println!(
+            "a {} byte file of LZ4 zeros: format::decode peaks at {peak} bytes",
+            file.len()
+        );
+    }
+    worst = worst.max(read_file_every_way(&file, GOLDEN_KEY));
+    println!(
+        "its reads: worst peak at {:.1}% of the bound",
+        worst * 100.0
+    );
+}
+
 /// Issue 41, defect 3: a 263 KiB file whose blob is a 64 MiB layout of one-byte leaves made
-/// `main` abort, allocating 3.7 GB (56 × 64 MiB, as the 4 MiB case measures).
+/// `main` abort, allocating 3.7 GB (56 × 64 MiB, as the 4 MiB case measures). The file is
+/// refused as a decompression bomb now (issue 49); its blob, read by itself, is refused by each
+/// reader within the blob's bound.
 #[test]
 fn a_small_file_announcing_a_64_mib_layout_is_refused_within_the_bound() {
     let app = app();
@@ -135,24 +201,21 @@ fn a_small_file_announcing_a_64_mib_layout_is_refused_within_the_bound() {
         state_hash: snapshot::state_hash(&blob),
         ecs_blob: blob,
     });
-    let options = EncodeOptions {
-        compression: Compression::Lz4,
-        compress_when: CompressWhen::Always,
-        ..EncodeOptions::default()
-    };
-    let meta = SaveMeta::new(SlotId::Manual(1));
-    let file = format::encode(&meta, &bundle, &options).unwrap().to_vec();
-    drop(bundle);
+    let file = lz4_file(&bundle);
     assert!(file.len() < 300 << 10, "{} bytes", file.len());
 
     let (save, peak) =
-        peak_allocation(|| format::decode(&file, &DecodeOptions::default()).unwrap());
-    assert_within("format::decode", peak, decoded_size(&file));
+        peak_allocation(|| format::decode(&file, &DecodeOptions::default()).map(drop));
+    assert_file_within("format::decode", peak, &file);
+    assert!(
+        matches!(save, Err(FormatError::ExpandsTooFar { .. })),
+        "{save:?}"
+    );
     println!(
         "a {} byte file: format::decode peaks at {peak} bytes",
         file.len()
     );
-    let blob = &save.bundle.world.ecs_blob;
+    let blob = &bundle.world.ecs_blob;
     let (inspected, peak) = peak_allocation(|| snapshot::inspect(blob).map(|_| ()));
     assert_over_budget(&inspected.unwrap_err(), "layout of column 1");
     assert_within("inspect", peak, blob.len());
@@ -167,6 +230,41 @@ fn a_small_file_announcing_a_64_mib_layout_is_refused_within_the_bound() {
         "its blob of {} bytes: decode peaks at {peak} bytes",
         blob.len()
     );
+}
+
+/// A world that compresses further than a file may expand (a large world of identical values)
+/// is written with its payload stored as is, and reads back under the default limits, whatever
+/// the layout, compression setting or seal.
+#[test]
+fn a_save_this_build_writes_always_reads_back_however_far_it_compresses() {
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        ecs_blob: vec![7; 8 << 20],
+        state_hash: 0,
+    });
+    let meta = SaveMeta::new(SlotId::Manual(1));
+    let key = bevy_keepsake::format::SealKey::from_bytes(GOLDEN_KEY);
+    for layout in [PayloadLayout::Whole, PayloadLayout::Chunked] {
+        for compress_when in [CompressWhen::Always, CompressWhen::ItPays] {
+            for seal in [format::Sealing::Off, format::Sealing::Key(key)] {
+                if layout == PayloadLayout::Whole && seal != format::Sealing::Off {
+                    continue;
+                }
+                let options = EncodeOptions {
+                    layout,
+                    compress_when,
+                    seal,
+                    ..EncodeOptions::default()
+                };
+                let file = format::encode(&meta, &bundle, &options).unwrap().to_vec();
+                let case = format!("{layout:?}, {compress_when:?}, {seal:?}");
+                let decoded = format::decode(&file, &keyed(GOLDEN_KEY));
+                assert_eq!(decoded.unwrap().bundle, bundle, "{case}");
+                let limit = format::max_decoded_len(file.len() as u64);
+                assert!(decoded_size(&file) as u64 <= limit, "{case}");
+            }
+        }
+    }
 }
 
 /// On `main`: 16× the blob (a `Vec<u64>` of ids and a sorted copy), 34× with one id repeated
@@ -521,4 +619,99 @@ fn mutated_golden_blobs_read_within_the_bound() {
         worst * 100.0,
         crate::common::budget::worst()
     );
+}
+
+/// Issue 49, defect 5: on `main`, cloud sync's check of a downloaded save peaked at 5.0 times
+/// the blob (20 MiB for this 4 MiB entity table: the decoded save, then `inspect`'s four bytes
+/// an entity beside it), over the bound of a load of the file. The check pays from the file's
+/// budget less the decoded save it holds now: the blob is refused as over budget, within the
+/// bound of the file (what it decodes to, and its size).
+#[cfg(feature = "cloud")]
+#[test]
+fn verifying_a_download_stays_within_the_bound_of_its_file() {
+    use bevy_keepsake::cloud::{Rejection, RemoteName, verify_remote_save};
+    use bevy_keepsake::store::{SlotStore, StoreConfig};
+
+    let entities = 4u64 << 20;
+    let mut blob = vec![snapshot::BLOB_VERSION];
+    varint(&mut blob, entities);
+    // Ids 1, 2, 3 … (each a delta of +1, zigzag 2), then no key and no column.
+    blob.resize(blob.len() + entities as usize, 2);
+    blob.push(0);
+    blob.extend_from_slice(&0u32.to_le_bytes());
+    assert!(snapshot::inspect(&blob).is_ok(), "a well-formed table");
+    let bundle = SaveBundle::new(WorldState {
+        tick: 1,
+        state_hash: snapshot::state_hash(&blob),
+        ecs_blob: blob,
+    });
+    let meta = SaveMeta::new(SlotId::Manual(1));
+    let file = format::encode(&meta, &bundle, &EncodeOptions::default())
+        .unwrap()
+        .to_vec();
+    drop(bundle);
+    let name = RemoteName::for_save(&meta, "0123456789ab");
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+
+    let (verified, peak) = peak_allocation(|| verify_remote_save(&name, &file, &store).map(drop));
+    assert_file_within("verify_remote_save", peak, &file);
+    let error = verified.unwrap_err();
+    assert!(
+        matches!(&error, Rejection::Blob(SnapshotError::OverBudget(_))),
+        "{error}"
+    );
+    println!(
+        "verifying a {} byte download with a {} entity table: peak {peak} bytes",
+        file.len(),
+        entities
+    );
+}
+
+/// The benchmarks' world shapes (`benches/common/shapes.rs`), for measuring how far real
+/// saves compress.
+#[path = "../../benches/common/shapes.rs"]
+mod shapes;
+use crate::common::real_world;
+
+/// Real saves come nowhere near [`format::MAX_EXPANSION`]: the benchmarks' world shapes (all
+/// but the sprites', whose handles need Bevy's asset server) at 10k entities, compressed even
+/// where it does not pay, decode to a few times their file's size, load under the default
+/// limits, and are written compressed as before (no fallback to a payload stored as is).
+#[test]
+fn saves_of_the_benchmark_worlds_expand_far_less_than_a_file_may() {
+    for shape in shapes::Shape::ALL {
+        if shape == shapes::Shape::Handles {
+            continue;
+        }
+        let mut app = shape.populated(10_000);
+        let captured = snapshot::capture(app.world_mut()).unwrap();
+        let bundle = SaveBundle::new(WorldState {
+            tick: 1,
+            state_hash: captured.state_hash,
+            ecs_blob: captured.blob,
+        });
+        let meta = SaveMeta::new(SlotId::Manual(1));
+        for compress_when in [CompressWhen::Always, CompressWhen::ItPays] {
+            let options = EncodeOptions {
+                compress_when,
+                ..EncodeOptions::default()
+            };
+            let file = format::encode(&meta, &bundle, &options).unwrap().to_vec();
+            let ratio = decoded_size(&file) as f64 / file.len() as f64;
+            println!(
+                "{} at 10k entities, {compress_when:?}: {} bytes, decodes to {:.2} times that",
+                shape.name(),
+                file.len(),
+                ratio
+            );
+            assert!(
+                ratio < (format::MAX_EXPANSION / 4) as f64,
+                "{}",
+                shape.name()
+            );
+            let decoded = format::decode(&file, &DecodeOptions::default()).unwrap();
+            assert_eq!(decoded.bundle, bundle, "{}", shape.name());
+        }
+    }
 }

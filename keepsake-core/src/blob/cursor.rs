@@ -78,7 +78,21 @@ impl<'a> BlobCursor<'a> {
     /// saving world's entity ids (`Entity::to_bits`) in entity-index order with the keyed
     /// unsaved entities.
     pub fn open(blob: &'a [u8]) -> Result<(Self, EntityTable<'a>), BlobError> {
-        let mut reader = BlobReader::new(blob);
+        Self::open_reader(BlobReader::new(blob))
+    }
+
+    /// [`open`](Self::open), the cursor paying from `budget` rather than from a budget of the
+    /// blob's own: for a reader that holds the blob's file decoded meanwhile and keeps both
+    /// within one bound (cloud sync's check of a downloaded save).
+    pub fn open_within(
+        blob: &'a [u8],
+        budget: Budget,
+    ) -> Result<(Self, EntityTable<'a>), BlobError> {
+        Self::open_reader(BlobReader::with_budget(blob, budget))
+    }
+
+    /// [`open`](Self::open) through `reader`, at the blob's start.
+    fn open_reader(mut reader: BlobReader<'a>) -> Result<(Self, EntityTable<'a>), BlobError> {
         let layout_version = read_layout_version(&mut reader)?;
         let table = EntityTable::read(&mut reader, layout_version)?;
         let columns_left = reader.u32_count("column count", min_column_len(layout_version))?;

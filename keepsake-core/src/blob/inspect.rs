@@ -22,6 +22,7 @@ use super::entities::{EntityIds, StoredKey};
 use super::layout::ColumnKind;
 use super::rows::StoredRows;
 use crate::error::BlobError;
+use crate::format::Budget;
 use crate::schema::{TypeLayout, codec};
 
 /// One column of the blob: every stored value of one type.
@@ -101,7 +102,14 @@ impl BlobTable<'_> {
 /// `bevy_keepsake::snapshot::inspect` is this function; its documentation shows it on a
 /// captured world.
 pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, BlobError> {
-    let (mut cursor, entities) = BlobCursor::open(blob)?;
+    inspect_within(blob, &Budget::for_input(blob.len()))
+}
+
+/// [`inspect`], paying from `budget` (shared with the caller's account) instead of a budget of
+/// the blob's own size: for a caller that holds the blob's decoded file while it inspects it
+/// and keeps the two within one bound.
+pub fn inspect_within<'a>(blob: &'a [u8], budget: &Budget) -> Result<BlobTable<'a>, BlobError> {
+    let (mut cursor, entities) = BlobCursor::open_within(blob, budget.clone())?;
     let mut columns = Vec::new();
     while let Some(header) = cursor.next_column()? {
         let rows_start = cursor.offset();

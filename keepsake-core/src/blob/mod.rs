@@ -60,7 +60,7 @@ pub use cursor::{BlobCursor, ColumnHeader};
 #[doc(hidden)] // for bevy_keepsake's load; not a stable API
 pub use entities::EntityTable;
 pub use entities::{EntityIdIter, EntityIds, StoredKey};
-pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect};
+pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect, inspect_within};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
 pub use rows::{StoredRowIter, StoredRows};
 #[doc(hidden)] // for bevy_keepsake's capture; not a stable API

@@ -27,6 +27,24 @@ pub const BUDGET_PER_INPUT_BYTE: u64 = 4;
 /// its size.
 pub const BUDGET_BASE: u64 = 1 << 20;
 
+/// The most bytes a save file may decode to per byte of the file, besides [`BUDGET_BASE`]: so
+/// that a small file cannot make a reader allocate what only a large one justifies (LZ4 alone
+/// lets a file expand 255 times, `LZ4_MAX_RATIO`).
+///
+/// Real saves come nowhere near it: the golden files of `tests/golden` decode to at most 3.3
+/// times their size, the benchmark worlds' saves to less than 5 times. A world that compresses
+/// further (a large world of identical values) is written with its payload stored as is
+/// instead, so a save this build writes always reads back
+/// ([`encode`](super::encode())).
+pub const MAX_EXPANSION: u64 = 32;
+
+/// The most a file of `file_len` bytes may decode to (see [`MAX_EXPANSION`]).
+pub fn max_decoded_len(file_len: u64) -> u64 {
+    file_len
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(BUDGET_BASE)
+}
+
 /// What one read may still allocate (see the module docs in `budget.rs`).
 ///
 /// ```

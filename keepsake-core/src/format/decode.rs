@@ -318,13 +318,10 @@ fn decode_meta_and_thumbnail(
     Ok((meta, (!thumbnail.is_empty()).then(|| thumbnail.to_vec())))
 }
 
-/// The bytes a file decodes to: its metadata, its thumbnail and its payload decompressed
-/// (its lengths checked against the limits and the codec), the input its read's [`Budget`] is
+/// The bytes a file decodes to ([`Header::decoded_len`]), the input its read's [`Budget`] is
 /// sized from.
 fn decoded_len(header: &Header) -> u64 {
-    u64::from(header.meta_len)
-        + u64::from(header.thumbnail_len)
-        + u64::from(header.payload_uncompressed_len).max(header.payload_len.into())
+    header.decoded_len()
 }
 
 /// What a seal authenticates besides the payload: the header's fixed fields, the metadata and

@@ -6,6 +6,7 @@ use super::chunked::{ChunkStats, ChunkedPayload, Part, encode_payload};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header, SEALED_VERSION};
+use super::limits::check_expansion;
 use super::meta::SaveMeta;
 use super::options::{
     CompressWhen, EncodeOptions, PayloadLayout, SAMPLE_LEN, compression_pays, length_within,
@@ -152,7 +153,32 @@ pub fn encode_with_fixed_nonce<'a>(
 }
 
 /// [`encode_cached`] with the key and nonce a sealed file is sealed with (`None`: unsealed).
+///
+/// A file that would decode to more than [`MAX_EXPANSION`](super::MAX_EXPANSION) bytes per
+/// byte of it (a large world of identical values, compressed) is written again with its
+/// payload stored as is: readers refuse the compressed one as a decompression bomb
+/// ([`FormatError::ExpandsTooFar`]), and a save this build writes must read back.
 fn encode_with<'a>(
+    meta: &SaveMeta,
+    bundle: &'a SaveBundle,
+    options: &EncodeOptions,
+    cache: &ChunkCache,
+    seal: Option<(SealKey, [u8; NONCE_LEN])>,
+) -> Result<EncodedSave<'a>, FormatError> {
+    let encoded = encode_once(meta, bundle, options, cache, seal)?;
+    if options.compression == Compression::None || check_expansion(encoded.header()).is_ok() {
+        return Ok(encoded);
+    }
+    let stored = EncodeOptions {
+        compression: Compression::None,
+        ..*options
+    };
+    // A cache of its own: this save's chunks stored as is are no use to the next save.
+    encode_once(meta, bundle, &stored, &ChunkCache::new(), seal)
+}
+
+/// [`encode_with`] under `options` as given.
+fn encode_once<'a>(
     meta: &SaveMeta,
     bundle: &'a SaveBundle,
     options: &EncodeOptions,

@@ -142,6 +142,26 @@ pub enum FormatError {
         limit: u64,
     },
 
+    /// The file decodes to more than [`MAX_EXPANSION`](super::MAX_EXPANSION) bytes per byte
+    /// of the file (and [`BUDGET_BASE`](super::BUDGET_BASE) more): no save this build writes
+    /// does, so the file is forged or damaged. Refused from the header, before anything is
+    /// allocated.
+    #[error(
+        "the {section} makes the file decode to {decoded} bytes, more than the {limit} bytes a file of {file_len} bytes may decode to ({per_byte} per byte of the file and {base} more, which no save this build writes exceeds); the file is forged or damaged",
+        per_byte = super::MAX_EXPANSION,
+        base = super::BUDGET_BASE
+    )]
+    ExpandsTooFar {
+        /// The section that expands (the payload: the others are stored as they are).
+        section: Section,
+        /// The bytes the header says the file decodes to.
+        decoded: u64,
+        /// The file's length, as its header gives it.
+        file_len: u64,
+        /// The most a file of that length may decode to.
+        limit: u64,
+    },
+
     /// The announced compressed and uncompressed sizes cannot belong together.
     #[error(
         "the payload announces {uncompressed} bytes uncompressed from {stored} stored bytes, which {codec} cannot produce; the header is forged or damaged"

@@ -81,6 +81,16 @@ impl Header {
         self.payload_offset() + u64::from(self.payload_len)
     }
 
+    /// The bytes the file decodes to: its metadata, its thumbnail and its payload
+    /// decompressed (or as stored, if longer). What a read's [`Budget`](super::Budget) is
+    /// sized from, and what [`Limits::check_header`](super::Limits::check_header) holds to
+    /// [`MAX_EXPANSION`](super::MAX_EXPANSION) bytes per byte of the file.
+    pub fn decoded_len(&self) -> u64 {
+        u64::from(self.meta_len)
+            + u64::from(self.thumbnail_len)
+            + u64::from(self.payload_uncompressed_len).max(self.payload_len.into())
+    }
+
     /// Serialises the header, computing its own checksum.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
         let mut bytes = [0u8; HEADER_LEN];

@@ -1,6 +1,6 @@
 //! Size limits checked before any buffer is allocated, and the memory budget they give a read.
 
-use super::budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget};
+use super::budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, max_decoded_len};
 use super::codec::Compression;
 use super::error::{FormatError, Section};
 use super::header::{HEADER_LEN, Header};
@@ -70,8 +70,10 @@ impl Limits {
         Budget::new(input_len, counted * BUDGET_PER_INPUT_BYTE + BUDGET_BASE)
     }
 
-    /// Checks every length a header announces against these limits and against what the codec
-    /// can physically produce.
+    /// Checks every length a header announces against these limits, against what the codec
+    /// can physically produce, and what the file decodes to against its own length
+    /// ([`MAX_EXPANSION`](super::MAX_EXPANSION) bytes per byte of the file and [`BUDGET_BASE`]
+    /// more).
     pub fn check_header(&self, header: &Header) -> Result<(), FormatError> {
         check(Section::Metadata, header.meta_len, self.max_meta)?;
         check(Section::Thumbnail, header.thumbnail_len, self.max_thumbnail)?;
@@ -83,10 +85,28 @@ impl Limits {
         match header.version {
             1 => header
                 .compression
-                .check_sizes(header.payload_len, header.payload_uncompressed_len),
-            _ => check_header_sizes(header),
+                .check_sizes(header.payload_len, header.payload_uncompressed_len)?,
+            _ => check_header_sizes(header)?,
         }
+        // Last: the more precise refusals above name what is impossible, this one what is
+        // merely more than any save this build writes.
+        check_expansion(header)
     }
+}
+
+/// Refuses a header whose file would decode to more than [`max_decoded_len`] of its length.
+pub(crate) fn check_expansion(header: &Header) -> Result<(), FormatError> {
+    let (decoded, file_len) = (header.decoded_len(), header.file_len());
+    let limit = max_decoded_len(file_len);
+    if decoded > limit {
+        return Err(FormatError::ExpandsTooFar {
+            section: Section::Payload,
+            decoded,
+            file_len,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Refuses a section longer than its limit.

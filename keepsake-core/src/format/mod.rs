@@ -60,7 +60,9 @@
 //! → version (a newer one is refused before anything else is interpreted, since its layout may
 //! differ) → codec and flags → every length against the [`Limits`] in the reader's
 //! [`DecodeOptions`], and the uncompressed length against what the codec can produce (its largest
-//! expansion, tabled under [`Compression`]: LZ4 at most 255:1) → (when the payload is to be read)
+//! expansion, tabled under [`Compression`]: LZ4 at most 255:1), and what the whole file decodes
+//! to against the file's own length (at most [`MAX_EXPANSION`] bytes per byte of the file and
+//! [`BUDGET_BASE`] more, else [`FormatError::ExpandsTooFar`]) → (when the payload is to be read)
 //! the seal against the options: a sealed file needs a key ([`FormatError::SealedNeedsKey`]), an
 //! unsealed one is refused by a reader with a key unless it accepts them
 //! ([`FormatError::UnsealedRefused`], [`UnsealedSaves`]) → metadata CRC → thumbnail CRC →
@@ -153,7 +155,9 @@ mod unchunk;
 mod verify;
 mod versions;
 
-pub use budget::{BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, OverBudget};
+pub use budget::{
+    BUDGET_BASE, BUDGET_PER_INPUT_BYTE, Budget, MAX_EXPANSION, OverBudget, max_decoded_len,
+};
 pub use bundle::{BUNDLE_SCHEMA_VERSION, SaveBundle, WorldState};
 pub use cache::ChunkCache;
 pub use chunk::{ANCHOR_BITS, MAX_CHUNK, MIN_CHUNK};

@@ -10,6 +10,7 @@
 //! lock, before the first file is removed: a delete that cannot write it removes nothing.
 
 use super::error::StoreError;
+use super::fs::FOLDER;
 use super::layout::slot_stem;
 use super::slot_store::SlotStore;
 use crate::slot::SlotId;
@@ -32,15 +33,36 @@ impl SlotStore {
         slots.flat_map(|slot| self.deleted_in(slot)).collect()
     }
 
-    /// The ids in `slot`'s record, oldest first.
+    /// The ids in `slot`'s record, oldest first; none when it cannot be read.
     fn deleted_in(&self, slot: SlotId) -> Vec<Uuid> {
-        let Ok(Some(bytes)) = self.read_profile_file(&record_name(slot)) else {
-            return Vec::new();
+        self.record_of(slot).unwrap_or_default()
+    }
+
+    /// The ids in `slot`'s record, oldest first, for a delete about to replace the record. A
+    /// record that cannot be read counts as empty, except a folder under its name, which is
+    /// refused ([`StoreError::UnusableEntry`]) before anything is written or removed: the
+    /// record is replaced by a rename, which no folder gives way to. Any other entry there (a
+    /// FIFO, a link, a file that does not read) is replaced: whatever ids it held cannot be
+    /// read anyway.
+    fn record_of(&self, slot: SlotId) -> Result<Vec<Uuid>, StoreError> {
+        let name = record_name(slot);
+        let bytes = match self.read_profile_file(&name) {
+            Ok(Some(bytes)) => bytes,
+            Err(StoreError::NotAFile { what, path }) if what == FOLDER => {
+                return Err(StoreError::UnusableEntry {
+                    slot,
+                    path,
+                    what,
+                    role: "the slot's record of deleted saves",
+                });
+            }
+            Ok(None) | Err(_) => return Ok(Vec::new()),
         };
         let text = String::from_utf8_lossy(&bytes);
-        text.lines()
+        Ok(text
+            .lines()
             .filter_map(|line| Uuid::try_parse(line).ok())
-            .collect()
+            .collect())
     }
 
     /// Adds the saves `slot` holds, and those they were made in view of, to its record. Call
@@ -51,7 +73,7 @@ impl SlotStore {
             let follows = save.meta.follows().into_iter().flatten();
             std::iter::once(save.meta.save_id).chain(follows)
         });
-        let mut ids = self.deleted_in(slot);
+        let mut ids = self.record_of(slot)?;
         ids.extend(deleted);
         let mut seen = HashSet::new();
         let mut newest_first: Vec<Uuid> = ids

@@ -66,6 +66,26 @@ pub enum StoreError {
         what: &'static str,
     },
 
+    /// An entry under a name the store itself writes for a slot (its lock file, its record of
+    /// deleted saves) cannot serve: a folder, a FIFO, a device, a symbolic link, or a file this
+    /// user may not open. Nothing was written or removed; loads of the slot still work and the
+    /// autosave ring passes over it.
+    #[error(
+        "{slot} cannot be written: {path} is {what}, so it cannot serve as {role}; move it out of the save folder (the store makes a new one), then try again (nothing was written or removed)",
+        path = .path.display()
+    )]
+    UnusableEntry {
+        /// The slot.
+        slot: SlotId,
+        /// The entry.
+        path: PathBuf,
+        /// What it is, in words ("a folder", "a FIFO (named pipe)", "a file this user may not
+        /// open", …).
+        what: &'static str,
+        /// What the store needs it for ("the slot's lock file", …).
+        role: &'static str,
+    },
+
     /// A sealed save sits under another slot's file name (copied or renamed there by hand): its
     /// metadata, which the seal authenticates, names the slot it was written for. It is
     /// skipped like a damaged generation: the slot loads its own newest intact save instead.
@@ -210,6 +230,32 @@ impl StoreError {
         }
     }
 
+    /// The error for failing to use `path`, an entry the store writes for `slot` as `role`:
+    /// [`StoreError::UnusableEntry`] when the entry itself is the trouble (it is not a regular
+    /// file, or this user may not open it), which no retry mends; else [`StoreError::Io`]
+    /// with `action`.
+    pub(crate) fn entry(
+        slot: SlotId,
+        role: &'static str,
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| match unusable(&source) {
+            Some(what) => StoreError::UnusableEntry {
+                slot,
+                path,
+                what,
+                role,
+            },
+            None => StoreError::Io {
+                action,
+                path,
+                source,
+            },
+        }
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,
@@ -220,5 +266,18 @@ impl StoreError {
             path,
             source,
         }
+    }
+}
+
+/// What an entry is, in words, when `error` says the entry itself cannot be used (it is not a
+/// regular file, or this user may not open it); `None` for a fault that may pass.
+pub(crate) fn unusable(error: &io::Error) -> Option<&'static str> {
+    if let Some(refused) = super::NotARegularFile::of(error) {
+        return Some(refused.what);
+    }
+    match error.kind() {
+        io::ErrorKind::IsADirectory => Some("a folder"),
+        io::ErrorKind::PermissionDenied => Some("a file this user may not open"),
+        _ => None,
     }
 }

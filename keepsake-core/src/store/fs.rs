@@ -127,7 +127,8 @@ impl NotARegularFile {
     }
 }
 
-const FOLDER: &str = "a folder";
+/// How [`NotARegularFile`] names a folder.
+pub(crate) const FOLDER: &str = "a folder";
 
 /// What a file type that is not a regular file is, in words.
 fn describe(kind: fs::FileType) -> &'static str {
@@ -296,12 +297,136 @@ pub(crate) fn rename_new(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Res
     }
 }
 
-/// Opens (creating if missing) the file a lock is taken on.
+/// Opens (creating if missing) the file a lock is taken on, refusing, without blocking, an
+/// entry under its name that is not a regular file (a folder, a FIFO, a device, a symbolic
+/// link, dangling or not: a lock through a link would lock whatever it points at, or create a
+/// file there) with [`NotARegularFile`]. A lock file this user may read but not write (left
+/// read-only by another user or a backup tool) is opened read-only: an advisory lock needs no
+/// write access.
 fn open_lock_file(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    open_lock_file_with(path, |access, path| {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        if access == LockAccess::ReadWrite {
+            options.write(true).create(true).truncate(false);
+        }
+        without_blocking(&mut options);
+        options.open(path)
+    })
+}
+
+/// How a lock file is opened: for reading and writing (created if missing), or, where this
+/// user may not write it, for reading only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LockAccess {
+    ReadWrite,
+    ReadOnly,
+}
+
+/// [`open_lock_file`] with the opening itself left to `open` (tests: a read-only file, which
+/// the root user running them can write all the same).
+fn open_lock_file_with(
+    path: &Path,
+    open: impl Fn(LockAccess, &Path) -> io::Result<File>,
+) -> io::Result<File> {
+    if fs::symlink_metadata(path).is_ok_and(|entry| entry.file_type().is_symlink()) {
+        return Err(NotARegularFile {
+            what: "a symbolic link",
+        }
+        .into_io());
+    }
+    let opened = match open(LockAccess::ReadWrite, path) {
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
+            open(LockAccess::ReadOnly, path)
+        }
+        opened => opened,
+    };
+    let file = match opened {
+        // A folder refuses a write open before it can be looked at.
+        Err(error) if error.kind() == io::ErrorKind::IsADirectory => {
+            return Err(NotARegularFile { what: FOLDER }.into_io());
+        }
+        opened => opened?,
+    };
+    // The type of what was opened (`fstat`), not of what the path names now.
+    match NotARegularFile::of_type(file.metadata()?.file_type()) {
+        Some(refused) => Err(refused.into_io()),
+        None => Ok(file),
+    }
+}
+
+/// Adds `O_NONBLOCK` where it is at hand, so that opening a FIFO does not wait for a peer.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn without_blocking(options: &mut OpenOptions) {
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags(libc::O_NONBLOCK);
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn without_blocking(_options: &mut OpenOptions) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As root (which the tests run as) a read-only file opens for writing all the same, so the
+    /// refusal is made by the opener here.
+    #[test]
+    fn a_lock_file_that_may_not_be_written_is_locked_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manual-00.lock");
+        fs::write(&path, b"").unwrap();
+        let tried = std::cell::RefCell::new(Vec::new());
+        let file = open_lock_file_with(&path, |access, path| {
+            tried.borrow_mut().push(access);
+            match access {
+                LockAccess::ReadWrite => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
+                LockAccess::ReadOnly => File::open(path),
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            *tried.borrow(),
+            [LockAccess::ReadWrite, LockAccess::ReadOnly]
+        );
+        file.try_lock().unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn odd_entries_under_a_lock_name_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("a.lock");
+        fs::create_dir(&folder).unwrap();
+        let dangling = dir.path().join("b.lock");
+        std::os::unix::fs::symlink(dir.path().join("nowhere/x"), &dangling).unwrap();
+        let fifo = dir.path().join("c.lock");
+        make_fifo(&fifo);
+        for (path, what) in [
+            (folder, "a folder"),
+            (dangling, "a symbolic link"),
+            (fifo, "a FIFO (named pipe)"),
+        ] {
+            let error = OsFileSystem.lock(&path).err().unwrap();
+            assert_eq!(
+                NotARegularFile::of(&error).map(|refused| refused.what),
+                Some(what),
+                "{}: {error}",
+                path.display()
+            );
+        }
+        assert!(
+            !dir.path().join("nowhere").exists(),
+            "nothing made through the link"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    fn make_fifo(path: &Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
 }

@@ -8,10 +8,12 @@
 //!
 //! # Write sequence
 //!
-//! A save takes the slot's lock, lists the folder, reads the newest generation's header (to
-//! refuse writing over a save from a newer format version; a damaged newest generation, or one
-//! that can never be read as a file — a folder of that name, no read permission — does not stop
-//! the save, but another read error does), picks the next generation number (refusing with
+//! A save takes the slot's lock (a lock file that cannot be used — a folder, a FIFO, a link, a
+//! file this user may not open — refuses it with [`StoreError::UnusableEntry`]), lists the
+//! folder, reads every generation's header (to refuse adding to a slot holding a save from a
+//! newer format version at any position; a damaged generation, or one that can never be read
+//! as a file — a folder of that name, no read permission — does not stop the save, but another
+//! read error does), picks the next generation number (refusing with
 //! [`StoreError::GenerationsExhausted`] when the newest already has the largest one), then:
 //!
 //! 1. creates `<name>.<pid>-<n>.tmp` beside the final file (`O_CREAT | O_EXCL`),
@@ -24,7 +26,8 @@
 //! 6. removes the generations beyond the configured number of intact backups, oldest first.
 //!    A backup is intact when every checksum it carries verifies, the payload's included
 //!    (`format::verify_from`: chunk CRCs, or the seal); damaged generations do not count, so
-//!    they never push out the last intact one, wherever the damage is.
+//!    they never push out the last intact one, wherever the damage is. A generation whose
+//!    intact header names a newer format version is never removed.
 //!
 //! # Speed of step 6
 //!
@@ -113,9 +116,10 @@
 //!   storage.
 //! - **Listing never blocked by a writer**: `list` and `saves` take no slot lock and see each
 //!   save either not yet or complete.
-//! - **Newer-format saves never overwritten**: a slot whose newest save is from a newer format
-//!   version refuses saves and imports, and stops a load, with [`StoreError::NewerFormat`];
-//!   such a save is never pruned.
+//! - **Newer-format saves never overwritten**: a slot holding a save from a newer format
+//!   version, at any position, refuses saves and imports with [`StoreError::NewerFormat`] (a
+//!   load stops at it the same way when no newer generation loads first); such a save is never
+//!   pruned.
 //! - **Typed errors**: every failure is a [`StoreError`] variant (a full quota is the disk-full
 //!   case), so callers tell a passing fault from a damaged save without parsing messages.
 
@@ -128,6 +132,8 @@ mod import;
 mod layout;
 mod listing;
 mod names;
+#[cfg(all(test, target_os = "linux"))]
+mod never_lose_tests;
 mod slot_store;
 
 // A folder used as cloud storage writes its objects the way the store writes saves.

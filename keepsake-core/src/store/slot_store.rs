@@ -217,6 +217,8 @@ impl LoadedSave {
 /// - A failed save or load changes no existing file, and a load never deletes anything.
 /// - Only backups whose every checksum verifies count toward [`StoreConfig::backups`], so a
 ///   prune never removes the last intact save of a slot, wherever another file is damaged.
+/// - A save from a newer format version (its header intact) is never pruned, and a slot
+///   holding one anywhere takes no save ([`StoreError::NewerFormat`]).
 /// - An interrupted delete leaves the slot as it was, or with its newest save and fewer
 ///   backups, or empty; never an older save on top.
 /// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
@@ -286,9 +288,10 @@ impl SlotStore {
     /// Saves `bundle` with `meta` into `slot` as a new generation (setting `meta.slot`).
     ///
     /// A damaged or unreadable newest generation does not stop the save: the new generation
-    /// supersedes it. The save is refused, writing nothing, when the newest generation is a save
-    /// from a newer format version ([`StoreError::NewerFormat`]) or already has the largest
-    /// generation number ([`StoreError::GenerationsExhausted`]).
+    /// supersedes it. The save is refused, writing nothing, when any generation of the slot is
+    /// a save from a newer format version ([`StoreError::NewerFormat`]), when the newest already
+    /// has the largest generation number ([`StoreError::GenerationsExhausted`]), and when the
+    /// slot's lock file cannot be used ([`StoreError::UnusableEntry`]).
     pub fn save(
         &self,
         slot: SlotId,
@@ -363,9 +366,10 @@ impl SlotStore {
 
     /// The slot the next autosave goes to (see [`save_autosave`](Self::save_autosave)).
     /// A damaged slot whose backup is unreadable too counts as empty. A slot the save would be
-    /// refused in (headed by a save from a newer format version, or whose newest file cannot be
-    /// read right now) is passed over for the next one in the ring, so one jammed slot never
-    /// stops autosaving; only when every slot is jammed is the first refusal returned.
+    /// refused in (holding a save from a newer format version, one of whose files cannot be
+    /// read right now, or whose lock file cannot be used) is passed over for the next one in
+    /// the ring, so one jammed slot never stops autosaving; only when every slot is jammed is
+    /// the first refusal returned.
     pub fn next_autosave_slot(&self) -> Result<SlotId, StoreError> {
         let ring = self.config.layout.auto;
         if ring == 0 {
@@ -388,9 +392,10 @@ impl SlotStore {
         Err(refusal.expect("the ring has at least one slot"))
     }
 
-    /// Refuses, as a save would, a slot headed by a save this build must not bury or whose
-    /// generations are used up.
+    /// Refuses, as a save would, a slot whose lock cannot be taken, that holds a save this
+    /// build must not bury, or whose generations are used up.
     fn check_writable(&self, slot: SlotId) -> Result<(), StoreError> {
+        self.check_lockable(slot)?;
         let newest = self.generations(slot)?.first().copied();
         self.next_generation(slot, newest).map(|_| ())
     }
@@ -553,7 +558,20 @@ impl SlotStore {
         let path = self.dir.join(lock_file_name(slot));
         self.fs
             .lock(&path)
-            .map_err(StoreError::io("lock the slot through", &path))
+            .map_err(StoreError::entry(slot, LOCK_ROLE, LOCK_ACTION, &path))
+    }
+
+    /// Whether `slot`'s lock can be taken, without waiting for it: a slot whose lock file is
+    /// something else than a regular file, or cannot be opened, refuses every save
+    /// ([`StoreError::UnusableEntry`]). One held by another save is fine: that save ends.
+    fn check_lockable(&self, slot: SlotId) -> Result<(), StoreError> {
+        let path = self.dir.join(lock_file_name(slot));
+        self.fs.try_lock(&path).map(drop).map_err(StoreError::entry(
+            slot,
+            LOCK_ROLE,
+            LOCK_ACTION,
+            &path,
+        ))
     }
 
     /// The slot's lock for a read, when it can be had. A read does not need it to see whole
@@ -719,39 +737,67 @@ impl SlotStore {
             })
     }
 
-    /// Refuses to add a generation on top of a save from a newer format version, which this
-    /// build could otherwise end up pruning. A damaged newest file does not block the save (the
-    /// new save supersedes it), and neither does one that can never be read as a file (a folder
-    /// of that name, no permission; see [`is_unreadable_entry`]). A newest file whose read fails
-    /// for another reason (an I/O error that may pass) does: the store cannot tell what it would
-    /// be burying.
+    /// Refuses to add a generation to a slot holding a save from a newer format version at any
+    /// position, not only at its head: such a save may lie below a damaged newest file, or a
+    /// newer build may have written it below an older build's save, and every generation this
+    /// build added on top would bring it nearer to the prune (which keeps it, see
+    /// [`stale_generations`](Self::stale_generations)) and hide it from the player's next load
+    /// in the newer build. Reads each generation's 40-byte header, `newest` first.
+    ///
+    /// A generation whose header is damaged does not block the save: a damaged version field
+    /// cannot be told apart from any other damage (the header checksum fails either way), and
+    /// the new save supersedes it. Nor does one that can never be read as a file (a folder of
+    /// that name, no permission; see [`is_unreadable_entry`]), or one gone since the listing.
+    /// A generation whose read fails for another reason (an I/O error that may pass) does: the
+    /// store cannot tell what it would be burying.
     pub(super) fn refuse_newer_format(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
-        let path = self.path_of(slot, newest);
-        let mut file = match self.fs.open_read(&path) {
+        let older = self.generations(slot)?.into_iter().filter(|&g| g != newest);
+        for generation in std::iter::once(newest).chain(older) {
+            match self.header_version(&self.path_of(slot, generation)) {
+                HeaderVersion::Newer { found, supported } => {
+                    return Err(StoreError::NewerFormat {
+                        slot,
+                        found,
+                        supported,
+                    });
+                }
+                HeaderVersion::Unknown(error) => return Err(error),
+                HeaderVersion::NotNewer => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// What the header of the generation at `path` says of its format version (see
+    /// [`HeaderVersion`]).
+    fn header_version(&self, path: &Path) -> HeaderVersion {
+        let mut file = match self.fs.open_read(path) {
             Ok(file) => file,
-            Err(source) if is_unreadable_entry(&source) => return Ok(()),
+            Err(source) if is_unreadable_entry(&source) || is_gone(&source) => {
+                return HeaderVersion::NotNewer;
+            }
             Err(source) => {
-                return Err(StoreError::Io {
-                    action: "open the newest save",
-                    path,
+                return HeaderVersion::Unknown(StoreError::Io {
+                    action: "open, to read its format version,",
+                    path: path.to_path_buf(),
                     source,
                 });
             }
         };
         match format::read_header(&mut file) {
-            Err(FormatError::NewerVersion { found, supported }) => Err(StoreError::NewerFormat {
-                slot,
-                found,
-                supported,
-            }),
-            Err(FormatError::Io { source, .. }) if !is_unreadable_entry(&source) => {
-                Err(StoreError::Io {
-                    action: "read the newest save",
-                    path,
+            Err(FormatError::NewerVersion { found, supported }) => {
+                HeaderVersion::Newer { found, supported }
+            }
+            Err(FormatError::Io { source, .. })
+                if !is_unreadable_entry(&source) && !is_gone(&source) =>
+            {
+                HeaderVersion::Unknown(StoreError::Io {
+                    action: "read the format version of",
+                    path: path.to_path_buf(),
                     source,
                 })
             }
-            _ => Ok(()),
+            _ => HeaderVersion::NotNewer,
         }
     }
 
@@ -818,11 +864,19 @@ impl SlotStore {
                     // missing.
                     Err(_) => {}
                 }
-            } else if !self.holds_kept_save(&path, keep) {
+            } else if !self.holds_kept_save(&path, keep) && !self.never_pruned(&path) {
                 stale.push(generation);
             }
         }
         stale
+    }
+
+    /// Whether the generation at `path` must stay whatever the backups: a save from a newer
+    /// format version (its header intact: a damaged one reads as damage), which only the
+    /// newer build may remove, or one whose header cannot be read now for a reason that may
+    /// pass (it may be such a save; a later prune can tell).
+    fn never_pruned(&self, path: &Path) -> bool {
+        !matches!(self.header_version(path), HeaderVersion::NotNewer)
     }
 
     /// Whether the generation at `path` holds a save in `keep`, by its metadata (a kept save
@@ -951,6 +1005,35 @@ fn is_unreadable_entry(error: &io::Error) -> bool {
         error.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::IsADirectory
     ) || NotARegularFile::of(error).is_some()
+}
+
+/// What a slot's lock file is to the store, in [`StoreError::UnusableEntry`].
+const LOCK_ROLE: &str = "the slot's lock file";
+
+/// What failed when a slot's lock could not be taken for a reason that may pass.
+const LOCK_ACTION: &str = "lock the slot through";
+
+/// What a generation's header says of its format version, for the rules that protect saves
+/// from a newer format version (they are never pruned, and a slot holding one takes no save).
+enum HeaderVersion {
+    /// An intact header (its checksum verifies) of a newer format version than this build's.
+    Newer {
+        /// The version in the file.
+        found: u16,
+        /// The newest version this build reads.
+        supported: u16,
+    },
+    /// A version this build reads, a damaged header (which cannot be told apart from damage),
+    /// an entry that is not a readable file, or a file gone since the listing.
+    NotNewer,
+    /// The header could not be read now, for a reason that may pass.
+    Unknown(StoreError),
+}
+
+/// Whether a failure to open or read a file says it is no longer there (removed since the
+/// folder was listed).
+fn is_gone(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::NotFound
 }
 
 /// Refuses a sealed save whose metadata (authenticated by the seal once the payload is opened)

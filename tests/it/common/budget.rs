@@ -1,6 +1,7 @@
 //! The memory bound every reader of a save keeps to, checked with the counting allocator: at
 //! most [`BUDGET_PER_INPUT_BYTE`] bytes per byte of the reader's (decompressed) input and
-//! [`SLACK`], or a typed error. Shared by the fuzz corpus replay and the mutation search
+//! [`SLACK`], or a typed error; for a save file, also at most that bound of the most a file of
+//! its size may decode to ([`file_bound`]: 128 bytes per byte of the file and a constant). Shared by the fuzz corpus replay and the mutation search
 //! (`memory_budget.rs`).
 //!
 //! [`SLACK`] is two budget bases and 256 KiB. A read pays for what it builds from one budget,
@@ -103,6 +104,23 @@ pub fn decoded_size(file: &[u8]) -> usize {
     size.max(file.len())
 }
 
+/// The most a read of a save file of `file_len` bytes may take, whatever its header claims:
+/// the bound of the most such a file may decode to ([`format::max_decoded_len`]: 32 bytes per
+/// byte of the file and 1 MiB), which is what the guide promises of a file's size.
+pub fn file_bound(file_len: usize) -> usize {
+    bound(format::max_decoded_len(file_len as u64) as usize)
+}
+
+/// Asserts that `peak` is within both bounds of reading `file`: of what it decodes to
+/// ([`decoded_size`]) and of its size ([`file_bound`]); returns how much of the tighter one it
+/// used.
+#[track_caller]
+pub fn assert_file_within(what: &str, peak: usize, file: &[u8]) -> f64 {
+    let input = decoded_size(file);
+    let tighter = bound(input).min(file_bound(file.len()));
+    assert_below(what, peak, input, tighter)
+}
+
 /// How the fuzz target reads files besides without a key: with its key, unsealed files too.
 pub fn keyed(key: [u8; 32]) -> DecodeOptions {
     DecodeOptions::new()
@@ -115,20 +133,19 @@ pub fn keyed(key: [u8; 32]) -> DecodeOptions {
 /// without `key`, each within the bound of the file's decoded size; the worst share of the
 /// bound used.
 pub fn read_file_every_way(file: &[u8], key: [u8; 32]) -> f64 {
-    let input = decoded_size(file);
     let mut worst = 0f64;
     for options in [DecodeOptions::default(), keyed(key)] {
         let (_, peak) = peak_allocation(|| format::decode(file, &options).map(|_| ()));
-        worst = worst.max(assert_within("format::decode", peak, input));
+        worst = worst.max(assert_file_within("format::decode", peak, file));
         let (_, peak) = peak_allocation(|| format::decode_from(&mut &file[..], &options));
-        worst = worst.max(assert_within("format::decode_from", peak, input));
+        worst = worst.max(assert_file_within("format::decode_from", peak, file));
         let (_, peak) = peak_allocation(|| format::read_summary(&mut &file[..], &options));
-        worst = worst.max(assert_within("format::read_summary", peak, input));
+        worst = worst.max(assert_file_within("format::read_summary", peak, file));
         let (_, peak) = peak_allocation(|| format::read_chunk_table(file, &options));
-        worst = worst.max(assert_within("format::read_chunk_table", peak, input));
+        worst = worst.max(assert_file_within("format::read_chunk_table", peak, file));
         let mut cursor = std::io::Cursor::new(file);
         let (_, peak) = peak_allocation(|| format::read_thumbnail(&mut cursor, &options));
-        worst = worst.max(assert_within("format::read_thumbnail", peak, input));
+        worst = worst.max(assert_file_within("format::read_thumbnail", peak, file));
     }
     worst
 }

@@ -1,0 +1,457 @@
+//! Issue 49: odd entries under every name the store reads or writes never jam a save or a load
+//! (each is passed over or refused with a typed error naming it), and a save from a newer
+//! format version is never pruned, wherever it lies in its slot.
+
+use super::fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+use super::layout::{SlotLayout, lock_file_name, temp_file_name};
+use super::{SlotStore, StoreConfig, StoreError};
+use crate::format::{FORMAT_VERSION, SaveBundle, SaveMeta, WorldState};
+use crate::slot::SlotId;
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn bundle(tick: u64) -> SaveBundle {
+    SaveBundle::new(WorldState {
+        tick,
+        ..Default::default()
+    })
+}
+
+fn save(store: &SlotStore, slot: SlotId, tick: u64) -> Result<PathBuf, StoreError> {
+    let meta = SaveMeta::new(slot).with_title(format!("tick {tick}"));
+    store.save(slot, meta, &bundle(tick)).map(|r| r.path)
+}
+
+fn config(dir: &Path, backups: u16) -> StoreConfig {
+    StoreConfig::new(dir)
+        .backups(backups)
+        .layout(SlotLayout { manual: 2, auto: 3 })
+}
+
+/// Every file of the profile folder and its bytes (folders and other entries by name only).
+fn snapshot(dir: &Path) -> BTreeMap<OsString, Option<Vec<u8>>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let is_file = entry.file_type().unwrap().is_file();
+            let bytes = is_file.then(|| std::fs::read(entry.path()).unwrap());
+            (entry.file_name(), bytes)
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Odd entries under the store's own names.
+
+/// An entry that is not a usable regular file, as a player's disk, a backup tool or another
+/// user can leave one under any name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Odd {
+    Folder,
+    Fifo,
+    DanglingLink,
+    /// A file this user may not open: made by [`Refusing`], since the root user running the
+    /// tests opens any file.
+    Forbidden,
+}
+
+const ODD: [Odd; 4] = [Odd::Folder, Odd::Fifo, Odd::DanglingLink, Odd::Forbidden];
+
+/// Puts `odd` at `path` (removing what was there); returns the filesystem a store must use so
+/// that a forbidden file is refused.
+fn place(odd: Odd, path: &Path) -> Arc<dyn FileSystem> {
+    let _ = std::fs::remove_file(path);
+    match odd {
+        Odd::Folder => std::fs::create_dir(path).unwrap(),
+        Odd::Fifo => {
+            let status = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        Odd::DanglingLink => {
+            std::os::unix::fs::symlink(path.with_extension("gone").join("nowhere"), path).unwrap()
+        }
+        Odd::Forbidden => std::fs::write(path, b"").unwrap(),
+    }
+    let refused = (odd == Odd::Forbidden).then(|| path.to_path_buf());
+    Arc::new(Refusing(refused.into_iter().collect()))
+}
+
+/// The real filesystem, refusing to open or lock the paths it holds ("permission denied"),
+/// as for a file another user owns with no permission for this one.
+#[derive(Debug)]
+struct Refusing(HashSet<PathBuf>);
+
+impl Refusing {
+    fn check(&self, path: &Path) -> io::Result<()> {
+        if self.0.contains(path) {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
+        Ok(())
+    }
+}
+
+impl FileSystem for Refusing {
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        OsFileSystem.list_dir(path)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+        self.check(path)?;
+        OsFileSystem.open_read(path)
+    }
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        OsFileSystem.create_new(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        OsFileSystem.rename(from, to)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        OsFileSystem.hard_link(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.remove_file(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        OsFileSystem.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+        self.check(path)?;
+        OsFileSystem.lock(path)
+    }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
+        self.check(path)?;
+        OsFileSystem.try_lock(path)
+    }
+}
+
+#[track_caller]
+fn assert_unusable(error: &StoreError, path: &Path, role: &str) {
+    assert!(
+        matches!(error, StoreError::UnusableEntry { path: named, .. } if named == path),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains(role) && message.contains("move it out of the save folder"),
+        "{message}"
+    );
+}
+
+/// Issue 49, defect 2: with `auto-00.lock` a folder, `main` chose the empty `auto-00` for every
+/// autosave and every one failed ("could not lock the slot … Is a directory").
+#[test]
+fn the_autosave_ring_passes_over_a_slot_whose_lock_is_an_odd_entry() {
+    for odd in ODD {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 3);
+        let lock = config.profile_dir().join(lock_file_name(SlotId::Auto(0)));
+        std::fs::create_dir_all(config.profile_dir()).unwrap();
+        let fs = place(odd, &lock);
+        let store = SlotStore::open_with(config, fs).unwrap();
+        let mut used = Vec::new();
+        for tick in 0..4 {
+            let meta = SaveMeta::new(SlotId::Auto(0));
+            let receipt = store.save_autosave(meta, &bundle(tick));
+            used.push(receipt.unwrap_or_else(|e| panic!("{odd:?}: {e}")).slot);
+        }
+        assert!(!used.contains(&SlotId::Auto(0)), "{odd:?}: {used:?}");
+        assert!(used.contains(&SlotId::Auto(1)) && used.contains(&SlotId::Auto(2)));
+
+        let manual = save(&store, SlotId::Auto(0), 9).unwrap_err();
+        assert_unusable(&manual, &lock, "the slot's lock file");
+        assert!(store.generations(SlotId::Auto(0)).unwrap().is_empty());
+        assert!(
+            !lock.with_extension("gone").exists(),
+            "nothing made through a link"
+        );
+    }
+}
+
+/// A slot whose lock file turned odd after it was saved still loads and lists; saves, deletes
+/// and copies into it are refused with the error naming the lock file, writing nothing.
+#[test]
+fn an_odd_lock_file_refuses_writes_with_a_typed_error_and_never_stops_a_load() {
+    for odd in ODD {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 3);
+        let slot = SlotId::Manual(0);
+        let lock = config.profile_dir().join(lock_file_name(slot));
+        {
+            let store = SlotStore::open(config.clone()).unwrap();
+            save(&store, slot, 1).unwrap();
+        }
+        let fs = place(odd, &lock);
+        let store = SlotStore::open_with(config, fs).unwrap();
+        let before = snapshot(store.dir());
+        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 1, "{odd:?}");
+        assert!(store.list().is_ok());
+        assert_unusable(&save(&store, slot, 2).unwrap_err(), &lock, "lock file");
+        assert_unusable(&store.delete(slot).unwrap_err(), &lock, "lock file");
+        let copy = store.copy(slot, SlotId::Manual(0)).unwrap_err();
+        assert_unusable(&copy, &lock, "lock file");
+        assert_eq!(before, snapshot(store.dir()), "{odd:?}: nothing written");
+        // Another slot saves as ever.
+        save(&store, SlotId::Manual(1), 3).unwrap();
+    }
+}
+
+/// `<slot>.deleted`: a folder under the name refuses the slot's delete (typed, nothing
+/// removed); any other odd entry is replaced by the new record. Saves and loads never notice.
+#[test]
+fn an_odd_record_of_deleted_saves_never_jams_a_save_load_or_delete() {
+    for odd in ODD {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 3);
+        let slot = SlotId::Manual(1);
+        let record = config.profile_dir().join("manual-01.deleted");
+        std::fs::create_dir_all(config.profile_dir()).unwrap();
+        let fs = place(odd, &record);
+        let store = SlotStore::open_with(config, fs).unwrap();
+        save(&store, slot, 1).unwrap();
+        save(&store, slot, 2).unwrap();
+        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
+        let held: HashSet<_> = store
+            .saves_in(slot)
+            .unwrap()
+            .iter()
+            .map(|s| s.meta.save_id)
+            .collect();
+        assert!(store.deleted_saves().is_empty(), "{odd:?}");
+        match (odd, store.delete(slot)) {
+            (Odd::Folder, Err(error)) => {
+                assert_unusable(&error, &record, "record of deleted saves");
+                assert_eq!(store.generations(slot).unwrap().len(), 2, "nothing removed");
+            }
+            (Odd::Folder, Ok(_)) => panic!("a folder cannot be replaced by the record"),
+            (_, deleted) => {
+                assert_eq!(deleted.unwrap(), 2, "{odd:?}");
+                // A forbidden record was replaced, but still cannot be read by this user.
+                if odd != Odd::Forbidden {
+                    assert!(held.is_subset(&store.deleted_saves()), "{odd:?}");
+                }
+            }
+        }
+        save(&store, slot, 3).unwrap();
+        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 3, "{odd:?}");
+    }
+}
+
+/// Entries under temporary names (an interrupted save's) neither stop
+/// the store from opening nor a save from being written.
+#[test]
+fn odd_entries_under_temporary_names_never_jam_an_open_or_a_save() {
+    for odd in ODD {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 3);
+        let profile = config.profile_dir();
+        std::fs::create_dir_all(&profile).unwrap();
+        // A name of this process's (as a sandbox that always gives the game one process id
+        // makes it), which the cleanup at open cannot remove when it is a folder. Passing
+        // over the names a write draws next is `durable.rs`'s test: other tests of this
+        // binary draw names from the same counter meanwhile.
+        let left = profile.join(temp_file_name("manual-00.g000001.ksav"));
+        let fs = place(odd, &left);
+        let store = SlotStore::open_with(config, fs).unwrap();
+        save(&store, SlotId::Manual(0), 1).unwrap_or_else(|e| panic!("{odd:?}: {e}"));
+        assert_eq!(store.load(SlotId::Manual(0)).unwrap().bundle.world.tick, 1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saves from a newer format version.
+
+/// What one generation of a slot is, as an older build finds it after a newer one wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gen {
+    /// A save this build wrote.
+    Ours,
+    /// A save in a newer format version, its header intact.
+    Newer,
+    /// A newer-format save with a bit flipped in its header: it reads as damage.
+    NewerDamaged,
+}
+
+const GENS: [Gen; 3] = [Gen::Ours, Gen::Newer, Gen::NewerDamaged];
+
+/// Every assignment of `GENS` to `len` generations, oldest first.
+fn every_slot(len: usize) -> Vec<Vec<Gen>> {
+    let mut slots = vec![Vec::new()];
+    for _ in 0..len {
+        slots = slots
+            .into_iter()
+            .flat_map(|slot| {
+                GENS.iter().map(move |&g| {
+                    let mut next = slot.clone();
+                    next.push(g);
+                    next
+                })
+            })
+            .collect();
+    }
+    slots
+}
+
+/// Rewrites the save at `path` as `what`: a newer format version's header, with its checksum
+/// recomputed (as a newer build writes it), then maybe one bit flipped.
+fn make(path: &Path, what: Gen) {
+    if what == Gen::Ours {
+        return;
+    }
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[4..6].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let crc = crc32fast::hash(&bytes[..36]);
+    bytes[36..40].copy_from_slice(&crc.to_le_bytes());
+    if what == Gen::NewerDamaged {
+        bytes[9] ^= 0x10;
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A slot of `gens` (oldest first) in a profile under `dir`; the paths, oldest first.
+fn slot_of(dir: &Path, slot: SlotId, gens: &[Gen]) -> Vec<PathBuf> {
+    let writer = SlotStore::open(config(dir, u16::MAX)).unwrap();
+    let paths: Vec<PathBuf> = (0..gens.len())
+        .map(|tick| save(&writer, slot, tick as u64).unwrap())
+        .collect();
+    for (path, &what) in paths.iter().zip(gens) {
+        make(path, what);
+    }
+    paths
+}
+
+/// The intact newer-format files among `paths` with their bytes.
+fn newer_files(paths: &[PathBuf], gens: &[Gen]) -> Vec<(PathBuf, Vec<u8>)> {
+    paths
+        .iter()
+        .zip(gens)
+        .filter(|(_, g)| **g == Gen::Newer)
+        .map(|(path, _)| (path.clone(), std::fs::read(path).unwrap()))
+        .collect()
+}
+
+#[track_caller]
+fn assert_kept(kept: &[(PathBuf, Vec<u8>)], case: &str) {
+    for (path, bytes) in kept {
+        let now = std::fs::read(path);
+        assert!(
+            now.as_ref().is_ok_and(|now| now == bytes),
+            "{case}: the newer build's save {} was lost",
+            path.display()
+        );
+    }
+}
+
+/// Issue 49, defect 3: an older build saving repeatedly into a slot with newer-format saves at
+/// any position (g1..gN, any of them damaged in its header or not), with 0, 1 and 3 backups:
+/// no intact newer-format save is ever deleted, and a slot holding one takes no save.
+#[test]
+fn an_older_build_never_loses_a_newer_format_save_wherever_it_lies() {
+    let mut cases = 0;
+    for backups in [0u16, 1, 3] {
+        for len in 1..=usize::from(backups) + 2 {
+            for gens in every_slot(len) {
+                let case = format!("{backups} backups, {gens:?}");
+                let dir = tempfile::tempdir().unwrap();
+                let slot = SlotId::Manual(0);
+                let paths = slot_of(dir.path(), slot, &gens);
+                let kept = newer_files(&paths, &gens);
+                let store = SlotStore::open(config(dir.path(), backups)).unwrap();
+                let before = snapshot(store.dir());
+                for tick in 100..100 + u64::from(backups) + 3 {
+                    match save(&store, slot, tick) {
+                        Err(StoreError::NewerFormat { found, .. }) if !kept.is_empty() => {
+                            assert_eq!(found, FORMAT_VERSION + 1, "{case}");
+                            assert_eq!(before, snapshot(store.dir()), "{case}");
+                        }
+                        Ok(_) if kept.is_empty() => {
+                            assert_eq!(store.load(slot).unwrap().bundle.world.tick, tick);
+                        }
+                        other => panic!("{case}: save {tick}: {other:?}"),
+                    }
+                    assert_kept(&kept, &case);
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 12 + 39 + 363);
+}
+
+/// The autosave ring passes over a slot holding a newer-format save anywhere in it, and never
+/// touches that slot's files.
+#[test]
+fn the_autosave_ring_passes_over_a_slot_holding_a_newer_format_save_anywhere() {
+    for gens in every_slot(3) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = slot_of(dir.path(), SlotId::Auto(0), &gens);
+        let kept = newer_files(&paths, &gens);
+        let store = SlotStore::open(config(dir.path(), 1)).unwrap();
+        for tick in 0..5 {
+            let meta = SaveMeta::new(SlotId::Auto(0));
+            let slot = store.save_autosave(meta, &bundle(tick)).unwrap().slot;
+            assert!(kept.is_empty() || slot != SlotId::Auto(0), "{gens:?}");
+        }
+        assert_kept(&kept, &format!("{gens:?}"));
+    }
+}
+
+/// The prune itself, under every save's feet: with newer-format saves at every position of
+/// the generations below a new save, with 0, 1 and 3 backups, it removes no intact one (the
+/// refusal above stops saves before they get there; this holds should one slip in, as through
+/// another device's rename into the folder while the slot is locked).
+#[test]
+fn a_prune_never_removes_an_intact_newer_format_save() {
+    for backups in [0u16, 1, 3] {
+        for len in 1..=usize::from(backups) + 3 {
+            for gens in every_slot(len) {
+                let case = format!("{backups} backups, {gens:?}");
+                let dir = tempfile::tempdir().unwrap();
+                let slot = SlotId::Quick;
+                let paths = slot_of(dir.path(), slot, &gens);
+                let kept = newer_files(&paths, &gens);
+                let store = SlotStore::open(config(dir.path(), backups)).unwrap();
+                let older = store.generations(slot).unwrap();
+                let (_, error) = store.prune(slot, &older, &HashSet::new());
+                assert!(error.is_none(), "{case}: {error:?}");
+                assert_kept(&kept, &case);
+                // Otherwise the prune is the one it was: damaged files, damaged newer ones
+                // included, count for nothing and go once the backups are found.
+                let survivors: Vec<bool> = paths.iter().map(|path| path.exists()).collect();
+                assert_eq!(survivors, expected_survivors(&gens, backups), "{case}");
+            }
+        }
+    }
+}
+
+/// Which of `gens` (oldest first, all below a new save) a prune keeps: all while they are no
+/// more than the backups; else, newest first, each until `backups` of ours (the intact ones)
+/// are found, then only intact newer-format saves.
+fn expected_survivors(gens: &[Gen], backups: u16) -> Vec<bool> {
+    if gens.len() <= usize::from(backups) {
+        return vec![true; gens.len()];
+    }
+    let mut intact = 0;
+    let mut kept: Vec<bool> = gens
+        .iter()
+        .rev()
+        .map(|&g| {
+            if intact < backups {
+                intact += u16::from(g == Gen::Ours);
+                true
+            } else {
+                g == Gen::Newer
+            }
+        })
+        .collect();
+    kept.reverse();
+    kept
+}
