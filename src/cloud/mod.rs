@@ -56,7 +56,7 @@ mod worker;
 /// The storage layer, re-exported for games and tests that build their own [`Remote`].
 pub use object_store;
 
-pub use error::{CloudError, Rejection};
+pub use error::{CloudError, Rejection, RemoteError};
 pub use exit::{CloudExitUpload, ExitUploadOutcome};
 pub use folder::FolderStore;
 pub use listing::ListingLimits;

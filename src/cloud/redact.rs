@@ -27,6 +27,11 @@
 use std::fmt;
 use url::Url;
 
+mod fields;
+
+pub(crate) use fields::Secrets;
+pub use fields::{ELEMENTS, FIELDS, MIN_SECRET_LEN, scrub_shapes};
+
 /// What stands in for a hidden secret.
 const REDACTED: &str = "<redacted>";
 
@@ -109,6 +114,11 @@ impl UrlSecrets {
             redacted: RedactedUrl(redacted),
             secrets,
         }
+    }
+
+    /// Every value the redacted form hides.
+    pub(crate) fn hidden(&self) -> &[String] {
+        &self.secrets
     }
 
     /// `text` with every secret of the URL replaced by `<redacted>`.
