@@ -374,7 +374,9 @@ fn open_s3(
         AmazonS3ConfigKey::SecretAccessKey,
         AmazonS3ConfigKey::Token,
     ];
-    let given = credentials.iter().filter_map(|key| builder.get_config_value(key));
+    let given = credentials
+        .iter()
+        .filter_map(|key| builder.get_config_value(key));
     let given = given.collect();
     let s3 = builder
         .with_client_options(client_options(policy, allow_http))
@@ -396,8 +398,13 @@ fn open_gcs(
         let key: GoogleConfigKey = key.parse().map_err(|error| format!("{error}"))?;
         builder = builder.with_config(key, value);
     }
-    let credentials = [GoogleConfigKey::ServiceAccountKey, GoogleConfigKey::BearerToken];
-    let given = credentials.iter().filter_map(|key| builder.get_config_value(key));
+    let credentials = [
+        GoogleConfigKey::ServiceAccountKey,
+        GoogleConfigKey::BearerToken,
+    ];
+    let given = credentials
+        .iter()
+        .filter_map(|key| builder.get_config_value(key));
     let given = given.collect();
     let gcs = builder
         .with_client_options(client_options(policy, false))

@@ -61,8 +61,13 @@ pub const FIELDS: &[&str] = &[
     "x-goog-security-token",
     "x-api-key",
     "awsaccesskeyid",
+    "accesskeyid",
+    "secretaccesskey",
+    "sessiontoken",
     "signature",
     "credential",
+    "key_id",
+    "secret_key",
     "access_key_id",
     "aws_access_key_id",
     "secret_access_key",
@@ -86,7 +91,12 @@ pub const FIELDS: &[&str] = &[
 
 /// Fields whose value runs to the end of the line (or its closing quote): it holds spaces and
 /// commas (`AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`).
-const WHOLE_LINE: &[&str] = &["authorization", "proxy-authorization", "cookie", "set-cookie"];
+const WHOLE_LINE: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
 
 /// Prefixes of access key ids: AWS's (user, role, temporary, …) and Google's HMAC keys.
 const KEY_ID_PREFIXES: &[&str] = &[
@@ -111,12 +121,8 @@ impl fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// The credentials `values` (those shorter than [`MIN_SECRET_LEN`] are left to the shapes).
-    pub(crate) fn new<S: AsRef<str>>(values: impl IntoIterator<Item = S>) -> Self {
-        Secrets::default().with(values)
-    }
-
-    /// These secrets and `values`.
+    /// These secrets and `values` (those shorter than [`MIN_SECRET_LEN`] are left to the
+    /// shapes).
     pub(crate) fn with<S: AsRef<str>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
         for value in values {
             let value = value.as_ref();
@@ -124,7 +130,8 @@ impl Secrets {
                 self.forms.extend(forms_of(value));
             }
         }
-        self.forms.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        self.forms
+            .sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self.forms.dedup();
         self
     }
@@ -342,7 +349,9 @@ fn key_ids(text: &str) -> String {
     hide_runs(text, b"", |run| {
         (16..=128).contains(&run.len())
             && KEY_ID_PREFIXES.iter().any(|prefix| run.starts_with(prefix))
-            && run.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && run
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
     })
 }
 
@@ -411,7 +420,10 @@ mod tests {
         let body = signature_mismatch(KEY_ID, &token);
         let hex_token = hex_bytes(&token);
         let half_token = &token[token.len() / 2..];
-        for secrets in [Secrets::new([KEY_ID, SECRET, &token]), Secrets::default()] {
+        for secrets in [
+            Secrets::default().with([KEY_ID, SECRET, &token]),
+            Secrets::default(),
+        ] {
             let scrubbed = secrets.scrub(&body);
             assert_hidden(&scrubbed, &[KEY_ID, half_token, &hex_token[..60]]);
             // What a person needs to find the cause is kept.
@@ -441,16 +453,27 @@ mod tests {
                 "error sending request for url (https://saves.s3.amazonaws.com/a.ksav?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={KEY_ID}%2F20261127%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261127T180000Z&X-Amz-Expires=900&X-Amz-Security-Token={}&X-Amz-SignedHeaders=host&X-Amz-Signature=fe5f80f77d5fa3be)",
                 token.replace('/', "%2F").replace('+', "%2B")
             ),
-            format!("headers: {{\"x-amz-security-token\": \"{token}\", \"authorization\": \"AWS4 {KEY_ID}\"}}"),
-            format!("AwsCredential {{ key_id: \"{KEY_ID}\", secret_key: \"{SECRET}\", token: Some(\"{token}\") }}"),
+            format!(
+                "headers: {{\"x-amz-security-token\": \"{token}\", \"authorization\": \"AWS4 {KEY_ID}\"}}"
+            ),
+            format!(
+                "AwsCredential {{ key_id: \"{KEY_ID}\", secret_key: \"{SECRET}\", token: Some(\"{token}\") }}"
+            ),
             format!("aws_secret_access_key={SECRET}&aws_session_token={token}"),
-            format!("<Credentials><AccessKeyId>{KEY_ID}</AccessKeyId><SecretAccessKey>{SECRET}</SecretAccessKey><SessionToken>{token}</SessionToken></Credentials>"),
-            format!("{{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{SECRET}\\n-----END PRIVATE KEY-----\\n\"}}"),
+            format!(
+                "<Credentials><AccessKeyId>{KEY_ID}</AccessKeyId><SecretAccessKey>{SECRET}</SecretAccessKey><SessionToken>{token}</SessionToken></Credentials>"
+            ),
+            format!(
+                "{{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{SECRET}\\n-----END PRIVATE KEY-----\\n\"}}"
+            ),
             format!("the key {KEY_ID} and the token {token} quoted bare"),
         ];
         for case in cases {
             let scrubbed = Secrets::default().scrub(&case);
-            assert_hidden(&scrubbed, &[KEY_ID, SECRET, &token[20..80], "fe5f80f77d5fa3be"]);
+            assert_hidden(
+                &scrubbed,
+                &[KEY_ID, SECRET, &token[20..80], "fe5f80f77d5fa3be"],
+            );
         }
     }
 
@@ -464,7 +487,12 @@ mod tests {
             "token bucket empty; sig handler; secret of the game",
             "sha256 9f1c0b7b3f6d4e1a2c5b8e7d6f4a3c2b1e0d9f8a7b6c5d4e3f2a1b0c9d8e7f6a",
         ] {
-            assert_eq!(Secrets::new(["test", "minioadmin"]).scrub(message), message);
+            assert_eq!(
+                Secrets::default()
+                    .with(["test", "minioadmin"])
+                    .scrub(message),
+                message
+            );
         }
     }
 
@@ -502,7 +530,7 @@ mod tests {
                 written.push(shown);
             }
             let text: String = text.into_iter().collect();
-            let scrubbed = Secrets::new(&secrets).scrub(&text);
+            let scrubbed = Secrets::default().with(&secrets).scrub(&text);
             for shown in written.iter().chain(&secrets) {
                 proptest::prop_assert!(!scrubbed.contains(shown.as_str()), "{shown} in {scrubbed}");
             }
