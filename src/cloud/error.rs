@@ -1,6 +1,6 @@
 //! The errors of cloud sync.
 
-use super::redact::RedactedUrl;
+use super::redact::{RedactedUrl, Secrets, scrub_shapes};
 use crate::format::FormatError;
 use crate::snapshot::SnapshotError;
 use crate::store::StoreError;
@@ -22,7 +22,16 @@ pub enum CloudError {
 
     /// The storage service could not be reached or refused a request (offline, server error,
     /// timeout, credentials). Work that needed it is retried later.
-    #[error("cloud storage: could not {action} {location}: {source}")]
+    ///
+    /// The storage client's error holds no credential: every error a [`Remote`] gives is
+    /// scrubbed as it leaves the storage client (its cause is a [`RemoteError`]), and the text
+    /// shown is scrubbed by shape once more, whatever store the error came from.
+    ///
+    /// [`Remote`]: super::Remote
+    #[error(
+        "cloud storage: could not {action} {location}: {}",
+        scrub_shapes(&.source.to_string())
+    )]
     Remote {
         /// What was being done, e.g. "upload".
         action: &'static str,
@@ -67,6 +76,50 @@ pub enum CloudError {
         reason: String,
     },
 }
+
+/// What a storage service reported, with every credential taken out (see
+/// [`redact`](super::redact)): the only way to make one is to scrub. It is the cause of every
+/// error a [`Remote`](super::Remote) gives (inside the `object_store::Error`, whose kind is
+/// kept), and it has no cause of its own, so no raw text of the storage client can be reached
+/// through it either.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RemoteError(String);
+
+impl RemoteError {
+    /// `error`'s text and that of its causes (each one not already quoted), scrubbed of
+    /// `secrets` and of everything that carries a credential by its shape.
+    pub(crate) fn scrubbed(error: &(dyn std::error::Error + 'static), secrets: &Secrets) -> Self {
+        let mut text = error.to_string();
+        let mut cause = error.source();
+        while let Some(inner) = cause {
+            let inner_text = inner.to_string();
+            if !text.contains(&inner_text) {
+                text = format!("{text}: {inner_text}");
+            }
+            cause = inner.source();
+        }
+        RemoteError(secrets.scrub(&text))
+    }
+
+    /// The scrubbed text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Debug for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RemoteError({:?})", self.0)
+    }
+}
+
+impl std::error::Error for RemoteError {}
 
 /// Why a remote file was not placed among the local saves. The local saves are untouched.
 #[derive(Debug, thiserror::Error)]

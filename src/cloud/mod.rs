@@ -34,6 +34,8 @@
 //!   within the exit's wait; [`CloudExitUpload`] says what could not be (the next start does).
 //! - Credentials in the cloud URL never appear in text: errors hold a [`RedactedUrl`] and a
 //!   reason scrubbed of them, and `CloudPlugin`'s `Debug` redacts the URL (see [`redact`]).
+//!   Nor do credentials a storage error quotes (S3's signature mismatch quotes the request):
+//!   every error leaves the storage client scrubbed ([`RemoteError`]).
 //!
 //! The engine-free parts ([`SyncCore`], [`SyncWorker`], [`Remote`]) work without Bevy's app;
 //! [`CloudPlugin`] connects them to [`KeepsakePlugins`](crate::plugin::KeepsakePlugins).
@@ -56,7 +58,7 @@ mod worker;
 /// The storage layer, re-exported for games and tests that build their own [`Remote`].
 pub use object_store;
 
-pub use error::{CloudError, Rejection};
+pub use error::{CloudError, Rejection, RemoteError};
 pub use exit::{CloudExitUpload, ExitUploadOutcome};
 pub use folder::FolderStore;
 pub use listing::ListingLimits;

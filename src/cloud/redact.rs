@@ -21,11 +21,25 @@
 //! A key is kept so a misspelt option can be found; its value is not, since the misspelt key
 //! may well be `secret_acess_key`.
 //!
+//! # Storage errors
+//!
+//! What the storage answers is scrubbed too, before anything stores, shows or logs it: a
+//! service may quote the request back (S3's 403 `SignatureDoesNotMatch` quotes the access key
+//! id and the canonical request with the session token). Every error a [`Remote`] gives went
+//! through [`scrub_shapes`] and the credentials it was given; what is hidden by shape is listed
+//! in [`ELEMENTS`] and [`FIELDS`] (the rules are in `fields.rs`).
+//!
+//! [`Remote`]: super::Remote
 //! [`CloudError::BadUrl`]: super::CloudError::BadUrl
 //! [`CloudStatus`]: super::CloudStatus
 
 use std::fmt;
 use url::Url;
+
+mod fields;
+
+pub(crate) use fields::Secrets;
+pub use fields::{ELEMENTS, FIELDS, MIN_SECRET_LEN, scrub_shapes};
 
 /// What stands in for a hidden secret.
 const REDACTED: &str = "<redacted>";
@@ -109,6 +123,11 @@ impl UrlSecrets {
             redacted: RedactedUrl(redacted),
             secrets,
         }
+    }
+
+    /// Every value the redacted form hides.
+    pub(crate) fn hidden(&self) -> &[String] {
+        &self.secrets
     }
 
     /// `text` with every secret of the URL replaced by `<redacted>`.

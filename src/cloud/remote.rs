@@ -24,7 +24,7 @@
 use super::error::CloudError;
 use super::folder::FolderStore;
 use super::listing::{Lister, ListingLimits};
-use super::redact::UrlSecrets;
+use super::redact::{Secrets, UrlSecrets};
 use crate::SlotId;
 use crate::format::SaveMeta;
 use crate::store::{OsFileSystem, SAVE_EXTENSION, parse_slot_stem, slot_stem};
@@ -36,6 +36,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 use uuid::Uuid;
+
+mod scrubbed;
+
+use scrubbed::{ScrubbedPages, ScrubbedStore};
 
 /// The name of one uploaded save (see the [module docs](self)).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,12 +135,25 @@ impl Default for RequestPolicy {
 }
 
 /// An open connection to the storage and the folder of one profile in it.
+///
+/// Every error its storage gives is scrubbed of credentials before anything else sees it (see
+/// [`redact`](super::redact)): those it was given ([`Remote::open`]'s URL and what the storage
+/// client read from the environment, [`Remote::hiding`]'s) wherever they appear, and whatever
+/// carries one by its shape (an S3 error body's `<AWSAccessKeyId>` and `<CanonicalRequest>`, an
+/// `Authorization` header, a presigned URL's `X-Amz-Credential`, …).
 #[derive(Clone)]
 pub struct Remote {
+    /// The storage, every error scrubbed (the sync's only way to it).
     pub(crate) store: Arc<dyn ObjectStore>,
+    /// Its listing, every error scrubbed.
     pub(crate) lister: Lister,
     pub(crate) folder: RemotePath,
     pub(crate) listing: ListingLimits,
+    /// The storage as given, kept (private to this module) only to be wrapped again when more
+    /// credentials are to be hidden.
+    given: (Arc<dyn ObjectStore>, Lister),
+    /// The credentials hidden from its errors.
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for Remote {
@@ -178,12 +195,29 @@ impl Remote {
         profile: &str,
     ) -> Self {
         let folder = RemotePath::from(prefix).join(game_id).join(profile);
+        let secrets = Secrets::default();
+        let (scrubbed, scrubbed_lister) = scrubbed((&store, &lister), &secrets);
         Remote {
-            store,
-            lister,
+            store: scrubbed,
+            lister: scrubbed_lister,
             folder,
             listing: ListingLimits::default(),
+            given: (store, lister),
+            secrets,
         }
+    }
+
+    /// The same remote, also hiding `credentials` wherever its storage's errors quote them
+    /// (as written, percent-encoded or as hex bytes; see [`redact`](super::redact)). For a
+    /// store a game built itself with credentials of its own: what carries a credential by its
+    /// shape is hidden already, these are hidden wherever they appear. Values shorter than
+    /// [`MIN_SECRET_LEN`](super::redact::MIN_SECRET_LEN) cannot be told from words and are not.
+    #[must_use]
+    pub fn hiding<S: AsRef<str>>(mut self, credentials: impl IntoIterator<Item = S>) -> Self {
+        self.secrets = self.secrets.with(credentials);
+        let given = (&self.given.0, &self.given.1);
+        (self.store, self.lister) = scrubbed(given, &self.secrets);
+        self
     }
 
     /// The same remote, listing at most what `limits` allow per sync round.
@@ -227,18 +261,16 @@ impl Remote {
         let options: Vec<(String, String)> = parsed.query_pairs().into_owned().collect();
         match parsed.scheme() {
             "s3" => {
-                let s3 = Arc::new(open_s3(&parsed, &options, policy).map_err(bad)?);
-                Ok(Remote::paginated(s3.clone(), s3, &prefix, game_id, profile))
+                let (s3, given) = open_s3(&parsed, &options, policy).map_err(bad)?;
+                let s3 = Arc::new(s3);
+                let remote = Remote::paginated(s3.clone(), s3, &prefix, game_id, profile);
+                Ok(remote.hiding(secrets.hidden().iter().chain(&given)))
             }
             "gs" => {
-                let gcs = Arc::new(open_gcs(&parsed, &options, policy).map_err(bad)?);
-                Ok(Remote::paginated(
-                    gcs.clone(),
-                    gcs,
-                    &prefix,
-                    game_id,
-                    profile,
-                ))
+                let (gcs, given) = open_gcs(&parsed, &options, policy).map_err(bad)?;
+                let gcs = Arc::new(gcs);
+                let remote = Remote::paginated(gcs.clone(), gcs, &prefix, game_id, profile);
+                Ok(remote.hiding(secrets.hidden().iter().chain(&given)))
             }
             "file" => {
                 let folder = parsed
@@ -275,6 +307,23 @@ impl Remote {
     }
 }
 
+/// `store` and `lister` with their every error scrubbed of `secrets` (see [`scrubbed`]).
+fn scrubbed(
+    (store, lister): (&Arc<dyn ObjectStore>, &Lister),
+    secrets: &Secrets,
+) -> (Arc<dyn ObjectStore>, Lister) {
+    let store: Arc<dyn ObjectStore> = Arc::new(ScrubbedStore::new(store.clone(), secrets.clone()));
+    let lister = match lister {
+        Lister::Paginated(pages) => {
+            Lister::Paginated(Arc::new(ScrubbedPages::new(pages.clone(), secrets.clone())))
+        }
+        Lister::Streamed(inner) => {
+            Lister::Streamed(Arc::new(ScrubbedStore::new(inner.clone(), secrets.clone())))
+        }
+    };
+    (store, lister)
+}
+
 fn has_user(url: &Url) -> bool {
     !url.username().is_empty() || url.password().is_some()
 }
@@ -302,11 +351,12 @@ fn retry_config(policy: &RequestPolicy) -> RetryConfig {
     }
 }
 
+/// The S3 store, and the credentials it was given (the URL's or the environment's), to hide.
 fn open_s3(
     url: &Url,
     options: &[(String, String)],
     policy: &RequestPolicy,
-) -> Result<object_store::aws::AmazonS3, String> {
+) -> Result<(object_store::aws::AmazonS3, Vec<String>), String> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     let mut builder = AmazonS3Builder::from_env().with_url(bucket_url(url));
     let mut allow_http = false;
@@ -319,29 +369,49 @@ fn open_s3(
         allow_http |= endpoint && value.starts_with("http://");
         builder = builder.with_config(key, value);
     }
-    builder
+    let credentials = [
+        AmazonS3ConfigKey::AccessKeyId,
+        AmazonS3ConfigKey::SecretAccessKey,
+        AmazonS3ConfigKey::Token,
+    ];
+    let given = credentials
+        .iter()
+        .filter_map(|key| builder.get_config_value(key));
+    let given = given.collect();
+    let s3 = builder
         .with_client_options(client_options(policy, allow_http))
         .with_retry(retry_config(policy))
         .build()
-        .map_err(|error| error.to_string())
+        .map_err(|error| error.to_string())?;
+    Ok((s3, given))
 }
 
+/// The GCS store, and the credentials it was given (the URL's or the environment's), to hide.
 fn open_gcs(
     url: &Url,
     options: &[(String, String)],
     policy: &RequestPolicy,
-) -> Result<object_store::gcp::GoogleCloudStorage, String> {
+) -> Result<(object_store::gcp::GoogleCloudStorage, Vec<String>), String> {
     use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
     let mut builder = GoogleCloudStorageBuilder::from_env().with_url(bucket_url(url));
     for (key, value) in options {
         let key: GoogleConfigKey = key.parse().map_err(|error| format!("{error}"))?;
         builder = builder.with_config(key, value);
     }
-    builder
+    let credentials = [
+        GoogleConfigKey::ServiceAccountKey,
+        GoogleConfigKey::BearerToken,
+    ];
+    let given = credentials
+        .iter()
+        .filter_map(|key| builder.get_config_value(key));
+    let given = given.collect();
+    let gcs = builder
         .with_client_options(client_options(policy, false))
         .with_retry(retry_config(policy))
         .build()
-        .map_err(|error| error.to_string())
+        .map_err(|error| error.to_string())?;
+    Ok((gcs, given))
 }
 
 #[cfg(test)]

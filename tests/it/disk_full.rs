@@ -84,8 +84,17 @@ fn a_file_size_limit_fails_the_save_and_keeps_the_old_one() {
 
 #[test]
 fn writing_to_dev_full_is_a_typed_error() {
-    let Ok(file) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        return; // not every container has /dev/full
+    let file = match std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        Ok(file) => file,
+        // Not every container has /dev/full. A skip is said aloud, and CI, whose machines do
+        // have it, does not skip: there a missing /dev/full is a broken runner.
+        Err(error) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!(
+                "SKIPPED writing_to_dev_full_is_a_typed_error: /dev/full cannot be opened ({error}); ENOSPC is not tested here"
+            );
+            return;
+        }
+        Err(error) => panic!("/dev/full cannot be opened under CI=true: {error}"),
     };
     let meta = fixtures::meta(SlotId::Manual(0), 1);
     let bundle = fixtures::bundle(100_000, 1);

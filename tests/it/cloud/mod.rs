@@ -10,6 +10,7 @@ mod moto_install;
 mod plugin;
 mod power_loss;
 mod proxy;
+mod quoted_credentials;
 mod seal;
 mod sync_safety;
 
