@@ -192,8 +192,16 @@ fn redact_query(scheme: &str, query: &str, secrets: &mut Vec<String>) -> String 
                 secrets.extend(decoded_forms(value));
                 format!("{key}={REDACTED}")
             }
+            // Not an option: a pasted secret, maybe with `=` in it (base64 padding). The
+            // storage client may quote either side of the `=` alone ("key '…' is not known"),
+            // so each side is a secret of its own, as is the whole.
             _ => {
                 secrets.extend(decoded_forms(part));
+                // Sides too short to be a secret would hide every match in a message.
+                let sides = part.split_once('=').into_iter().flat_map(|(k, v)| [k, v]);
+                for side in sides.filter(|side| side.len() >= 8) {
+                    secrets.extend(decoded_forms(side));
+                }
                 REDACTED.to_owned()
             }
         })

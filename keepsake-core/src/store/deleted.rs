@@ -42,8 +42,8 @@ impl SlotStore {
     /// record that cannot be read counts as empty, except a folder under its name, which is
     /// refused ([`StoreError::UnusableEntry`]) before anything is written or removed: the
     /// record is replaced by a rename, which no folder gives way to. Any other entry there (a
-    /// FIFO, a link, a file that does not read) is replaced: whatever ids it held cannot be
-    /// read anyway.
+    /// FIFO, a link, a file that does not read for good) is replaced: whatever ids it held
+    /// cannot be read anyway. A read that fails for a reason that may pass refuses the delete.
     fn record_of(&self, slot: SlotId) -> Result<Vec<Uuid>, StoreError> {
         let name = record_name(slot);
         let bytes = match self.read_profile_file(&name) {
@@ -56,6 +56,10 @@ impl SlotStore {
                     role: "the slot's record of deleted saves",
                 });
             }
+            // A read that may pass (EIO, a lock held elsewhere) refuses the delete, removing
+            // nothing: replacing the record now would forget the ids it holds, and sync would
+            // bring those deleted saves back.
+            Err(error) if error.may_pass() => return Err(error),
             Ok(None) | Err(_) => return Ok(Vec::new()),
         };
         let text = String::from_utf8_lossy(&bytes);

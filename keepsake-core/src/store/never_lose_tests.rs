@@ -80,18 +80,22 @@ fn place(odd: Odd, path: &Path) -> Arc<dyn FileSystem> {
         Odd::Forbidden => std::fs::write(path, b"").unwrap(),
     }
     let refused = (odd == Odd::Forbidden).then(|| path.to_path_buf());
-    Arc::new(Refusing(refused.into_iter().collect()))
+    Arc::new(Refusing(
+        refused.into_iter().collect(),
+        io::ErrorKind::PermissionDenied,
+    ))
 }
 
-/// The real filesystem, refusing to open or lock the paths it holds ("permission denied"),
-/// as for a file another user owns with no permission for this one.
+/// The real filesystem, refusing to open or lock the paths it holds with the error of that
+/// kind: "permission denied", as for a file another user owns with no permission for this
+/// one, or an I/O error that may pass.
 #[derive(Debug)]
-struct Refusing(HashSet<PathBuf>);
+struct Refusing(HashSet<PathBuf>, io::ErrorKind);
 
 impl Refusing {
     fn check(&self, path: &Path) -> io::Result<()> {
         if self.0.contains(path) {
-            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+            return Err(io::Error::from(self.1));
         }
         Ok(())
     }
@@ -243,6 +247,32 @@ fn an_odd_record_of_deleted_saves_never_jams_a_save_load_or_delete() {
         save(&store, slot, 3).unwrap();
         assert_eq!(store.load(slot).unwrap().bundle.world.tick, 3, "{odd:?}");
     }
+}
+
+/// A record of deleted saves that cannot be read now (an I/O error that may pass) refuses the
+/// delete, removing nothing and keeping the record: replacing it would forget the saves it
+/// names, and sync would bring them back.
+#[test]
+fn a_record_of_deleted_saves_that_fails_to_read_for_now_refuses_the_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), 3);
+    let slot = SlotId::Manual(1);
+    let record = config.profile_dir().join("manual-01.deleted");
+    let plain = SlotStore::open(config.clone()).unwrap();
+    save(&plain, slot, 1).unwrap();
+    plain.delete(slot).unwrap();
+    let recorded = std::fs::read(&record).unwrap();
+    save(&plain, slot, 2).unwrap();
+    let failing = Arc::new(Refusing([record.clone()].into(), io::ErrorKind::Other));
+    let store = SlotStore::open_with(config, failing).unwrap();
+    let error = store.delete(slot).unwrap_err();
+    assert!(error.may_pass(), "{error}");
+    assert_eq!(store.generations(slot).unwrap().len(), 1, "nothing removed");
+    assert_eq!(
+        std::fs::read(&record).unwrap(),
+        recorded,
+        "the record is as it was"
+    );
 }
 
 /// Entries under temporary names (an interrupted save's) neither stop

@@ -235,6 +235,12 @@ fn feature(action: &Action) -> Option<&'static str> {
         }
         | Action::NewerBuild { .. } => Some("newer"),
         Action::Session { .. } => Some("session"),
+        // Every trouble of the sync state file (lost, garbled, an odd entry in its place) is
+        // one feature: `state`.
+        Action::OddFile {
+            name: OddName::State,
+            ..
+        } => Some("state"),
         Action::OddFile { .. } => Some("odd"),
         Action::LoseState { .. } => Some("state"),
         _ => None,
