@@ -39,10 +39,12 @@ use url::Url;
 mod fields;
 
 pub(crate) use fields::Secrets;
+// What hides a secret, and a value's percent-decoded form: in `fields`, which the rest of this
+// module builds on (no import back up).
 pub use fields::{ELEMENTS, FIELDS, MIN_SECRET_LEN, scrub_shapes};
+use fields::{REDACTED, percent_decoded};
 
 /// What stands in for a hidden secret.
-const REDACTED: &str = "<redacted>";
 
 /// The query options whose values are shown: where the storage is, never who may use it.
 /// Compared after removing an `aws_` or `google_` prefix and lowercasing, as `object_store`
@@ -243,13 +245,6 @@ fn decoded_forms(value: &str) -> Vec<String> {
     } else {
         vec![value.to_owned(), decoded]
     }
-}
-
-fn percent_decoded(value: &str) -> String {
-    url::form_urlencoded::parse(format!("v={value}").as_bytes())
-        .next()
-        .map(|(_, value)| value.into_owned())
-        .unwrap_or_default()
 }
 
 /// Whether a query key is shown: an option the storage knows, or one that looks like an option

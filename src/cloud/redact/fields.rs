@@ -19,7 +19,8 @@
 //!    (`AKIA…`, `ASIA…`, `GOOG…`), PEM private keys, and opaque runs of 100 or more
 //!    base64-like characters (session tokens, OAuth tokens).
 
-use super::REDACTED;
+/// What stands where a secret was.
+pub(super) const REDACTED: &str = "<redacted>";
 use std::fmt;
 
 /// The shortest credential replaced wherever it appears (see the [module docs](self)).
@@ -160,7 +161,7 @@ fn forms_of(value: &str) -> Vec<String> {
         bytes.collect::<Vec<_>>().join(" ")
     };
     let mut forms = vec![value.to_owned(), encoded(true), encoded(false)];
-    forms.extend([hex(false), hex(true), super::percent_decoded(value)]);
+    forms.extend([hex(false), hex(true), percent_decoded(value)]);
     forms.retain(|form| form.len() >= MIN_SECRET_LEN);
     forms
 }
@@ -364,6 +365,14 @@ fn long_tokens(text: &str) -> String {
             && run.bytes().any(|b| b.is_ascii_lowercase())
             && run.bytes().any(|b| b.is_ascii_digit())
     })
+}
+
+/// `value` percent-decoded, as a URL's query holds it (`+` is a space).
+pub(super) fn percent_decoded(value: &str) -> String {
+    url::form_urlencoded::parse(format!("v={value}").as_bytes())
+        .next()
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
