@@ -92,7 +92,7 @@ pub(crate) enum WriteOutcome {
     /// Nothing to write, or another hook wrote it.
     Nothing,
     /// Written durably, from an image this old.
-    Written(SaveReceipt, Duration),
+    Written(Box<SaveReceipt>, Duration),
     /// The store refused or failed the write, or it panicked; every earlier save is as it was.
     Failed(WriteFailure),
     /// The write did not finish within the wait (or its thread died); writes are atomic, so
@@ -290,7 +290,7 @@ impl CrashImage {
                 WriteOutcome::Nothing
             }
             Begun::Started(receiver, age) => match receiver.recv_timeout(self.write_wait) {
-                Ok(Ok(receipt)) => WriteOutcome::Written(receipt, age),
+                Ok(Ok(receipt)) => WriteOutcome::Written(Box::new(receipt), age),
                 Ok(Err(failure)) => WriteOutcome::Failed(failure),
                 Err(RecvTimeoutError::Disconnected) => WriteOutcome::Failed(WriteFailure::Panicked),
                 Err(RecvTimeoutError::Timeout) => WriteOutcome::GaveUp,
