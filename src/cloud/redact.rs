@@ -44,8 +44,6 @@ pub(crate) use fields::Secrets;
 pub use fields::{ELEMENTS, FIELDS, MIN_SECRET_LEN, scrub_shapes};
 use fields::{REDACTED, percent_decoded};
 
-/// What stands in for a hidden secret.
-
 /// The query options whose values are shown: where the storage is, never who may use it.
 /// Compared after removing an `aws_` or `google_` prefix and lowercasing, as `object_store`
 /// accepts `aws_region` for `region`.

@@ -60,7 +60,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Writes the game's newest state as an autosave when the game panics or is told to stop (see
-/// the [module](self)). A member of [`KeepsakePlugins`](super::KeepsakePlugins), on by default;
+/// [when the game crashes](crate::_guide::exit_saves)). A member of [`KeepsakePlugins`](super::KeepsakePlugins), on by default;
 /// `.set(CrashSavePlugin { every: .., ..default() })` changes it, `.disable::<CrashSavePlugin>()`
 /// turns it off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
