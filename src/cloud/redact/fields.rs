@@ -23,7 +23,8 @@
 pub(super) const REDACTED: &str = "<redacted>";
 use std::fmt;
 
-/// The shortest credential replaced wherever it appears (shorter values would hide every match of them in a message).
+/// The shortest credential replaced wherever it appears (shorter values would hide every
+/// match of them in a message).
 pub const MIN_SECRET_LEN: usize = 8;
 
 /// XML elements whose content is a credential or quotes the signed request (compared without
