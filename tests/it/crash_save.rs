@@ -277,6 +277,26 @@ fn assert_crash_save_within_bound(store: &SlotStore, run: &ChildRun, cause: Cras
     );
 }
 
+/// The newest save in the store (by the progress its title records) is no older than the
+/// bound of [`assert_crash_save_within_bound`].
+fn assert_newest_save_within_bound(store: &SlotStore, run: &ChildRun) {
+    let newest = store
+        .list()
+        .unwrap()
+        .iter()
+        .filter_map(|entry| Some(progress_of(&entry.shown_save()?.meta.title)))
+        .max()
+        .expect("the child saved");
+    let (last_progress, last_ms) = run.last_frame();
+    let lost = last_ms - run.frames[&newest];
+    let bound = EVERY_MS + run.largest_frame_gap() + FINISH_ALLOWANCE_MS;
+    assert!(
+        lost <= bound,
+        "the newest save holds progress {newest}; the game reached {last_progress}: {lost} ms \
+         lost, over the bound of {bound} ms"
+    );
+}
+
 #[test]
 fn a_panic_in_a_system_loses_at_most_the_interval() {
     let root = tempfile::tempdir().unwrap();
@@ -392,7 +412,14 @@ fn a_panic_while_a_save_is_written_leaves_every_earlier_save() {
     let run = run(&default_child(), root.path(), "panic-during-save", None);
     assert!(!run.status.success());
     let store = open(root.path());
-    assert_crash_save_within_bound(&store, &run, CrashCause::Panic);
+    // The autosave in flight may land before the hook runs: it is then newer than the image,
+    // which it disarms, and no crash save is written. Either way the newest save is within
+    // the bound.
+    if crash_saves(&store).is_empty() {
+        assert_newest_save_within_bound(&store, &run);
+    } else {
+        assert_crash_save_within_bound(&store, &run, CrashCause::Panic);
+    }
     assert_confirmed_saves_intact(&store, &run);
     // The autosave in flight either landed whole or left nothing; the crash save went into
     // the ring beside it.
