@@ -1059,22 +1059,36 @@ fn unseen(save: &SaveMeta, by: &SaveMeta, save_reached_ms: Option<i64>) -> bool 
     }
 }
 
-/// Reads a downloaded object's body, stopping once it passes `limit` bytes: a storage whose
+/// Reads a downloaded object's body, stopping before it passes `limit` bytes: a storage whose
 /// listing understated an object's size (or whose answer is hostile) never makes this device
-/// hold more than the limit. The inner error is the length read when it stopped.
+/// hold more than the limit, nor reserve more (the buffer grows by doubling, capped at the
+/// limit). The inner error is the length reached when it stopped.
 async fn read_bounded(
     result: object_store::GetResult,
     limit: u64,
 ) -> Result<Result<Vec<u8>, u64>, object_store::Error> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut stream = result.into_stream();
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
-        bytes.extend_from_slice(&chunk?);
-        if bytes.len() as u64 > limit {
-            return Ok(Err(bytes.len() as u64));
+        let chunk = chunk?;
+        let reached = bytes.len().saturating_add(chunk.len());
+        if reached > limit {
+            return Ok(Err(reached as u64));
         }
+        grow_within(&mut bytes, reached, limit);
+        bytes.extend_from_slice(&chunk);
     }
     Ok(Ok(bytes))
+}
+
+/// Makes room for `needed` bytes in `bytes`, doubling its capacity as a `Vec` would, but never
+/// past `limit` (`needed <= limit`).
+fn grow_within(bytes: &mut Vec<u8>, needed: usize, limit: usize) {
+    if needed > bytes.capacity() {
+        let target = needed.max(bytes.capacity().saturating_mul(2)).min(limit);
+        bytes.reserve_exact(target - bytes.len());
+    }
 }
 
 /// The saves in the cloud that an intact save here was made in view of: the slot moved past
@@ -1097,4 +1111,28 @@ fn superseded_here(
         })
         .map(|(name, _)| name.save_id)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grow_within;
+
+    /// A body read in small chunks up to the limit never reserves past the limit (a `Vec`
+    /// left to itself doubles to nearly twice it), and still grows in few steps.
+    #[test]
+    fn a_bounded_read_reserves_no_more_than_its_limit() {
+        let limit = 1_000_003;
+        let mut bytes = Vec::new();
+        let mut grown = 0;
+        while bytes.len() < limit {
+            let chunk = vec![7u8; 4096.min(limit - bytes.len())];
+            let before = bytes.capacity();
+            let needed = bytes.len() + chunk.len();
+            grow_within(&mut bytes, needed, limit);
+            bytes.extend_from_slice(&chunk);
+            grown += usize::from(bytes.capacity() != before);
+            assert!(bytes.capacity() <= limit, "{} > {limit}", bytes.capacity());
+        }
+        assert!(grown <= 20, "{grown} reallocations");
+    }
 }

@@ -1,6 +1,6 @@
 //! `SaveMeta`: what a menu shows about a save, readable without touching the payload.
 
-use super::versions::{VERSION_MARK, Versions};
+use super::versions::{MAX_VERSIONS, VERSION_MARK, Versions};
 use crate::slot::SlotId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -225,11 +225,17 @@ impl SaveMeta {
     }
 
     /// The saves this one was made in view of ([`FOLLOWS_KEY`]); `None` when it records none
-    /// (an entry that is not a save id is passed over).
+    /// (an entry that is not a save id is passed over). Only the first [`MAX_FOLLOWS`] +
+    /// [`MAX_VERSIONS`] entries are read, as many as the store writes: sync asks this of every
+    /// save against every listed one, and a file's list could be as long as its metadata.
     pub fn follows(&self) -> Option<impl Iterator<Item = Uuid> + '_> {
         let listed = self.extras.get(FOLLOWS_KEY)?;
-        let ids = listed.split(',').filter(|id| !id.is_empty());
-        Some(ids.filter_map(|id| Uuid::try_parse(id).ok()))
+        let entries = listed.split(',').take(MAX_FOLLOWS + MAX_VERSIONS);
+        let ids = entries.filter(|id| !id.is_empty() && !id.starts_with(VERSION_MARK));
+        Some(
+            ids.filter_map(|id| Uuid::try_parse(id).ok())
+                .take(MAX_FOLLOWS),
+        )
     }
 
     /// Records the saves this one is made in view of, the first [`MAX_FOLLOWS`] distinct ones

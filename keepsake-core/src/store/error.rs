@@ -86,6 +86,25 @@ pub enum StoreError {
         role: &'static str,
     },
 
+    /// Another holder kept the slot's lock for the whole of [`StoreConfig::lock_wait`]: a
+    /// second copy of the game writing the same profile, or a process stuck while holding it.
+    /// Nothing was written or removed.
+    ///
+    /// [`StoreConfig::lock_wait`]: super::StoreConfig::lock_wait
+    #[error(
+        "{slot} is busy: another process held its lock {path} for {seconds:.1} s (another copy of the game using this profile, or one that hangs?); close it, then try again (nothing was written or removed)",
+        path = .path.display(),
+        seconds = .waited.as_secs_f64()
+    )]
+    SlotBusy {
+        /// The slot.
+        slot: SlotId,
+        /// Its lock file.
+        path: PathBuf,
+        /// How long the store waited for it.
+        waited: std::time::Duration,
+    },
+
     /// A sealed save sits under another slot's file name (copied or renamed there by hand): its
     /// metadata, which the seal authenticates, names the slot it was written for. It is
     /// skipped like a damaged generation: the slot loads its own newest intact save instead.

@@ -304,15 +304,18 @@ pub(crate) fn rename_new(fs: &dyn FileSystem, from: &Path, to: &Path) -> io::Res
 /// read-only by another user or a backup tool) is opened read-only: an advisory lock needs no
 /// write access.
 fn open_lock_file(path: &Path) -> io::Result<File> {
-    open_lock_file_with(path, |access, path| {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        if access == LockAccess::ReadWrite {
-            options.write(true).create(true).truncate(false);
-        }
-        without_blocking(&mut options);
-        options.open(path)
-    })
+    open_lock_file_with(path, open_for_lock)
+}
+
+/// The open itself of a lock file, with `access`.
+fn open_for_lock(access: LockAccess, path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    if access == LockAccess::ReadWrite {
+        options.write(true).create(true).truncate(false);
+    }
+    without_blocking_or_links(&mut options);
+    options.open(path)
 }
 
 /// How a lock file is opened: for reading and writing (created if missing), or, where this
@@ -346,6 +349,13 @@ fn open_lock_file_with(
         Err(error) if error.kind() == io::ErrorKind::IsADirectory => {
             return Err(NotARegularFile { what: FOLDER }.into_io());
         }
+        // A link put in place after the look above (`O_NOFOLLOW` refuses it).
+        Err(error) if is_link_refused(&error) => {
+            return Err(NotARegularFile {
+                what: "a symbolic link",
+            }
+            .into_io());
+        }
         opened => opened?,
     };
     // The type of what was opened (`fstat`), not of what the path names now.
@@ -355,15 +365,28 @@ fn open_lock_file_with(
     }
 }
 
-/// Adds `O_NONBLOCK` where it is at hand, so that opening a FIFO does not wait for a peer.
+/// Adds `O_NONBLOCK` and `O_NOFOLLOW` where they are at hand, so that opening a FIFO does not
+/// wait for a peer, and a symbolic link put in place between the look and the open is refused
+/// rather than followed.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-fn without_blocking(options: &mut OpenOptions) {
+fn without_blocking_or_links(options: &mut OpenOptions) {
     use std::os::unix::fs::OpenOptionsExt;
-    options.custom_flags(libc::O_NONBLOCK);
+    options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn without_blocking(_options: &mut OpenOptions) {}
+fn without_blocking_or_links(_options: &mut OpenOptions) {}
+
+/// Whether an open failed because `O_NOFOLLOW` met a symbolic link (`ELOOP`).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn is_link_refused(error: &io::Error) -> bool {
+    error.raw_os_error() == Some(libc::ELOOP)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn is_link_refused(_error: &io::Error) -> bool {
+    false
+}
 
 #[cfg(test)]
 mod tests {
@@ -419,6 +442,29 @@ mod tests {
             !dir.path().join("nowhere").exists(),
             "nothing made through the link"
         );
+    }
+
+    /// A link put in place between the look for one and the open (another process, a sync
+    /// tool) is refused by the open itself, not followed: nothing is made where it points.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_link_put_in_place_after_the_look_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.lock");
+        let target = dir.path().join("elsewhere");
+        let error = open_lock_file_with(&path, |access, path| {
+            if fs::symlink_metadata(path).is_err() {
+                std::os::unix::fs::symlink(&target, path).unwrap();
+            }
+            open_for_lock(access, path)
+        })
+        .unwrap_err();
+        assert_eq!(
+            NotARegularFile::of(&error).map(|refused| refused.what),
+            Some("a symbolic link"),
+            "{error}"
+        );
+        assert!(!target.exists(), "nothing made through the link");
     }
 
     #[cfg(target_os = "linux")]

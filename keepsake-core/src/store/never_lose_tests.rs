@@ -296,6 +296,36 @@ fn odd_entries_under_temporary_names_never_jam_an_open_or_a_save() {
     }
 }
 
+/// A slot's lock kept by another holder (a stuck process, a second copy of the game) makes a
+/// save fail with `SlotBusy` after the configured wait, never hang, and changes nothing; a
+/// load still reads the slot; once the lock is let go, saves work again.
+#[test]
+fn a_lock_another_holder_keeps_fails_a_save_in_time_and_never_blocks_a_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), 3).lock_wait(std::time::Duration::from_millis(20));
+    let store = SlotStore::open(config).unwrap();
+    let slot = SlotId::Manual(0);
+    save(&store, slot, 1).unwrap();
+    let lock = store.dir().join(lock_file_name(slot));
+    // Another open file description, as another process has: the lock excludes it.
+    let held = OsFileSystem.lock(&lock).unwrap();
+    let before = snapshot(store.dir());
+    let error = save(&store, slot, 2).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::SlotBusy { path, .. } if *path == lock),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("another copy of the game"),
+        "{error}"
+    );
+    assert_eq!(snapshot(store.dir()), before, "nothing written or removed");
+    assert_eq!(store.load(slot).unwrap().bundle.world.tick, 1);
+    drop(held);
+    save(&store, slot, 3).unwrap();
+    assert_eq!(store.load(slot).unwrap().bundle.world.tick, 3);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Saves from a newer format version.
 

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use uuid::Uuid;
 
 /// How a [`SlotStore`] is set up.
@@ -50,6 +51,11 @@ pub struct StoreConfig {
     /// Where the store and cloud sync over it read the time (default [`SystemClock`]): to tell
     /// a creation time from the future from a plausible one, and to schedule and record sync.
     pub clock: Arc<dyn Clock>,
+    /// How long a save, delete or import waits for a slot's lock that another holder keeps
+    /// (default 30 s): past it, it fails with [`StoreError::SlotBusy`] rather than hang the
+    /// game on another process stuck while holding it. A load waits as long, then reads
+    /// without the lock.
+    pub lock_wait: Duration,
 }
 
 impl StoreConfig {
@@ -66,6 +72,7 @@ impl StoreConfig {
             encode: EncodeOptions::default(),
             unsealed: UnsealedSaves::default(),
             clock: Arc::new(SystemClock),
+            lock_wait: Duration::from_secs(30),
         }
     }
 
@@ -116,6 +123,13 @@ impl StoreConfig {
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Sets how long the store waits for a slot's lock another holder keeps.
+    #[must_use]
+    pub fn lock_wait(mut self, wait: Duration) -> Self {
+        self.lock_wait = wait;
         self
     }
 
@@ -554,11 +568,25 @@ impl SlotStore {
         }
     }
 
+    /// The slot's lock, waiting for it at most [`StoreConfig::lock_wait`] (polled, so a holder
+    /// that never lets go cannot hang the game).
     pub(super) fn lock(&self, slot: SlotId) -> Result<Box<dyn LockGuard>, StoreError> {
         let path = self.dir.join(lock_file_name(slot));
-        self.fs
-            .lock(&path)
-            .map_err(StoreError::entry(slot, LOCK_ROLE, LOCK_ACTION, &path))
+        let waited = self.config.lock_wait;
+        let deadline = Instant::now() + waited;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let taken = self.fs.try_lock(&path);
+            let taken = taken.map_err(StoreError::entry(slot, LOCK_ROLE, LOCK_ACTION, &path))?;
+            if let Some(guard) = taken {
+                return Ok(guard);
+            }
+            if Instant::now() >= deadline {
+                return Err(StoreError::SlotBusy { slot, path, waited });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
     }
 
     /// Whether `slot`'s lock can be taken, without waiting for it: a slot whose lock file is

@@ -34,7 +34,15 @@ pub(crate) struct CrashImage {
     state: Mutex<ImageState>,
     /// Woken when a write ends, for hooks that found one under way.
     written: Condvar,
+    /// How often a hook found the state's lock held (tests: a hook waits for it).
+    #[cfg(test)]
+    hook_waited: AtomicU64,
 }
+
+/// How long a hook waits for the image's state lock. Everyone else holds it only to look at or
+/// swap the state (images are dropped outside it), so it comes free at once unless the thread
+/// holding it is the one that crashed.
+const HOOK_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 /// Where the image stands. A state, not a set of options: only `Armed` is written.
 enum ImageState {
@@ -108,11 +116,30 @@ impl CrashImage {
             epoch: AtomicU64::new(0),
             state: Mutex::new(ImageState::NoStore),
             written: Condvar::new(),
+            #[cfg(test)]
+            hook_waited: AtomicU64::new(0),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, ImageState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The state's lock for a hook, waiting for it at most [`HOOK_LOCK_WAIT`].
+    fn lock_for_hook(&self) -> Option<MutexGuard<'_, ImageState>> {
+        let deadline = Instant::now() + HOOK_LOCK_WAIT;
+        loop {
+            match self.state.try_lock() {
+                Ok(state) => return Some(state),
+                Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    #[cfg(test)]
+                    self.hook_waited.fetch_add(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(TryLockError::WouldBlock) => return None,
+            }
+        }
     }
 
     /// The epoch an image captured now belongs to.
@@ -137,17 +164,14 @@ impl CrashImage {
         }
         let hash = ready.bundle.world.state_hash;
         let mut state = self.lock();
-        let (store, baseline) = match std::mem::replace(&mut *state, ImageState::NoStore) {
-            ImageState::Clean { store, baseline } => (store, baseline),
+        let (store, baseline) = match &*state {
+            ImageState::Clean { store, baseline } => (Arc::clone(store), *baseline),
             ImageState::Armed {
                 store, baseline, ..
-            } => (store, Some(baseline)),
-            other => {
-                *state = other;
-                return;
-            }
+            } => (Arc::clone(store), Some(*baseline)),
+            ImageState::NoStore | ImageState::Writing | ImageState::Closed => return,
         };
-        *state = match baseline {
+        let new = match baseline {
             Some(base) if base != hash => ImageState::Armed {
                 store,
                 baseline: base,
@@ -158,6 +182,11 @@ impl CrashImage {
                 baseline: Some(baseline.unwrap_or(hash)),
             },
         };
+        let replaced = std::mem::replace(&mut *state, new);
+        drop(state);
+        // An image replaced is dropped once the lock is free (a large world takes a while to
+        // free): a hook never waits on a drop.
+        drop(replaced);
     }
 
     /// The world was just loaded: the next image is its new baseline, what was armed is dropped
@@ -170,29 +199,32 @@ impl CrashImage {
             // Nothing to write yet, being written, or exited: as it was.
             ImageState::NoStore | ImageState::Writing | ImageState::Closed => return,
         };
-        *state = ImageState::Clean {
+        let clean = ImageState::Clean {
             store,
             baseline: None,
         };
+        let replaced = std::mem::replace(&mut *state, clean);
+        drop(state);
+        drop(replaced);
     }
 
     /// A save of the world at game tick `tick` is durable: an image taken at or before that
     /// tick holds nothing the save lacks, so it is disarmed (its state becomes the baseline).
     pub(crate) fn saved_at(&self, tick: u64) {
         let mut state = self.lock();
-        if let ImageState::Armed { image, .. } = &*state
-            && image.meta.game_tick <= tick
-        {
-            let ImageState::Armed { store, image, .. } =
-                std::mem::replace(&mut *state, ImageState::NoStore)
-            else {
-                unreachable!("matched as armed above");
-            };
-            *state = ImageState::Clean {
-                store,
-                baseline: Some(image.bundle.world.state_hash),
-            };
+        let ImageState::Armed { store, image, .. } = &*state else {
+            return;
+        };
+        if image.meta.game_tick > tick {
+            return;
         }
+        let clean = ImageState::Clean {
+            store: Arc::clone(store),
+            baseline: Some(image.bundle.world.state_hash),
+        };
+        let replaced = std::mem::replace(&mut *state, clean);
+        drop(state);
+        drop(replaced);
     }
 
     /// The app has exited: its exit save (if any) holds what the image would.
@@ -210,13 +242,12 @@ impl CrashImage {
 
     /// Starts writing the armed image for `cause` on a thread of its own: the thread that
     /// crashed may hold locks the store needs, and a panic inside the write must not reach the
-    /// hook that called it. Never waits for the state's lock: a hook may run on a thread that
-    /// holds it (a panic inside [`Self::offer`]), and must then write nothing rather than hang.
+    /// hook that called it. Waits for the state's lock only [`HOOK_LOCK_WAIT`]: it is held
+    /// for moments by the app and the pool, but a hook may run on the thread that holds it (a
+    /// panic inside [`Self::offer`]), and must then write nothing rather than hang.
     pub(crate) fn begin(self: &Arc<Self>, cause: CrashCause) -> Begun {
-        let mut state = match self.state.try_lock() {
-            Ok(state) => state,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return Begun::Nothing,
+        let Some(mut state) = self.lock_for_hook() else {
+            return Begun::Nothing;
         };
         let (store, baseline, image) = match std::mem::replace(&mut *state, ImageState::Writing) {
             ImageState::Armed {
@@ -476,5 +507,36 @@ mod tests {
                 .count(),
             0
         );
+    }
+
+    /// A hook that finds the state's lock held by another thread (the app offering an image,
+    /// a pool thread) waits for it and writes, rather than writing nothing.
+    #[test]
+    fn a_hook_waits_for_the_lock_another_thread_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = armed_image(dir.path());
+        let held = image.lock();
+        let hook = {
+            let image = Arc::clone(&image);
+            std::thread::spawn(move || write(&image))
+        };
+        while image.hook_waited.load(Ordering::SeqCst) == 0 && !hook.is_finished() {
+            std::thread::yield_now();
+        }
+        drop(held);
+        let outcome = hook.join().unwrap();
+        assert!(matches!(outcome, WriteOutcome::Written(..)), "{outcome:?}");
+    }
+
+    /// A hook on the thread that holds the lock (a panic while offering an image) gives up
+    /// after its wait and writes nothing: it must not hang the dying process.
+    #[test]
+    fn a_hook_on_the_thread_holding_the_lock_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = armed_image(dir.path());
+        let held = image.lock();
+        assert!(matches!(write(&image), WriteOutcome::Nothing));
+        drop(held);
+        assert!(image.is_armed(), "the image is left for a later crash");
     }
 }
