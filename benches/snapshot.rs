@@ -268,7 +268,7 @@ fn real_save(c: &mut Criterion) {
             b.iter(|| snapshot::capture(black_box(&*world)).unwrap())
         });
         group.bench_function(BenchmarkId::new("keepsake_capture_no_plans", count), |b| {
-            b.iter(|| snapshot::capture_without_plans(black_box(&*world)).unwrap())
+            b.iter(|| bevy_keepsake::__private::capture_without_plans(black_box(&*world)).unwrap())
         });
         // The same world with every type registered through serde: the bound for the plans.
         let mut serde_app = real_world::serde_app();
@@ -316,7 +316,7 @@ fn real_load(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("keepsake_decode_no_plans", count), |b| {
             b.iter(|| {
-                snapshot::decode_without_plans(
+                bevy_keepsake::__private::decode_without_plans(
                     &ours.blob,
                     ours.state_hash,
                     &registry,

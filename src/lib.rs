@@ -51,6 +51,9 @@ pub mod compat;
 pub use keepsake_core::format;
 pub mod plugin;
 pub mod snapshot;
+
+#[doc(hidden)]
+pub mod __private;
 #[doc(inline)]
 pub use keepsake_core::store;
 #[cfg(feature = "save_menu")]

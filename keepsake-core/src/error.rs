@@ -1,7 +1,7 @@
 //! The error of the byte layer: a blob or a type layout that does not read.
 //!
-//! `bevy_keepsake`'s `SnapshotError` has a variant for each of these with the same message
-//! (`From<BlobError>` maps one to the other), so a game sees one error type from its loads.
+//! `bevy_keepsake`'s `SnapshotError` wraps it whole (`SnapshotError::Blob`, its message
+//! unchanged), so a game sees one error type from its loads.
 
 use crate::format::OverBudget;
 

@@ -40,4 +40,7 @@ pub mod legacy;
 
 pub mod compat;
 
+#[doc(hidden)]
+pub mod __private;
+
 pub use slot::{SlotId, SlotKind};

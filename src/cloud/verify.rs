@@ -100,7 +100,7 @@ pub fn verify_remote_save<'a>(
 fn inspect_beside(decoded: &DecodedSave, limits: &Limits) -> Result<(), Rejection> {
     let held = decoded.header.decoded_len();
     let budget: Budget = limits.budget(held);
-    let over = |refused| Rejection::Blob(snapshot::SnapshotError::OverBudget(refused));
+    let over = |refused: crate::format::OverBudget| Rejection::Blob(refused.into());
     budget
         .charge("the decoded save held meanwhile", held)
         .map_err(over)?;

@@ -4,7 +4,8 @@
 
 use crate::snapshot::{self, SaveRegistry};
 use bevy::prelude::*;
-use keepsake_core::compat::{CompatReport, SaveSchema, check_folder_with};
+use keepsake_core::__private::check_folder_with;
+use keepsake_core::compat::{CompatReport, SaveSchema};
 use std::path::Path;
 
 /// Setting this environment variable (to anything) makes [`assert_schema_file`] write today's

@@ -3,3 +3,7 @@
 
 #[doc(inline)]
 pub use keepsake_core::blob::*;
+// The writer and cursor the capture and load drive: the core's, not part of its API.
+pub(crate) use keepsake_core::__private::{
+    BlobCursor, BlobWriter, ColumnHeader, OpenColumn, push_prefixed,
+};

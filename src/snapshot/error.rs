@@ -7,74 +7,11 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SnapshotError {
-    /// The blob ends in the middle of a field.
-    #[error("the world snapshot is truncated: {what} at byte {offset} needs {needed} more bytes")]
-    Truncated {
-        /// What was being read.
-        what: &'static str,
-        /// Where in the blob.
-        offset: usize,
-        /// How many bytes were missing.
-        needed: usize,
-    },
-
-    /// A field of the blob has an impossible value.
-    #[error("the world snapshot is malformed at byte {offset}: {reason}")]
-    Malformed {
-        /// Where in the blob.
-        offset: usize,
-        /// What is wrong.
-        reason: String,
-    },
-
-    /// The blob was written by a newer snapshot layout than this build reads.
-    #[error(
-        "the world snapshot uses layout version {found}, newer than the version {supported} this build reads; update the game"
-    )]
-    NewerLayout {
-        /// The version in the blob.
-        found: u8,
-        /// The newest version this build reads.
-        supported: u8,
-    },
-
-    /// A part of the blob asks for more memory than the blob may cost: its counts, lengths or
-    /// type layouts are forged or damaged (see [`Budget`](crate::format::Budget)).
-    #[error("the world snapshot's {0}")]
-    OverBudget(#[from] crate::format::OverBudget),
-
-    /// The blob's hash does not match the hash stored beside it.
-    #[error(
-        "the world snapshot's hash is {computed:#018x} but the save says {stored:#018x}; it is damaged"
-    )]
-    HashMismatch {
-        /// The hash stored in the save.
-        stored: u64,
-        /// The hash of the blob present.
-        computed: u64,
-    },
-
-    /// A row names an entity index beyond the entity table.
-    #[error(
-        "{type_path} is stored for entity #{entity_index}, but the snapshot has only {entity_count} entities"
-    )]
-    EntityIndexOutOfRange {
-        /// The component's type path.
-        type_path: String,
-        /// The index in the row.
-        entity_index: u32,
-        /// The number of entities in the snapshot.
-        entity_count: u32,
-    },
-
-    /// The same component is stored twice for one entity, or a type has two columns.
-    #[error("{type_path} is stored twice{}", .entity_index.map(|i| format!(" for entity #{i}")).unwrap_or_default())]
-    Duplicate {
-        /// The type path.
-        type_path: String,
-        /// The entity, for a duplicated component.
-        entity_index: Option<u32>,
-    },
+    /// The blob itself does not read (the byte layer's error, its message unchanged):
+    /// truncated, malformed, from a newer layout, over its memory budget, its hash not the
+    /// stored one, a row naming an entity past the table, or a value stored twice.
+    #[error(transparent)]
+    Blob(#[from] keepsake_core::blob::BlobError),
 
     /// A stored value does not decode as the registered type.
     #[error("could not decode {type_path}{}: {reason}", .entity_index.map(|i| format!(" of entity #{i}")).unwrap_or_else(|| " (resource)".into()))]
@@ -181,51 +118,11 @@ pub enum SnapshotError {
     NotSetUp(&'static str),
 }
 
-/// The byte layer's errors keep their variant and message: a game matches one error type.
-impl From<keepsake_core::blob::BlobError> for SnapshotError {
-    fn from(error: keepsake_core::blob::BlobError) -> Self {
-        use keepsake_core::blob::BlobError;
-        match error {
-            BlobError::Truncated {
-                what,
-                offset,
-                needed,
-            } => SnapshotError::Truncated {
-                what,
-                offset,
-                needed,
-            },
-            BlobError::Malformed { offset, reason } => SnapshotError::Malformed { offset, reason },
-            BlobError::NewerLayout { found, supported } => {
-                SnapshotError::NewerLayout { found, supported }
-            }
-            BlobError::OverBudget(refused) => SnapshotError::OverBudget(refused),
-            BlobError::HashMismatch { stored, computed } => {
-                SnapshotError::HashMismatch { stored, computed }
-            }
-            BlobError::EntityIndexOutOfRange {
-                type_path,
-                entity_index,
-                entity_count,
-            } => SnapshotError::EntityIndexOutOfRange {
-                type_path,
-                entity_index,
-                entity_count,
-            },
-            BlobError::Duplicate {
-                type_path,
-                entity_index,
-            } => SnapshotError::Duplicate {
-                type_path,
-                entity_index,
-            },
-            // `BlobError` is non-exhaustive to the crates that use it; a variant added there
-            // keeps its message here until it gets a variant of its own.
-            other => SnapshotError::Malformed {
-                offset: 0,
-                reason: other.to_string(),
-            },
-        }
+/// A budget refusal met outside the byte layer (the snapshot layer's own decoding) is the same
+/// error as one met inside it.
+impl From<crate::format::OverBudget> for SnapshotError {
+    fn from(refused: crate::format::OverBudget) -> Self {
+        SnapshotError::Blob(refused.into())
     }
 }
 

@@ -20,6 +20,7 @@ use bevy_keepsake::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FormatError, PayloadLayout,
     SaveBundle, SaveMeta, WorldState,
 };
+use bevy_keepsake::snapshot::blob::BlobError;
 use bevy_keepsake::snapshot::schema::{Leaf, TypeLayout, stored};
 use bevy_keepsake::snapshot::{self, SaveRegistry, SaveableAppExt, SnapshotError};
 use proptest::prelude::*;
@@ -101,7 +102,8 @@ fn tuple_of_u8(leaves: usize) -> Vec<u8> {
 #[track_caller]
 fn assert_over_budget(error: &SnapshotError, section: &str) {
     assert!(
-        matches!(error, SnapshotError::OverBudget(_)) && error.to_string().contains(section),
+        matches!(error, SnapshotError::Blob(BlobError::OverBudget(_)))
+            && error.to_string().contains(section),
         "expected a refusal naming {section:?}: {error}"
     );
 }
@@ -658,7 +660,10 @@ fn verifying_a_download_stays_within_the_bound_of_its_file() {
     assert_file_within("verify_remote_save", peak, &file);
     let error = verified.unwrap_err();
     assert!(
-        matches!(&error, Rejection::Blob(SnapshotError::OverBudget(_))),
+        matches!(
+            &error,
+            Rejection::Blob(SnapshotError::Blob(BlobError::OverBudget(_)))
+        ),
         "{error}"
     );
     println!(

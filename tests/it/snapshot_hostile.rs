@@ -2,6 +2,7 @@
 
 use crate::common::blob_v1;
 use bevy::prelude::*;
+use bevy_keepsake::snapshot::blob::BlobError;
 use bevy_keepsake::snapshot::{
     self, BLOB_VERSION, DecodedSnapshot, LoadMode, SaveRegistry, Saveable, SaveableAppExt,
     Snapshot, SnapshotError,
@@ -319,7 +320,7 @@ fn garbage_is_rejected_with_typed_errors() {
     let newer = BLOB_VERSION + 1;
     assert!(matches!(
         decode(world, &[newer]),
-        Err(SnapshotError::NewerLayout { found, supported: BLOB_VERSION }) if found == newer
+        Err(SnapshotError::Blob(BlobError::NewerLayout { found, supported: BLOB_VERSION })) if found == newer
     ));
 }
 

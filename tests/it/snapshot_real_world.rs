@@ -122,7 +122,7 @@ fn the_real_game_blob_is_smaller_than_dynamic_world_postcard() {
 #[test]
 fn every_reflection_only_type_of_the_real_game_world_has_a_plan() {
     let app = real_world::app();
-    let mut planned = snapshot::planned_type_paths(app.world());
+    let mut planned = bevy_keepsake::__private::planned_type_paths(app.world());
     planned.sort();
     let short: Vec<&str> = planned
         .iter()
@@ -153,7 +153,7 @@ fn the_reflection_plan_writes_the_bytes_of_the_reflection_serializer_and_of_serd
     real_world::populate(reflected.world_mut(), 1_000);
     real_world::populate(serde.world_mut(), 1_000);
     let planned = snapshot::capture(reflected.world()).unwrap();
-    let generic = snapshot::capture_without_plans(reflected.world()).unwrap();
+    let generic = bevy_keepsake::__private::capture_without_plans(reflected.world()).unwrap();
     let with_serde = snapshot::capture(serde.world()).unwrap();
     assert_eq!(
         planned.blob, generic.blob,
@@ -183,7 +183,7 @@ fn assert_same_values_with_serde_layouts(reflected: &[u8], with_serde: &[u8]) {
     };
     assert_eq!(paths(&ours), paths(&theirs), "columns");
     let app = real_world::app();
-    let reflection_only = snapshot::planned_type_paths(app.world());
+    let reflection_only = bevy_keepsake::__private::planned_type_paths(app.world());
     let mut serde_in_both = 0;
     for (column, serde_column) in ours.columns.iter().zip(&theirs.columns) {
         let path = column.type_path;
@@ -227,14 +227,18 @@ fn the_other_worlds_write_the_same_bytes_with_and_without_plans() {
     common::game_world::populate(game.world_mut(), 300);
     assert_eq!(
         snapshot::capture(game.world()).unwrap().blob,
-        snapshot::capture_without_plans(game.world()).unwrap().blob
+        bevy_keepsake::__private::capture_without_plans(game.world())
+            .unwrap()
+            .blob
     );
     let mut fuzz = common::fuzz_world::app();
     common::fuzz_world::populate(fuzz.world_mut());
-    assert!(!snapshot::planned_type_paths(fuzz.world()).is_empty());
+    assert!(!bevy_keepsake::__private::planned_type_paths(fuzz.world()).is_empty());
     assert_eq!(
         snapshot::capture(fuzz.world()).unwrap().blob,
-        snapshot::capture_without_plans(fuzz.world()).unwrap().blob
+        bevy_keepsake::__private::capture_without_plans(fuzz.world())
+            .unwrap()
+            .blob
     );
 }
 
@@ -248,7 +252,7 @@ fn reload_and_describe(saved: &snapshot::Snapshot, plans: bool) -> Result<String
     let types = world.resource::<AppTypeRegistry>().clone();
     let decode = match plans {
         true => snapshot::decode,
-        false => snapshot::decode_without_plans,
+        false => bevy_keepsake::__private::decode_without_plans,
     };
     let decoded = decode(&saved.blob, saved.state_hash, &registry, &types.read())
         .map_err(|error| error.to_string())?;
@@ -376,7 +380,7 @@ mod properties {
                 }
             }
             let planned = snapshot::capture(reflected.world()).unwrap();
-            let generic = snapshot::capture_without_plans(reflected.world()).unwrap();
+            let generic = bevy_keepsake::__private::capture_without_plans(reflected.world()).unwrap();
             let with_serde = snapshot::capture(serde.world()).unwrap();
             prop_assert_eq!(&planned.blob, &generic.blob);
             assert_same_values_with_serde_layouts(&planned.blob, &with_serde.blob);

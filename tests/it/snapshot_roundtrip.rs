@@ -3,6 +3,7 @@
 use bevy::ecs::entity::MapEntities;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
+use bevy_keepsake::snapshot::blob::BlobError;
 use bevy_keepsake::snapshot::{
     self, ApplyReport, LoadMode, SaveFilter, SaveRegistry, Saveable, SaveableAppExt, SnapshotError,
 };
@@ -384,7 +385,7 @@ fn capture_is_deterministic_and_the_hash_covers_the_blob() {
     damaged.blob[10] ^= 1;
     assert!(matches!(
         decode(world, &damaged),
-        Err(SnapshotError::HashMismatch { .. })
+        Err(SnapshotError::Blob(BlobError::HashMismatch { .. }))
     ));
 }
 

@@ -46,22 +46,16 @@
 //! [`inspect()`] reads this table without the game's types (as the `keepsake` command line does);
 //! `bevy_keepsake::snapshot::dump` writes every value as RON text through the registered types.
 
-mod cursor;
-mod entities;
+pub(crate) mod cursor;
+pub(crate) mod entities;
 mod inspect;
 mod layout;
 mod rows;
-mod writer;
+pub(crate) mod writer;
 
 pub use crate::error::BlobError;
 pub use cursor::StoredRow;
-#[doc(hidden)] // for bevy_keepsake's capture and load; not a stable API
-pub use cursor::{BlobCursor, ColumnHeader};
-#[doc(hidden)] // for bevy_keepsake's load; not a stable API
-pub use entities::EntityTable;
 pub use entities::{EntityIdIter, EntityIds, StoredKey};
 pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect, inspect_within};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
 pub use rows::{StoredRowIter, StoredRows};
-#[doc(hidden)] // for bevy_keepsake's capture; not a stable API
-pub use writer::{BlobWriter, OpenColumn, push_prefixed};

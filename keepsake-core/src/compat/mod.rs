@@ -6,14 +6,12 @@
 
 pub(crate) mod check;
 pub mod file;
-mod folder;
+pub(crate) mod folder;
 mod report;
 
 pub use check::{ColumnCheck, Verdict, check_blob};
 pub use file::{
     Encoding, SCHEMA_FORMAT_VERSION, SaveSchema, SchemaFileError, SchemaSource, SchemaType,
 };
-#[doc(hidden)] // for bevy_keepsake's `check_kept_saves`; not a stable API
-pub use folder::check_folder_with;
 pub use folder::{check_folder, check_folder_opened};
 pub use report::{CompatReport, SaveCheck};

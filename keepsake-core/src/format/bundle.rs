@@ -70,8 +70,7 @@ impl SaveBundle {
     }
 
     /// This bundle, its blob cut into `pieces` by the snapshot layer that wrote it.
-    #[doc(hidden)] // for bevy_keepsake's capture; not a stable API
-    pub fn with_blob_pieces(mut self, pieces: BlobPieces) -> Self {
+    pub(crate) fn with_blob_pieces(mut self, pieces: BlobPieces) -> Self {
         self.blob_pieces = pieces;
         self
     }

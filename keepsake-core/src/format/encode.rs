@@ -137,8 +137,9 @@ pub fn encode_cached<'a>(
 /// Like [`encode`], sealing (when [`EncodeOptions::seal`] says so) under `nonce` instead of a
 /// random one, so that a file is the same byte for byte every time: for golden files and fuzz
 /// seeds only. A game must never use it: two saves sealed under one key and one nonce let
-/// whoever holds both forge saves and read the difference of their payloads.
-#[doc(hidden)]
+/// whoever holds both forge saves and read the difference of their payloads. Built only with
+/// the `golden-files` feature, which the crates' tests turn on and a game never needs.
+#[cfg(feature = "golden-files")]
 pub fn encode_with_fixed_nonce<'a>(
     meta: &SaveMeta,
     bundle: &'a SaveBundle,

@@ -247,7 +247,7 @@ pub enum FormatError {
 
     /// A sealed file was read for its payload without a key.
     #[error(
-        "the save is sealed (format version 3): its metadata reads without a key but its payload needs the game's seal key (for the `keepsake` tool: pass `--key-file` or set `KEEPSAKE_KEY`)"
+        "the save is sealed (format version 3): its metadata reads without a key but its payload needs the game's seal key; read it with the key the game seals with (`StoreConfig::seal`, `DecodeOptions::seal`)"
     )]
     SealedNeedsKey,
 

@@ -147,7 +147,7 @@ mod header;
 mod limits;
 mod meta;
 mod options;
-mod pieces;
+pub(crate) mod pieces;
 mod seal;
 mod sections;
 mod table;
@@ -168,7 +168,7 @@ pub use decode::{
     DecodeOptions, DecodedSave, SaveSummary, decode, decode_from, decode_owned, read_chunk_table,
     read_header, read_summary, read_thumbnail,
 };
-#[doc(hidden)]
+#[cfg(feature = "golden-files")]
 pub use encode::encode_with_fixed_nonce;
 pub use encode::{EncodedSave, encode, encode_cached};
 pub use error::{FormatError, Section};
@@ -180,8 +180,6 @@ pub use meta::{
 };
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;
-#[doc(hidden)] // for bevy_keepsake's capture; not a stable API
-pub use pieces::PieceCuts;
 pub use seal::{SealKey, SealKeyError, Sealing, UnsealedSaves};
 pub use table::{ChunkEntry, ChunkTable, declared_table_len};
 pub use verify::verify_from;

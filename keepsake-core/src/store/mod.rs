@@ -138,7 +138,6 @@ mod slot_store;
 
 // A folder used as cloud storage writes its objects the way the store writes saves.
 pub use deleted::DELETED_KEPT;
-#[doc(hidden)] // for bevy_keepsake's cloud folder remote; not a stable API
 pub use durable::{Placement, write_durably};
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
@@ -146,10 +145,8 @@ pub use fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem, ReadFile, Wri
 pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.
-#[doc(hidden)] // for bevy_keepsake's cloud sync; not a stable API
 pub use layout::{is_temp_file, parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
-#[doc(hidden)] // for bevy_keepsake's cloud folder remote; not a stable API
 pub use slot_store::create_dir_durably;
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};

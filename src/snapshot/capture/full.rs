@@ -30,7 +30,6 @@ pub fn capture(world: &World) -> Result<Snapshot, SnapshotError> {
 
 /// [`capture`] with every reflection-only type written by Bevy's reflection serializer instead
 /// of its reflection plan: the bytes must be the same (tests and benchmarks compare the two).
-#[doc(hidden)]
 pub fn capture_without_plans(world: &World) -> Result<Snapshot, SnapshotError> {
     capture_with(world, |types, ops, assets| {
         ValueWriter::generic(types, ops, assets)
@@ -97,7 +96,6 @@ fn capture_with(world: &World, writer_fn: WriterFn) -> Result<Snapshot, Snapshot
 
 /// The registered types whose values [`capture`] writes with a reflection plan (the others use
 /// their serde implementation or Bevy's reflection serializer).
-#[doc(hidden)]
 pub fn planned_type_paths(world: &World) -> Vec<&'static str> {
     let (Some(registry), Some(types)) = (
         world.get_resource::<SaveRegistry>(),

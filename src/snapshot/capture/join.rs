@@ -17,9 +17,9 @@
 
 use super::chunk::Chunk;
 use super::hierarchy::DenseIndex;
-use crate::format::PieceCuts;
 use crate::snapshot::blob::{BlobWriter, OpenColumn};
 use bevy::prelude::*;
+use keepsake_core::__private::PieceCuts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -5,11 +5,12 @@ use super::chunk::Chunk;
 use super::hierarchy::{Hierarchy, OrderMemo};
 use super::join::{JoinMemo, Joiner};
 use super::keys::KeyTable;
-use crate::format::{BlobPieces, PieceCuts, SaveBundle, WorldState};
+use crate::format::{BlobPieces, SaveBundle, WorldState};
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::register::SaveableEntry;
 use crate::snapshot::value::assets::LeftOutHandle;
 use bevy::prelude::*;
+use keepsake_core::__private::{PieceCuts, with_blob_pieces};
 use std::sync::Arc;
 
 /// A captured world: the `ecs_blob` and what went into it.
@@ -72,12 +73,12 @@ impl Snapshot {
     /// A save bundle around this snapshot taken at game tick `tick`, its blob's pieces with it
     /// (so the save's encoder neither scans nor hashes the chunks that did not change).
     pub fn into_bundle(self, tick: u64) -> SaveBundle {
-        SaveBundle::new(WorldState {
+        let bundle = SaveBundle::new(WorldState {
             tick,
             ecs_blob: self.blob,
             state_hash: self.state_hash,
-        })
-        .with_blob_pieces(self.pieces)
+        });
+        with_blob_pieces(bundle, self.pieces)
     }
 }
 

@@ -13,7 +13,9 @@
 //! one byte is 24): the game's types, not the blob, decide what a stored byte becomes.
 
 use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
-use crate::snapshot::blob::{BlobCursor, ColumnHeader, ColumnKind, StoredKey, state_hash};
+use crate::snapshot::blob::{
+    BlobCursor, BlobError, ColumnHeader, ColumnKind, StoredKey, state_hash,
+};
 use crate::snapshot::capture::Rows;
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
@@ -140,7 +142,6 @@ pub fn decode_with_assets(
 
 /// [`decode`] with every reflection-only type read by Bevy's reflection deserializer instead of
 /// its reflection plan (tests and benchmarks compare the two).
-#[doc(hidden)]
 pub fn decode_without_plans(
     blob: &[u8],
     expected_hash: u64,
@@ -187,10 +188,11 @@ fn decode_with(
 fn verify_hash(blob: &[u8], expected_hash: u64) -> Result<(), SnapshotError> {
     let computed = state_hash(blob);
     if computed != expected_hash {
-        return Err(SnapshotError::HashMismatch {
+        return Err(BlobError::HashMismatch {
             stored: expected_hash,
             computed,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -202,9 +204,11 @@ fn entities_of(
 ) -> Result<Vec<Entity>, SnapshotError> {
     ids.into_iter()
         .map(|bits| {
-            Entity::try_from_bits(bits).ok_or_else(|| SnapshotError::Malformed {
-                offset: cursor.offset(),
-                reason: format!("{bits:#x} is not a valid entity id"),
+            Entity::try_from_bits(bits).ok_or_else(|| {
+                SnapshotError::from(BlobError::Malformed {
+                    offset: cursor.offset(),
+                    reason: format!("{bits:#x} is not a valid entity id"),
+                })
             })
         })
         .collect()
@@ -316,10 +320,11 @@ impl<'r> ColumnsDecoder<'r> {
     /// Refuses a second column of one registered type (also through an old type path).
     fn claim_entry(&mut self, entry_index: usize, type_path: &str) -> Result<(), SnapshotError> {
         if self.seen_entries.contains(&entry_index) {
-            return Err(SnapshotError::Duplicate {
+            return Err(BlobError::Duplicate {
                 type_path: type_path.to_owned(),
                 entity_index: None,
-            });
+            }
+            .into());
         }
         self.seen_entries.push(entry_index);
         Ok(())

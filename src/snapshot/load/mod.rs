@@ -7,7 +7,7 @@
 
 mod apply;
 mod column;
-mod decode;
+pub(crate) mod decode;
 mod dump;
 mod dynamic_bundle;
 mod entity_mapping;
@@ -17,9 +17,7 @@ mod states;
 mod world_types;
 
 pub use apply::{LoadMode, apply};
-pub use decode::{
-    DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets, decode_without_plans,
-};
+pub use decode::{DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets};
 pub use dump::{dump, dump_with_assets};
 pub use entity_mapping::{DroppedReference, KeyMiss};
 pub use in_place::{
