@@ -45,7 +45,7 @@ impl From<HealthV1> for Health {
 fn new_game() -> App {
     let mut app = App::new();
     app.register_saveable_serde::<Health>()
-        .register_saveable_migration::<HealthV1, Health>()
+        .register_saveable_migration::<HealthV1, Health>(1)
         .register_saveable_serde::<Transform>();
     app
 }

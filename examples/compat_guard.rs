@@ -87,7 +87,7 @@ fn main() {
     // Today, with the migration: the guard passes; the new schema is reviewed and committed.
     let mut today = App::new();
     today.register_saveable::<Stats>();
-    today.register_saveable_migration::<StatsV1, Stats>();
+    today.register_saveable_migration::<StatsV1, Stats>(1);
     let report = compat::check_kept_saves(&today, &kept);
     println!("with the migration:\n{report}");
     compat::assert_kept_saves_load(&today, &kept);

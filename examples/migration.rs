@@ -4,7 +4,7 @@
 //! Between the releases:
 //! - `Health(u32)` became `Health { current: f32, max: f32 }`: a change no load reads by
 //!   itself, so release 2 keeps the old layout as `HealthV1` and registers
-//!   `register_saveable_migration::<HealthV1, Health>()` (a `From` conversion);
+//!   `register_saveable_migration::<HealthV1, Health>(1)` (a `From` conversion);
 //! - `Gold` moved from `game::Gold` to `game::inventory::Gold`: `register_saveable_rename`.
 //!
 //! Fields added (with a default), removed, reordered or widened need nothing: a load reads a
@@ -79,7 +79,7 @@ fn main() {
 
     let mut v2 = app(saves.path(), "2.0", |app| {
         app.register_saveable::<release2::Health>()
-            .register_saveable_migration::<release2::HealthV1, release2::Health>()
+            .register_saveable_migration::<release2::HealthV1, release2::Health>(1)
             .register_saveable::<release2::Gold>()
             .register_saveable_rename::<release2::Gold>("game::Gold");
     });

@@ -212,7 +212,7 @@ pub fn register_saved_types(app: &mut App) {
         .register_saveable::<Player>()
         .register_saveable::<Lantern>()
         .register_saveable::<Coin>()
-        .register_saveable_migration::<CoinV1, Coin>()
+        .register_saveable_migration::<CoinV1, Coin>(1)
         .register_saveable::<Enemy>()
         .register_saveable::<Score>()
         .register_saveable::<Inventory>()

@@ -26,7 +26,7 @@ pub enum SnapshotError {
 
     /// A type is stored with a schema version this build has no decoder for.
     #[error(
-        "{type_path} is stored at schema version {found}, but this build is at version {current} and has no migration from it; register one with `register_saveable_migration`"
+        "{type_path} is stored at schema version {found}, but this build is at version {current} and has no migration from it; register one with `register_saveable_migration::<Old, Today>({found})`"
     )]
     UnknownTypeVersion {
         /// The type path.
@@ -53,7 +53,7 @@ pub enum SnapshotError {
     /// A type changed since the save was written in a way a load cannot resolve by name (a
     /// field whose type changed, a serde type whose layout changed, another shape).
     #[error(
-        "{type_path} cannot be read from this save: {path} is {stored} in the save and {today} today{changes}. To fix it, register a migration from the saved layout (`register_saveable_migration`, with a schema version bump) or undo the change"
+        "{type_path} cannot be read from this save: {path} is {stored} in the save and {today} today{changes}. To fix it, register a migration from the saved layout (`register_saveable_migration`, from the version the save stored the type at) or undo the change"
     )]
     LayoutChanged {
         /// The stored column's type path.

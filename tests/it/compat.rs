@@ -126,7 +126,7 @@ fn today_app(migration: bool) -> App {
     let mut app = App::new();
     app.register_saveable::<today::Quest>();
     if migration {
-        app.register_saveable_migration::<today::QuestV1, today::Quest>();
+        app.register_saveable_migration::<today::QuestV1, today::Quest>(1);
     }
     app
 }
@@ -140,9 +140,9 @@ fn the_schema_records_versions_chains_renames_and_encodings() {
         .register_saveable_rename::<Weather>("game::Climate")
         // Version 1 reads through V1 → V2 → Gold; version 2's step leads to a type no later
         // step starts from, so a save of version 2 would not load and the schema leaves it out.
-        .register_saveable_migration_step::<Gold, GoldV1, GoldV2>()
-        .register_saveable_migration_step::<Gold, GoldV3, GoldV4>()
-        .register_saveable_migration::<GoldV2, Gold>();
+        .register_saveable_migration_step::<Gold, GoldV1, GoldV2>(1)
+        .register_saveable_migration_step::<Gold, GoldV3, GoldV4>(2)
+        .register_saveable_migration::<GoldV2, Gold>(3);
     let schema = SaveSchema::of_app(&app);
     // The same from every way a game holds its app or world.
     let world: &mut World = app.world_mut();

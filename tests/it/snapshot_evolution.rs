@@ -83,7 +83,7 @@ fn old_save() -> Snapshot {
 fn new_app() -> App {
     let mut app = App::new();
     app.register_saveable::<new_game::Health>()
-        .register_saveable_migration::<new_game::HealthV1, new_game::Health>()
+        .register_saveable_migration::<new_game::HealthV1, new_game::Health>(1)
         .register_saveable::<new_game::Speed>()
         .register_saveable_rename::<new_game::Speed>("game::old_module::Speed");
     app

@@ -108,8 +108,8 @@ mod today {
 use releases::{Armor1, Armor2, Armor3};
 use today::{Armor, ArmorV1, ArmorV2, ArmorV3};
 
-/// Stands in for the migrations each release had registered: each one bumps the type's schema
-/// version, which is all a save of that release records of them.
+/// Stands in for the migrations each release had registered (from versions 1, 2, …): they set
+/// the type's schema version, which is all a save of that release records of them.
 #[derive(Reflect, Clone)]
 #[type_path = "game::earlier"]
 struct Earlier;
@@ -135,9 +135,9 @@ fn golden(release: u32) -> PathBuf {
 fn today_app() -> App {
     let mut app = App::new();
     app.register_saveable::<Armor>()
-        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>()
-        .register_saveable_migration_step::<Armor, ArmorV2, ArmorV3>()
-        .register_saveable_migration::<ArmorV3, Armor>();
+        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>(1)
+        .register_saveable_migration_step::<Armor, ArmorV2, ArmorV3>(2)
+        .register_saveable_migration::<ArmorV3, Armor>(3);
     app
 }
 
@@ -167,7 +167,7 @@ fn release_save(release: u32) -> Vec<u8> {
         }
         2 => {
             app.register_saveable::<Armor2>()
-                .register_saveable_migration::<Earlier, Armor2>();
+                .register_saveable_migration::<Earlier, Armor2>(1);
             let armor = Armor2 {
                 rating: 15,
                 material: "iron".into(),
@@ -177,8 +177,8 @@ fn release_save(release: u32) -> Vec<u8> {
         }
         3 => {
             app.register_saveable::<Armor3>()
-                .register_saveable_migration::<Earlier, Armor3>()
-                .register_saveable_migration::<Earlier, Armor3>();
+                .register_saveable_migration::<Earlier, Armor3>(1)
+                .register_saveable_migration::<Earlier, Armor3>(2);
             let armor = Armor3 {
                 rating: 17.5,
                 material: "mithril".into(),
@@ -260,9 +260,9 @@ fn a_missing_step_names_the_stored_version_and_the_type_it_stopped_at() {
     }
     let mut app = App::new();
     app.register_saveable::<Armor>()
-        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>()
-        .register_saveable_migration_step::<Armor, ArmorV2b, ArmorV3>()
-        .register_saveable_migration::<ArmorV3, Armor>();
+        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>(1)
+        .register_saveable_migration_step::<Armor, ArmorV2b, ArmorV3>(2)
+        .register_saveable_migration::<ArmorV3, Armor>(3);
     // Release 1 stored schema version 1, the first.
     let file = std::fs::read(golden(1)).unwrap();
     let error = load(&mut app, &file).unwrap_err();
@@ -276,6 +276,75 @@ fn a_missing_step_names_the_stored_version_and_the_type_it_stopped_at() {
             .contains("register_saveable_migration_step"),
         "{error}"
     );
+}
+
+/// A migration names the version it reads, so the calls' order does not matter: the chain
+/// registered backwards loads every past release's save the same.
+#[test]
+fn migrations_registered_in_any_order_load_every_past_layout() {
+    let mut app = App::new();
+    app.register_saveable::<Armor>()
+        .register_saveable_migration::<ArmorV3, Armor>(3)
+        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>(1)
+        .register_saveable_migration_step::<Armor, ArmorV2, ArmorV3>(2);
+    for release in 1..=4 {
+        let file = std::fs::read(golden(release)).unwrap();
+        let mut app = App::new();
+        app.register_saveable::<Armor>()
+            .register_saveable_migration::<ArmorV3, Armor>(3)
+            .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>(1)
+            .register_saveable_migration_step::<Armor, ArmorV2, ArmorV3>(2);
+        let loaded = load(&mut app, &file).unwrap_or_else(|e| panic!("release {release}: {e}"));
+        assert_eq!(loaded, [expected(release)], "release {release}");
+    }
+    // And today's saves are written at the version after the highest migrated from.
+    app.world_mut().spawn((Saveable, expected(4)));
+    let written = format::decode(
+        &encode(snapshot::capture(app.world_mut()).unwrap()),
+        &DecodeOptions::new(),
+    )
+    .unwrap();
+    let golden = format::decode(&std::fs::read(golden(4)).unwrap(), &DecodeOptions::new()).unwrap();
+    let versions = |blob: &[u8]| {
+        let table = snapshot::inspect(blob).unwrap();
+        format!("{:?}", table.columns)
+    };
+    assert_eq!(
+        versions(&written.bundle.world.ecs_blob),
+        versions(&golden.bundle.world.ecs_blob)
+    );
+}
+
+/// A migration registered before its type, from version 0, or twice from one version is a
+/// mistake in the game's setup: the app stops at build naming the types, not a warning a
+/// load would pay for later.
+#[test]
+#[should_panic(expected = "register_saveable for it first")]
+fn a_migration_before_its_type_stops_the_build() {
+    App::new().register_saveable_migration::<ArmorV3, Armor>(3);
+}
+
+#[test]
+#[should_panic(expected = "schema versions start at 1")]
+fn a_migration_from_version_0_stops_the_build() {
+    App::new()
+        .register_saveable::<Armor>()
+        .register_saveable_migration::<ArmorV3, Armor>(0);
+}
+
+#[test]
+#[should_panic(expected = "already migrates from that version, stored as game::armor_v1")]
+fn two_migrations_from_one_version_stop_the_build() {
+    App::new()
+        .register_saveable::<Armor>()
+        .register_saveable_migration_step::<Armor, ArmorV1, ArmorV2>(1)
+        .register_saveable_migration_step::<Armor, ArmorV2, ArmorV3>(1);
+}
+
+#[test]
+#[should_panic(expected = "call register_saveable::<")]
+fn a_rename_before_its_type_stops_the_build() {
+    App::new().register_saveable_rename::<Armor>("game::old::Armor");
 }
 
 /// Writes the golden saves; run by hand once, when the chain's fixtures are made.

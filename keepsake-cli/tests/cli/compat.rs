@@ -102,7 +102,7 @@ fn today_app(migration: bool) -> App {
     app.register_saveable::<today::Stats>()
         .register_saveable::<Speed>();
     if migration {
-        app.register_saveable_migration::<today::StatsV1, today::Stats>();
+        app.register_saveable_migration::<today::StatsV1, today::Stats>(1);
     }
     app
 }

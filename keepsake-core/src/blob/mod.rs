@@ -32,7 +32,7 @@
 //! | field | encoding |
 //! |-------|----------|
 //! | type path | varint length + UTF-8, e.g. `my_game::Health` |
-//! | schema version | varint; bumped by each `register_saveable_migration` |
+//! | schema version | varint; 1, or one past the highest version the type migrates from (`register_saveable_migration`) |
 //! | kind | `u8`: `0` component, `1` resource |
 //! | type layout | varint length + the type's layout as [`schema::codec`](crate::schema::codec) writes it (since version 2) |
 //! | row count `R` | `u32` little-endian (`1` for a resource) |

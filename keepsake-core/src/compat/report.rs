@@ -154,7 +154,8 @@ impl Display for ColumnCheck {
             Verdict::NeedsMigration(changes) => (
                 format!(
                     "changed without a migration (version {version} in the save and today): \
-                     bump it with register_saveable_migration"
+                     register one from version {version} (register_saveable_migration::<Old, \
+                     Today>({version}))"
                 ),
                 &changes[..],
             ),

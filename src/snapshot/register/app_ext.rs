@@ -142,6 +142,11 @@ pub trait SaveableAppExt {
     /// Loads values stored under `old_type_path` (a type's path before a rename or a move to
     /// another module) as the registered type `T`.
     ///
+    /// # Panics
+    ///
+    /// When `T` is not registered for saving yet (call `register_saveable::<T>()` first): a
+    /// rename of nothing would be a silent no-op.
+    ///
     /// ```
     /// use bevy::prelude::*;
     /// use bevy_keepsake::snapshot::SaveableAppExt;
@@ -155,9 +160,18 @@ pub trait SaveableAppExt {
     /// ```
     fn register_saveable_rename<T: 'static>(&mut self, old_type_path: &str) -> &mut Self;
 
-    /// Changes the stored layout of `New`: values written before this call's schema version are
-    /// decoded as `Old` and converted with `From`. Each call bumps `New`'s schema version by one;
-    /// register migrations in the order the type evolved, after `register_saveable::<New>()`.
+    /// Changes the stored layout of `New`: values stored at schema version `stored_at` are
+    /// decoded as `Old` and converted with `From`. A type registered without migrations is
+    /// stored at version 1; its first layout change is a migration from version 1, the next
+    /// one from version 2, and so on: `New` is then stored at one past the highest version it
+    /// migrates from. The version is the save's, not the call's place: the calls may come in
+    /// any order, after `register_saveable::<New>()`.
+    ///
+    /// # Panics
+    ///
+    /// At build, naming the types: when `New` is not registered for saving yet, when
+    /// `stored_at` is 0 (versions start at 1), or when `New` already migrates from
+    /// `stored_at`.
     ///
     /// ```
     /// use bevy::prelude::*;
@@ -177,18 +191,25 @@ pub trait SaveableAppExt {
     ///
     /// App::new()
     ///     .register_saveable::<Health>()
-    ///     .register_saveable_migration::<HealthV1, Health>();
+    ///     // Saves of the first release stored `Health` at version 1, as `HealthV1`.
+    ///     .register_saveable_migration::<HealthV1, Health>(1);
     /// ```
-    fn register_saveable_migration<Old, New>(&mut self) -> &mut Self
+    fn register_saveable_migration<Old, New>(&mut self, stored_at: u32) -> &mut Self
     where
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         New: Component + Reflect + From<Old>;
 
-    /// One step of a migration chain of the registered type `T`: values written at the next
-    /// schema version are decoded as `Old` and converted with `From` into `Next`, which is the
-    /// `Old` of a later step (or `T`, which ends the chain). A game on its fourth layout writes
-    /// one conversion per change instead of one from every old layout into today's type.
-    /// Register the steps in the order the type evolved, after `register_saveable::<T>()`.
+    /// One step of a migration chain of the registered type `T`: values stored at schema
+    /// version `stored_at` are decoded as `Old` and converted with `From` into `Next`, which is
+    /// the `Old` of the step from a later version (or `T`, which ends the chain). A game on its
+    /// fourth layout writes one conversion per change instead of one from every old layout
+    /// into today's type. Versions as in
+    /// [`register_saveable_migration`](Self::register_saveable_migration); the calls may come
+    /// in any order, after `register_saveable::<T>()`.
+    ///
+    /// # Panics
+    ///
+    /// As [`register_saveable_migration`](Self::register_saveable_migration).
     ///
     /// ```
     /// use bevy::prelude::*;
@@ -212,10 +233,10 @@ pub trait SaveableAppExt {
     ///
     /// App::new()
     ///     .register_saveable::<Health>()
-    ///     .register_saveable_migration_step::<Health, HealthV1, HealthV2>()
-    ///     .register_saveable_migration::<HealthV2, Health>();
+    ///     .register_saveable_migration_step::<Health, HealthV1, HealthV2>(1)
+    ///     .register_saveable_migration::<HealthV2, Health>(2);
     /// ```
-    fn register_saveable_migration_step<T, Old, Next>(&mut self) -> &mut Self
+    fn register_saveable_migration_step<T, Old, Next>(&mut self, stored_at: u32) -> &mut Self
     where
         T: Component,
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
@@ -311,24 +332,24 @@ impl SaveableAppExt for App {
             .world_mut()
             .resource_mut::<SaveRegistry>()
             .add_rename(TypeId::of::<T>(), old_type_path);
-        if !known {
-            warn!(
-                "register_saveable_rename::<{}> ignored: register the type with register_saveable first",
-                std::any::type_name::<T>()
-            );
-        }
+        assert!(
+            known,
+            "register_saveable_rename::<{}>({old_type_path:?}) comes before the type is \
+             registered for saving: call register_saveable::<{0}>() first",
+            std::any::type_name::<T>()
+        );
         self
     }
 
-    fn register_saveable_migration<Old, New>(&mut self) -> &mut Self
+    fn register_saveable_migration<Old, New>(&mut self, stored_at: u32) -> &mut Self
     where
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
         New: Component + Reflect + From<Old>,
     {
-        self.register_saveable_migration_step::<New, Old, New>()
+        self.register_saveable_migration_step::<New, Old, New>(stored_at)
     }
 
-    fn register_saveable_migration_step<T, Old, Next>(&mut self) -> &mut Self
+    fn register_saveable_migration_step<T, Old, Next>(&mut self, stored_at: u32) -> &mut Self
     where
         T: Component,
         Old: Reflect + FromReflect + TypePath + GetTypeRegistration,
@@ -336,15 +357,15 @@ impl SaveableAppExt for App {
     {
         ensure_registry(self);
         self.register_type::<Old>();
-        let known = self
+        let added = self
             .world_mut()
             .resource_mut::<SaveRegistry>()
-            .add_migration(TypeId::of::<T>(), LegacyDecoder::of::<Old, Next>);
-        if !known {
-            warn!(
-                "migration from {} for {} ignored: register the type with register_saveable first",
+            .add_migration(TypeId::of::<T>(), LegacyDecoder::of::<Old, Next>(stored_at));
+        if let Err(refused) = added {
+            panic!(
+                "the migration of {} from schema version {stored_at} (stored as {}) is refused: {refused}",
+                std::any::type_name::<T>(),
                 Old::type_path(),
-                std::any::type_name::<T>()
             );
         }
         self

@@ -191,20 +191,46 @@ impl SaveRegistry {
         true
     }
 
-    /// Gives the registered type `type_id` a decoder for its current schema version (built by
-    /// `decoder` from that version) and bumps the version; `false` when the type is not
-    /// registered.
+    /// Gives the registered type `type_id` the decoder of values stored at `decoder.version`;
+    /// the type is stored from then on at one past the highest version it migrates from.
     pub(super) fn add_migration(
         &mut self,
         type_id: TypeId,
-        decoder: impl FnOnce(u32) -> LegacyDecoder,
-    ) -> bool {
-        let Some(index) = self.index_of(type_id) else {
-            return false;
-        };
+        decoder: LegacyDecoder,
+    ) -> Result<(), MigrationRefused> {
+        let index = self
+            .index_of(type_id)
+            .ok_or(MigrationRefused::NotRegistered)?;
+        if decoder.version == 0 {
+            return Err(MigrationRefused::VersionZero);
+        }
         let entry = &mut self.change().entries[index];
-        entry.legacy.push(decoder(entry.version));
-        entry.version += 1;
-        true
+        if let Some(taken) = entry.legacy.iter().find(|l| l.version == decoder.version) {
+            return Err(MigrationRefused::VersionTaken {
+                by: taken.ops.type_path,
+            });
+        }
+        entry.version = entry.version.max(decoder.version + 1);
+        entry.legacy.push(decoder);
+        Ok(())
     }
+}
+
+/// Why a migration cannot be registered: a mistake in the game's setup, reported at build.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum MigrationRefused {
+    /// The type is not registered for saving (yet).
+    #[error("the type is not registered for saving yet; call register_saveable for it first")]
+    NotRegistered,
+    /// Schema versions start at 1.
+    #[error(
+        "schema versions start at 1 (a type registered without migrations is stored at version 1)"
+    )]
+    VersionZero,
+    /// The type already migrates from this version.
+    #[error("the type already migrates from that version, stored as {by}")]
+    VersionTaken {
+        /// The stored type of the migration registered first.
+        by: &'static str,
+    },
 }

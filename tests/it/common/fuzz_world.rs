@@ -70,7 +70,7 @@ pub fn app() -> App {
         .register_saveable::<Stats>()
         .register_saveable::<Target>()
         .register_saveable_serde::<Health>()
-        .register_saveable_migration::<HealthV1, Health>()
+        .register_saveable_migration::<HealthV1, Health>(1)
         .register_saveable_serde::<Score>()
         .register_saveable_serde::<Name>();
     app
