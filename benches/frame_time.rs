@@ -59,8 +59,9 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::SaveMeta;
 use bevy_keepsake::plugin::{
-    CrashSavePlugin, KeepsakePlugins, RewindCompleted, RewindFailed, RewindPointTaken,
-    RewindRequest, RewindSettings, RewindTo,
+    AutosavePlugin, CrashSavePlugin, KeepsakeCorePlugin, KeepsakePlugins, KeepsakeStatus,
+    RewindCompleted, RewindFailed, RewindPlugin, RewindPointTaken, RewindRequest, RewindSettings,
+    RewindTo, SavePriority,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
@@ -146,7 +147,7 @@ fn app(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> App {
         root,
         (shape, count),
         rounds,
-        RewindSettings::default(),
+        RewindPlugin::default(),
         CrashImages::Off,
     )
 }
@@ -165,7 +166,7 @@ fn app_with(
     root: &std::path::Path,
     (shape, count): (Shape, u32),
     rounds: u64,
-    rewind: RewindSettings,
+    rewind: RewindPlugin,
     crash: CrashImages,
 ) -> App {
     let mut app = match count {
@@ -176,17 +177,20 @@ fn app_with(
         task_pool_options: two_compute_threads(),
     }))
     .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME_BUDGET));
+    // The benchmark asks for its autosaves itself, every 10 frames.
     let keepsake = KeepsakePlugins::new("frame-time-bench")
         .save_root(root)
-        .autosave_every(Duration::ZERO)
-        .save_priority(save_priority())
-        .rewind(rewind);
+        .set(KeepsakeCorePlugin {
+            save_priority: save_priority(),
+            ..default()
+        })
+        .set(rewind)
+        .disable::<AutosavePlugin>();
     match crash {
-        CrashImages::Off => app.add_plugins(keepsake.build().disable::<CrashSavePlugin>()),
-        CrashImages::Every(every) => app.add_plugins(keepsake.set(CrashSavePlugin {
-            every,
-            ..Default::default()
-        })),
+        CrashImages::Off => app.add_plugins(keepsake.disable::<CrashSavePlugin>()),
+        CrashImages::Every(every) => {
+            app.add_plugins(keepsake.set(CrashSavePlugin { every, ..default() }))
+        }
     };
     app.init_resource::<Saves>()
         .init_resource::<Played>()
@@ -380,7 +384,7 @@ struct HoldRun {
 }
 
 fn hold_rewind(root: &std::path::Path, shape: Shape, count: u32, rounds: u64) -> HoldRun {
-    let every_frame = RewindSettings {
+    let every_frame = RewindPlugin {
         points: 60,
         every: FRAME_BUDGET,
         memory_budget: 1 << 31,
@@ -488,7 +492,7 @@ fn loads_at_start(
             root,
             (shape, 0),
             rounds,
-            RewindSettings::default(),
+            RewindPlugin::default(),
             CrashImages::Off,
         );
         for _ in 0..5 {
@@ -589,7 +593,7 @@ fn report(shape: Shape, count: u32, frames: usize, rounds: u64) {
     let (pool, pool_full) = pool_work(&mut with_app, shape);
     let crash_dir = tempfile::tempdir().unwrap();
     let crash_every = CrashImages::Every(FRAME_BUDGET * CRASH_IMAGE_EVERY_FRAMES);
-    let settings = RewindSettings::default();
+    let settings = RewindPlugin::default();
     let mut crash_app = app_with(
         crash_dir.path(),
         (shape, count),

@@ -7,7 +7,7 @@
 //!
 //! The script: save, play, take a rewind point, play, rewind, check, load, check, exit.
 use bevy::prelude::*;
-use bevy_keepsake::plugin::RewindPointTaken;
+use bevy_keepsake::plugin::{RestoredFrom, RewindPointTaken};
 use bevy_keepsake::prelude::*;
 
 /// Which cells of the board are open. Saved.

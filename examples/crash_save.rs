@@ -20,7 +20,7 @@
 
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
-use bevy_keepsake::plugin::{CrashSavePlugin, SaveTitle};
+use bevy_keepsake::plugin::{CrashSavePlugin, SaveStarted, SaveTitle};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 use std::ffi::OsString;

@@ -15,7 +15,7 @@
 //! data folder, under `keepsake-custom-menu`).
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
-use bevy_keepsake::plugin::{DeleteCompleted, DeleteFailed};
+use bevy_keepsake::plugin::{DeleteCompleted, DeleteFailed, KeepsakeStatus, SlotAction};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::SlotStatus;
 use bevy_keepsake::ui::format_playtime;

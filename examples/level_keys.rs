@@ -9,6 +9,7 @@
 //! Run: `cargo run --example level_keys` (exits non-zero if a reference came back wrong).
 use bevy::prelude::*;
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::snapshot::SaveKey;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

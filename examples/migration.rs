@@ -12,6 +12,7 @@
 //!
 //! Run: `cargo run --example migration` (exits non-zero if release 2 read a value wrong).
 use bevy::prelude::*;
+use bevy_keepsake::plugin::KeepsakeCorePlugin;
 use bevy_keepsake::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -113,7 +114,10 @@ fn app(root: &Path, version: &str, register: impl FnOnce(&mut App)) -> App {
         .add_plugins(
             KeepsakePlugins::new("migration-example")
                 .save_root(root)
-                .game_version(version),
+                .set(KeepsakeCorePlugin {
+                    game_version: version.into(),
+                    ..default()
+                }),
         )
         .add_observer(|failed: On<SaveFailed>| panic!("save failed: {}", failed.error))
         .add_observer(|failed: On<LoadFailed>| panic!("load failed: {}", failed.error));

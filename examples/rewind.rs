@@ -1,7 +1,7 @@
 //! Rewind, headless: undo the last move, undo two, then go back as far as the ring reaches.
 //!
 //! A rewind point is the world kept in memory, never on disk. The game takes one before each
-//! move (`commands.rewind_point()`, what an undo button needs; `RewindSettings::every` takes
+//! move (`commands.rewind_point()`, what an undo button needs; `RewindPlugin::every` takes
 //! them on a timer instead), then `commands.rewind(1)` undoes the last move, `rewind(2)` the
 //! one before, and `rewind_to(RewindTo::Ago(…))` goes back in time. A rewind lands in place:
 //! the player keeps its entity id, and the footprints spawned since the point are despawned.
@@ -9,7 +9,9 @@
 //! Run: `cargo run --example rewind` (exits non-zero if a rewind brought back the wrong world).
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::plugin::RewindPointTaken;
+use bevy_keepsake::plugin::{
+    RewindCompleted, RewindFailed, RewindPlugin, RewindPointTaken, RewindRing, RewindTo,
+};
 use bevy_keepsake::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -39,7 +41,7 @@ fn main() {
         .add_plugins(
             KeepsakePlugins::new("rewind-example")
                 .save_root(saves.path()) // rewind writes nothing, but the store opens
-                .rewind(RewindSettings {
+                .set(RewindPlugin {
                     points: 10,
                     ..default()
                 }),

@@ -7,6 +7,7 @@
 //!
 //! Run: `cargo run --example sealed` (exits non-zero if an edited or foreign save loaded).
 use bevy::prelude::*;
+use bevy_keepsake::format::SealKey;
 use bevy_keepsake::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -60,34 +60,20 @@ pub use keepsake_core::store;
 #[cfg_attr(docsrs, doc(cfg(feature = "save_menu")))]
 pub mod ui;
 
-/// The names a game uses in its first hour. Generic names (`Job`, `Playtime`, `Toasts`) and
-/// the settings of one feature (sealing, the rewind ring's points, thumbnails) stay in their
-/// modules.
+/// The names a game uses in its first hour: the plugin group and the members it configures
+/// first, registering what is saved, saving and loading, the results, the listing and the menu.
+/// Everything else (the core's and rewind's settings, `KeepsakeStatus`, `SaveTarget`, sealing,
+/// thumbnails, …) stays at its module path.
 pub mod prelude {
     pub use crate::SlotId;
     pub use crate::plugin::{
-        AutosavePlugin, DeleteCompleted, DeleteFailed, DeleteRequest, ExitSavePlugin,
-        HotkeysPlugin, KeepsakeCommandsExt, KeepsakeCorePlugin, KeepsakePlugins, KeepsakeSettings,
-        KeepsakeStatus, KeepsakeSystems, LoadCompleted, LoadFailed, LoadRequest, RestoredFrom,
-        RewindCompleted, RewindFailed, RewindPlugin, RewindSettings, RewindTo, SaveCompleted,
-        SaveFailed, SaveOnExit, SaveRequest, SaveSlots, SaveTarget, SaveTitle, WorldRestored,
+        AutosavePlugin, ExitSavePlugin, HotkeysPlugin, KeepsakeCommandsExt, KeepsakePlugins,
+        LoadCompleted, LoadFailed, LoadRequest, SaveCompleted, SaveFailed, SaveOnExit, SaveRequest,
+        SaveSlots, SaveTitle, WorldRestored,
     };
-    pub use crate::snapshot::{SaveKey, Saveable, SaveableAppExt};
+    pub use crate::snapshot::{Saveable, SaveableAppExt};
     #[cfg(feature = "save_menu")]
     pub use crate::ui::{SaveMenu, SaveMenuPlugins};
-
-    // Leaving the prelude (still at their module paths); kept here, hidden, for one release so
-    // games that found them here keep compiling. See CHANGELOG.md.
-    #[doc(hidden)]
-    pub use crate::format::{SealKey, UnsealedSaves};
-    #[allow(deprecated)]
-    #[doc(hidden)]
-    pub use crate::plugin::KeepsakePlugin;
-    #[doc(hidden)]
-    pub use crate::plugin::{
-        AutosaveTimer, RefreshSlots, RewindRing, RuntimeAssetHandles, SavePriority, SaveReason,
-        SaveStarted, SlotAction,
-    };
 }
 
 pub use keepsake_core::{SlotId, SlotKind};

@@ -20,8 +20,11 @@
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
-use bevy_keepsake::plugin::Playtime;
+use bevy_keepsake::plugin::{
+    AutosaveTimer, Playtime, RewindCompleted, RewindFailed, RewindRing, RewindTo,
+};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::snapshot::SaveKey;
 
 /// Whether R is held (time runs backwards, and the game's own systems stand still), and
 /// whether a step asked for has not landed yet.
@@ -297,9 +300,9 @@ fn start_new_game(
     arena: Single<Entity, With<ArenaRoot>>,
     mut rng: ResMut<ArenaRng>,
     assets: Res<AssetServer>,
-    mut settings: ResMut<KeepsakeSettings>,
+    mut save_on_exit: ResMut<SaveOnExit>,
 ) {
-    settings.save_on_exit = SaveOnExit::AUTOSAVE;
+    *save_on_exit = SaveOnExit::AUTOSAVE;
     let player = commands
         .spawn((
             Saveable,
@@ -588,7 +591,7 @@ fn hud(
     score: Res<Score>,
     inventory: Res<Inventory>,
     playtime: Res<Playtime>,
-    settings: Res<KeepsakeSettings>,
+    autosave: Option<Res<AutosaveTimer>>,
     last_save: Res<LastSave>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
@@ -619,9 +622,10 @@ fn hud(
                 ui.add(egui::Label::new(text(line).size(13.0)).extend());
             }
         });
-    let autosave = match settings.autosave_every.as_secs() {
-        0 => "autosave off".to_owned(),
-        seconds => format!("autosave every {seconds} s"),
+    // Without the member (the scripted check), or paused, there are no timed autosaves.
+    let autosave = match autosave.filter(|timer| !timer.is_paused()) {
+        Some(timer) => format!("autosave every {} s", timer.every().as_secs()),
+        None => "autosave off".to_owned(),
     };
     egui::Area::new(egui::Id::new("hud-help"))
         .anchor(egui::Align2::CENTER_BOTTOM, egui::vec2(0.0, -12.0))

@@ -39,6 +39,7 @@ mod smoke;
 
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
+use bevy_keepsake::plugin::{KeepsakeCorePlugin, RewindPlugin};
 use bevy_keepsake::prelude::*;
 use std::time::Duration;
 
@@ -78,25 +79,33 @@ fn main() -> AppExit {
         None => 0,
     });
 
-    let mut keepsake = KeepsakePlugins::new("keepsake-arena")
-        .autosave_every(Duration::from_secs(30))
-        // A rewind point every tenth of a second, the last 15 seconds: holding R steps back
-        // through them a point a frame.
-        .rewind(RewindSettings {
-            points: 150,
-            every: Duration::from_millis(100),
-            ..Default::default()
-        })
-        .game_version(env!("CARGO_PKG_VERSION"));
+    let mut group = KeepsakePlugins::new("keepsake-arena");
     if let Some(options) = &smoke {
-        // The check saves into a fresh folder, never into the player's saves, and autosaves
-        // only when its script says so.
-        keepsake = keepsake
-            .save_root(&options.save_root)
-            .autosave_every(Duration::ZERO);
+        // The check saves into a fresh folder, never into the player's saves.
+        group = group.save_root(&options.save_root);
     }
     if let Some(root) = &sync.save_root {
-        keepsake = keepsake.save_root(root);
+        group = group.save_root(root);
+    }
+    let mut keepsake = group
+        .set(AutosavePlugin {
+            every: Duration::from_secs(30),
+            ..default()
+        })
+        // A rewind point every tenth of a second, the last 15 seconds: holding R steps back
+        // through them a point a frame.
+        .set(RewindPlugin {
+            points: 150,
+            every: Duration::from_millis(100),
+            ..default()
+        })
+        .set(KeepsakeCorePlugin {
+            game_version: env!("CARGO_PKG_VERSION").into(),
+            ..default()
+        });
+    if smoke.is_some() {
+        // The check autosaves only when its script says so.
+        keepsake = keepsake.disable::<AutosavePlugin>();
     }
 
     let mut app = App::new();

@@ -30,9 +30,11 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::sprite::SpriteAlphaMode;
 use bevy::window::{PrimaryWindow, WindowCloseRequested};
 use bevy_keepsake::plugin::{
-    Playtime, RewindPointId, RewindPointTaken, SaveCompleted, SaveStarted,
+    Playtime, RefreshSlots, RewindCompleted, RewindFailed, RewindPointId, RewindPointTaken,
+    SaveCompleted, SaveStarted, SaveTarget,
 };
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::snapshot::SaveKey;
 use bevy_keepsake::store::SlotStatus;
 use bevy_keepsake::store::{SlotStore, StoreConfig};
 use bevy_keepsake::ui::SaveMenuSystems;

@@ -2,9 +2,9 @@
 //! other one needs: the store, requests turned into jobs, the job runner, the listing, the
 //! status, the result events and play time, and at exit the end of the work already asked.
 
-use super::settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime, SaveTitle};
+use super::pool::SavePriority;
+use super::settings::{KeepsakeSettings, LoadApply, Playtime, SaveTitle};
 use super::status::{KeepsakeStatus, SaveSlots};
-use super::store::StoreOpener;
 use super::thumbnail::ThumbnailCapture;
 use super::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
@@ -17,6 +17,7 @@ use bevy::ecs::schedule::InternedScheduleLabel;
 use bevy::input::InputSystems;
 use bevy::prelude::*;
 use bevy::window::{ExitSystems, WindowFocused};
+use std::collections::BTreeMap;
 
 /// The plugin's system sets, in the order they run (in `PreUpdate` unless the game chose
 /// another schedule with [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)).
@@ -28,26 +29,57 @@ pub enum KeepsakeSystems {
     Jobs,
 }
 
-/// The schedule the plugin's systems run in (`PreUpdate` unless the game chose another with
-/// [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)), for the other members.
+/// The schedule the group's members run in (`PreUpdate` unless the game chose another with
+/// [`KeepsakePlugins::schedule`](super::KeepsakePlugins::schedule)), left by the group.
 #[derive(Resource, Clone, Copy, Debug)]
 pub(crate) struct KeepsakeSchedule(pub(crate) InternedScheduleLabel);
 
-/// The store, the jobs and the results (see the [`group`](super::group) table). Built by
-/// [`KeepsakePlugins`](super::KeepsakePlugins) from its settings.
+/// The jobs and their results (see the [`group`](super::group) table), required by every other
+/// member. [`KeepsakePlugins`](super::KeepsakePlugins) adds it; its fields are how saves are
+/// made and loads applied, the starting values of the [`KeepsakeSettings`] resource (and
+/// [`RuntimeAssetHandles`]). Where the store is and the schedule are the group's: they span
+/// every member.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadApply};
+/// use bevy_keepsake::prelude::*;
+///
+/// let keepsake = KeepsakePlugins::new("my-game").set(KeepsakeCorePlugin {
+///     game_version: "1.4.2".into(),
+///     load_apply: LoadApply::Respawn,
+///     ..default()
+/// });
+/// # let _ = keepsake;
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KeepsakeCorePlugin {
-    pub(super) store: StoreOpener,
-    pub(super) settings: KeepsakeSettings,
-    pub(super) runtime_handles: RuntimeAssetHandles,
-    pub(super) schedule: InternedScheduleLabel,
+    /// The game's version, stored in every save's metadata, for diagnosing old saves. Default
+    /// empty.
+    pub game_version: String,
+    /// Key/value pairs written into every save's [`SaveMeta::extras`](crate::format::SaveMeta)
+    /// (cloud sync adds the device at startup). Default none.
+    pub save_extras: BTreeMap<String, String>,
+    /// The priority of the thread that encodes, compresses and writes each save. Default
+    /// [`SavePriority::Low`] (see [`KeepsakeSettings::save_priority`]).
+    pub save_priority: SavePriority,
+    /// How loads and rewinds change the saved entities already in the world. Default
+    /// [`LoadApply::InPlace`].
+    pub load_apply: LoadApply,
+    /// What saves do with handles to assets made at run time (`Assets::add`), which have no
+    /// path to be saved by. Default [`RuntimeAssetHandles::Skip`]: the default handle in their
+    /// place, a warning once per field, and a count in
+    /// [`SaveCompleted::handles_left_out`].
+    pub runtime_asset_handles: RuntimeAssetHandles,
 }
 
 impl Plugin for KeepsakeCorePlugin {
     fn build(&self, app: &mut App) {
+        let schedule = group_schedule(app);
         ensure_registry(app);
         self.insert_resources(app);
         add_messages(app);
-        self.add_systems(app);
+        add_systems(app, schedule);
         register_reflected_types(app);
         app.add_observer(runner::note_own_save);
     }
@@ -62,77 +94,94 @@ impl Plugin for KeepsakeCorePlugin {
     }
 }
 
+/// The schedule the group's members run in, left by the group before its first member.
+///
+/// # Panics
+///
+/// Without it: the core was added alone, not through the group.
+fn group_schedule(app: &App) -> InternedScheduleLabel {
+    match app.world().get_resource::<KeepsakeSchedule>() {
+        Some(schedule) => schedule.0,
+        None => panic!(
+            "keepsake: KeepsakeCorePlugin is a member of KeepsakePlugins: add the group \
+             (`KeepsakePlugins::new(..)`) and change the member with \
+             `.set(KeepsakeCorePlugin {{ .. }})`"
+        ),
+    }
+}
+
 /// The schedule [`KeepsakeCorePlugin`] runs in; the other members add their systems there.
 ///
 /// # Panics
 ///
 /// Without [`KeepsakeCorePlugin`], naming the member that needs it.
 pub(crate) fn schedule_of(app: &App, member: &str) -> InternedScheduleLabel {
-    match app.world().get_resource::<KeepsakeSchedule>() {
-        Some(schedule) => schedule.0,
-        None => panic!(
+    if !app.is_plugin_added::<KeepsakeCorePlugin>() {
+        panic!(
             "keepsake: {member} needs KeepsakeCorePlugin: add `KeepsakePlugins::new(..)`, the \
              group that holds both (and `.disable::<…>()` the members you do not want)"
-        ),
+        );
     }
+    group_schedule(app)
 }
 
 impl KeepsakeCorePlugin {
-    /// The settings, the store opener and every resource the systems use, all created here so
-    /// no system creates one lazily (the capture cache starts empty: the first save encodes
-    /// everything).
+    /// The settings and every resource the systems use, all created here so no system creates
+    /// one lazily (the capture cache starts empty: the first save encodes everything).
     fn insert_resources(&self, app: &mut App) {
-        app.insert_resource(self.settings.clone())
-            .insert_resource(self.runtime_handles)
-            .insert_resource(self.store.clone())
-            .insert_resource(KeepsakeSchedule(self.schedule))
-            .init_resource::<runner::JobQueue>()
-            .init_resource::<capture::SaveCaptureCache>()
-            .init_resource::<runner::SessionEntities>()
-            .init_resource::<runner::WarnedHandleFields>()
-            .init_resource::<unsaved::WarnedUnsaved>()
-            .init_resource::<listing::ListingRefresh>()
-            .init_resource::<KeepsakeStatus>()
-            .init_resource::<SaveSlots>()
-            .init_resource::<SaveTitle>()
-            .init_resource::<Playtime>()
-            .init_resource::<AutosaveTimer>()
-            .init_resource::<requests::RequestCursors>();
+        app.insert_resource(KeepsakeSettings {
+            game_version: self.game_version.clone(),
+            save_extras: self.save_extras.clone(),
+            save_priority: self.save_priority,
+            load_apply: self.load_apply,
+        })
+        .insert_resource(self.runtime_asset_handles)
+        .init_resource::<runner::JobQueue>()
+        .init_resource::<capture::SaveCaptureCache>()
+        .init_resource::<runner::SessionEntities>()
+        .init_resource::<runner::WarnedHandleFields>()
+        .init_resource::<unsaved::WarnedUnsaved>()
+        .init_resource::<listing::ListingRefresh>()
+        .init_resource::<KeepsakeStatus>()
+        .init_resource::<SaveSlots>()
+        .init_resource::<SaveTitle>()
+        .init_resource::<Playtime>()
+        .init_resource::<requests::RequestCursors>();
     }
+}
 
-    /// The store opens in `PreStartup`, the exit path runs in `Last`, and the rest in the
-    /// plugin's schedule, in [`KeepsakeSystems`] order.
-    fn add_systems(&self, app: &mut App) {
-        app.add_systems(PreStartup, store::open_store)
-            .add_systems(
-                Last,
-                exit::finish_before_exit
-                    .in_set(OnAppExitSystems)
-                    .in_set(exit::ExitWork)
-                    .after(ExitSystems),
-            )
-            .configure_sets(
-                self.schedule,
-                (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
+/// The store opens in `PreStartup`, the exit path runs in `Last`, and the rest in the group's
+/// schedule, in [`KeepsakeSystems`] order.
+fn add_systems(app: &mut App, schedule: InternedScheduleLabel) {
+    app.add_systems(PreStartup, store::open_store)
+        .add_systems(
+            Last,
+            exit::finish_before_exit
+                .in_set(OnAppExitSystems)
+                .in_set(exit::ExitWork)
+                .after(ExitSystems),
+        )
+        .configure_sets(
+            schedule,
+            (KeepsakeSystems::Requests, KeepsakeSystems::Jobs)
+                .chain()
+                .after(InputSystems),
+        )
+        .add_systems(
+            schedule,
+            (
+                (requests::collect_requests, requests::tick_playtime)
                     .chain()
-                    .after(InputSystems),
-            )
-            .add_systems(
-                self.schedule,
+                    .in_set(KeepsakeSystems::Requests),
                 (
-                    (requests::collect_requests, requests::tick_playtime)
-                        .chain()
-                        .in_set(KeepsakeSystems::Requests),
-                    (
-                        runner::run_jobs,
-                        listing::refresh_listing,
-                        runner::publish_status,
-                    )
-                        .chain()
-                        .in_set(KeepsakeSystems::Jobs),
-                ),
-            );
-    }
+                    runner::run_jobs,
+                    listing::refresh_listing,
+                    runner::publish_status,
+                )
+                    .chain()
+                    .in_set(KeepsakeSystems::Jobs),
+            ),
+        );
 }
 
 /// The requests the plugin reads and the results it reports (and the window focus messages it
@@ -161,7 +210,6 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<SaveTitle>()
         .register_type::<LoadApply>()
         .register_type::<Playtime>()
-        .register_type::<AutosaveTimer>()
         .register_type::<RuntimeAssetHandles>()
         .register_type::<ThumbnailCapture>()
         .register_type::<SaveRequest>()

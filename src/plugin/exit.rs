@@ -8,9 +8,9 @@
 //!
 //! It reads the requests sent this frame (so "save and quit" saves), takes the exit save
 //! [`ExitSavePlugin`](super::ExitSavePlugin) queued just before it (if
-//! [`KeepsakeSettings::save_on_exit`] is on), and runs every job until it is done or the wait
-//! is over (`max_wait` of [`SaveOnExit::On`], or [`PENDING_WORK_WAIT`] without an exit save). Writes
-//! are atomic, so giving up leaves the earlier saves intact.
+//! [`SaveOnExit`](super::SaveOnExit) is on), and runs every job until it is done or the wait is
+//! over (`max_wait` of [`SaveOnExit::On`](super::SaveOnExit::On), or [`PENDING_WORK_WAIT`]
+//! without an exit save). Writes are atomic, so giving up leaves the earlier saves intact.
 //!
 //! The wait is measured from the start of the exit and shared: it leaves [`ExitDeadline`] for
 //! the work ordered after [`ExitWork`] in the same frame (the cloud plugin's uploads of this
@@ -18,8 +18,6 @@
 
 use super::requests::collect_requests;
 use super::runner::{JobQueue, run_until_idle};
-#[cfg(doc)]
-use super::settings::{KeepsakeSettings, SaveOnExit};
 use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 use std::time::{Duration, Instant};

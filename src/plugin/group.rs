@@ -1,135 +1,136 @@
 //! [`KeepsakePlugins`]: the plugin group a game adds, its builder, and its members.
 //!
-//! | member | what it adds | without it |
-//! |---|---|---|
-//! | [`KeepsakeCorePlugin`] | the store (opened in `PreStartup`), requests → jobs on the task pool, loads, the listing ([`SaveSlots`]), [`KeepsakeStatus`], result events, play time, and at exit the end of the work already asked | nothing saves (required by every other member) |
-//! | [`AutosavePlugin`] | the autosave timer ([`KeepsakeSettings::autosave_every`]) and the autosave on focus loss ([`KeepsakeSettings::autosave_on_focus_loss`]) | no autosave; requests still save |
-//! | [`HotkeysPlugin`] | F5 / F9 ([`KeepsakeSettings::quicksave_key`], [`KeepsakeSettings::quickload_key`]) | no quicksave or quickload keys |
-//! | [`ExitSavePlugin`] | the exit save ([`KeepsakeSettings::save_on_exit`]) | no save on exit; work already asked still finishes |
-//! | [`CrashSavePlugin`] | the crash save: the newest state kept in memory every 5 s and written as an autosave when the game panics or gets SIGTERM, SIGINT or SIGHUP | a crash loses everything since the last save |
-//! | [`RewindPlugin`] | the rewind ring ([`RewindRing`], [`RewindRequest`]) | no rewind points; captures do not feed a ring |
+//! The group's builder sets what every member shares: the store (where, which profile, how
+//! many slots and backups, how files are encoded and sealed) and the schedule. Each member
+//! carries its own settings as public fields: `.set(Member { .., ..default() })` changes them,
+//! `.disable::<Member>()` turns the member off (one switch per behaviour).
+//!
+//! | member | what it adds | its fields | without it |
+//! |---|---|---|---|
+//! | [`KeepsakeCorePlugin`] | the store (opened in `PreStartup`), requests → jobs on the task pool, loads, the listing ([`SaveSlots`]), [`KeepsakeStatus`], result events, play time, and at exit the end of the work already asked | the game version and extras in each save, the save thread's priority, how loads apply, run-time asset handles ([`KeepsakeSettings`] at run time) | nothing saves (required by every other member) |
+//! | [`AutosavePlugin`] | autosaves on a timer of play time and, if asked, on focus loss | `every` (60 s), `on_focus_loss` ([`AutosaveTimer`] at run time: pause, reset, interval) | no autosave; requests still save |
+//! | [`HotkeysPlugin`] | quicksave and quickload keys | `quicksave` (F5), `quickload` (F9) | no quicksave or quickload keys |
+//! | [`ExitSavePlugin`] | the exit save, once armed | `save_on_exit` (off; [`SaveOnExit`] at run time) | no save on exit; work already asked still finishes |
+//! | [`CrashSavePlugin`] | the crash save: the newest state kept in memory and written as an autosave when the game panics or gets SIGTERM, SIGINT or SIGHUP | `every` (5 s), `target`, `write_wait`, `grace` | a crash loses everything since the last save |
+//! | [`RewindPlugin`] | the rewind ring ([`RewindRing`], [`RewindRequest`]) | `points`, `every`, `memory_budget` ([`RewindSettings`] at run time) | no rewind points; captures do not feed a ring |
 //!
 //! ```no_run
 //! use bevy::prelude::*;
 //! use bevy_keepsake::prelude::*;
+//! use std::time::Duration;
 //!
 //! App::new()
 //!     .add_plugins(DefaultPlugins)
-//!     // Everything but the F5 / F9 keys (the game binds its own).
-//!     .add_plugins(KeepsakePlugins::new("my-game").build().disable::<HotkeysPlugin>())
+//!     .add_plugins(
+//!         KeepsakePlugins::new("my-game")
+//!             .set(AutosavePlugin {
+//!                 every: Duration::from_secs(120),
+//!                 ..default()
+//!             })
+//!             // The game binds its own keys.
+//!             .disable::<HotkeysPlugin>(),
+//!     )
 //!     .run();
 //! ```
 
 use super::autosave::AutosavePlugin;
-use super::core::KeepsakeCorePlugin;
+use super::core::{KeepsakeCorePlugin, KeepsakeSchedule};
 use super::crash::CrashSavePlugin;
 use super::exit_save::ExitSavePlugin;
 use super::hotkeys::HotkeysPlugin;
-use super::rewind::{RewindPlugin, RewindSettings};
-use super::settings::{KeepsakeSettings, SaveOnExit};
+use super::rewind::RewindPlugin;
 use super::store::StoreOpener;
 #[cfg(doc)]
 use super::{
-    KeepsakeStatus, LoadRequest, RewindRequest, RewindRing, SaveCompleted, SaveRequest, SaveSlots,
+    AutosaveTimer, KeepsakeSettings, KeepsakeStatus, LoadRequest, RewindRequest, RewindRing,
+    RewindSettings, SaveOnExit, SaveRequest, SaveSlots,
 };
-use super::{LoadApply, SavePriority};
 use crate::format::{Compression, EncodeOptions, Limits, SealKey, Sealing, UnsealedSaves};
-use crate::snapshot::RuntimeAssetHandles;
 use crate::store::{FileSystem, OsFileSystem, ProfileName, SlotLayout};
 use bevy::app::PluginGroupBuilder;
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
 use bevy::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Crash-safe save slots for a Bevy game: add the group with a game id, register what is saved
 /// with [`register_saveable`](crate::snapshot::SaveableAppExt::register_saveable), and send
 /// [`SaveRequest`]s and [`LoadRequest`]s (or press F5 / F9).
 ///
-/// Works under `MinimalPlugins` (no window) and `DefaultPlugins`. The builder's settings go to
-/// the members (see the [module](self) for the table); a game turns a member off with
-/// `KeepsakePlugins::new("my-game").build().disable::<AutosavePlugin>()`.
+/// Works under `MinimalPlugins` (no window) and `DefaultPlugins`. The builder sets the store and
+/// the schedule, which every member shares; each member's own settings are its fields (see the
+/// [module](self) for the table): `KeepsakePlugins::new("my-game").set(AutosavePlugin { .. })`
+/// changes a member, `.build().disable::<AutosavePlugin>()` turns it off.
 #[derive(Clone)]
 pub struct KeepsakePlugins {
+    shared: SharedSettings,
+}
+
+/// What every member shares, set through the group's builder. The group hands it to the app
+/// through a member of its own that a game can neither set nor disable, so that
+/// `.set(KeepsakeCorePlugin { .. })` cannot drop the game id or the save root.
+#[derive(Clone)]
+struct SharedSettings {
     store: StoreOpener,
-    settings: KeepsakeSettings,
-    runtime_handles: RuntimeAssetHandles,
-    rewind: RewindSettings,
     schedule: InternedScheduleLabel,
+}
+
+impl Plugin for SharedSettings {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(self.store.clone())
+            .insert_resource(KeepsakeSchedule(self.schedule));
+    }
 }
 
 impl KeepsakePlugins {
     /// Saves under the platform's data directory for `game_id` (see
-    /// [`default_save_root`](crate::store::default_save_root)), profile `default`, autosave
-    /// every 60 s, F5 / F9, systems in `PreUpdate`.
+    /// [`default_save_root`](crate::store::default_save_root)), profile `default`, 10 manual
+    /// slots, 5 autosaves and 3 backups, systems in `PreUpdate`; each member with its defaults.
     pub fn new(game_id: impl Into<String>) -> Self {
         KeepsakePlugins {
-            store: StoreOpener {
-                game_id: game_id.into(),
-                save_root: None,
-                profile: ProfileName::default().as_str().to_owned(),
-                backups: 3,
-                layout: SlotLayout::default(),
-                encode: EncodeOptions::default(),
-                unsealed: UnsealedSaves::default(),
-                filesystem: Arc::new(OsFileSystem),
+            shared: SharedSettings {
+                store: StoreOpener {
+                    game_id: game_id.into(),
+                    save_root: None,
+                    profile: ProfileName::default().as_str().to_owned(),
+                    backups: 3,
+                    layout: SlotLayout::default(),
+                    encode: EncodeOptions::default(),
+                    unsealed: UnsealedSaves::default(),
+                    filesystem: Arc::new(OsFileSystem),
+                },
+                schedule: PreUpdate.intern(),
             },
-            settings: KeepsakeSettings::default(),
-            runtime_handles: RuntimeAssetHandles::default(),
-            rewind: RewindSettings::default(),
-            schedule: PreUpdate.intern(),
         }
     }
 
     /// Saves under `root` instead of the platform's data directory.
     #[must_use]
     pub fn save_root(mut self, root: impl Into<PathBuf>) -> Self {
-        self.store.save_root = Some(root.into());
+        self.shared.store.save_root = Some(root.into());
         self
     }
 
     /// Uses profile `name` (a folder under the save root; validated when the store opens).
     #[must_use]
     pub fn profile(mut self, name: impl Into<String>) -> Self {
-        self.store.profile = name.into();
-        self
-    }
-
-    /// Autosaves after this much play time (`Duration::ZERO`: never on a timer).
-    #[must_use]
-    pub fn autosave_every(mut self, interval: Duration) -> Self {
-        self.settings.autosave_every = interval;
-        self
-    }
-
-    /// The quicksave key (`None` disables it). Default F5.
-    #[must_use]
-    pub fn quicksave_key(mut self, key: Option<KeyCode>) -> Self {
-        self.settings.quicksave_key = key;
-        self
-    }
-
-    /// The quickload key (`None` disables it). Default F9.
-    #[must_use]
-    pub fn quickload_key(mut self, key: Option<KeyCode>) -> Self {
-        self.settings.quickload_key = key;
+        self.shared.store.profile = name.into();
         self
     }
 
     /// How many older generations each slot keeps as backups. Default 3.
     #[must_use]
     pub fn backups(mut self, generations: u16) -> Self {
-        self.store.backups = generations;
+        self.shared.store.backups = generations;
         self
     }
 
     /// The largest save payload, uncompressed, that is written or read. Default 256 MiB.
     #[must_use]
     pub fn max_save_size(mut self, bytes: u32) -> Self {
-        self.store.encode.limits = Limits {
+        self.shared.store.encode.limits = Limits {
             max_payload_uncompressed: bytes,
-            ..self.store.encode.limits
+            ..self.shared.store.encode.limits
         };
         self
     }
@@ -137,14 +138,14 @@ impl KeepsakePlugins {
     /// How many manual and autosave slots there are. Default 10 and 5.
     #[must_use]
     pub fn slots(mut self, manual: u16, auto: u16) -> Self {
-        self.store.layout = SlotLayout { manual, auto };
+        self.shared.store.layout = SlotLayout { manual, auto };
         self
     }
 
     /// Whether payloads are LZ4-compressed. Default yes.
     #[must_use]
     pub fn compression(mut self, compression: Compression) -> Self {
-        self.store.encode.compression = compression;
+        self.shared.store.encode.compression = compression;
         self
     }
 
@@ -160,7 +161,7 @@ impl KeepsakePlugins {
     /// debugger (see the README's "Sealed saves").
     #[must_use]
     pub fn seal(mut self, key: SealKey) -> Self {
-        self.store.encode.seal = Sealing::Key(key);
+        self.shared.store.encode.seal = Sealing::Key(key);
         self
     }
 
@@ -170,70 +171,14 @@ impl KeepsakePlugins {
     /// existing saves keep loading (each slot's next save is sealed).
     #[must_use]
     pub fn unsealed_saves(mut self, unsealed: UnsealedSaves) -> Self {
-        self.store.unsealed = unsealed;
-        self
-    }
-
-    /// The game's version, stored in every save.
-    #[must_use]
-    pub fn game_version(mut self, version: impl Into<String>) -> Self {
-        self.settings.game_version = version.into();
+        self.shared.store.unsealed = unsealed;
         self
     }
 
     /// Sends every filesystem call through `filesystem` (for tests: counting, fault injection).
     #[must_use]
     pub fn filesystem(mut self, filesystem: Arc<dyn FileSystem>) -> Self {
-        self.store.filesystem = filesystem;
-        self
-    }
-
-    /// Whether the app saves when it is about to exit (see [`SaveOnExit`]). Default off; games
-    /// usually turn it on at run time through [`KeepsakeSettings::save_on_exit`] once a play
-    /// session has started.
-    #[must_use]
-    pub fn save_on_exit(mut self, save: SaveOnExit) -> Self {
-        self.settings.save_on_exit = save;
-        self
-    }
-
-    /// What saves do with handles to assets made at run time (`Assets::add`), which have no path
-    /// to be saved by. Default [`RuntimeAssetHandles::Skip`]: the default handle in their place,
-    /// a warning once per field, and a count in [`SaveCompleted::handles_left_out`].
-    #[must_use]
-    pub fn runtime_asset_handles(mut self, policy: RuntimeAssetHandles) -> Self {
-        self.runtime_handles = policy;
-        self
-    }
-
-    /// Whether an autosave is made when the primary window loses focus. Default no.
-    #[must_use]
-    pub fn autosave_on_focus_loss(mut self, autosave: bool) -> Self {
-        self.settings.autosave_on_focus_loss = autosave;
-        self
-    }
-
-    /// The priority of the thread that encodes, compresses and writes each save (default
-    /// [`SavePriority::Low`]; also a field of [`KeepsakeSettings`]).
-    #[must_use]
-    pub fn save_priority(mut self, priority: SavePriority) -> Self {
-        self.settings.save_priority = priority;
-        self
-    }
-
-    /// The rewind ring's settings (see [`RewindSettings`]; also a resource, changeable at run
-    /// time). Default: 60 points, taken only on request, 64 MiB.
-    #[must_use]
-    pub fn rewind(mut self, settings: RewindSettings) -> Self {
-        self.rewind = settings;
-        self
-    }
-
-    /// How loads and rewinds change the saved entities already in the world (default
-    /// [`LoadApply::InPlace`]; also a field of [`KeepsakeSettings`]).
-    #[must_use]
-    pub fn load_apply(mut self, apply: LoadApply) -> Self {
-        self.settings.load_apply = apply;
+        self.shared.store.filesystem = filesystem;
         self
     }
 
@@ -241,7 +186,7 @@ impl KeepsakePlugins {
     /// their simulation from a schedule of their own). Saves capture and loads apply there.
     #[must_use]
     pub fn schedule(mut self, schedule: impl ScheduleLabel) -> Self {
-        self.schedule = schedule.intern();
+        self.shared.schedule = schedule.intern();
         self
     }
 }
@@ -249,16 +194,12 @@ impl KeepsakePlugins {
 impl PluginGroup for KeepsakePlugins {
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
-            .add(KeepsakeCorePlugin {
-                store: self.store,
-                settings: self.settings,
-                runtime_handles: self.runtime_handles,
-                schedule: self.schedule,
-            })
-            .add(AutosavePlugin)
-            .add(HotkeysPlugin)
-            .add(ExitSavePlugin)
+            .add(self.shared)
+            .add(KeepsakeCorePlugin::default())
+            .add(AutosavePlugin::default())
+            .add(HotkeysPlugin::default())
+            .add(ExitSavePlugin::default())
             .add(CrashSavePlugin::default())
-            .add(RewindPlugin::new(self.rewind))
+            .add(RewindPlugin::default())
     }
 }

@@ -12,7 +12,10 @@
 //!
 //! App::new()
 //!     .add_plugins(MinimalPlugins)
-//!     .add_plugins(KeepsakePlugins::new("my-game").autosave_every(Duration::from_secs(30)))
+//!     .add_plugins(KeepsakePlugins::new("my-game").set(AutosavePlugin {
+//!         every: Duration::from_secs(30),
+//!         ..default()
+//!     }))
 //!     .register_saveable::<Health>()
 //!     .add_observer(|saved: On<SaveCompleted>| info!("saved to {}", saved.slot))
 //!     .run();
@@ -24,7 +27,7 @@
 //! Bevy's input systems, in the [`KeepsakeSystems`] sets:
 //!
 //! 1. [`KeepsakeSystems::Requests`]: request messages, window focus loss and the autosave timer
-//!    ([`AutosaveTimer`]) become jobs; play time advances. (The quicksave and quickload keys are
+//!    ([`AutosaveTimer`], [`AutosavePlugin`]'s) become jobs; play time advances. (The quicksave and quickload keys are
 //!    read in `PreUpdate` just before, whatever the schedule, so each press counts once.)
 //! 2. [`KeepsakeSystems::Jobs`]: finished jobs are reported (a finished load is applied to the
 //!    world first), then waiting jobs whose slot is free start (a save captures the world here,
@@ -48,7 +51,8 @@
 //! # Where each step lives
 //!
 //! `group` is the builder and the group; `core` its required member, and `autosave`,
-//! `hotkeys`, `exit_save` and the `rewind` folder the others, each one plugin in one place.
+//! `hotkeys`, `exit_save` and the `crash` and `rewind` folders the others, each one plugin, its
+//! fields and its run-time resource in one place.
 //! In the order above: `requests` turns request messages into [`Job`]s (`job` is
 //! the vocabulary every module speaks: [`Job`], [`JobTarget`], [`SaveTarget`], [`SaveReason`],
 //! [`SlotAction`]); the `runner` folder runs them: `runner::queue` decides which wait, run and
@@ -88,7 +92,7 @@ pub(crate) mod thumbnail;
 mod unsaved;
 
 pub use crate::snapshot::RuntimeAssetHandles;
-pub use autosave::AutosavePlugin;
+pub use autosave::{AutosavePlugin, AutosaveTimer};
 pub use commands::KeepsakeCommandsExt;
 pub use core::{KeepsakeCorePlugin, KeepsakeSystems};
 pub use crash::{CrashSavePlugin, crash_image_armed};
@@ -98,7 +102,7 @@ pub use events::{
     RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
 pub use exit::PENDING_WORK_WAIT;
-pub use exit_save::ExitSavePlugin;
+pub use exit_save::{ExitSavePlugin, SaveOnExit};
 pub use group::KeepsakePlugins;
 pub use hotkeys::HotkeysPlugin;
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction, SlotIdReflect};
@@ -109,7 +113,7 @@ pub use rewind::{
     RewindPointFailed, RewindPointId, RewindPointRequest, RewindPointTaken, RewindRequest,
     RewindRing, RewindSettings, RewindTimer, RewindTo,
 };
-pub use settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime, SaveOnExit, SaveTitle};
+pub use settings::{KeepsakeSettings, LoadApply, Playtime, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
@@ -120,10 +124,3 @@ pub(crate) use {
     listing::ListingRefresh,
     store::StoreOpener,
 };
-
-/// The plugin group's name until this release.
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed `KeepsakePlugins`, a plugin group: `app.add_plugins(KeepsakePlugins::new(..))` as before"
-)]
-pub type KeepsakePlugin = KeepsakePlugins;

@@ -1002,7 +1002,7 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
 #[test]
 fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
     use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
-    use crate::plugin::{KeepsakePlugins, SaveOnExit};
+    use crate::plugin::{AutosavePlugin, ExitSavePlugin, KeepsakePlugins, SaveOnExit};
     use crate::snapshot::{Saveable, SaveableAppExt};
     use crate::store::{SlotStore, StoreConfig};
     use bevy::prelude::*;
@@ -1018,8 +1018,10 @@ fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
         .add_plugins(
             KeepsakePlugins::new("exit-thumbnail")
                 .save_root(dir.path())
-                .autosave_every(Duration::ZERO)
-                .save_on_exit(SaveOnExit::AUTOSAVE),
+                .set(ExitSavePlugin {
+                    save_on_exit: SaveOnExit::AUTOSAVE,
+                })
+                .disable::<AutosavePlugin>(),
         )
         // A wait far longer than the exit's: only a picture at hand can make it.
         .add_plugins(SaveThumbnailsPlugin::default().wait(1000, Duration::from_secs(60)))

@@ -9,6 +9,7 @@ use bevy::asset::{AssetLoadFailedEvent, AssetLoader, LoadContext, UntypedHandle}
 use bevy::prelude::*;
 use bevy::reflect::{GetTypeRegistration, TypePath};
 use bevy::time::TimeUpdateStrategy;
+use bevy_keepsake::plugin::KeepsakeCorePlugin;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::{RuntimeAssetHandles, SnapshotError};
 use serde::{Deserialize, Serialize};
@@ -97,8 +98,11 @@ fn app(dir: &Path, policy: RuntimeAssetHandles) -> App {
         .add_plugins(
             KeepsakePlugins::new("keepsake-asset-tests")
                 .save_root(dir.join("saves"))
-                .autosave_every(Duration::ZERO)
-                .runtime_asset_handles(policy),
+                .set(KeepsakeCorePlugin {
+                    runtime_asset_handles: policy,
+                    ..default()
+                })
+                .disable::<AutosavePlugin>(),
         )
         .register_saveable::<Looks>()
         .register_saveable::<Anything>()

@@ -81,7 +81,8 @@ fn app_with(save_root: &Path, sprites: Sprites) -> App {
         .add_plugins(
             KeepsakePlugins::new("keepsake-fixture-tests")
                 .save_root(save_root)
-                .autosave_every(Duration::ZERO),
+                .build()
+                .disable::<AutosavePlugin>(),
         )
         .register_saveable::<Transform>()
         .register_saveable::<Name>()

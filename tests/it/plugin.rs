@@ -4,12 +4,17 @@
 
 use crate::common;
 
-use bevy::app::Plugins;
+use bevy::app::{PluginGroupBuilder, Plugins};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::format::{SaveBundle, SaveMeta, SealKey, WorldState};
-use bevy_keepsake::plugin::{KeepsakeError, KeepsakeStore, Playtime, RewindRing, SlotAction};
+use bevy_keepsake::plugin::{
+    AutosaveTimer, CrashSavePlugin, KeepsakeCorePlugin, KeepsakeError, KeepsakeSettings,
+    KeepsakeStatus, KeepsakeStore, LoadApply, Playtime, RefreshSlots, RewindPlugin, RewindRing,
+    RewindSettings, SaveReason, SaveTarget, SlotAction, crash_image_armed,
+};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::snapshot::SaveKey;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
 use common::gate_fs::GateFs;
 use common::test_fs::{Fault, TestFs};
@@ -66,10 +71,24 @@ fn app_with<M>(plugin: impl Plugins<M>) -> App {
     app
 }
 
-fn plugin(root: &Path) -> KeepsakePlugins {
-    KeepsakePlugins::new("keepsake-tests")
-        .save_root(root)
-        .autosave_every(Duration::ZERO)
+/// The group saving under `root`, every member at its defaults.
+fn group(root: &Path) -> KeepsakePlugins {
+    KeepsakePlugins::new("keepsake-tests").save_root(root)
+}
+
+/// The group without timed autosaves: the tests ask for every save they wait for.
+fn quiet(group: KeepsakePlugins) -> PluginGroupBuilder {
+    group.build().disable::<AutosavePlugin>()
+}
+
+/// [`quiet`] [`group`]: saving under `root`, no timed autosaves.
+fn plugin(root: &Path) -> PluginGroupBuilder {
+    quiet(group(root))
+}
+
+/// The group with its exit save armed from the start.
+fn exit_saving(root: &Path, save_on_exit: SaveOnExit) -> PluginGroupBuilder {
+    plugin(root).set(ExitSavePlugin { save_on_exit })
 }
 
 /// Updates until `count` results have arrived (or fails after 10 s of real time).
@@ -246,22 +265,41 @@ fn f5_quicksaves_and_f9_quickloads() {
 }
 
 #[test]
-fn disabled_hotkeys_do_nothing() {
+fn the_hotkeys_member_binds_the_keys_it_is_set_with() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(plugin(dir.path()).quicksave_key(None).quickload_key(None));
+    let mut app = app_with(plugin(dir.path()).set(HotkeysPlugin {
+        quicksave: KeyCode::F6,
+        quickload: KeyCode::F10,
+    }));
     app.world_mut().spawn((Saveable, Health(5)));
     press(&mut app, KeyCode::F5);
+    press(&mut app, KeyCode::F9);
     for _ in 0..5 {
         app.update();
     }
     assert!(app.world().resource::<KeepsakeStatus>().is_idle());
-    assert!(app.world().resource::<Results>().0.is_empty());
+    assert!(
+        app.world().resource::<Results>().0.is_empty(),
+        "F5 and F9 are free"
+    );
+
+    press(&mut app, KeyCode::F6);
+    let results = run_until_results(&mut app, 1);
+    assert!(matches!(&results[0], Outcome::Saved(s) if s.slot == SlotId::Quick));
+    set_healths(&mut app, 0);
+    press(&mut app, KeyCode::F10);
+    let results = run_until_results(&mut app, 2);
+    assert!(matches!(&results[1], Outcome::Loaded(l) if l.slot == SlotId::Quick));
+    assert_eq!(healths(&mut app), [5]);
 }
 
 #[test]
 fn autosave_fires_at_the_interval_and_rotates_through_the_ring() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(plugin(dir.path()).autosave_every(Duration::from_secs(1)));
+    let mut app = app_with(group(dir.path()).set(AutosavePlugin {
+        every: Duration::from_secs(1),
+        ..default()
+    }));
     app.world_mut().spawn((Saveable, Health(1)));
     // 250 ms per update; the app has run one update already (with a zero first delta).
     for _ in 0..3 {
@@ -295,7 +333,7 @@ fn autosave_fires_at_the_interval_and_rotates_through_the_ring() {
 fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let gate = GateFs::closed();
-    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(gate.clone())));
+    let mut app = app_with(quiet(group(dir.path()).filesystem(Arc::new(gate.clone()))));
     app.world_mut().spawn((Saveable, Health(3)));
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
@@ -382,7 +420,7 @@ fn an_unusable_save_root_fails_saves_with_a_clear_error() {
 fn a_full_disk_fails_the_save_and_keeps_the_previous_one() {
     let dir = tempfile::tempdir().unwrap();
     let fs = TestFs::new();
-    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
+    let mut app = app_with(quiet(group(dir.path()).filesystem(Arc::new(fs.clone()))));
     app.world_mut().spawn((Saveable, Health(1)));
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
@@ -488,7 +526,7 @@ fn a_load_falls_back_to_a_backup_and_says_so() {
 fn a_sealed_game_writes_sealed_saves_and_loads_past_an_edited_one() {
     let dir = tempfile::tempdir().unwrap();
     let key = SealKey::from_bytes([0x42; 32]);
-    let mut app = app_with(plugin(dir.path()).seal(key));
+    let mut app = app_with(quiet(group(dir.path()).seal(key)));
     app.world_mut().spawn((Saveable, Health(1)));
     app.world_mut().resource_mut::<SaveTitle>().0 = "Docks".into();
     app.world_mut()
@@ -551,7 +589,7 @@ fn commands_and_autosave_requests_reach_the_store() {
 fn a_read_only_save_folder_fails_saves_and_keeps_loads_working() {
     let dir = tempfile::tempdir().unwrap();
     let fs = TestFs::new();
-    let mut app = app_with(plugin(dir.path()).filesystem(Arc::new(fs.clone())));
+    let mut app = app_with(quiet(group(dir.path()).filesystem(Arc::new(fs.clone()))));
     app.world_mut().spawn((Saveable, Health(1)));
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Quick));
@@ -628,17 +666,20 @@ fn building_the_app_touches_no_files_and_startup_opens_the_store() {
 }
 
 #[test]
-fn the_autosave_timer_can_be_read_and_reset_by_the_game() {
+fn the_autosave_timer_can_be_read_reset_paused_and_changed_by_the_game() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(plugin(dir.path()).autosave_every(Duration::from_secs(1)));
+    let mut app = app_with(group(dir.path()).set(AutosavePlugin {
+        every: Duration::from_secs(1),
+        ..default()
+    }));
     app.world_mut().spawn((Saveable, Health(1)));
     for _ in 0..3 {
         app.update(); // 750 ms of 1 s
     }
-    let settings = app.world().resource::<KeepsakeSettings>().clone();
     let timer = *app.world().resource::<AutosaveTimer>();
     assert_eq!(timer.elapsed(), Duration::from_millis(750));
-    assert_eq!(timer.remaining(&settings), Some(Duration::from_millis(250)));
+    assert_eq!(timer.every(), Duration::from_secs(1));
+    assert_eq!(timer.remaining(), Some(Duration::from_millis(250)));
     app.world_mut().resource_mut::<AutosaveTimer>().reset();
     for _ in 0..3 {
         app.update();
@@ -649,16 +690,40 @@ fn the_autosave_timer_can_be_read_and_reset_by_the_game() {
     }
     let results = run_until_results(&mut app, 1);
     assert!(matches!(&results[0], Outcome::Saved(s) if s.reason == SaveReason::Autosave));
-    app.world_mut()
-        .resource_mut::<KeepsakeSettings>()
-        .autosave_every = Duration::ZERO;
-    app.update();
+
+    app.world_mut().resource_mut::<AutosaveTimer>().pause();
+    for _ in 0..12 {
+        app.update(); // 3 s of play
+    }
+    let timer = *app.world().resource::<AutosaveTimer>();
+    assert_eq!(timer.remaining(), None);
+    assert!(timer.elapsed() < Duration::from_secs(1), "{timer:?}");
+    assert_eq!(app.world().resource::<Results>().0.len(), 1, "paused");
+
+    let mut timer = app.world_mut().resource_mut::<AutosaveTimer>();
+    timer.unpause();
+    timer.set_every(Duration::from_secs(30));
+    for _ in 0..12 {
+        app.update();
+    }
     assert_eq!(
-        app.world()
-            .resource::<AutosaveTimer>()
-            .remaining(app.world().resource::<KeepsakeSettings>()),
-        None
+        app.world().resource::<Results>().0.len(),
+        1,
+        "30 s not reached"
     );
+    assert!(app.world().resource::<AutosaveTimer>().remaining() > Some(Duration::from_secs(20)));
+}
+
+#[test]
+#[should_panic(expected = "an autosave interval of zero")]
+fn an_autosave_interval_of_zero_is_refused_naming_the_switches() {
+    let dir = tempfile::tempdir().unwrap();
+    App::new()
+        .add_plugins(MinimalPlugins)
+        .add_plugins(group(dir.path()).set(AutosavePlugin {
+            every: Duration::ZERO,
+            ..default()
+        }));
 }
 
 #[test]
@@ -696,7 +761,7 @@ fn the_plugin_runs_in_the_schedule_the_game_chose() {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .init_schedule(SaveTick)
-        .add_plugins(plugin(dir.path()).schedule(SaveTick))
+        .add_plugins(quiet(group(dir.path()).schedule(SaveTick)))
         .register_saveable::<Health>();
     app.world_mut().spawn((Saveable, Health(2)));
     app.update();
@@ -742,7 +807,8 @@ fn public_resources_and_events_are_registered_for_reflection() {
     let registry = app.world().resource::<AppTypeRegistry>().read();
     for path in [
         "bevy_keepsake::plugin::settings::KeepsakeSettings",
-        "bevy_keepsake::plugin::settings::AutosaveTimer",
+        "bevy_keepsake::plugin::exit_save::SaveOnExit",
+        "bevy_keepsake::plugin::rewind::settings::RewindSettings",
         "bevy_keepsake::plugin::status::KeepsakeStatus",
         "bevy_keepsake::plugin::events::SaveRequest",
         "bevy_keepsake::plugin::events::SaveCompleted",
@@ -762,7 +828,7 @@ fn public_resources_and_events_are_registered_for_reflection() {
         .world()
         .resource::<KeepsakeSettings>()
         .as_partial_reflect();
-    assert!(format!("{settings:?}").contains("autosave_every"));
+    assert!(format!("{settings:?}").contains("load_apply"));
 }
 
 /// A headless app that runs its own loop (like a game's `main`) and exits by itself: `exit`
@@ -799,10 +865,9 @@ fn saved_healths(root: &Path, slot: SlotId) -> Option<Vec<u32>> {
 #[test]
 fn save_on_exit_is_on_disk_when_app_run_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = exiting_app(
-        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
-        |_, frame| frame == 3,
-    );
+    let mut app = exiting_app(exit_saving(dir.path(), SaveOnExit::AUTOSAVE), |_, frame| {
+        frame == 3
+    });
     assert_eq!(app.run(), AppExit::Success);
     assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), Some(vec![42]));
 }
@@ -814,10 +879,9 @@ fn a_change_ordered_before_on_app_exit_systems_is_in_the_exit_save() {
     use bevy::app::OnAppExitSystems;
     use bevy::window::ExitSystems;
     let dir = tempfile::tempdir().unwrap();
-    let mut app = exiting_app(
-        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
-        |_, frame| frame == 3,
-    );
+    let mut app = exiting_app(exit_saving(dir.path(), SaveOnExit::AUTOSAVE), |_, frame| {
+        frame == 3
+    });
     app.add_systems(
         Last,
         (|mut healths: Query<&mut Health>| healths.iter_mut().for_each(|mut h| h.0 = 7))
@@ -850,7 +914,7 @@ fn save_on_exit_can_be_turned_on_while_the_game_runs() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = exiting_app(plugin(dir.path()), |world, frame| {
         if frame == 2 {
-            world.resource_mut::<KeepsakeSettings>().save_on_exit = SaveOnExit::On {
+            *world.resource_mut::<SaveOnExit>() = SaveOnExit::On {
                 target: SaveTarget::Slot(SlotId::Manual(4)),
                 max_wait: Duration::from_secs(10),
             };
@@ -866,7 +930,7 @@ fn closing_the_primary_window_saves_before_the_app_exits() {
     use bevy::window::{WindowCloseRequested, WindowPlugin};
     let dir = tempfile::tempdir().unwrap();
     let mut app = exiting_app(
-        plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE),
+        exit_saving(dir.path(), SaveOnExit::AUTOSAVE),
         |world, frame| {
             if frame == 3 {
                 let window = world
@@ -887,12 +951,12 @@ fn closing_the_primary_window_saves_before_the_app_exits() {
 fn an_exit_save_that_cannot_finish_in_time_lets_the_app_close() {
     let dir = tempfile::tempdir().unwrap();
     let gate = GateFs::closed();
-    let plugin = plugin(dir.path())
-        .filesystem(Arc::new(gate.clone()))
-        .save_on_exit(SaveOnExit::On {
+    let plugin = quiet(group(dir.path()).filesystem(Arc::new(gate.clone()))).set(ExitSavePlugin {
+        save_on_exit: SaveOnExit::On {
             target: SaveTarget::Slot(SlotId::Quick),
             max_wait: Duration::from_millis(50),
-        });
+        },
+    });
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut app = exiting_app(plugin, |_, frame| frame == 2);
@@ -911,11 +975,17 @@ fn an_exit_save_that_cannot_finish_in_time_lets_the_app_close() {
 }
 
 #[test]
-fn losing_window_focus_autosaves_when_asked_to() {
+fn losing_window_focus_autosaves_when_asked_to_and_not_while_paused() {
     use bevy::window::{PrimaryWindow, WindowFocused};
     let dir = tempfile::tempdir().unwrap();
-    for autosave in [false, true] {
-        let mut app = app_with(plugin(dir.path()).autosave_on_focus_loss(autosave));
+    for (on_focus_loss, paused) in [(false, false), (true, false), (true, true)] {
+        let mut app = app_with(group(dir.path()).set(AutosavePlugin {
+            on_focus_loss,
+            ..default()
+        }));
+        if paused {
+            app.world_mut().resource_mut::<AutosaveTimer>().pause();
+        }
         app.world_mut().spawn((Saveable, Health(1)));
         let window = app.world_mut().spawn(PrimaryWindow).id();
         app.world_mut().write_message(WindowFocused {
@@ -924,7 +994,11 @@ fn losing_window_focus_autosaves_when_asked_to() {
         });
         app.update();
         let status = app.world().resource::<KeepsakeStatus>().clone();
-        assert_eq!(status.is_saving(), autosave, "{status:?}");
+        assert_eq!(
+            status.is_saving(),
+            on_focus_loss && !paused,
+            "{on_focus_loss} {paused}: {status:?}"
+        );
     }
 }
 
@@ -965,8 +1039,12 @@ fn a_filter_on_a_component_that_is_not_saved_is_refused_at_startup() {
 #[test]
 fn without_the_autosave_plugin_the_timer_saves_nothing_and_requests_still_save() {
     let dir = tempfile::tempdir().unwrap();
-    let plugins = plugin(dir.path()).autosave_every(Duration::from_secs(1));
-    let mut app = app_with(plugins.build().disable::<AutosavePlugin>());
+    let plugins = group(dir.path()).set(AutosavePlugin {
+        every: Duration::from_secs(1),
+        on_focus_loss: true,
+    });
+    let mut app = app_with(plugins.disable::<AutosavePlugin>());
+    assert!(app.world().get_resource::<AutosaveTimer>().is_none());
     app.world_mut().spawn((Saveable, Health(1)));
     // 5 s of play at 250 ms a frame: five autosaves with the member (see the test above).
     for _ in 0..20 {
@@ -988,7 +1066,7 @@ fn without_the_autosave_plugin_the_timer_saves_nothing_and_requests_still_save()
 #[test]
 fn without_the_hotkeys_plugin_f5_does_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(plugin(dir.path()).build().disable::<HotkeysPlugin>());
+    let mut app = app_with(plugin(dir.path()).disable::<HotkeysPlugin>());
     app.world_mut().spawn((Saveable, Health(1)));
     press(&mut app, KeyCode::F5);
     for _ in 0..8 {
@@ -1002,16 +1080,13 @@ fn without_the_hotkeys_plugin_f5_does_nothing() {
 #[test]
 fn without_the_exit_save_plugin_no_exit_save_but_a_save_asked_at_exit_lands() {
     let dir = tempfile::tempdir().unwrap();
-    let plugins = plugin(dir.path()).save_on_exit(SaveOnExit::AUTOSAVE);
-    let mut app = exiting_app(
-        plugins.build().disable::<ExitSavePlugin>(),
-        |world, frame| {
-            if frame == 3 {
-                world.write_message(SaveRequest::slot(SlotId::Manual(2)));
-            }
-            frame == 3
-        },
-    );
+    let plugins = exit_saving(dir.path(), SaveOnExit::AUTOSAVE);
+    let mut app = exiting_app(plugins.disable::<ExitSavePlugin>(), |world, frame| {
+        if frame == 3 {
+            world.write_message(SaveRequest::slot(SlotId::Manual(2)));
+        }
+        frame == 3
+    });
     assert_eq!(app.run(), AppExit::Success);
     assert_eq!(saved_healths(dir.path(), SlotId::Auto(0)), None);
     assert_eq!(saved_healths(dir.path(), SlotId::Manual(2)), Some(vec![42]));
@@ -1020,7 +1095,7 @@ fn without_the_exit_save_plugin_no_exit_save_but_a_save_asked_at_exit_lands() {
 #[test]
 fn without_the_rewind_plugin_there_is_no_ring_and_saves_and_loads_work() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(plugin(dir.path()).build().disable::<RewindPlugin>());
+    let mut app = app_with(plugin(dir.path()).disable::<RewindPlugin>());
     assert!(app.world().get_resource::<RewindRing>().is_none());
     app.world_mut().spawn((Saveable, Health(3)));
     app.world_mut()
@@ -1040,5 +1115,116 @@ fn without_the_rewind_plugin_there_is_no_ring_and_saves_and_loads_work() {
 fn a_member_without_the_core_plugin_names_what_is_missing() {
     App::new()
         .add_plugins(MinimalPlugins)
-        .add_plugins(AutosavePlugin);
+        .add_plugins(AutosavePlugin::default());
+}
+
+#[test]
+#[should_panic(expected = "AutosavePlugin needs KeepsakeCorePlugin")]
+fn disabling_the_core_member_names_the_first_member_that_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    App::new()
+        .add_plugins(MinimalPlugins)
+        .add_plugins(group(dir.path()).build().disable::<KeepsakeCorePlugin>());
+}
+
+#[test]
+#[should_panic(expected = "KeepsakeCorePlugin is a member of KeepsakePlugins")]
+fn the_core_member_alone_points_to_the_group() {
+    App::new()
+        .add_plugins(MinimalPlugins)
+        .add_plugins(KeepsakeCorePlugin::default());
+}
+
+/// `.set(KeepsakeCorePlugin { .. })` changes the core's settings and keeps the group's: the
+/// save lands under the group's save root, with the member's game version and extras.
+#[test]
+fn the_core_member_carries_its_settings_and_keeps_the_groups_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = KeepsakeCorePlugin {
+        game_version: "2.1.0".into(),
+        save_extras: [("mods".to_owned(), "none".to_owned())].into(),
+        load_apply: LoadApply::Respawn,
+        ..default()
+    };
+    let mut app = app_with(plugin(dir.path()).set(core));
+    let settings = app.world().resource::<KeepsakeSettings>();
+    assert_eq!(settings.load_apply, LoadApply::Respawn);
+    assert_eq!(settings.game_version, "2.1.0");
+    app.world_mut().spawn((Saveable, Health(4)));
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(1)));
+    let results = run_until_results(&mut app, 1);
+    let Outcome::Saved(saved) = &results[0] else {
+        panic!("{results:?}");
+    };
+    assert_eq!(saved.meta.game_version, "2.1.0");
+    assert_eq!(
+        saved.meta.extras.get("mods").map(String::as_str),
+        Some("none")
+    );
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    assert_eq!(store.generations(SlotId::Manual(1)).unwrap(), [1]);
+}
+
+/// `.set(RewindPlugin { .. })` starts the ring's settings resource from its fields: a point
+/// every frame, at most three kept.
+#[test]
+fn the_rewind_member_starts_the_ring_with_its_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(plugin(dir.path()).set(RewindPlugin {
+        points: 3,
+        every: Duration::from_millis(250),
+        memory_budget: 1 << 20,
+    }));
+    assert_eq!(
+        *app.world().resource::<RewindSettings>(),
+        RewindSettings {
+            points: 3,
+            every: Duration::from_millis(250),
+            memory_budget: 1 << 20,
+        }
+    );
+    app.world_mut().spawn((Saveable, Health(1)));
+    for frame in 0..30u32 {
+        set_healths(&mut app, frame);
+        app.update();
+    }
+    let ring = app.world().resource::<RewindRing>();
+    assert_eq!(
+        ring.len(),
+        3,
+        "points taken on the timer, the oldest dropped"
+    );
+}
+
+/// `.set(CrashSavePlugin { .. })` keeps crash images at the member's interval: every
+/// millisecond arms within a few frames, every hour does not (each frame here advances real
+/// time by 250 ms too, so the default 5 s would be reached); disabled, there is no image.
+#[test]
+fn the_crash_save_member_keeps_images_at_its_interval_and_none_when_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let every = |every| CrashSavePlugin { every, ..default() };
+    for (member, enabled, arms) in [
+        (every(Duration::from_millis(1)), true, true),
+        (every(Duration::from_secs(3600)), true, false),
+        (every(Duration::from_millis(1)), false, false),
+    ] {
+        let mut group = plugin(dir.path()).set(member);
+        if !enabled {
+            group = group.disable::<CrashSavePlugin>();
+        }
+        let started = Instant::now();
+        let mut app = app_with(group);
+        app.world_mut().spawn((Saveable, Health(1)));
+        while !crash_image_armed(app.world()) && started.elapsed() < Duration::from_secs(2) {
+            app.update();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(
+            crash_image_armed(app.world()),
+            arms,
+            "{member:?}, enabled {enabled}, after {:?}",
+            started.elapsed()
+        );
+    }
 }

@@ -7,6 +7,7 @@
 use crate::common::keepsake_app::{self, Seen};
 use bevy::asset::AssetPlugin;
 use bevy::prelude::*;
+use bevy_keepsake::plugin::RestoredFrom;
 use bevy_keepsake::prelude::*;
 
 /// Which cells are open. Saved.

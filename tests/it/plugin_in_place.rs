@@ -6,7 +6,7 @@
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::plugin::{LoadApply, RewindSettings, RewindTo};
+use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadApply, RewindCompleted, RewindTo};
 use bevy_keepsake::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -48,9 +48,11 @@ fn app(root: &Path, apply: LoadApply) -> App {
         .add_plugins(
             KeepsakePlugins::new("keepsake-in-place-tests")
                 .save_root(root)
-                .autosave_every(Duration::ZERO)
-                .load_apply(apply)
-                .rewind(RewindSettings::default()),
+                .set(KeepsakeCorePlugin {
+                    load_apply: apply,
+                    ..default()
+                })
+                .disable::<AutosavePlugin>(),
         )
         .register_saveable::<Health>()
         .register_saveable::<Shield>()

@@ -8,10 +8,11 @@ use crate::common::real_world::{self, GameClock, Stats, UnitId, Weather};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{
-    RewindCompleted, RewindError, RewindFailed, RewindPointTaken, RewindRing, RewindSettings,
+    RewindCompleted, RewindError, RewindFailed, RewindPlugin, RewindPointTaken, RewindRing,
     RewindTo,
 };
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::snapshot::SaveKey;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -27,7 +28,7 @@ struct Seen {
     loaded: usize,
 }
 
-fn app(root: &Path, settings: RewindSettings, entities: u32) -> App {
+fn app(root: &Path, settings: RewindPlugin, entities: u32) -> App {
     let mut app = real_world::app();
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
@@ -35,8 +36,8 @@ fn app(root: &Path, settings: RewindSettings, entities: u32) -> App {
         .add_plugins(
             KeepsakePlugins::new("keepsake-rewind-tests")
                 .save_root(root)
-                .autosave_every(Duration::ZERO)
-                .rewind(settings),
+                .set(settings)
+                .disable::<AutosavePlugin>(),
         )
         .init_resource::<Seen>()
         .add_observer(|e: On<RewindPointTaken>, mut seen: ResMut<Seen>| seen.taken.push(*e.event()))
@@ -151,7 +152,7 @@ fn add_level(app: &mut App) {
 #[test]
 fn a_rewind_brings_back_exactly_the_world_of_its_point() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), RewindSettings::default(), 2000);
+    let mut app = app(dir.path(), RewindPlugin::default(), 2000);
     add_level(&mut app);
     let (mut rng, mut next_id) = (Rng::new(26), 1_000_000);
 
@@ -211,7 +212,7 @@ fn a_rewind_brings_back_exactly_the_world_of_its_point() {
 #[test]
 fn the_timer_takes_points_and_the_ring_drops_the_oldest_beyond_its_count() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = RewindSettings {
+    let settings = RewindPlugin {
         points: 4,
         every: FRAME * 2,
         ..Default::default()
@@ -238,7 +239,7 @@ fn the_timer_takes_points_and_the_ring_drops_the_oldest_beyond_its_count() {
 #[test]
 fn over_its_memory_budget_the_ring_keeps_only_what_fits_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = RewindSettings {
+    let settings = RewindPlugin {
         memory_budget: 1,
         ..Default::default()
     };
@@ -254,7 +255,7 @@ fn over_its_memory_budget_the_ring_keeps_only_what_fits_and_says_so() {
 #[test]
 fn rewinding_to_a_point_the_ring_does_not_hold_fails_and_leaves_the_world() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), RewindSettings::default(), 100);
+    let mut app = app(dir.path(), RewindPlugin::default(), 100);
     let before = state(&mut app);
     for to in [RewindTo::Back(1), RewindTo::Ago(Duration::ZERO)] {
         app.world_mut().commands().rewind_to(to);
@@ -289,7 +290,7 @@ fn rewinding_to_a_point_the_ring_does_not_hold_fails_and_leaves_the_world() {
 #[test]
 fn rewinding_by_time_goes_to_the_newest_point_at_least_that_old() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), RewindSettings::default(), 100);
+    let mut app = app(dir.path(), RewindPlugin::default(), 100);
     add_level(&mut app);
     let (mut rng, mut next_id) = (Rng::new(5), 2_000_000);
     let mut states = Vec::new();
@@ -318,7 +319,7 @@ fn rewinding_by_time_goes_to_the_newest_point_at_least_that_old() {
 #[test]
 fn loading_a_slot_clears_the_ring() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), RewindSettings::default(), 100);
+    let mut app = app(dir.path(), RewindPlugin::default(), 100);
     app.world_mut().commands().save(SlotId::Quick);
     take_point(&mut app);
     take_point(&mut app);
@@ -332,7 +333,7 @@ fn loading_a_slot_clears_the_ring() {
 #[test]
 fn a_point_asked_for_during_a_rewind_is_taken_once_it_lands() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), RewindSettings::default(), 300);
+    let mut app = app(dir.path(), RewindPlugin::default(), 300);
     add_level(&mut app);
     take_point(&mut app);
     let first = state(&mut app);

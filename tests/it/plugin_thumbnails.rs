@@ -35,7 +35,8 @@ fn app(root: &std::path::Path, capture: Option<ThumbnailCapture>) -> App {
         .add_plugins(
             KeepsakePlugins::new("thumbnail-tests")
                 .save_root(root)
-                .autosave_every(Duration::ZERO),
+                .build()
+                .disable::<AutosavePlugin>(),
         )
         .register_saveable::<Marker>()
         .init_resource::<Seen>()

@@ -5,7 +5,7 @@
 //! ```no_run
 //! use bevy::prelude::*;
 //! use bevy_keepsake::prelude::*;
-//! use bevy_keepsake::plugin::{RewindSettings, RewindTo};
+//! use bevy_keepsake::plugin::{RewindPlugin, RewindTo};
 //! use std::time::Duration;
 //!
 //! fn rewind_key(keys: Res<ButtonInput<KeyCode>>, mut commands: Commands) {
@@ -16,9 +16,9 @@
 //!
 //! App::new()
 //!     .add_plugins(DefaultPlugins)
-//!     .add_plugins(KeepsakePlugins::new("my-game").rewind(RewindSettings {
+//!     .add_plugins(KeepsakePlugins::new("my-game").set(RewindPlugin {
 //!         every: Duration::from_millis(500),
-//!         ..Default::default()
+//!         ..default()
 //!     }))
 //!     .add_systems(Update, rewind_key)
 //!     .run();
@@ -71,27 +71,49 @@ use crate::plugin::core::KeepsakeSystems;
 use crate::plugin::core::schedule_of;
 use crate::plugin::{listing, runner};
 use bevy::prelude::*;
+use std::time::Duration;
 
-/// The rewind ring: points taken on request or on a timer ([`RewindSettings`]), kept in
-/// memory, and rewinds to them. A member of [`KeepsakePlugins`](crate::plugin::KeepsakePlugins)
-/// (which passes it [`KeepsakePlugins::rewind`](crate::plugin::KeepsakePlugins::rewind)'s
-/// settings); without it, captures feed no ring and rewind requests go unread.
-#[derive(Clone, Debug, Default)]
+/// The rewind ring: points taken on request or on a timer, kept in memory, and rewinds to them.
+/// A member of [`KeepsakePlugins`](crate::plugin::KeepsakePlugins), on by default; without it
+/// (`.disable::<RewindPlugin>()`), captures feed no ring and rewind requests go unread. Its
+/// fields are the starting values of the [`RewindSettings`] resource, changeable at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RewindPlugin {
-    settings: RewindSettings,
+    /// The most points the ring holds (at least one is kept); the oldest goes when a new one
+    /// would exceed it. Default 60.
+    pub points: usize,
+    /// Time ([`Time`], which stops while the game is paused) between points the ring takes by
+    /// itself; `Duration::ZERO` (the default): only on request.
+    pub every: Duration,
+    /// The most bytes the points may hold ([`RewindRing::memory`]); the oldest go when a new
+    /// point exceeds it (the newest always stays). Default 64 MiB.
+    pub memory_budget: usize,
 }
 
-impl RewindPlugin {
-    /// The ring with these settings (also a resource, changeable at run time).
-    pub fn new(settings: RewindSettings) -> Self {
-        RewindPlugin { settings }
+impl Default for RewindPlugin {
+    fn default() -> Self {
+        let RewindSettings {
+            points,
+            every,
+            memory_budget,
+        } = RewindSettings::default();
+        RewindPlugin {
+            points,
+            every,
+            memory_budget,
+        }
     }
 }
 
 impl Plugin for RewindPlugin {
     fn build(&self, app: &mut App) {
         let schedule = schedule_of(app, "RewindPlugin");
-        add_resources(app, self.settings.clone());
+        let settings = RewindSettings {
+            points: self.points,
+            every: self.every,
+            memory_budget: self.memory_budget,
+        };
+        add_resources(app, settings);
         add_messages(app);
         // After the runner: a rewind and a load finishing in one frame are seen in that order.
         app.add_systems(

@@ -4,20 +4,21 @@
 use bevy::prelude::*;
 use std::time::Duration;
 
-/// The rewind ring's settings; change them at any time (a smaller count or budget takes effect
-/// at the next point).
+/// The rewind ring's settings while the game runs, starting from
+/// [`RewindPlugin`](super::RewindPlugin)'s fields; change them at any time (a smaller count or
+/// budget takes effect at the next point).
 ///
 /// ```
-/// use bevy_keepsake::plugin::{KeepsakePlugins, RewindSettings};
+/// use bevy::prelude::*;
+/// use bevy_keepsake::plugin::RewindSettings;
 /// use std::time::Duration;
 ///
-/// // "Rewind time": a point every half second, the last 30 seconds.
-/// let plugin = KeepsakePlugins::new("my-game").rewind(RewindSettings {
-///     points: 60,
-///     every: Duration::from_millis(500),
-///     ..Default::default()
-/// });
-/// # let _ = plugin;
+/// // "Rewind time" only during a boss fight: a point every half second, the last 30 seconds.
+/// fn boss_fight_begins(mut settings: ResMut<RewindSettings>) {
+///     settings.every = Duration::from_millis(500);
+///     settings.points = 60;
+/// }
+/// # let _ = boss_fight_begins;
 /// ```
 #[derive(Resource, Clone, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, PartialEq, Default)]

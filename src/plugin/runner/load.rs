@@ -25,7 +25,7 @@ use crate::plugin::capture::capture;
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{LoadCompleted, LoadFailed, SaveCompleted, report};
 use crate::plugin::pool::task_pool;
-use crate::plugin::settings::{AutosaveTimer, KeepsakeSettings, LoadApply, Playtime};
+use crate::plugin::settings::{KeepsakeSettings, LoadApply, Playtime};
 use crate::plugin::{restored, unsaved};
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, EntityRecord, LoadMode, PendingSnapshot, PreparedLoad,
@@ -313,8 +313,6 @@ fn apply(world: &mut World, slot: SlotId, output: LoadOutput) {
     };
     let apply_time = started.elapsed();
     world.resource_mut::<Playtime>().0 = output.meta.playtime;
-    // A timed autosave right after a load would spend a ring slot on the state just loaded.
-    world.resource_mut::<AutosaveTimer>().reset();
     let restored_from_backup = !output.skipped.is_empty();
     if restored_from_backup {
         warn!(

@@ -42,8 +42,8 @@ use std::collections::BTreeMap;
 pub const MAX_ASSET_PATH_LEN: usize = 1024;
 
 /// What a save does with a handle to an asset made at run time (`Assets::add`), which has no
-/// path to be saved by. Insert it as a resource (or use
-/// [`KeepsakePlugins::runtime_asset_handles`](crate::plugin::KeepsakePlugins::runtime_asset_handles));
+/// path to be saved by. Insert it as a resource (or set
+/// [`KeepsakeCorePlugin::runtime_asset_handles`](crate::plugin::KeepsakeCorePlugin::runtime_asset_handles));
 /// without one, [`Skip`](Self::Skip) applies.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]

@@ -11,7 +11,7 @@ use bevy_keepsake::cloud::{
     CloudExitUpload, CloudPlugin, CloudStatus, CloudUploaded, ExitUploadOutcome, RemoteName,
     STATE_FILE, SlotSync,
 };
-use bevy_keepsake::plugin::KeepsakeStore;
+use bevy_keepsake::plugin::{KeepsakeStore, SaveTarget};
 use bevy_keepsake::prelude::*;
 use std::path::Path;
 use std::time::Duration;
@@ -42,8 +42,10 @@ fn game_syncing_with(root: &Path, cloud_url: String, on_exit: SaveOnExit) -> App
         .add_plugins(
             KeepsakePlugins::new(GAME)
                 .save_root(root)
-                .autosave_every(Duration::ZERO)
-                .save_on_exit(on_exit),
+                .set(ExitSavePlugin {
+                    save_on_exit: on_exit,
+                })
+                .disable::<AutosavePlugin>(),
         )
         .add_plugins(
             CloudPlugin::new(cloud_url)

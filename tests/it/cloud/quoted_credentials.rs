@@ -11,6 +11,7 @@ use bevy::log::tracing_subscriber;
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{CloudExitUpload, CloudPlugin, CloudStatus, Remote};
+use bevy_keepsake::plugin::SaveTarget;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::StoreConfig;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -290,11 +291,13 @@ fn the_cloud_status_and_the_log_show_no_credential_a_storage_quoted() {
         .add_plugins(
             KeepsakePlugins::new(GAME)
                 .save_root(root.path())
-                .autosave_every(Duration::ZERO)
-                .save_on_exit(SaveOnExit::On {
-                    target: SaveTarget::Slot(SlotId::Manual(3)),
-                    max_wait: Duration::from_secs(20),
-                }),
+                .set(ExitSavePlugin {
+                    save_on_exit: SaveOnExit::On {
+                        target: SaveTarget::Slot(SlotId::Manual(3)),
+                        max_wait: Duration::from_secs(20),
+                    },
+                })
+                .disable::<AutosavePlugin>(),
         )
         .add_plugins(
             CloudPlugin::new(url_with_credentials(&server.endpoint(), &token))

@@ -35,7 +35,8 @@ pub fn app(root: &Path) -> App {
         .add_plugins(
             KeepsakePlugins::new("keepsake-game-tests")
                 .save_root(root)
-                .autosave_every(Duration::ZERO),
+                .build()
+                .disable::<AutosavePlugin>(),
         )
         .init_resource::<Seen>()
         .add_observer(|e: On<SaveCompleted>, mut seen: ResMut<Seen>| {
