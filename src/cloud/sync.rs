@@ -564,6 +564,7 @@ impl SyncCore {
         round: &mut SyncRound,
     ) -> Option<CloudError> {
         let mut first_error = None;
+        let mut frozen = HashMap::new();
         for (name, object) in listing {
             let text = name.to_string();
             // A save damaged here is fetched again, its own device's included. Otherwise a save
@@ -589,6 +590,9 @@ impl SyncCore {
                 }
                 continue;
             }
+            if self.frozen_here(name.slot, &mut frozen) {
+                continue;
+            }
             let recorded = match self.download(name, object).await {
                 // Written as each import lands, so a crash later in the round loses no
                 // conflict it recorded.
@@ -603,6 +607,16 @@ impl SyncCore {
             }
         }
         first_error
+    }
+
+    /// Whether `slot` here holds a newer build's save, which takes no import (asked once a
+    /// round per slot, in `asked`): its remote saves are not fetched now, nor recorded as
+    /// refused, since what stops them is this slot, not the files. Once the player deletes the
+    /// slot (or the newer build's file leaves it), the next round fetches them. A slot that
+    /// cannot be asked now counts as free: the import decides.
+    fn frozen_here(&self, slot: SlotId, asked: &mut HashMap<SlotId, bool>) -> bool {
+        let holds = || self.store.holds_newer_format(slot).unwrap_or(false);
+        *asked.entry(slot).or_insert_with(holds)
     }
 
     /// Records what became of one downloaded file.
@@ -623,9 +637,15 @@ impl SyncCore {
                     round.arrived.push(*receipt);
                 }
             }
-            Err(Rejection::NewerFormat { .. } | Rejection::SlotHoldsNewerFormat(_)) => {
+            // The file itself is from a newer format: not fetched again until an update.
+            Err(Rejection::NewerFormat { .. }) => {
                 self.state.note_newer_format(text);
             }
+            // The local slot refused it (a newer build's save came there since the round
+            // looked): nothing about the file is recorded, so it is fetched once the slot
+            // takes saves again (see `frozen_here`). Remembered under the file's name, it
+            // would never come, though the player deleted the slot.
+            Err(Rejection::SlotHoldsNewerFormat(_)) => {}
             Err(rejection) => {
                 let reason = rejection.to_string();
                 self.state.refused.insert(text.clone(), reason.clone());

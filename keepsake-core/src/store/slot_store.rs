@@ -796,6 +796,23 @@ impl SlotStore {
         Ok(())
     }
 
+    /// Whether `slot` holds a save from a newer format version at any position: this build
+    /// places no save in it, its own or an imported one ([`StoreError::NewerFormat`]), until
+    /// the player deletes the slot or the newer build's file leaves it. Reads each
+    /// generation's 40-byte header; a header that cannot be read now, for a reason that may
+    /// pass, is the error.
+    pub fn holds_newer_format(&self, slot: SlotId) -> Result<bool, StoreError> {
+        self.check_slot(slot)?;
+        let Some(&newest) = self.generations(slot)?.first() else {
+            return Ok(false);
+        };
+        match self.refuse_newer_format(slot, newest) {
+            Ok(()) => Ok(false),
+            Err(StoreError::NewerFormat { .. }) => Ok(true),
+            Err(error) => Err(error),
+        }
+    }
+
     /// What the header of the generation at `path` says of its format version (see
     /// [`HeaderVersion`]).
     fn header_version(&self, path: &Path) -> HeaderVersion {

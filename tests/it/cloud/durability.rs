@@ -2,7 +2,9 @@
 //! save was pruned by the import that placed it (defect 2); choosing a hidden save that was no
 //! longer here cleared the conflict in silence; an object already under a save's name counted
 //! as uploaded unseen, so a torn object stayed in the cloud for good; `file://` folders were
-//! written without an fsync. These run on a storage in memory or a folder: no server needed.
+//! written without an fsync; a newer build's save here kept another device's save of its slot out
+//! for good, though the player deleted it. These run on a storage in memory or a folder: no
+//! server needed.
 
 use super::world_bundle;
 use bevy_keepsake::SlotId;
@@ -303,4 +305,46 @@ fn a_file_url_folder_carries_saves_between_devices() {
         .block_on(remote.store().list_with_delimiter(Some(remote.folder())))
         .unwrap();
     assert_eq!(listed.objects.len(), 1);
+}
+
+/// A newer build's save in a slot here holds back every other device's save of that slot
+/// (nothing is placed under it); once the player deletes the slot, the next round brings them.
+/// The refusal was recorded under the remote file's name as if that file were from a newer
+/// format, so the other device's save never came, the slot freed or not (issue 49, simulator
+/// seeds 28 and 72).
+#[test]
+fn a_save_a_newer_builds_save_here_held_back_arrives_once_the_slot_is_deleted() {
+    let remote = shared_memory();
+    let mut desk = Peer::on(remote.clone(), "desk", None);
+    let mut laptop = Peer::on(remote, "laptop", None);
+    let (_, newer) = super::newer_format_file(SLOT, 0);
+    std::fs::write(laptop.store.path_of(SLOT, 1), &newer).unwrap();
+    let saved = desk.save_ago(SLOT, 30);
+    assert_eq!(desk.sync().error, None);
+
+    for _ in 0..2 {
+        let round = laptop.sync();
+        assert_eq!(round.error, None, "{round:?}");
+        assert!(round.arrived.is_empty(), "{round:?}");
+    }
+    assert_eq!(std::fs::read(laptop.store.path_of(SLOT, 1)).unwrap(), newer);
+    let state = laptop
+        .store
+        .read_profile_file(bevy_keepsake::cloud::STATE_FILE)
+        .unwrap()
+        .unwrap();
+    let state = String::from_utf8(state).unwrap();
+    assert!(
+        !state.contains(&saved.simple().to_string()),
+        "the held-back save is recorded: {state}"
+    );
+
+    laptop.store.delete(SLOT).unwrap();
+    let round = laptop.sync();
+    assert_eq!(
+        (round.error.as_deref(), round.arrived.len()),
+        (None, 1),
+        "{round:?}"
+    );
+    assert_eq!(laptop.head(SLOT), saved);
 }

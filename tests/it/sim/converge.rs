@@ -68,15 +68,17 @@ impl Sim {
     }
 
     /// On a healthy disk an autosave goes through, unless every slot of the ring is one this
-    /// build must not write (a newer build's save in it, or an odd entry under its lock name):
-    /// the ring passes over a slot it cannot save in.
+    /// build must not write (a newer build's save in it, or an odd entry under its lock name
+    /// other than a file it may only read, which is locked read-only): the ring passes over a
+    /// slot it cannot save in.
     fn autosave_works(&mut self, device: usize) -> Result<(), String> {
         let dev = &self.devices[device];
         let dir = dev.profile_dir();
         let usable = (0..self.layout.auto).map(SlotId::Auto).any(|slot| {
             let lock = dir.join(format!("{}.lock", bevy_keepsake::store::slot_stem(slot)));
             let frozen = self.frozen.contains(&(device, slot));
-            dev.disk.odd_at(&lock).is_none() && !frozen
+            let odd = dev.disk.odd_at(&lock);
+            odd.is_none_or(|odd| odd == super::disk::Odd::ReadOnly) && !frozen
         });
         let saves = self.stats.saves;
         self.ticks += 1;

@@ -403,17 +403,17 @@ impl FileSystem for SimDisk {
     }
 
     /// As `open(O_RDWR | O_CREAT)` then `flock` on Linux: a folder or a file this user may not
-    /// write refuses; a FIFO opened read-write and a device open without blocking and lock;
-    /// a dangling link's target is created elsewhere and locked.
+    /// open refuses; a FIFO opened read-write and a device open without blocking and lock;
+    /// a dangling link's target is created elsewhere and locked. A file this user may only
+    /// read is locked as `OsFileSystem` locks it: opened read-only once the read-write open
+    /// is denied (an advisory lock needs no write access), so the slot takes saves.
     fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
         self.check(Call::Create)?;
         match self.odd_at(path) {
             Some(Odd::Folder) => Err(io::Error::from(io::ErrorKind::IsADirectory)),
-            Some(Odd::Unreadable | Odd::ReadOnly) => {
-                Err(io::Error::from(io::ErrorKind::PermissionDenied))
-            }
+            Some(Odd::Unreadable) => Err(io::Error::from(io::ErrorKind::PermissionDenied)),
             Some(Odd::Fifo | Odd::DeviceLink | Odd::DanglingLink) => Ok(Box::new(OddLock)),
-            None => self.fs().lock(path),
+            Some(Odd::ReadOnly) | None => self.fs().lock(path),
         }
     }
 }

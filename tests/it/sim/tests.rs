@@ -302,3 +302,92 @@ fn an_import_keeps_a_file_damaged_past_its_metadata() {
     store.import_with(file, &rules).unwrap();
     assert_eq!(store.generations(SLOT).unwrap(), [2, 1]);
 }
+
+/// Seed 78 (2 devices, no backups, sealed), cut down: device-0's lock file of the slot is one
+/// its player may only read (a backup tool or another user left it so), then device-1 saves
+/// the slot. The real filesystem locks such a file read-only (`OsFileSystem`: an advisory lock
+/// needs no write access), so the slot takes saves and imports; the simulated disk refused the
+/// lock, every import into the slot failed, and device-1's save never reached device-0 (seeds
+/// 9, 18, 37, 49, 105 the same).
+#[test]
+fn seed_78_a_lock_file_the_player_may_only_read_lets_the_other_devices_save_in() {
+    use super::plan::{Action, OddName, Step};
+    let slot = SlotId::Manual(1);
+    let steps = [
+        Step {
+            dt_ms: 0,
+            action: Action::OddFile {
+                device: 0,
+                name: OddName::Lock(slot),
+                odd: Odd::ReadOnly,
+            },
+        },
+        Step {
+            dt_ms: 5,
+            action: Action::Save {
+                device: 1,
+                slot,
+                id: 307031501649295454348269268221570542096,
+            },
+        },
+    ];
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Seed 72 (2 devices, no backups), cut down: a newer build leaves a save device-0 cannot read
+/// in its Quick slot; device-1 saves Quick and syncs; device-0's round fetches that save, which
+/// the slot refuses (nothing goes under a newer build's save); then device-0's player deletes
+/// Quick. The refusal was recorded under the remote file's name as if the file were from a
+/// newer format, so device-1's save never came to the freed slot (seed 28 the same).
+#[test]
+fn seed_72_a_save_a_newer_builds_save_held_back_arrives_once_the_slot_is_deleted() {
+    use super::plan::{Action, Step};
+    let save = |dt_ms, device, slot, id| Step {
+        dt_ms,
+        action: Action::Save { device, slot, id },
+    };
+    let sync = |dt_ms, device| Step {
+        dt_ms,
+        action: Action::Sync { device },
+    };
+    let steps = [
+        save(
+            5,
+            0,
+            SlotId::Manual(1),
+            289735496370303978225703528370200722297,
+        ),
+        Step {
+            dt_ms: 0,
+            action: Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 163344076828731837468867248338664788709,
+                unreadable: true,
+            },
+        },
+        save(5, 1, SlotId::Quick, 78399939802233955308211674381704214084),
+        sync(900, 1),
+        sync(400_000, 0),
+        Step {
+            dt_ms: 20_000,
+            action: Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        },
+    ];
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
