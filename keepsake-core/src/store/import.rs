@@ -237,12 +237,15 @@ impl SlotStore {
 
     /// What a new save of `slot` is made in view of: its readable generations with their
     /// metadata, newest first (as [`saves_in`](Self::saves_in) lists them, reading the folder
-    /// once), and whether every generation read.
+    /// once), and whether every generation read. A generation that cannot be read now for a
+    /// reason that may pass (an I/O error) fails the save: the save would not record the one
+    /// it holds, and should the new save's file be damaged later, the slot would fall back
+    /// to a save it does not record being made over.
     pub(super) fn held_in_view(&self, slot: SlotId) -> Result<(Vec<StoredSave>, bool), StoreError> {
         self.check_slot(slot)?;
         let generations = self.generations(slot)?;
         let listed = generations.len();
-        let held = self.metas_of(slot, generations, Reading::List)?;
+        let held = self.metas_of(slot, generations, Reading::View)?;
         let every_one_reads = held.len() == listed;
         Ok((held, every_one_reads))
     }
@@ -252,6 +255,7 @@ impl SlotStore {
     /// the previous head stays, one generation below. Returns the new generation number.
     pub fn promote(&self, slot: SlotId, generation: u64) -> Result<u64, StoreError> {
         self.check_slot(slot)?;
+        self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
         let newest = match self.generations(slot)?.first() {
             Some(&newest) if newest == generation => return Ok(newest),
@@ -320,6 +324,7 @@ impl SlotStore {
     /// a save, lock or temporary file.
     pub fn write_profile_file(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         check_side_file_name(name)?;
+        self.flush_folder_chain()?;
         write_durably(
             self.fs.as_ref(),
             &self.dir,
@@ -367,7 +372,7 @@ impl SlotStore {
         for generation in generations {
             let path = self.path_of(slot, generation);
             let read = match reading {
-                Reading::List => self.read_summary(&path),
+                Reading::List | Reading::View => self.read_summary(&path),
                 Reading::Place => self.verify_generation(&path),
             };
             match read {
@@ -376,7 +381,7 @@ impl SlotStore {
                     generation,
                     meta: summary.meta,
                 }),
-                Err(error) if reading == Reading::Place && error.may_pass() => {
+                Err(error) if reading != Reading::List && error.may_pass() => {
                     return Err(error);
                 }
                 // Damaged, gone since the listing, or not ours to read: left out, as a load
@@ -502,6 +507,9 @@ enum Reading {
     /// Header and metadata only; a generation that does not read is left out, as a damaged
     /// one (listings, which must stay cheap).
     List,
+    /// Header and metadata only, for what a new save records holding: a damaged generation
+    /// is left out, but one that cannot be read for a reason that may pass fails the listing.
+    View,
     /// Every checksum, as pruning does ([`SlotStore::verify_generation`]): the generation that
     /// heads the slot for an import must be one a load returns. A generation that cannot be
     /// read for a reason that may pass (an I/O error other than a missing file or a denied
