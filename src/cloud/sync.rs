@@ -281,6 +281,12 @@ impl SyncCore {
             Some((name, object)) => match self.download(name, object).await? {
                 Ok(ImportOutcome::Placed(receipt)) => return Ok(receipt.generation),
                 Ok(ImportOutcome::AlreadyPresent { generation, .. }) => return Ok(generation),
+                Ok(ImportOutcome::Deleted { .. }) => {
+                    "the player deleted it here, or a save made after it".to_owned()
+                }
+                Ok(ImportOutcome::Superseded { by, .. }) => {
+                    format!("the save {by} here was made after it, in view of it")
+                }
                 Err(rejection) => format!("the cloud's copy is refused: {rejection}"),
             },
             None => "neither this device nor the cloud has it any more".to_owned(),
