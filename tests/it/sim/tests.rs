@@ -302,3 +302,63 @@ fn an_import_keeps_a_file_damaged_past_its_metadata() {
     store.import_with(file, &rules).unwrap();
     assert_eq!(store.generations(SLOT).unwrap(), [2, 1]);
 }
+
+/// Seed 299, cut down: device-0's slot holds only another device's newest save, made over the
+/// player's own last one, and the disk destroys it. The next round repairs the slot from the
+/// cloud; cut short after its first import, it left the oldest save in the cloud heading the
+/// slot, older than the player's own last save: the round fetched the lost saves oldest
+/// first. Here it dies at every call of that round in turn.
+#[test]
+fn seed_299_a_repair_cut_short_anywhere_never_leaves_an_older_save_on_top() {
+    use super::plan::{Action, Restart, Step};
+    let step = |dt_ms, action| Step { dt_ms, action };
+    let save = |device, id| Action::Save {
+        device,
+        slot: SLOT,
+        id,
+    };
+    let sync = |device| Action::Sync { device };
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: false,
+    };
+    for after in 1..=150 {
+        let steps = vec![
+            step(5, save(1, 0xC)),
+            step(5, sync(1)),
+            step(60_000, sync(0)),
+            step(60_000, save(0, 0xA)),
+            step(5, sync(0)),
+            step(60_000, sync(1)),
+            step(60_000, save(1, 0xB)),
+            step(5, sync(1)),
+            step(60_000, sync(0)),
+            step(
+                5,
+                Action::Rot {
+                    device: 0,
+                    file: 0,
+                    how: Rot::Truncate(20),
+                },
+            ),
+            step(
+                5,
+                Action::Die {
+                    device: 0,
+                    after,
+                    power: false,
+                    pick: 0,
+                    restart: Restart::Clean,
+                },
+            ),
+            step(60_000, sync(0)),
+        ];
+        let outcome = super::run::run(config, &steps);
+        assert!(
+            outcome.is_ok(),
+            "dying at call {after}: {:?}",
+            outcome.err()
+        );
+    }
+}
