@@ -281,6 +281,12 @@ impl SyncCore {
             Some((name, object)) => match self.download(name, object).await? {
                 Ok(ImportOutcome::Placed(receipt)) => return Ok(receipt.generation),
                 Ok(ImportOutcome::AlreadyPresent { generation, .. }) => return Ok(generation),
+                Ok(ImportOutcome::Deleted { .. }) => {
+                    "the player deleted it here, or a save made after it".to_owned()
+                }
+                Ok(ImportOutcome::Superseded { by, .. }) => {
+                    format!("the save {by} here was made after it, in view of it")
+                }
                 Err(rejection) => format!("the cloud's copy is refused: {rejection}"),
             },
             None => "neither this device nor the cloud has it any more".to_owned(),
@@ -565,7 +571,17 @@ impl SyncCore {
     ) -> Option<CloudError> {
         let mut first_error = None;
         let mut frozen = HashMap::new();
-        for (name, object) in listing {
+        // Repairs first, newest first: a round cut short (a crash, the network) then leaves
+        // the newest save it fetched heading a slot whose copies here were damaged, never an
+        // older one over the player's last save; older ones arriving after it go below it,
+        // or are not placed at all (a save here was made in view of them).
+        let repairs = listing
+            .iter()
+            .filter(|(name, _)| damaged.contains(&name.save_id));
+        let others = listing
+            .iter()
+            .filter(|(name, _)| !damaged.contains(&name.save_id));
+        for (name, object) in repairs.rev().chain(others) {
             let text = name.to_string();
             // A save damaged here is fetched again, its own device's included. Otherwise a save
             // this device made and no longer holds was deleted or pruned here: it is not brought

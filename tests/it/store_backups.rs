@@ -164,6 +164,42 @@ fn an_intact_copy_of_a_save_damaged_here_is_placed_again() {
     assert_eq!(loaded_id(&store).unwrap(), fixtures::meta(SLOT, 2).save_id);
 }
 
+/// Issue 49 (simulator seed 349, cut down): a sync round that repairs a slot fetched the
+/// player's own old save again, one the slot's head was made in view of (its list of ids no
+/// longer named it). Placed below the head, it counted as the backup and pushed the real one
+/// out; when the disk then damaged the head, the slot loaded that old save, older than the
+/// backup the player had. Such a save is not placed: the slot keeps its head and backups.
+#[test]
+fn a_save_the_head_was_made_over_never_takes_the_place_of_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(config(dir.path(), 1, Version::Chunked)).unwrap();
+    let saved = |seq| {
+        let meta = fixtures::meta(SLOT, seq).with_device("desk", "desk");
+        let receipt = store.save(SLOT, meta, &fixtures::bundle(20_000, seq));
+        receipt.unwrap()
+    };
+    let first = saved(1);
+    let old = store.read_generation_bytes(SLOT, first.generation).unwrap();
+    saved(2);
+    let head = saved(3);
+    assert_eq!(store.generations(SLOT).unwrap(), [3, 2]);
+    let outcome = store.import(store.decode_import(&old).unwrap()).unwrap();
+    assert_eq!(
+        outcome,
+        ImportOutcome::Superseded {
+            slot: SLOT,
+            by: head.save_id
+        }
+    );
+    assert_eq!(store.generations(SLOT).unwrap(), [3, 2], "nothing placed");
+    damage_last_byte(&head.path);
+    assert_eq!(
+        loaded_id(&store).unwrap(),
+        fixtures::meta(SLOT, 2).save_id,
+        "the backup, not the older save, is what a load falls back to"
+    );
+}
+
 /// One step of the search.
 #[derive(Clone, Debug)]
 enum Step {

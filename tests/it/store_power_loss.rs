@@ -379,3 +379,132 @@ fn the_model_covers_a_link_and_an_unlink_landing_apart() {
         Err(std::io::ErrorKind::AlreadyExists)
     );
 }
+
+/// The recording filesystem, failing the folder fsyncs whose numbers (counted from the last
+/// [`fail_syncs`](FlakyDirSync::fail_syncs)) it is given with EIO.
+#[derive(Clone, Debug)]
+struct FlakyDirSync {
+    fs: PowerFs,
+    plan: Arc<std::sync::Mutex<(usize, Vec<usize>)>>,
+}
+
+impl FlakyDirSync {
+    fn new() -> Self {
+        FlakyDirSync {
+            fs: PowerFs::new(DirSync::Flushes),
+            plan: Arc::default(),
+        }
+    }
+
+    /// From now on the folder fsyncs numbered `failing` (0: the next one) fail.
+    fn fail_syncs(&self, failing: &[usize]) {
+        *self.plan.lock().unwrap() = (0, failing.to_vec());
+    }
+}
+
+impl bevy_keepsake::store::FileSystem for FlakyDirSync {
+    fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
+        self.fs.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+        self.fs.list_dir(path)
+    }
+    fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::ReadFile>> {
+        self.fs.open_read(path)
+    }
+    fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::WriteFile>> {
+        self.fs.create_new(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.fs.rename(from, to)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        self.fs.hard_link(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        self.fs.remove_file(path)
+    }
+    fn sync_dir(&self, path: &Path) -> std::io::Result<()> {
+        let mut plan = self.plan.lock().unwrap();
+        let (count, failing) = &mut *plan;
+        *count += 1;
+        if failing.contains(&(*count - 1)) {
+            return Err(std::io::Error::from_raw_os_error(5));
+        }
+        self.fs.sync_dir(path)
+    }
+    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::LockGuard>> {
+        self.fs.lock(path)
+    }
+}
+
+/// The power-loss states after everything `fs` recorded in which `slot` does not load `id`.
+fn states_losing(fs: &PowerFs, config: &StoreConfig, slot: SlotId, id: Uuid) -> Vec<String> {
+    let log = fs.log();
+    let states = log.crash_states(log.len(), 0x5EED);
+    let lost = states.into_iter().filter(|state| {
+        let fs = PowerFs::from_tree(state.tree.clone(), DirSync::Flushes);
+        let store = SlotStore::open_with(config.clone(), Arc::new(fs)).unwrap();
+        store.load(slot).map(|loaded| loaded.meta.save_id).ok() != Some(id)
+    });
+    lost.map(|state| state.kept).collect()
+}
+
+/// Issue 49 (simulator seeds 30, 85, 104): the first start of the game made the save folder
+/// and its parents, and the flush of one of them failed (EIO): that start failed. The next
+/// one found every folder there and flushed only the save root, so the folders above it were
+/// never flushed; a power loss after the player's next save took the whole folder, and the
+/// confirmed save with it.
+#[test]
+fn a_save_folder_whose_first_flush_failed_survives_a_power_loss_after_a_save() {
+    let config = config(None);
+    let fs = FlakyDirSync::new();
+    fs.fail_syncs(&[0]);
+    let failed = SlotStore::open_with(config.clone(), Arc::new(fs.clone()));
+    assert!(
+        failed.is_err(),
+        "the flush of a folder it made fails the open"
+    );
+    fs.fail_syncs(&[]);
+    let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+    let slot = SlotId::Quick;
+    let receipt = store
+        .save(slot, fixtures::meta(slot, 1), &bundle(1))
+        .unwrap();
+    let lost = states_losing(&fs.fs, &config, slot, receipt.save_id);
+    assert!(lost.is_empty(), "the confirmed save is lost in: {lost:?}");
+}
+
+/// An open whose flush of a folder that was there already fails still opens (loads work on a
+/// folder that may not be flushed); its first write flushes the folders first, and a failure
+/// there fails the write before anything is written, with an error that says what to do.
+#[test]
+fn a_store_that_could_not_flush_its_folders_at_open_flushes_them_before_it_writes() {
+    let config = config(None);
+    let fs = FlakyDirSync::new();
+    fs.fail_syncs(&[0]);
+    assert!(SlotStore::open_with(config.clone(), Arc::new(fs.clone())).is_err());
+    // The save root's flush fails: the folder it holds was made by the open before.
+    fs.fail_syncs(&[0]);
+    let store = SlotStore::open_with(config.clone(), Arc::new(fs.clone())).unwrap();
+    let slot = SlotId::Quick;
+    fs.fail_syncs(&[0]);
+    let refused = store
+        .save(slot, fixtures::meta(slot, 1), &bundle(1))
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::FolderNotFlushed { .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("nothing was written"),
+        "{refused}"
+    );
+    assert_eq!(store.generations(slot).unwrap(), Vec::<u64>::new());
+    fs.fail_syncs(&[]);
+    let receipt = store
+        .save(slot, fixtures::meta(slot, 2), &bundle(2))
+        .unwrap();
+    let lost = states_losing(&fs.fs, &config, slot, receipt.save_id);
+    assert!(lost.is_empty(), "the confirmed save is lost in: {lost:?}");
+}

@@ -83,15 +83,7 @@ impl Versions {
     /// (the slot's head first): each line's highest count, the own line's one more. `None`
     /// when the own count cannot grow (a hostile vector claimed the largest count).
     pub fn next<'a>(line: &str, held: impl IntoIterator<Item = &'a Versions>) -> Option<Versions> {
-        let mut merged: Vec<(String, u64)> = Vec::new();
-        for versions in held {
-            for (seen, count) in &versions.entries {
-                match merged.iter_mut().find(|(line, _)| line == seen) {
-                    Some((_, kept)) => *kept = (*kept).max(*count),
-                    None => merged.push((seen.clone(), *count)),
-                }
-            }
-        }
+        let mut merged = merge(held);
         let own = match merged.iter().position(|(seen, _)| seen == line) {
             Some(at) => merged.remove(at).1.checked_add(1)?,
             None => 1,
@@ -99,6 +91,17 @@ impl Versions {
         merged.insert(0, (line.to_owned(), own));
         merged.truncate(MAX_VERSIONS);
         Some(Versions { entries: merged })
+    }
+
+    /// The vector holding each line's highest count among `all`: it includes
+    /// ([`includes`](Self::includes)) every save one of them includes, and nothing else (past
+    /// [`MAX_VERSIONS`] lines, the later vectors' last lines are dropped: it then includes
+    /// less, never more). Its first line is no save's own. `None` when `all` is empty. What a
+    /// slot's record of deleted saves keeps: every save a deleted one was made in view of.
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a Versions>) -> Option<Versions> {
+        let mut merged = merge(all);
+        merged.truncate(MAX_VERSIONS);
+        (!merged.is_empty()).then_some(Versions { entries: merged })
     }
 
     /// The line a device with id `device` counts on in epoch `epoch`; `None` when the id
@@ -134,6 +137,20 @@ impl std::fmt::Display for Versions {
         }
         Ok(())
     }
+}
+
+/// Each line of `all` with its highest count, in the order the lines first appear.
+fn merge<'a>(all: impl IntoIterator<Item = &'a Versions>) -> Vec<(String, u64)> {
+    let mut merged: Vec<(String, u64)> = Vec::new();
+    for versions in all {
+        for (seen, count) in &versions.entries {
+            match merged.iter_mut().find(|(line, _)| line == seen) {
+                Some((_, kept)) => *kept = (*kept).max(*count),
+                None => merged.push((seen.clone(), *count)),
+            }
+        }
+    }
+    merged
 }
 
 /// A device id and an epoch joined by a dot, each a plain id.

@@ -52,6 +52,22 @@ pub enum StoreError {
         source: io::Error,
     },
 
+    /// A folder holding the save folder could not be flushed to disk (fsync), and no flush of
+    /// it is known to have worked since the store was opened: the save folder's own entry may
+    /// be in memory only, and a save confirmed now could vanish with the whole folder in a
+    /// power loss. Nothing was written.
+    #[error(
+        "could not flush (fsync) {folder}, a folder holding the save folder: {source}; until it is flushed, a power loss could take the save folder and every save in it away, so nothing was written (try again; if this keeps failing, check the disk)",
+        folder = .folder.display()
+    )]
+    FolderNotFlushed {
+        /// The folder that could not be flushed.
+        folder: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: io::Error,
+    },
+
     /// An entry named like a save (or a side file) is not a regular file: a FIFO, a device, a
     /// socket, a folder, or a link to one. It is never read: a FIFO would block the reader, a
     /// device never ends. A generation like this is skipped like a damaged one.

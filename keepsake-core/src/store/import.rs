@@ -19,7 +19,9 @@
 //! An arriving save that does not head the slot is placed below the head without the head ever
 //! leaving the top: the head is copied two generations up first, the arriving save written
 //! between, and the head's old file removed last. A crash at any point leaves a duplicate of
-//! the head at worst, never the older save on top.
+//! the head at worst, never the older save on top. An arriving save that a save of the slot
+//! was made in view of is not placed at all ([`ImportOutcome::Superseded`]): below the head
+//! it would take the place of a backup newer than it.
 
 use super::durable::{Placement, write_durably};
 use super::error::StoreError;
@@ -117,6 +119,21 @@ pub enum ImportOutcome {
     },
     /// The file is now a generation of its slot.
     Placed(Box<ImportReceipt>),
+    /// The player deleted this save from its slot here, or a save made in view of it
+    /// ([`SlotStore::deleted_here`]): it is not brought back, and nothing was written.
+    Deleted {
+        /// The slot.
+        slot: SlotId,
+    },
+    /// The slot holds a save made in view of this one ([`SaveMeta::made_in_view_of_save`]):
+    /// its line goes on there, and nothing was written (placed below the head, it would push
+    /// the slot's oldest backup out).
+    Superseded {
+        /// The slot.
+        slot: SlotId,
+        /// The save here made in view of it.
+        by: Uuid,
+    },
 }
 
 /// Where an imported save was placed.
@@ -147,7 +164,10 @@ impl SlotStore {
     /// metadata, then lets the most recently created save head the slot.
     ///
     /// Refused, writing nothing: a slot outside the layout, and a slot whose newest save is
-    /// from a newer format version (the error says so). Older generations beyond [`StoreConfig::backups`](super::StoreConfig::backups) are
+    /// from a newer format version (the error says so). Not placed: a save the player deleted
+    /// from the slot here, or one a deleted save was made in view of
+    /// ([`ImportOutcome::Deleted`]), and one a save of the slot was made in view of
+    /// ([`ImportOutcome::Superseded`]). Older generations beyond [`StoreConfig::backups`](super::StoreConfig::backups) are
     /// removed afterwards, as after a save.
     pub fn import(&self, file: ImportFile<'_>) -> Result<ImportOutcome, StoreError> {
         self.import_with(file, &ImportRules::default())
@@ -164,7 +184,11 @@ impl SlotStore {
         let meta = decoded.meta;
         let slot = meta.slot;
         self.check_slot(slot)?;
+        self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
+        if self.deleted_here(&meta) {
+            return Ok(ImportOutcome::Deleted { slot });
+        }
         // A head that cannot be read now must not be taken for missing: the import waits. A
         // generation that does not verify is not the head (nor the arriving save's copy).
         let existing = self.generation_metas(slot, Reading::Place)?;
@@ -184,15 +208,21 @@ impl SlotStore {
             }
             None => 0,
         };
+        // A save the slot already holds a successor of (made in view of it on its device)
+        // is not placed: its line goes on in that successor. Placed below the head, it would
+        // count as a backup and push the oldest real one out, and a load that falls back past
+        // a damaged head would return it, older than the backups it displaced.
+        let successor = existing
+            .iter()
+            .find(|s| s.meta.save_id != meta.save_id && s.meta.made_in_view_of_save(&meta));
+        if let Some(successor) = successor {
+            let by = successor.meta.save_id;
+            return Ok(ImportOutcome::Superseded { slot, by });
+        }
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
-        // A save the slot already holds a successor of (made in view of it on its device)
-        // never heads: its line goes on in that successor.
-        let superseded = existing
-            .iter()
-            .any(|s| s.meta.save_id != meta.save_id && s.meta.made_in_view_of_save(&meta));
-        let heads_slot = !superseded && head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
+        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
@@ -237,12 +267,15 @@ impl SlotStore {
 
     /// What a new save of `slot` is made in view of: its readable generations with their
     /// metadata, newest first (as [`saves_in`](Self::saves_in) lists them, reading the folder
-    /// once), and whether every generation read.
+    /// once), and whether every generation read. A generation that cannot be read now for a
+    /// reason that may pass (an I/O error) fails the save: the save would not record the one
+    /// it holds, and should the new save's file be damaged later, the slot would fall back
+    /// to a save it does not record being made over.
     pub(super) fn held_in_view(&self, slot: SlotId) -> Result<(Vec<StoredSave>, bool), StoreError> {
         self.check_slot(slot)?;
         let generations = self.generations(slot)?;
         let listed = generations.len();
-        let held = self.metas_of(slot, generations, Reading::List)?;
+        let held = self.metas_of(slot, generations, Reading::View)?;
         let every_one_reads = held.len() == listed;
         Ok((held, every_one_reads))
     }
@@ -252,6 +285,7 @@ impl SlotStore {
     /// the previous head stays, one generation below. Returns the new generation number.
     pub fn promote(&self, slot: SlotId, generation: u64) -> Result<u64, StoreError> {
         self.check_slot(slot)?;
+        self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
         let newest = match self.generations(slot)?.first() {
             Some(&newest) if newest == generation => return Ok(newest),
@@ -320,6 +354,7 @@ impl SlotStore {
     /// a save, lock or temporary file.
     pub fn write_profile_file(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
         check_side_file_name(name)?;
+        self.flush_folder_chain()?;
         write_durably(
             self.fs.as_ref(),
             &self.dir,
@@ -367,7 +402,7 @@ impl SlotStore {
         for generation in generations {
             let path = self.path_of(slot, generation);
             let read = match reading {
-                Reading::List => self.read_summary(&path),
+                Reading::List | Reading::View => self.read_summary(&path),
                 Reading::Place => self.verify_generation(&path),
             };
             match read {
@@ -376,7 +411,7 @@ impl SlotStore {
                     generation,
                     meta: summary.meta,
                 }),
-                Err(error) if reading == Reading::Place && error.may_pass() => {
+                Err(error) if reading != Reading::List && error.may_pass() => {
                     return Err(error);
                 }
                 // Damaged, gone since the listing, or not ours to read: left out, as a load
@@ -502,6 +537,9 @@ enum Reading {
     /// Header and metadata only; a generation that does not read is left out, as a damaged
     /// one (listings, which must stay cheap).
     List,
+    /// Header and metadata only, for what a new save records holding: a damaged generation
+    /// is left out, but one that cannot be read for a reason that may pass fails the listing.
+    View,
     /// Every checksum, as pruning does ([`SlotStore::verify_generation`]): the generation that
     /// heads the slot for an import must be one a load returns. A generation that cannot be
     /// read for a reason that may pass (an I/O error other than a missing file or a denied

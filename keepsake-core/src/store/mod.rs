@@ -127,6 +127,7 @@ mod deleted;
 mod durable;
 mod error;
 mod files;
+mod folders;
 mod fs;
 mod import;
 mod layout;
@@ -135,6 +136,7 @@ mod names;
 #[cfg(all(test, target_os = "linux"))]
 mod never_lose_tests;
 mod slot_store;
+mod view;
 
 // A folder used as cloud storage writes its objects the way the store writes saves.
 pub use deleted::DELETED_KEPT;
@@ -145,8 +147,8 @@ pub use fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem, ReadFile, Wri
 pub use import::{ImportFile, ImportOutcome, ImportReceipt, ImportRules, StoredSave};
 pub use layout::{SAVE_EXTENSION, SlotLayout};
 // Cloud sync names remote files by slot the way the store names local ones.
+pub use folders::create_dir_durably;
 pub use layout::{is_temp_file, parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
-pub use slot_store::create_dir_durably;
 pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};

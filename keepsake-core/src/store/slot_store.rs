@@ -2,6 +2,7 @@
 
 use super::durable::{Placement, write_durably};
 use super::error::{GenerationFailure, StoreError};
+use super::folders::FolderChain;
 use super::fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem};
 use super::layout::{
     SlotLayout, generation_file_name, is_temp_file, lock_file_name, parse_generation_file,
@@ -226,6 +227,10 @@ impl LoadedSave {
 /// - Every save is durable and atomic: it is written to a temporary file in the same folder,
 ///   fsynced, renamed to a new generation's name and the folder fsynced. A crash at any point
 ///   leaves each slot with either its previous generations or those plus the new one.
+/// - The save folder itself is durable before anything is confirmed in it: every open flushes
+///   each folder holding it, up to the root of the filesystem (one that an earlier open made
+///   and could not flush looks like any other), and while one of those flushes has failed
+///   since the open, a write flushes them first or fails ([`StoreError::FolderNotFlushed`]).
 /// - A save never overwrites an existing file; older generations beyond
 ///   [`StoreConfig::backups`] are removed only after the new one is durable.
 /// - A failed save or load changes no existing file, and a load never deletes anything.
@@ -237,7 +242,9 @@ impl LoadedSave {
 ///   backups, or empty; never an older save on top.
 /// - Saves and loads of one slot take an exclusive lock on the slot's lock file, so two threads
 ///   (or two processes, on filesystems with working advisory locks) never write one slot at the
-///   same time: each save gets its own generation and no file is torn or interleaved.
+///   same time: each save gets its own generation and no file is torn or interleaved. A save
+///   records what the slot held as seen under that lock: another save of the slot placed
+///   while it was being encoded is in its record.
 ///
 /// ```
 /// use keepsake_core::{SlotId, format::{SaveBundle, SaveMeta, WorldState}, store::{SlotStore, StoreConfig}};
@@ -260,6 +267,9 @@ pub struct SlotStore {
     /// The stored chunks of this profile's last saves, shared by the store's clones: a save of
     /// a world that changed a little compresses only the chunks around the changes.
     chunks: Arc<ChunkCache>,
+    /// Whether the folders holding `dir` are flushed, shared by the store's clones: until they
+    /// are, every write flushes them first.
+    folder: Arc<FolderChain>,
 }
 
 impl SlotStore {
@@ -272,12 +282,13 @@ impl SlotStore {
     /// Like [`open`](Self::open), with every filesystem call going through `fs`.
     pub fn open_with(config: StoreConfig, fs: Arc<dyn FileSystem>) -> Result<Self, StoreError> {
         let dir = config.profile_dir();
-        create_dir_durably(fs.as_ref(), &dir)?;
+        let folder = Arc::new(FolderChain::create(fs.as_ref(), &dir)?);
         let store = SlotStore {
             config,
             dir,
             fs,
             chunks: Arc::default(),
+            folder,
         };
         store.remove_stale_temp_files()?;
         Ok(store)
@@ -313,15 +324,21 @@ impl SlotStore {
         bundle: &SaveBundle,
     ) -> Result<SaveReceipt, StoreError> {
         self.check_slot(slot)?;
+        self.flush_folder_chain()?;
         meta.slot = slot;
-        let meta = self.in_view_of_slot(meta)?;
-        let encoded = format::encode_cached(&meta, bundle, &self.config.encode, &self.chunks)
-            .map_err(|source| StoreError::Format {
-                path: self.dir.clone(),
-                source,
-            })?;
+        let seen = self.held_in_view(slot)?;
+        let mut made = self.encode_in_view(meta.clone(), bundle, &seen)?;
 
         let _lock = self.lock(slot)?;
+        // What the slot held was read before its lock, so the world is not encoded while the
+        // lock is held; another writer of the slot (the crash hook's save in one thread, an
+        // autosave in flight in another) may have placed a save since. A save recording an
+        // older view would be ordered as made apart from that one, so it is made again.
+        let held = self.held_in_view(slot)?;
+        if held != seen {
+            made = self.encode_in_view(meta, bundle, &held)?;
+        }
+        let (meta, encoded) = made;
         let generations = self.generations(slot)?;
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
@@ -346,25 +363,6 @@ impl SlotStore {
             pruned,
             prune_error,
         })
-    }
-
-    /// `meta` recording what its slot holds now ([`FOLLOWS_KEY`]): the readable generations,
-    /// newest first, then what each of them was made in view of. Cloud sync orders the save
-    /// against other devices' saves of the slot by it, before it trusts clocks. A folder that
-    /// cannot be listed fails the save, as the listing under the slot's lock would: a save
-    /// that recorded nothing would be ordered by its clock alone.
-    ///
-    /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
-    fn in_view_of_slot(&self, meta: SaveMeta) -> Result<SaveMeta, StoreError> {
-        let (held, every_one_reads) = self.held_in_view(meta.slot)?;
-        let ids = held.iter().map(|save| save.meta.save_id);
-        // What each held save was made in view of, the head's first: a conflict's hidden save
-        // held below the head has a line of its own.
-        let inherited = held
-            .iter()
-            .flat_map(|save| save.meta.follows().into_iter().flatten());
-        let meta = meta.with_follows(ids.chain(inherited));
-        Ok(self.with_versions(meta, &held, every_one_reads))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
@@ -525,6 +523,14 @@ impl SlotStore {
         self.fs
             .remove_file(&path)
             .map_err(StoreError::io("delete", &path))
+    }
+
+    /// Flushes the folders holding the save folder if the open could not
+    /// ([`StoreError::FolderNotFlushed`] if it still cannot): what a write confirms must not
+    /// vanish with the save folder's own entry. Called before anything is written.
+    pub(super) fn flush_folder_chain(&self) -> Result<(), StoreError> {
+        self.folder
+            .flush_before_writing(self.fs.as_ref(), &self.dir)
     }
 
     /// Flushes the save folder (fsync), so removals and renames in it survive a power loss.
@@ -1010,35 +1016,6 @@ pub(crate) fn is_plausible(created: Timestamp, now: Timestamp) -> bool {
         .unix_millis()
         .saturating_add(CLOCK_AHEAD.as_millis() as i64);
     created.unix_millis() <= limit
-}
-
-/// Creates the profile folder `dir` and its missing parents, and flushes each new folder's
-/// entry into the folder holding it. A save fsyncs its own folder, which keeps the files in it
-/// but not the folder's own entry: without this, a power loss soon after a game's first save
-/// could take the new profile folder, and every save in it, away.
-pub fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<(), StoreError> {
-    let missing: Vec<&Path> = dir
-        .ancestors()
-        .take_while(|folder| {
-            fs.list_dir(folder)
-                .is_err_and(|error| error.kind() == io::ErrorKind::NotFound)
-        })
-        .collect();
-    fs.create_dir_all(dir)
-        .map_err(StoreError::io("create the save folder", dir))?;
-    for parent in missing.iter().filter_map(|folder| folder.parent()) {
-        fs.sync_dir(parent)
-            .map_err(StoreError::io("flush (fsync) the folder holding", parent))?;
-    }
-    // An earlier open may have made the folder and lost power before flushing it, so the
-    // root's entry for it is flushed again; where that fails (a read-only folder, from which
-    // loads must still work) the saves' own flushes are all there is to rely on.
-    if missing.is_empty()
-        && let Some(root) = dir.parent()
-    {
-        let _ = fs.sync_dir(root);
-    }
-    Ok(())
 }
 
 /// Whether a failure to open or read a generation describes the entry itself rather than a

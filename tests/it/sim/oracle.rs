@@ -4,13 +4,15 @@
 //!
 //! Each exemption is as narrow as the loss it excuses:
 //! - a failed delete releases only the saves it did remove (as found once its crash, if any,
-//!   was handled): a save it left stays bound;
+//!   was handled) from below the head: a save it left stays bound, and so does a confirmed
+//!   save heading the slot that it removed;
 //! - damage at rest excuses a save on a device only while that device holds no intact copy of
 //!   it (marked when the simulator destroys the last one, lifted when a copy is back), and
 //!   when it destroys the player's last confirmed save the slot may fall back only to a save
 //!   that save was made over (its backups), never to one the player deleted or passed over;
 //! - a save arriving releases a confirmed save only when its own record (what the store wrote
-//!   into it, not what the simulator saw) names that save: the store decides by that record.
+//!   into it, not what the simulator saw) names that save, in its list of ids or in its
+//!   version vector: the store decides by that record.
 
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{SaveBundle, SaveMeta};
@@ -120,15 +122,22 @@ impl Oracle {
         book.deleted.extend(held);
     }
 
-    /// The delete failed (or the process died during it); `held` is what the slot held before,
-    /// `left` what it holds once the failure (and a crash, if any) was handled. A delete that
-    /// left the slot empty happened; one that left anything removed at most backups, so what
-    /// it removed is set aside and every save the player must have stays bound.
+    /// The delete failed (or the process died during it); `held` is what the slot held before
+    /// and the save heading it, `left` what it holds once the failure (and a crash, if any)
+    /// was handled. A delete that left the slot empty happened; one that left anything
+    /// removed at most what lay below the head, so what it removed is set aside, and the head
+    /// and every save it left stay bound.
+    ///
+    /// A confirmed save the delete removed is released only when it did not head the slot:
+    /// the player's own save lies below the head once they chose another device's save over
+    /// it. A delete must remove what lies below the head first (removing the head first could
+    /// leave an older save on top), so no store can keep such a save through a delete the
+    /// player asked for and that stopped half way.
     pub fn delete_interrupted(
         &mut self,
         device: usize,
         slot: SlotId,
-        held: BTreeSet<Uuid>,
+        (held, head): (BTreeSet<Uuid>, Option<Uuid>),
         left: &BTreeSet<Uuid>,
     ) {
         if left.is_empty() {
@@ -137,8 +146,11 @@ impl Oracle {
         let book = self.book(device, slot);
         let removed = held
             .difference(left)
-            .filter(|id| !book.must_hold.contains(id));
+            .filter(|id| Some(**id) != head || !book.must_hold.contains(id));
         let removed: Vec<Uuid> = removed.copied().collect();
+        for id in &removed {
+            book.must_hold.remove(id);
+        }
         book.deleted.extend(removed);
     }
 
@@ -159,7 +171,7 @@ impl Oracle {
         // Released only by the arriving save's own record: the store orders by it.
         let gone: Vec<Uuid> = superseded
             .into_iter()
-            .filter(|held| self.records(&id, held))
+            .filter(|held| self.records_superseding(&id, held))
             .collect();
         let book = self.book(device, slot);
         for held in gone {
@@ -173,6 +185,18 @@ impl Oracle {
         self.known
             .get(later)
             .is_some_and(|known| known.saw.contains(earlier))
+    }
+
+    /// Whether the record the store wrote into `later` says it was made in view of `earlier`,
+    /// as the store reads it to order the two ([`SaveMeta::made_in_view_of_save`]): its list
+    /// of ids, or its version vector. The list is bounded (`MAX_FOLLOWS`), so a save 16 or
+    /// more saves further on along a line (a long session on another device) names the
+    /// saves it supersedes only in its vector, which covers the whole line.
+    pub fn records_superseding(&self, later: &Uuid, earlier: &Uuid) -> bool {
+        let (Some(later), Some(earlier)) = (self.known.get(later), self.known.get(earlier)) else {
+            return false;
+        };
+        later.saw.contains(&earlier.meta.save_id) || later.meta.made_in_view_of_save(&earlier.meta)
     }
 
     /// Whether a save made here in view of `id` has no intact copy here.

@@ -159,6 +159,15 @@ pub(super) struct Death {
     pub restart: Restart,
 }
 
+/// A delete that failed: the device, the slot, what the slot held before and the save that
+/// headed it.
+pub(super) struct InterruptedDelete {
+    device: usize,
+    slot: SlotId,
+    held: BTreeSet<Uuid>,
+    head: Option<Uuid>,
+}
+
 pub(super) struct Sim {
     pub now_ms: i64,
     /// The simulation's time, which every device's clock reads (through its skew).
@@ -173,9 +182,8 @@ pub(super) struct Sim {
     pub stats: Stats,
     pub ticks: u64,
     pub config: Config,
-    /// A delete that failed, resolved once its crash (if any) was handled: the device, slot
-    /// and what the slot held before.
-    pub interrupted_delete: Option<(usize, SlotId, BTreeSet<Uuid>)>,
+    /// A delete that failed, resolved once its crash (if any) was handled.
+    pub interrupted_delete: Option<InterruptedDelete>,
     /// Files of a newer build this build must leave alone.
     pub newer: Vec<NewerFile>,
     /// Slots of a device a newer build saved in, until the player deletes them: this build
@@ -393,6 +401,7 @@ impl Sim {
             return;
         };
         let held = disk.paused(|| held_ids(&running.store, slot));
+        let head = disk.paused(|| running.store.load(slot).ok().map(|l| l.meta.save_id));
         match running.store.delete(slot) {
             Ok(_) => {
                 self.oracle.confirm_delete(device, slot, held);
@@ -401,7 +410,12 @@ impl Sim {
                 self.stats.deletes += 1;
             }
             Err(_) => {
-                self.interrupted_delete = Some((device, slot, held));
+                self.interrupted_delete = Some(InterruptedDelete {
+                    device,
+                    slot,
+                    held,
+                    head,
+                });
                 self.stats.failed_deletes += 1;
             }
         }
@@ -416,7 +430,13 @@ impl Sim {
 
     /// A failed delete, once its crash (if any) was handled: what it removed is set aside.
     fn resolve_delete(&mut self, device: usize) {
-        let Some((at, slot, held)) = self.interrupted_delete.take() else {
+        let Some(InterruptedDelete {
+            device: at,
+            slot,
+            held,
+            head,
+        }) = self.interrupted_delete.take()
+        else {
             return;
         };
         debug_assert_eq!(at, device);
@@ -428,7 +448,8 @@ impl Sim {
         if emptied {
             self.frozen.remove(&(device, slot));
         }
-        self.oracle.delete_interrupted(device, slot, held, &left);
+        self.oracle
+            .delete_interrupted(device, slot, (held, head), &left);
         let tree = dev.disk.tree();
         let present = |path: &std::path::Path| {
             let dir = path.parent().unwrap_or(path);

@@ -164,6 +164,154 @@ fn an_arriving_save_releases_only_what_its_own_record_names() {
     assert!(oracle.must_hold(0, SLOT).is_empty());
 }
 
+/// `saves` saves of `SLOT` on `device`, a minute apart (a long session).
+fn session(sim: &mut Sim, device: usize, first_id: u128, saves: u128) {
+    for id in first_id..first_id + saves {
+        sim.pass(60_000);
+        sim.save(device, Some(SLOT), id);
+    }
+}
+
+/// The generation of `SLOT` on device 0 holding the save `id`.
+fn generation_of(sim: &Sim, id: u128) -> u64 {
+    let saves = sim.devices[0].checker().unwrap().saves_in(SLOT).unwrap();
+    let held = saves
+        .iter()
+        .find(|save| save.meta.save_id == Uuid::from_u128(id));
+    held.expect("the save is held").generation
+}
+
+/// Issue 49 (seeds 74 and 77, cut down): device-1 took device-0's save and played a long
+/// session over it. Its saves from the 17th on name device-0's save in their version vector
+/// only (the list of ids keeps 16), and that record is what the store orders by: it prunes
+/// device-0's save below them as a backup. The oracle releases the save by the same record.
+#[test]
+fn a_save_far_along_a_line_releases_what_its_version_vector_covers() {
+    let mut oracle = Oracle::default();
+    let bundle = SaveBundle::new(Default::default());
+    let made = |id: u128, device: &str, held: Option<&SaveMeta>, epoch: &str| {
+        let meta = SaveMeta {
+            save_id: Uuid::from_u128(id),
+            ..SaveMeta::new(SLOT)
+        }
+        .with_device(device, device)
+        .with_follows(held.map(|held| held.save_id));
+        meta.with_versions(epoch, held)
+    };
+    let first = made(1, "desk", None, "e1");
+    oracle.attempt(0, first.clone(), bundle.clone());
+    oracle.written(first.clone());
+    oracle.confirm_save(0, SLOT, first.save_id);
+    let mut held = first.clone();
+    for id in 100..120 {
+        let next = made(id, "laptop", Some(&held), "e2");
+        oracle.attempt(1, next.clone(), bundle.clone());
+        oracle.written(next.clone());
+        held = next;
+    }
+    assert!(
+        !oracle.records(&held.save_id, &first.save_id),
+        "not named by id"
+    );
+    // Made apart: a line that never held the first save releases nothing.
+    let apart = made(200, "phone", None, "e3");
+    oracle.attempt(2, apart.clone(), bundle.clone());
+    oracle.written(apart.clone());
+    oracle.arrived(0, SLOT, apart.save_id);
+    assert_eq!(oracle.must_hold(0, SLOT), [first.save_id]);
+    oracle.arrived(0, SLOT, held.save_id);
+    assert!(oracle.must_hold(0, SLOT).is_empty());
+}
+
+/// What a version vector does not cover stays bound, however far along its line the arriving
+/// save is: device-1's session was made apart from device-0's save, and losing that save is
+/// caught.
+#[test]
+fn a_line_made_apart_releases_nothing_by_its_version_vector() {
+    let mut sim = sim(3);
+    sim.save(0, Some(SLOT), 1);
+    sim.sync(0, true);
+    session(&mut sim, 1, 100, 20);
+    sim.sync(1, true);
+    sim.sync(0, true);
+    let (newest, first) = (Uuid::from_u128(119), Uuid::from_u128(1));
+    assert!(!sim.oracle.records_superseding(&newest, &first));
+    assert_eq!(sim.oracle.must_hold(0, SLOT), [first]);
+    sim.check_device(0).expect("both lines are kept");
+    lose(&sim, generation_of(&sim, 1));
+    let found = sim.check_device(0);
+    assert!(
+        found.is_err(),
+        "a save made apart was lost unseen: {found:?}"
+    );
+}
+
+/// Seed 125, cut down: the player chose another device's save over their own, then deleted
+/// the slot, and the delete stopped after removing what lay below the head, their own save
+/// among it. A delete must go bottom up (the head first could leave an older save on top):
+/// what it removed from below the head is released. A removed head is not.
+#[test]
+fn a_failed_delete_releases_a_confirmed_save_it_removed_from_below_the_head_only() {
+    let bundle = SaveBundle::new(Default::default());
+    let meta = |id: u128| {
+        SaveMeta {
+            save_id: Uuid::from_u128(id),
+            ..SaveMeta::new(SLOT)
+        }
+        .with_follows([])
+    };
+    let setup = || {
+        let mut oracle = Oracle::default();
+        for (device, id) in [(0, 1), (1, 2)] {
+            oracle.attempt(device, meta(id), bundle.clone());
+            oracle.written(meta(id));
+        }
+        oracle.confirm_save(0, SLOT, Uuid::from_u128(1));
+        oracle.arrived(0, SLOT, Uuid::from_u128(2));
+        oracle
+    };
+    let (own, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+    let mut below = setup();
+    below.delete_interrupted(0, SLOT, ([own, other].into(), Some(other)), &[other].into());
+    assert!(below.must_hold(0, SLOT).is_empty());
+    let mut on_top = setup();
+    on_top.delete_interrupted(0, SLOT, ([own, other].into(), Some(own)), &[other].into());
+    assert_eq!(
+        on_top.must_hold(0, SLOT),
+        [own],
+        "a removed head stays bound"
+    );
+}
+
+/// A failed delete that left the player's save below another device's save leaves it bound:
+/// losing it afterwards is caught.
+#[test]
+fn a_failed_delete_that_left_a_save_below_the_head_leaves_it_bound() {
+    let mut sim = sim(3);
+    sim.save(0, Some(SLOT), 1);
+    sim.sync(0, true);
+    sim.pass(60_000);
+    sim.save(1, Some(SLOT), 2);
+    sim.sync(1, true);
+    sim.sync(0, true);
+    let head = sim.devices[0].checker().unwrap().load(SLOT).unwrap();
+    assert_eq!(
+        head.meta.save_id,
+        Uuid::from_u128(2),
+        "the later save heads"
+    );
+    sim.devices[0].disk.fail_after(1, DiskFault::IoError);
+    sim.delete_then_settle(0, SLOT);
+    assert_eq!(sim.stats.failed_deletes, 1, "the delete failed");
+    sim.check_device(0).expect("the save is still there");
+    lose(&sim, generation_of(&sim, 1));
+    let found = sim.check_device(0);
+    assert!(
+        found.is_err(),
+        "a save a failed delete left below the head was lost unseen: {found:?}"
+    );
+}
+
 #[test]
 fn an_odd_entry_over_a_save_takes_its_bytes_for_good() {
     let sim = sim(0);
@@ -390,4 +538,64 @@ fn seed_72_a_save_a_newer_builds_save_held_back_arrives_once_the_slot_is_deleted
     };
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Seed 299, cut down: device-0's slot holds only another device's newest save, made over the
+/// player's own last one, and the disk destroys it. The next round repairs the slot from the
+/// cloud; cut short after its first import, it left the oldest save in the cloud heading the
+/// slot, older than the player's own last save: the round fetched the lost saves oldest
+/// first. Here it dies at every call of that round in turn.
+#[test]
+fn seed_299_a_repair_cut_short_anywhere_never_leaves_an_older_save_on_top() {
+    use super::plan::{Action, Restart, Step};
+    let step = |dt_ms, action| Step { dt_ms, action };
+    let save = |device, id| Action::Save {
+        device,
+        slot: SLOT,
+        id,
+    };
+    let sync = |device| Action::Sync { device };
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: false,
+    };
+    for after in 1..=150 {
+        let steps = vec![
+            step(5, save(1, 0xC)),
+            step(5, sync(1)),
+            step(60_000, sync(0)),
+            step(60_000, save(0, 0xA)),
+            step(5, sync(0)),
+            step(60_000, sync(1)),
+            step(60_000, save(1, 0xB)),
+            step(5, sync(1)),
+            step(60_000, sync(0)),
+            step(
+                5,
+                Action::Rot {
+                    device: 0,
+                    file: 0,
+                    how: Rot::Truncate(20),
+                },
+            ),
+            step(
+                5,
+                Action::Die {
+                    device: 0,
+                    after,
+                    power: false,
+                    pick: 0,
+                    restart: Restart::Clean,
+                },
+            ),
+            step(60_000, sync(0)),
+        ];
+        let outcome = super::run::run(config, &steps);
+        assert!(
+            outcome.is_ok(),
+            "dying at call {after}: {:?}",
+            outcome.err()
+        );
+    }
 }

@@ -1,0 +1,158 @@
+//! What a new save records being made in view of: the saves its slot holds when it is made.
+
+use super::error::StoreError;
+use super::import::StoredSave;
+use super::slot_store::SlotStore;
+use crate::format::{self, SaveBundle, SaveMeta};
+
+impl SlotStore {
+    /// `meta` made in view of `held` (what the slot holds, as [`held_in_view`] reads it) and
+    /// the save encoded with it.
+    ///
+    /// [`held_in_view`]: Self::held_in_view
+    pub(super) fn encode_in_view<'a>(
+        &self,
+        meta: SaveMeta,
+        bundle: &'a SaveBundle,
+        held: &(Vec<StoredSave>, bool),
+    ) -> Result<(SaveMeta, format::EncodedSave<'a>), StoreError> {
+        let meta = self.in_view_of(meta, held);
+        let encoded =
+            format::encode_cached(&meta, bundle, &self.config().encode, self.chunk_cache())
+                .map_err(|source| StoreError::Format {
+                    path: self.dir.clone(),
+                    source,
+                })?;
+        Ok((meta, encoded))
+    }
+
+    /// `meta` recording what its slot holds now (`held`: its readable generations, newest
+    /// first, and whether every generation read), in [`FOLLOWS_KEY`]: their ids, then what
+    /// each of them was made in view of. Cloud sync orders the save against other devices'
+    /// saves of the slot by it, before it trusts clocks. A folder that cannot be listed fails
+    /// the save ([`held_in_view`]): a save that recorded nothing would be ordered by its
+    /// clock alone.
+    ///
+    /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
+    /// [`held_in_view`]: Self::held_in_view
+    fn in_view_of(
+        &self,
+        meta: SaveMeta,
+        (held, every_one_reads): &(Vec<StoredSave>, bool),
+    ) -> SaveMeta {
+        let ids = held.iter().map(|save| save.meta.save_id);
+        // What each held save was made in view of, the head's first: a conflict's hidden save
+        // held below the head has a line of its own.
+        let inherited = held
+            .iter()
+            .flat_map(|save| save.meta.follows().into_iter().flatten());
+        let meta = meta.with_follows(ids.chain(inherited));
+        self.with_versions(meta, held, *every_one_reads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::{SaveBundle, SaveMeta, WorldState};
+    use crate::slot::SlotId;
+    use crate::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, SlotStore, StoreConfig};
+    use crate::store::{SaveReceipt, WriteFile};
+    use std::ffi::OsString;
+    use std::io;
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    /// What another writer does between a save's look at its slot and its lock.
+    type Meanwhile = Box<dyn FnOnce() + Send>;
+
+    /// The real filesystem, running a hook the first time a lock is asked for: another writer
+    /// of the slot (the crash hook's save while an autosave is in flight) gets the lock first.
+    struct BeforeLock(Mutex<Option<Meanwhile>>);
+
+    impl std::fmt::Debug for BeforeLock {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("BeforeLock")
+        }
+    }
+
+    impl FileSystem for BeforeLock {
+        fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+            OsFileSystem.create_dir_all(path)
+        }
+        fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+            OsFileSystem.list_dir(path)
+        }
+        fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
+            OsFileSystem.open_read(path)
+        }
+        fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+            OsFileSystem.create_new(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            OsFileSystem.rename(from, to)
+        }
+        fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+            OsFileSystem.hard_link(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            OsFileSystem.remove_file(path)
+        }
+        fn sync_dir(&self, path: &Path) -> io::Result<()> {
+            OsFileSystem.sync_dir(path)
+        }
+        fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
+            let meanwhile = self.0.lock().unwrap().take();
+            if let Some(meanwhile) = meanwhile {
+                meanwhile();
+            }
+            OsFileSystem.lock(path)
+        }
+    }
+
+    fn save(store: &SlotStore, slot: SlotId, device: &str, tick: u64) -> SaveReceipt {
+        let meta = SaveMeta::new(slot).with_device(device, device);
+        let bundle = SaveBundle::new(WorldState {
+            tick,
+            ..Default::default()
+        });
+        store.save(slot, meta, &bundle).unwrap()
+    }
+
+    /// A save placed in the slot after another save of it looked at the slot, but before that
+    /// one took the lock, is in that one's record: the record is what the slot held under the
+    /// lock. Recording the earlier view would make the two look made apart (a conflict cloud
+    /// sync would show on every device), and the later one could lose to it there.
+    #[test]
+    fn a_save_records_a_save_placed_while_it_waited_for_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = StoreConfig::new(dir.path());
+        let slot = SlotId::Quick;
+        let other = SlotStore::open(config.clone()).unwrap();
+        let first = save(&other, slot, "desk", 1);
+        let placed = std::sync::Arc::new(Mutex::new(None));
+        let meanwhile: Meanwhile = {
+            let placed = placed.clone();
+            Box::new(move || *placed.lock().unwrap() = Some(save(&other, slot, "desk", 2)))
+        };
+        let racing = BeforeLock(Mutex::new(Some(meanwhile)));
+        let store = SlotStore::open_with(config, std::sync::Arc::new(racing)).unwrap();
+        let last = save(&store, slot, "desk", 3);
+        let placed = placed
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the other save ran first");
+        assert_eq!(store.generations(slot).unwrap(), [3, 2, 1]);
+        assert!(
+            last.meta.made_in_view_of(placed.save_id),
+            "the save does not record the one placed before it: {:?}",
+            last.meta.follows().map(Iterator::collect::<Vec<_>>)
+        );
+        assert!(last.meta.made_in_view_of_save(&placed.meta));
+        assert!(last.meta.made_in_view_of(first.save_id));
+        // One line of one device: counted on, not started again.
+        let versions = last.meta.versions().unwrap();
+        let (line, count) = versions.own();
+        assert_eq!(placed.meta.versions().unwrap().count(line), Some(count - 1));
+    }
+}
