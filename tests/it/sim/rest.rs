@@ -183,6 +183,7 @@ impl Sim {
             return;
         };
         let generation = newest.unwrap_or(0) + 1;
+        let readable = store.saves_in(slot).unwrap_or_default();
         let mut held: Vec<Uuid> = held_ids(&store, slot).into_iter().collect();
         let newer_here = self
             .newer
@@ -196,7 +197,15 @@ impl Sim {
             ..SaveMeta::new(slot).with_title(format!("newer build #{id}"))
         }
         .with_device("0e0e0e0e0e0e", "newer build")
-        .with_follows(held);
+        .with_follows(held)
+        // A build of this library or later names its device, so it writes the save's version
+        // vector too (on a line of its own: each newer build's save starts one). Without it
+        // the save would be one from a build before vectors, whose place in a line of saves
+        // its successors' lists of ids keep only so far back (see `Versions`).
+        .with_versions(
+            &format!("{:08x}", id as u32),
+            readable.iter().map(|s| &s.meta),
+        );
         self.ticks += 1;
         let bundle = SaveBundle::new(WorldState {
             tick: self.ticks,

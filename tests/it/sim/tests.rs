@@ -598,4 +598,60 @@ fn seed_299_a_repair_cut_short_anywhere_never_leaves_an_older_save_on_top() {
             outcome.err()
         );
     }
+
+/// Seed 216 (3 devices, 3 backups), cut down: a newer build saves Quick on device-2, which
+/// uploads it; device-1, its clock turned back six hours, fetches it and plays 57 saves of
+/// Quick offline. Its last save was made in view of the newer build's save, and must head
+/// Quick everywhere. The newer build's save carried no version vector (a build of this library
+/// that names its device writes one), so after 16 saves no record linked the two but the
+/// clocks, which put the newer build's save on top (seed 120 the same, through saves placed
+/// before the ones that named them).
+#[test]
+fn seed_216_a_newer_builds_save_records_its_version_vector() {
+    use super::plan::{Action, Step};
+    let quick = SlotId::Quick;
+    let step = |dt_ms, action| Step { dt_ms, action };
+    let steps = [
+        step(
+            900,
+            Action::Delete {
+                device: 2,
+                slot: quick,
+            },
+        ),
+        step(
+            900,
+            Action::NewerBuild {
+                device: 2,
+                slot: quick,
+                id: 47738570964338265810987555693815951634,
+                unreadable: false,
+            },
+        ),
+        step(
+            20_000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21_600_000,
+            },
+        ),
+        step(5, Action::Sync { device: 2 }),
+        step(400_000, Action::Sync { device: 1 }),
+        step(
+            400_000,
+            Action::Session {
+                device: 1,
+                slot: quick,
+                saves: 57,
+                id: 39027171264370348512217219124351976613,
+            },
+        ),
+    ];
+    let config = Config {
+        devices: 3,
+        backups: 3,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
