@@ -28,6 +28,13 @@
 //!   not have either is reported ([`CloudError::HiddenSaveGone`]), never silently dropped.
 //! - The sync state ([`STATE_FILE`]) is written as each download lands and when the player
 //!   chooses, so a crash mid-round loses no conflict or choice already reported.
+//! - Nothing at [`STATE_FILE`] stops sync: a state that cannot be read (garbled, a folder, a
+//!   FIFO, a file this user may not read, a failed read) is replaced by a fresh one with a new
+//!   device id ([`CloudError::State`] says why), and one that cannot be written is kept in
+//!   memory and written at a later round ([`SyncRound::state_error`] says why meanwhile). A
+//!   lost state never brings back a save the player deleted or moved past, nor shows a settled
+//!   conflict again: the store's record of deletes and the saves' version vectors say so
+//!   without it.
 //! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
 //!   with backoff, at the latest on the next start.
 //! - When the app exits, the saves made this session, the exit save included, are uploaded

@@ -165,6 +165,9 @@ pub struct CloudStatus {
     pub pending: usize,
     /// The last round's error, if it stopped early.
     pub last_error: Option<String>,
+    /// Why the sync state file cannot be written, while it cannot (sync runs on, keeping the
+    /// state in memory; see [`SyncRound::state_error`]).
+    pub state_error: Option<String>,
     /// Completed rounds (changes whenever the state may have).
     pub rounds: u64,
 }
@@ -257,10 +260,10 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
         .device_name
         .clone()
         .unwrap_or_else(default_device_name);
-    let (core, damaged) =
+    let (core, unusable) =
         SyncCore::open(store.clone(), remote, name.clone()).map_err(|e| e.to_string())?;
-    if let Some(damaged) = damaged {
-        warn!("keepsake: {damaged}; started a new sync state");
+    if let Some(unusable) = unusable {
+        warn!("keepsake: {unusable}");
     }
     let device_id = core.device_id().to_owned();
     let worker = SyncWorker::spawn(core, plugin.sync_every).map_err(|e| e.to_string())?;
@@ -365,6 +368,15 @@ fn apply_round(world: &mut World, round: SyncRound) {
     status.slots = round.slots;
     status.pending = round.pending;
     status.last_error = round.error;
+    // Logged once, not at every round it goes on.
+    if let Some(error) = round
+        .state_error
+        .as_ref()
+        .filter(|e| status.state_error.as_ref() != Some(*e))
+    {
+        warn!("keepsake: {error}");
+    }
+    status.state_error = round.state_error;
     status.rounds += 1;
 }
 

@@ -2,12 +2,23 @@
 //! in the cloud, the uploads still to make (the retry queue), refused remote files and
 //! unresolved conflicts. One small RON file in the profile folder, replaced durably (temporary
 //! file, fsync, rename) through the store after every change.
+//!
+//! It may be lost (deleted, garbled, an entry in its place that is not a readable file) and it
+//! may fail to be written (a full disk, a folder under its name): neither stops sync, let
+//! alone the game. Sync goes on with a fresh state in memory, reports why, and writes it when
+//! it can. A fresh state has a new device id and learns again from the local saves and the
+//! cloud folder what is where; what a player would miss is kept outside it too: the store
+//! records the saves the player deleted or passed over (`<slot>.deleted`, with the version
+//! vector of what was deleted), and the saves record what they were made in view of. Only the
+//! time of a choice between two devices' saves (`chosen`) goes with the file: a save made
+//! elsewhere before that choice may then head the slot again, with the chosen one shown as
+//! its conflict.
 
 use super::error::CloudError;
 use super::remote::{is_device_id, new_device_id};
 use crate::SlotId;
 use crate::format::{FORMAT_VERSION, Timestamp};
-use crate::store::SlotStore;
+use crate::store::{SlotStore, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -172,44 +183,110 @@ impl SyncState {
     }
 
     /// Reads the profile's state, or starts a new one (with a new device id) when there is
-    /// none. A damaged file is replaced by a new state, and the error returned beside it: the
-    /// next sync re-learns what is in the cloud (create-only uploads make that safe).
-    pub(crate) fn load(store: &SlotStore) -> Result<(Self, Option<CloudError>), CloudError> {
-        let Some(bytes) = store.read_profile_file(STATE_FILE)? else {
-            let state = SyncState::new();
-            state.save(store)?;
-            return Ok((state, None));
+    /// none or it cannot be used: a file that does not parse, an entry that is not a regular
+    /// file (a folder, a FIFO, a device), one this user may not read, a read that fails. None
+    /// of that stops sync, nor the game: the fresh state re-learns from the cloud folder what
+    /// is there (create-only uploads make that safe), and why the file was not used comes
+    /// back beside it. Nothing is written here (see [`Loaded::unwritten`]).
+    pub(crate) fn load(store: &SlotStore) -> Loaded {
+        let reason = match store.read_profile_file(STATE_FILE) {
+            Ok(None) => return Loaded::fresh(None),
+            Ok(Some(bytes)) => match parse(&bytes) {
+                Ok(state) => return Loaded::kept(state),
+                Err(reason) => format!("it is damaged ({reason}); {STARTED_AFRESH}"),
+            },
+            Err(error) => unreadable(&error),
         };
-        let parsed = std::str::from_utf8(&bytes)
-            .map_err(|error| error.to_string())
-            .and_then(|text| ron::from_str::<SyncState>(text).map_err(|error| error.to_string()))
-            .and_then(|state| match is_device_id(&state.device_id) {
-                true => Ok(state),
-                false => Err(format!(
-                    "device id {:?} is not 12 hex digits",
-                    state.device_id
-                )),
-            });
-        match parsed {
-            Ok(state) => Ok((state, None)),
-            Err(reason) => {
-                let state = SyncState::new();
-                state.save(store)?;
-                let path = store.dir().join(STATE_FILE);
-                Ok((state, Some(CloudError::State { path, reason })))
-            }
-        }
+        let path = store.dir().join(STATE_FILE);
+        Loaded::fresh(Some(CloudError::State { path, reason }))
     }
 
-    /// Replaces the state file durably.
+    /// Replaces the state file durably. The error says what the player can do about a state
+    /// that cannot be written; the caller keeps the state in memory and tries again later.
     pub(crate) fn save(&self, store: &SlotStore) -> Result<(), CloudError> {
+        let path = store.dir().join(STATE_FILE);
         let text = ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default()).map_err(
             |error| CloudError::State {
-                path: store.dir().join(STATE_FILE),
+                path: path.clone(),
                 reason: error.to_string(),
             },
         )?;
-        store.write_profile_file(STATE_FILE, text.as_bytes())?;
-        Ok(())
+        store
+            .write_profile_file(STATE_FILE, text.as_bytes())
+            .map_err(|error| CloudError::State {
+                path,
+                reason: unwritable(&error),
+            })
     }
+}
+
+/// What [`SyncState::load`] found.
+pub(crate) struct Loaded {
+    pub(crate) state: SyncState,
+    /// Why the state file could not be used, when it could not (the state is a fresh one).
+    pub(crate) unusable: Option<CloudError>,
+    /// The state is not what the file holds (a fresh one): it is to be written, before any
+    /// save is stamped with its device id, so the next start finds the same id.
+    pub(crate) unwritten: bool,
+}
+
+impl Loaded {
+    fn kept(state: SyncState) -> Self {
+        Loaded {
+            state,
+            unusable: None,
+            unwritten: false,
+        }
+    }
+
+    fn fresh(unusable: Option<CloudError>) -> Self {
+        Loaded {
+            state: SyncState::new(),
+            unusable,
+            unwritten: true,
+        }
+    }
+}
+
+/// What a player reads after each reason a state file was not used.
+const STARTED_AFRESH: &str = "cloud sync started a fresh state (a new device id for this \
+    installation) and learns again from the cloud what it holds; no save is affected";
+
+/// The state file's text read as a state, or why it cannot be.
+fn parse(bytes: &[u8]) -> Result<SyncState, String> {
+    let text = std::str::from_utf8(bytes).map_err(|error| error.to_string())?;
+    let state = ron::from_str::<SyncState>(text).map_err(|error| error.to_string())?;
+    match is_device_id(&state.device_id) {
+        true => Ok(state),
+        false => Err(format!(
+            "device id {:?} is not 12 hex digits",
+            state.device_id
+        )),
+    }
+}
+
+/// Why a state file that could not be read was not used, and what the player can do.
+fn unreadable(error: &StoreError) -> String {
+    match error {
+        StoreError::NotAFile { what, .. } => format!(
+            "it is {what}, not a regular file; {STARTED_AFRESH}, and writes it in the entry's \
+             place (a folder does not give way: move it out of the profile folder, or each \
+             start of the game begins afresh)"
+        ),
+        StoreError::Io { source, .. } => format!(
+            "it could not be read ({source}); {STARTED_AFRESH}; if this repeats, check the \
+             file's permissions and the disk"
+        ),
+        other => format!("it could not be read ({other}); {STARTED_AFRESH}"),
+    }
+}
+
+/// Why the state could not be written, and what the player can do.
+fn unwritable(error: &StoreError) -> String {
+    format!(
+        "the state could not be written ({error}); cloud sync keeps it in memory and tries \
+         again at each round (saves are not affected, though a restart before it is written \
+         starts a fresh state); free some disk space, or move what is in the way out of the \
+         profile folder"
+    )
 }

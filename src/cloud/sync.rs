@@ -83,6 +83,9 @@ pub struct SyncRound {
     pub pending: usize,
     /// Why the round stopped early, if it did (the connection says whether it was the network).
     pub error: Option<String>,
+    /// Why the sync state file could not be written, while it cannot: the round went on with
+    /// the state in memory, and the next one tries again. No save is affected.
+    pub state_error: Option<String>,
 }
 
 /// What became of one upload.
@@ -118,6 +121,8 @@ pub struct SyncCore {
     verified_here: HashSet<(Uuid, u64)>,
     /// The state changed since the state file was last written.
     dirty: bool,
+    /// Why the last write of the state file failed, until one succeeds.
+    unwritten: Option<CloudError>,
     /// The slots holding saves at the last look (rounds report their state without reading
     /// every slot's files again).
     slots_with_saves: BTreeSet<SlotId>,
@@ -127,26 +132,37 @@ pub struct SyncCore {
 
 impl SyncCore {
     /// Opens the sync state of `store`'s profile (creating it, with a new device id, on first
-    /// use). The second value reports a damaged state file that was replaced by a fresh one.
+    /// use). The second value reports a state file that could not be used ([`CloudError::State`]:
+    /// damaged, not a regular file, unreadable; sync starts a fresh state in its place) or
+    /// written (sync keeps the state in memory and writes it at the next round).
+    ///
+    /// The state file never makes it fail: whatever is at [`STATE_FILE`](super::STATE_FILE),
+    /// sync runs. (It used to, and the `Result` stays so that callers written then still
+    /// build.)
     pub fn open(
         store: Arc<SlotStore>,
         remote: Remote,
         device_name: impl Into<String>,
     ) -> Result<(Self, Option<CloudError>), CloudError> {
-        let (state, damaged) = SyncState::load(&store)?;
-        let core = SyncCore {
+        let loaded = SyncState::load(&store);
+        let mut core = SyncCore {
             store,
             remote,
             device_name: device_name.into(),
-            state,
+            state: loaded.state,
             connection: Connection::NotYetTried,
             damaged_here: HashSet::new(),
             verified_here: HashSet::new(),
-            dirty: false,
+            dirty: loaded.unwritten,
+            unwritten: None,
             slots_with_saves: BTreeSet::new(),
             resume_listing_after: None,
         };
-        Ok((core, damaged))
+        // A fresh state is written at once: saves are stamped with its device id from now on.
+        core.persist();
+        // The first round reports a failed write again, should it fail again.
+        let report = loaded.unusable.or_else(|| core.unwritten.take());
+        Ok((core, report))
     }
 
     /// This installation's random device id (12 hex digits), stored with its saves.
@@ -203,13 +219,20 @@ impl SyncCore {
         Ok(())
     }
 
-    /// Writes the state file if it changed since it was last written.
-    fn persist(&mut self) -> Result<(), CloudError> {
-        if self.dirty {
-            self.state.save(&self.store)?;
-            self.dirty = false;
+    /// Writes the state file if it changed since it was last written. A write that fails does
+    /// not stop what the caller was doing: the state stays in memory, still to be written (the
+    /// next call tries again), and every round reports why until a write succeeds.
+    fn persist(&mut self) {
+        if !self.dirty {
+            return;
         }
-        Ok(())
+        match self.state.save(&self.store) {
+            Ok(()) => {
+                self.dirty = false;
+                self.unwritten = None;
+            }
+            Err(error) => self.unwritten = Some(error),
+        }
     }
 
     /// When the next queued upload is due, if any is queued.
@@ -259,12 +282,18 @@ impl SyncCore {
         let generation = self.store.promote(slot, hidden)?;
         self.state.settle_shown(slot);
         let passed_over = here.first().map(|head| head.meta.save_id);
-        let aside = self.state.set_aside.entry(slot).or_default();
-        aside.extend(passed_over.filter(|id| *id != conflict.hidden_save));
+        let passed_over = passed_over.filter(|id| *id != conflict.hidden_save);
+        if let Some(passed_over) = passed_over {
+            // The store records it too, so a lost state file does not show it as a conflict
+            // again. Should that record not take it, the state file still says it.
+            let _ = self.store.note_passed_over(slot, [passed_over]);
+            let aside = self.state.set_aside.entry(slot).or_default();
+            aside.insert(passed_over);
+        }
         let now = self.now().unix_millis();
         self.state.chosen.insert(slot, now);
         self.dirty = true;
-        self.persist()?;
+        self.persist();
         Ok(Some(generation))
     }
 
@@ -278,22 +307,26 @@ impl SyncCore {
         let listing = self.list_remote().await?;
         let wanted = |name: &RemoteName| name.slot == slot && name.save_id == conflict.hidden_save;
         let reason = match listing.kept.iter().find(|(name, _)| wanted(name)) {
-            Some((name, object)) => match self.download(name, object).await? {
-                Ok(ImportOutcome::Placed(receipt)) => return Ok(receipt.generation),
-                Ok(ImportOutcome::AlreadyPresent { generation, .. }) => return Ok(generation),
-                Ok(ImportOutcome::Deleted { .. }) => {
+            // The player's choice: placed whatever they did here before (never `None`).
+            Some((name, object)) => match self.download(name, object, None).await? {
+                Ok(Some(ImportOutcome::Placed(receipt))) => return Ok(receipt.generation),
+                Ok(Some(ImportOutcome::AlreadyPresent { generation, .. })) => {
+                    return Ok(generation);
+                }
+                Ok(Some(ImportOutcome::Deleted { .. })) => {
                     "the player deleted it here, or a save made after it".to_owned()
                 }
-                Ok(ImportOutcome::Superseded { by, .. }) => {
+                Ok(Some(ImportOutcome::Superseded { by, .. })) => {
                     format!("the save {by} here was made after it, in view of it")
                 }
+                Ok(None) => "the player moved past it here".to_owned(),
                 Err(rejection) => format!("the cloud's copy is refused: {rejection}"),
             },
             None => "neither this device nor the cloud has it any more".to_owned(),
         };
         self.state.settle_shown(slot);
         self.dirty = true;
-        self.persist()?;
+        self.persist();
         Err(CloudError::HiddenSaveGone {
             slot,
             device: conflict.hidden_device.clone(),
@@ -333,22 +366,23 @@ impl SyncCore {
             }
         }
         self.queue_unsynced(&local);
-        self.persist()?;
+        self.persist();
         self.upload_pending(round, true).await?;
-        // What the player deleted here never comes back, whatever else a slot looks like.
+        // What the player deleted or passed over here never comes back, whatever else a slot
+        // looks like.
         let deleted = self.store.deleted_saves();
         let mut damaged = self.damaged_locally(&local);
         damaged.extend(self.lost_locally(&listing, &local, &damaged)?);
         damaged.retain(|id| !deleted.contains(id));
         let mut have: HashSet<Uuid> = local_ids.difference(&damaged).copied().collect();
         have.extend(superseded_here(&listing, &local, &damaged));
-        have.extend(deleted);
+        have.extend(deleted.iter().copied());
         let failed = self
             .download_missing(&listing, (&have, &damaged), round)
             .await;
         let local = self.store.saves()?;
         self.slots_with_saves = local.iter().map(|s| s.slot).collect();
-        self.reconcile_conflicts(&local);
+        self.reconcile_conflicts(&local, &deleted);
         if whole {
             self.forget_what_is_gone(&listing, &unreadable, &local);
         }
@@ -456,7 +490,10 @@ impl SyncCore {
     /// of and the player did not pass over. An import that landed just before a crash, whose
     /// state write did not, is found this way in the next round; so is a conflict two imports
     /// of one round made between saves the slot already held.
-    fn reconcile_conflicts(&mut self, local: &[StoredSave]) {
+    ///
+    /// `settled`: what the player deleted or passed over, as the store records it (a lost
+    /// state file takes its own record of the saves passed over with it).
+    fn reconcile_conflicts(&mut self, local: &[StoredSave], settled: &HashSet<Uuid>) {
         let mut slots: BTreeMap<SlotId, Vec<&StoredSave>> = BTreeMap::new();
         for save in local {
             slots.entry(save.slot).or_default().push(save);
@@ -468,11 +505,8 @@ impl SyncCore {
             for save in below {
                 let id = save.meta.save_id;
                 let recorded = self.state.conflicts_of(slot).any(|c| c.hidden_save == id);
-                let aside = self
-                    .state
-                    .set_aside
-                    .get(&slot)
-                    .is_some_and(|a| a.contains(&id));
+                let aside = settled.contains(&id)
+                    || (self.state.set_aside.get(&slot)).is_some_and(|a| a.contains(&id));
                 let followed = followed_in(saves.iter().copied(), &save.meta);
                 let reached = self.state.in_cloud.get(&id).copied();
                 if id == head.meta.save_id || recorded || aside || followed {
@@ -585,7 +619,9 @@ impl SyncCore {
             let text = name.to_string();
             // A save damaged here is fetched again, its own device's included. Otherwise a save
             // this device made and no longer holds was deleted or pruned here: it is not brought
-            // back (whether or not the state file recorded its upload before a crash).
+            // back (whether or not the state file recorded its upload before a crash). Made
+            // under an id a lost state file took with it, it is fetched, and not placed: see
+            // `moved_past_here`.
             let own = name.device_id == self.device_id();
             let repair = damaged.contains(&name.save_id);
             let known = !repair
@@ -609,17 +645,16 @@ impl SyncCore {
             if self.frozen_here(name.slot, &mut frozen) {
                 continue;
             }
-            let recorded = match self.download(name, object).await {
+            match self.download(name, object, Some(damaged)).await {
                 // Written as each import lands, so a crash later in the round loses no
                 // conflict it recorded.
                 Ok(outcome) => {
                     self.record_download(name, object, outcome, round);
-                    self.persist()
+                    self.persist();
                 }
-                Err(error) => Err(error),
-            };
-            if let Err(error) = recorded {
-                first_error.get_or_insert(error);
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
             }
         }
         first_error
@@ -635,12 +670,13 @@ impl SyncCore {
         *asked.entry(slot).or_insert_with(holds)
     }
 
-    /// Records what became of one downloaded file.
+    /// Records what became of one downloaded file (`None`: not placed, the player moved past
+    /// it here; known from now on, as a save held here is).
     fn record_download(
         &mut self,
         name: &RemoteName,
         object: &ObjectMeta,
-        outcome: Result<ImportOutcome, Rejection>,
+        outcome: Result<Option<ImportOutcome>, Rejection>,
         round: &mut SyncRound,
     ) {
         let text = name.to_string();
@@ -648,7 +684,7 @@ impl SyncCore {
             Ok(outcome) => {
                 let uploaded = object.last_modified.timestamp_millis();
                 self.state.in_cloud.insert(name.save_id, uploaded);
-                if let ImportOutcome::Placed(receipt) = outcome {
+                if let Some(ImportOutcome::Placed(receipt)) = outcome {
                     self.note_conflict(&receipt, uploaded);
                     round.arrived.push(*receipt);
                 }
@@ -673,11 +709,16 @@ impl SyncCore {
 
     /// Fetches, verifies and places one remote save. The outer error is the network's or the
     /// local store's (retried later); the inner one refuses the file for good.
+    ///
+    /// A round's download (`damaged`: the saves damaged here) is not placed, and comes back
+    /// `None`, when the player moved past it here ([`moved_past_here`](Self::moved_past_here));
+    /// a save the player chose (`None`) is placed all the same.
     async fn download(
         &mut self,
         name: &RemoteName,
         object: &ObjectMeta,
-    ) -> Result<Result<ImportOutcome, Rejection>, CloudError> {
+        damaged: Option<&HashSet<Uuid>>,
+    ) -> Result<Result<Option<ImportOutcome>, Rejection>, CloudError> {
         let limit = self.store.config().decode_options().limits.max_file_len();
         if object.size > limit {
             let len = object.size;
@@ -703,15 +744,46 @@ impl SyncCore {
             Ok(verified) => verified,
             Err(rejection) => return Ok(Err(rejection)),
         };
+        if let Some(damaged) = damaged
+            && self.moved_past_here(verified.meta(), damaged)?
+        {
+            return Ok(Ok(None));
+        }
         let uploaded_ms = object.last_modified.timestamp_millis();
         let rules = self.import_rules(verified.meta(), uploaded_ms)?;
         match self.store.import_with(verified.into_import(), &rules) {
-            Ok(outcome) => Ok(Ok(outcome)),
+            Ok(outcome) => Ok(Ok(Some(outcome))),
             Err(error) if error.is_newer_format() => {
                 Ok(Err(Rejection::SlotHoldsNewerFormat(name.slot)))
             }
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// Whether the player here has moved past `arriving` for good, so a round does not place
+    /// it: they deleted it or a save made in view of it (the store's record of deletes keeps
+    /// ids and version vectors), or, unless it comes to repair a save `damaged` here, an intact
+    /// save of its slot here was made in view of it. Placed, it would come back into a slot the
+    /// player emptied, or below the player's newer saves in the place of a backup.
+    ///
+    /// This device's own saves are told apart in the cloud by its id, and the saves found
+    /// there by the state file's record, only while the state file lasts: lost, garbled or
+    /// unreadable, a fresh state knows neither. What the saves and the store record does not
+    /// depend on it.
+    fn moved_past_here(
+        &self,
+        arriving: &SaveMeta,
+        damaged: &HashSet<Uuid>,
+    ) -> Result<bool, CloudError> {
+        if self.store.is_deleted(arriving) {
+            return Ok(true);
+        }
+        if damaged.contains(&arriving.save_id) {
+            return Ok(false);
+        }
+        let held = self.store.saves_in(arriving.slot)?;
+        let mut intact = (held.iter()).filter(|save| !damaged.contains(&save.meta.save_id));
+        Ok(intact.any(|save| save.meta.made_in_view_of_save(arriving)))
     }
 
     /// What the import of `arriving` (which reached the cloud at `uploaded_ms`) must respect:
@@ -876,7 +948,7 @@ impl SyncCore {
                         pending.failed(now);
                     }
                     self.dirty = true;
-                    self.persist()?;
+                    self.persist();
                     return Err(error);
                 }
             }
@@ -1002,7 +1074,8 @@ impl SyncCore {
     }
 
     fn finish(&mut self, mut round: SyncRound, result: Result<(), CloudError>) -> SyncRound {
-        let result = result.and(self.persist());
+        self.persist();
+        round.state_error = self.unwritten.as_ref().map(CloudError::to_string);
         if let Err(error) = result {
             if let CloudError::Remote { .. } = error {
                 self.connection = Connection::Offline {

@@ -831,6 +831,49 @@ fn a_delete_records_what_the_slot_held_before_removing_anything() {
     assert!(deleted.contains(&quick) && held.is_subset(&deleted));
 }
 
+/// Issue 49: a save the slot's saves were made in view of further back than their lists of
+/// ids reach (pruned long ago here) counts as deleted with them, by the version vector the
+/// record keeps; a save made on a line after the delete does not. Builds that read only the
+/// ids still read the record.
+#[test]
+fn a_delete_records_the_version_vector_of_what_the_slot_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let slot = SlotId::Manual(0);
+    let stamped = |seq: u64| fixtures::meta(slot, seq).with_device("aaaaaaaaaaaa", "desk");
+    let save = |seq: u64| {
+        let receipt = store.save(slot, stamped(seq), &fixtures::bundle(3_000, seq));
+        receipt.unwrap().meta
+    };
+    let first = save(0);
+    for seq in 1..=bevy_keepsake::format::MAX_FOLLOWS as u64 + 4 {
+        save(seq);
+    }
+    store.delete(slot).unwrap();
+    assert!(!store.deleted_saves().contains(&first.save_id));
+    assert!(store.is_deleted(&first), "the vector covers it");
+
+    // Another device's save made later, on a line the deleted saves never held a count of.
+    let other = SaveMeta::new(slot).with_device("bbbbbbbbbbbb", "laptop");
+    let other = other.with_follows([]).with_versions("e2", []);
+    assert!(!store.is_deleted(&other));
+
+    let record = StoreConfig::new(dir.path())
+        .profile_dir()
+        .join("manual-00.deleted");
+    let text = std::fs::read_to_string(&record).unwrap();
+    let (ids, vector): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !l.starts_with('@'));
+    assert!(
+        text.lines().take(ids.len()).all(|l| !l.starts_with('@')),
+        "ids first: {text}"
+    );
+    assert!(!vector.is_empty(), "{text}");
+    // A record an earlier build wrote (ids only) is read as ever.
+    std::fs::write(&record, format!("{}\n", first.save_id.simple())).unwrap();
+    assert!(store.is_deleted(&first));
+    assert_eq!(store.deleted_saves(), [first.save_id].into());
+}
+
 #[test]
 fn a_delete_that_cannot_record_what_it_deletes_removes_nothing() {
     let dir = tempfile::tempdir().unwrap();

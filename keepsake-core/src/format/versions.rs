@@ -73,6 +73,11 @@ impl Versions {
             .map(|(_, count)| *count)
     }
 
+    /// Every (line, count) of the vector, the save's own first.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+        (self.entries.iter()).map(|(line, count)| (line.as_str(), *count))
+    }
+
     /// Whether the save was made in view of the save whose vector is `other` (or is it).
     pub fn includes(&self, other: &Versions) -> bool {
         let (line, count) = other.own();

@@ -1,30 +1,114 @@
 //! What the player deleted: before a delete removes a slot's files, the ids of the saves it
 //! held (and of the saves those were made in view of) are added to the slot's record,
 //! `<slot>.deleted` beside its saves, one id per line, newest last, the last
-//! [`DELETED_KEPT`] kept; then one line with the union of the deleted saves' version vectors
-//! ([`Versions::union`]), which names every save they were made in view of however far back
-//! along its line (the ids stop at what each save's record lists). Cloud sync never downloads
-//! a save this record names, and an import places no save it covers
-//! ([`SlotStore::deleted_here`]), so a save the player deleted does not come back from another
-//! device or the bucket: after a crash that kept the download but not the sync state's note
-//! of it, when a file that does not read makes the slot look damaged, or when the sync state
-//! was lost and this device's own older saves in the cloud look like another device's.
-//! Builds before the vector line read the ids and pass over it.
+//! [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest count
+//! among the saves' vectors, see [`Versions`]), one `@<line>:<count>` entry per line, the
+//! line raised last at the end, the last [`DELETED_KEPT`] kept. Cloud sync never places a
+//! save this record names, or one its vector holds (a save the deleted ones were made in view
+//! of, however far back on its line), so a save the player deleted does not come back from
+//! another device or the bucket: after a crash that kept the download but not the sync
+//! state's note of it, when a file that does not read makes the slot look damaged, or once
+//! the sync state file is lost, and with it the device id that told this device's own saves
+//! in the cloud apart. Builds that read only the ids pass over the `@` entries.
+//!
+//! The record names the saves the player passed over too, by choosing another device's save
+//! over them ([`SlotStore::note_passed_over`]): cloud sync shows them as a conflict no more,
+//! nor places them again, once the sync state that also says so is lost.
 //!
 //! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
 //! lock, before the first file is removed: a delete that cannot write it removes nothing.
 
 use super::error::StoreError;
 use super::fs::FOLDER;
+use super::import::StoredSave;
 use super::layout::slot_stem;
 use super::slot_store::SlotStore;
-use crate::format::{SaveMeta, VERSION_MARK, Versions};
+use crate::format::{SaveMeta, Versions};
 use crate::slot::SlotId;
 use std::collections::HashSet;
 use uuid::Uuid;
 
-/// How many deleted save ids a slot's record keeps (the newest).
+/// How many deleted save ids a slot's record keeps (the newest), and how many lines of the
+/// version vector of what was deleted (the ones raised last).
 pub const DELETED_KEPT: usize = 256;
+
+/// What a slot's record holds.
+#[derive(Debug, Default)]
+struct Record {
+    /// The deleted saves' ids and those they were made in view of, oldest first.
+    ids: Vec<Uuid>,
+    /// The version vector of what was deleted: each line's highest count, the line raised
+    /// last at the end.
+    lines: Vec<(String, u64)>,
+}
+
+impl Record {
+    /// Reads a record's text: ids, and `@` entries of the vector; anything else is passed
+    /// over (a line a later build may write).
+    fn parse(text: &str) -> Record {
+        let mut record = Record::default();
+        for line in text.lines() {
+            if let Ok(id) = Uuid::try_parse(line) {
+                record.ids.push(id);
+            } else if let Some(versions) = Versions::parse(line) {
+                let (line, count) = versions.own();
+                record.raise(line, count);
+            }
+        }
+        record
+    }
+
+    /// Adds the saves `held` (a slot about to be deleted): their ids and those they were made
+    /// in view of, and their vectors.
+    fn add(&mut self, held: &[StoredSave]) {
+        for save in held {
+            let follows = save.meta.follows().into_iter().flatten();
+            self.ids
+                .extend(std::iter::once(save.meta.save_id).chain(follows));
+            if let Some(versions) = save.meta.versions() {
+                versions
+                    .entries()
+                    .for_each(|(line, count)| self.raise(line, count));
+            }
+        }
+    }
+
+    /// Records `count` on `line`, unless the record holds a higher one there.
+    fn raise(&mut self, line: &str, count: u64) {
+        let held = self.lines.iter().position(|(seen, _)| seen == line);
+        let highest = held.map_or(count, |at| self.lines.remove(at).1.max(count));
+        self.lines.push((line.to_owned(), highest));
+    }
+
+    /// The record's text: the newest [`DELETED_KEPT`] ids (each once, at its newest place),
+    /// then the [`DELETED_KEPT`] lines raised last.
+    fn text(&self) -> String {
+        let mut seen = HashSet::new();
+        let newest_first = self.ids.iter().rev().filter(|id| seen.insert(**id));
+        let mut ids: Vec<String> = newest_first
+            .take(DELETED_KEPT)
+            .map(|id| id.simple().to_string())
+            .collect();
+        ids.reverse();
+        let kept = self.lines.len().saturating_sub(DELETED_KEPT);
+        let lines = self.lines[kept..]
+            .iter()
+            .map(|(line, count)| format!("@{line}:{count}"));
+        ids.into_iter()
+            .chain(lines)
+            .map(|line| line + "\n")
+            .collect()
+    }
+
+    /// Whether the record names `meta`'s save, or its vector holds the save's own count.
+    fn covers(&self, meta: &SaveMeta) -> bool {
+        let by_vector = meta.versions().is_some_and(|versions| {
+            let (line, count) = versions.own();
+            (self.lines.iter()).any(|(seen, highest)| seen == line && *highest >= count)
+        });
+        by_vector || self.ids.contains(&meta.save_id)
+    }
+}
 
 /// The name of a slot's record of deleted saves.
 fn record_name(slot: SlotId) -> String {
@@ -39,31 +123,24 @@ impl SlotStore {
         slots.flat_map(|slot| self.deleted_in(slot)).collect()
     }
 
+    /// Whether the player deleted `meta`'s save here, or a save made in view of it: its slot's
+    /// record names it, or holds its own count in the vector of what was deleted (see the
+    /// module docs in `deleted.rs`). Cloud sync does not place such a save again, however it
+    /// learns of it. A record that cannot be read counts as empty.
+    pub fn is_deleted(&self, meta: &SaveMeta) -> bool {
+        let record = self.record_of(meta.slot).unwrap_or_default();
+        record.covers(meta)
+    }
+
     /// The ids in `slot`'s record, oldest first; none when it cannot be read.
     fn deleted_in(&self, slot: SlotId) -> Vec<Uuid> {
         self.record_of(slot).unwrap_or_default().ids
     }
 
-    /// Whether the player deleted the save `meta` describes from its slot here, or a save made
-    /// in view of it: the slot's record names it, or the union of the deleted saves' version
-    /// vectors holds its own count (a save further back along a deleted save's line than the
-    /// ids a record lists, such as this device's own older save in the cloud under the device
-    /// id it had before its sync state was lost). An import does not place such a save
-    /// ([`ImportOutcome::Deleted`](super::ImportOutcome::Deleted)). A record that cannot be
-    /// read names nothing.
-    pub fn deleted_here(&self, meta: &SaveMeta) -> bool {
-        let Ok(record) = self.record_of(meta.slot) else {
-            return false;
-        };
-        record.ids.contains(&meta.save_id)
-            || (record.versions.zip(meta.versions()))
-                .is_some_and(|(deleted, versions)| deleted.includes(&versions))
-    }
-
-    /// The ids in `slot`'s record, oldest first, for a delete about to replace the record. A
-    /// record that cannot be read counts as empty, except a folder under its name, which is
-    /// refused ([`StoreError::UnusableEntry`]) before anything is written or removed: the
-    /// record is replaced by a rename, which no folder gives way to. Any other entry there (a
+    /// `slot`'s record, for a change about to replace it. A record that cannot be read counts
+    /// as empty, except a folder under its name, which is refused
+    /// ([`StoreError::UnusableEntry`]) before anything is written or removed: the record is
+    /// replaced by a rename, which no folder gives way to. Any other entry there (a
     /// FIFO, a link, a file that does not read for good) is replaced: whatever ids it held
     /// cannot be read anyway. A read that fails for a reason that may pass refuses the delete.
     fn record_of(&self, slot: SlotId) -> Result<Record, StoreError> {
@@ -84,58 +161,32 @@ impl SlotStore {
             Err(error) if error.may_pass() => return Err(error),
             Ok(None) | Err(_) => return Ok(Record::default()),
         };
-        Ok(Record::parse(&bytes))
+        Ok(Record::parse(&String::from_utf8_lossy(&bytes)))
     }
 
-    /// Adds the saves `slot` holds, and those they were made in view of, to its record. Call
-    /// it under the slot's lock, before removing anything.
+    /// Adds `passed_over` to `slot`'s record: saves the player passed over there by choosing
+    /// another device's save (cloud sync's choice of a conflict's hidden save), settled for
+    /// good like a deleted save though they stay loadable as the slot's older generations.
+    /// Cloud sync keeps the same in its own state file; this record outlives that file.
+    pub fn note_passed_over(
+        &self,
+        slot: SlotId,
+        passed_over: impl IntoIterator<Item = Uuid>,
+    ) -> Result<(), StoreError> {
+        self.check_slot(slot)?;
+        let _lock = self.lock(slot)?;
+        let mut record = self.record_of(slot)?;
+        record.ids.extend(passed_over);
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())
+    }
+
+    /// Adds the saves `slot` holds, those they were made in view of, and their version
+    /// vectors, to its record. Call it under the slot's lock, before removing anything.
     pub(super) fn note_deleted(&self, slot: SlotId) -> Result<(), StoreError> {
         let held = self.saves_in(slot)?;
-        let deleted = held.iter().flat_map(|save| {
-            let follows = save.meta.follows().into_iter().flatten();
-            std::iter::once(save.meta.save_id).chain(follows)
-        });
-        let Record { mut ids, versions } = self.record_of(slot)?;
-        ids.extend(deleted);
-        // The saves deleted now first: past the limit of lines, the oldest deletes' go.
-        let vectors: Vec<Versions> = held
-            .iter()
-            .filter_map(|save| save.meta.versions())
-            .collect();
-        let versions = Versions::union(vectors.iter().chain(&versions));
-        let mut seen = HashSet::new();
-        let mut newest_first: Vec<Uuid> = ids
-            .into_iter()
-            .rev()
-            .filter(|id| seen.insert(*id))
-            .collect();
-        newest_first.truncate(DELETED_KEPT);
-        let ids = newest_first.iter().rev().map(|id| id.simple().to_string());
-        let lines: Vec<String> = ids.chain(versions.map(|v| v.to_string())).collect();
-        self.write_profile_file(&record_name(slot), (lines.join("\n") + "\n").as_bytes())
-    }
-}
-
-/// A slot's record of deleted saves, as read.
-#[derive(Debug, Default)]
-struct Record {
-    /// The deleted saves and those they were made in view of, oldest first.
-    ids: Vec<Uuid>,
-    /// The union of the deleted saves' version vectors, if any recorded one.
-    versions: Option<Versions>,
-}
-
-impl Record {
-    /// Reads a record's lines: save ids, and the line of version vector entries (which
-    /// starts with [`VERSION_MARK`]); anything else is passed over.
-    fn parse(bytes: &[u8]) -> Self {
-        let text = String::from_utf8_lossy(bytes);
-        let ids = text.lines().filter_map(|line| Uuid::try_parse(line).ok());
-        let mut vectors = text.lines().filter(|line| line.starts_with(VERSION_MARK));
-        Record {
-            ids: ids.collect(),
-            versions: vectors.find_map(Versions::parse),
-        }
+        let mut record = self.record_of(slot)?;
+        record.add(&held);
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())
     }
 }
 
@@ -172,7 +223,7 @@ mod tests {
         store.delete(slot).unwrap();
         let old = store.decode_import(&first).unwrap();
         assert!(!store.deleted_saves().contains(&old.meta().save_id));
-        assert!(store.deleted_here(old.meta()));
+        assert!(store.is_deleted(old.meta()));
         let outcome = store.import(old).unwrap();
         assert_eq!(outcome, ImportOutcome::Deleted { slot });
         assert!(

@@ -120,7 +120,7 @@ pub enum ImportOutcome {
     /// The file is now a generation of its slot.
     Placed(Box<ImportReceipt>),
     /// The player deleted this save from its slot here, or a save made in view of it
-    /// ([`SlotStore::deleted_here`]): it is not brought back, and nothing was written.
+    /// ([`SlotStore::is_deleted`]): it is not brought back, and nothing was written.
     Deleted {
         /// The slot.
         slot: SlotId,
@@ -186,7 +186,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
-        if self.deleted_here(&meta) {
+        if self.is_deleted(&meta) {
             return Ok(ImportOutcome::Deleted { slot });
         }
         // A head that cannot be read now must not be taken for missing: the import waits. A

@@ -90,7 +90,7 @@
 //! |--------|--------------------------|
 //! | plugin (`src/plugin/`) | `open_with`, `save`, `next_autosave_slot`, `load`, `delete`, `list` |
 //! | UI (`src/ui/`) | `read_thumbnail` |
-//! | cloud (`src/cloud/`) | `config`, `decode_import`, `import`, `saves`, `saves_in`, `promote`, `read_generation_bytes`, `read_profile_file`, `write_profile_file`, `dir` (to name its side file in errors) |
+//! | cloud (`src/cloud/`) | `config`, `decode_import`, `import`, `saves`, `saves_in`, `promote`, `read_generation_bytes`, `read_profile_file`, `write_profile_file`, `deleted_saves`, `is_deleted`, `note_passed_over`, `dir` (to name its side file in errors) |
 //! | games and tests | also `save_autosave`, `copy` (compositions of the above) and `generations` |
 //!
 //! Encoding and decoding (through `format`, with [`StoreConfig::decode_options`]), the autosave

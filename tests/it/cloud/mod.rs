@@ -12,6 +12,7 @@ mod power_loss;
 mod proxy;
 mod quoted_credentials;
 mod seal;
+mod state_file;
 mod sync_safety;
 
 use crate::common::{crc_fixup, fixtures, real_world};

@@ -598,6 +598,7 @@ fn seed_299_a_repair_cut_short_anywhere_never_leaves_an_older_save_on_top() {
             outcome.err()
         );
     }
+}
 
 /// Seed 216 (3 devices, 3 backups), cut down: a newer build saves Quick on device-2, which
 /// uploads it; device-1, its clock turned back six hours, fetches it and plays 57 saves of
