@@ -60,8 +60,8 @@ use bevy_keepsake::SlotId;
 use bevy_keepsake::format::SaveMeta;
 use bevy_keepsake::plugin::{
     AutosavePlugin, CrashSavePlugin, KeepsakeCorePlugin, KeepsakePlugins, KeepsakeStatus,
-    RewindCompleted, RewindFailed, RewindPlugin, RewindPointTaken, RewindRequest, RewindSettings,
-    RewindTo, SavePriority,
+    RewindCompleted, RewindFailed, RewindPlugin, RewindPointCompleted, RewindRequest,
+    RewindSettings, RewindTo, SavePriority,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::CaptureCache;
@@ -203,7 +203,7 @@ fn app_with(
             played.rewinds.push((frame, e.apply_time))
         })
         .add_observer(|_: On<RewindFailed>, mut played: ResMut<Played>| played.rewinds_failed += 1)
-        .add_observer(|e: On<RewindPointTaken>, mut played: ResMut<Played>| {
+        .add_observer(|e: On<RewindPointCompleted>, mut played: ResMut<Played>| {
             played.points.push(e.capture_time)
         })
         .insert_resource(BusyA(rounds, 0))

@@ -7,7 +7,7 @@
 //!
 //! The script: save, play, take a rewind point, play, rewind, check, load, check, exit.
 use bevy::prelude::*;
-use bevy_keepsake::plugin::{RestoredFrom, RewindPointTaken};
+use bevy_keepsake::plugin::{RestoredFrom, RewindPointCompleted};
 use bevy_keepsake::prelude::*;
 
 /// Which cells of the board are open. Saved.
@@ -28,6 +28,10 @@ struct Ball;
 #[derive(Resource, Default)]
 struct Expect(Option<(Board, f32)>);
 
+/// The restore not checked yet, kept by an observer for `check_restored`.
+#[derive(Resource, Default)]
+struct LastRestored(Option<RestoredFrom>);
+
 fn main() -> AppExit {
     let root = std::env::temp_dir().join("keepsake-after-load-example");
     App::new()
@@ -40,11 +44,17 @@ fn main() -> AppExit {
         .rebuilt_after_load::<Mesh2d>() // dress_ball makes it again
         .insert_resource(Board(vec![true, false, false, true]))
         .init_resource::<Expect>()
+        .init_resource::<LastRestored>()
         .add_observer(dress_ball)
         .add_observer(rebuild_tiles)
         .add_observer(play_after_save)
         .add_observer(play_after_point)
         .add_systems(Startup, start)
+        .add_observer(
+            |restored: On<WorldRestored>, mut last: ResMut<LastRestored>| {
+                last.0 = Some(restored.from);
+            },
+        )
         .add_systems(Update, check_restored)
         .run()
 }
@@ -62,7 +72,7 @@ fn rebuild_tiles(
     tiles: Query<Entity, With<Tile>>,
     mut commands: Commands,
 ) {
-    println!("{:?} restored in {:?}", restored.from, restored.apply_time);
+    println!("{:?} restored", restored.from);
     spawn_tiles(&board, &tiles, &mut commands);
 }
 
@@ -105,7 +115,7 @@ fn play_after_save(_: On<SaveCompleted>, mut commands: Commands) {
     });
 }
 
-fn play_after_point(_: On<RewindPointTaken>, mut commands: Commands) {
+fn play_after_point(_: On<RewindPointCompleted>, mut commands: Commands) {
     commands.queue(|world: &mut World| {
         let board = world.resource::<Board>().clone();
         world.resource_mut::<Expect>().0 = Some((board, 5.0));
@@ -118,7 +128,7 @@ fn play_after_point(_: On<RewindPointTaken>, mut commands: Commands) {
 /// the ball is where it was and has its mesh. After the rewind, the load comes next; after the
 /// load, the end.
 fn check_restored(
-    mut restored: MessageReader<WorldRestored>,
+    mut restored: ResMut<LastRestored>,
     board: Res<Board>,
     tiles: Query<&Tile>,
     ball: Single<(&Transform, Option<&Mesh2d>), With<Ball>>,
@@ -126,7 +136,7 @@ fn check_restored(
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) {
-    let Some(restored) = restored.read().last() else {
+    let Some(from) = restored.0.take() else {
         return;
     };
     let Some((want_board, want_x)) = expect.0.take() else {
@@ -138,15 +148,15 @@ fn check_restored(
         .filter_map(|(cell, open)| open.then_some(cell))
         .collect();
     let (transform, mesh) = *ball;
-    assert_eq!(*board, want_board, "the board after {:?}", restored.from);
+    assert_eq!(*board, want_board, "the board after {from:?}");
     assert_eq!(drawn, open, "the tiles follow the board");
     assert_eq!(transform.translation.x, want_x, "the ball is back");
     assert!(mesh.is_some(), "the ball has its mesh again");
     println!(
         "after {:?}: board {:?}, tiles {drawn:?}, ball at x = {want_x}",
-        restored.from, board.0
+        from, board.0
     );
-    match restored.from {
+    match from {
         RestoredFrom::Rewind(_) => {
             expect.0 = Some((Board(vec![true, false, false, true]), 0.0));
             commands.load(SlotId::Manual(0));

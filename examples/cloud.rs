@@ -2,7 +2,7 @@
 //! uploaded; a desktop starts, downloads it, verifies it and loads it.
 //!
 //! `CloudPlugin::new(url)` beside `KeepsakePlugins` uploads every durable save and downloads
-//! other devices' saves (at start, on `RefreshSlots`, every `sync_every`). The URL here is a
+//! other devices' saves (at start, on `RefreshSlotsRequest`, every `sync_every`). The URL here is a
 //! `file://` folder (written durably, as saves are); a game gives `s3://bucket/prefix?…` or
 //! `gs://…` instead, nothing else changes. The two devices are two apps with their own save
 //! folders, one after the other in this process.
@@ -10,7 +10,7 @@
 //! Run: `cargo run --features cloud --example cloud` (exits non-zero if the desktop did not
 //! get the laptop's save).
 use bevy::prelude::*;
-use bevy_keepsake::cloud::{CloudPlugin, CloudSaveArrived, CloudStatus, CloudUploaded};
+use bevy_keepsake::cloud::{CloudPlugin, CloudSaveArrived, CloudSaveUploaded, CloudStatus};
 use bevy_keepsake::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ fn main() {
     let mut laptop = device(laptop_saves.path(), &url, "laptop");
     laptop.world_mut().resource_mut::<Chapter>().0 = 7;
     laptop.world_mut().commands().save(SlotId::Manual(0));
-    let uploaded = wait_for::<CloudUploaded>(&mut laptop);
+    let uploaded = wait_for::<CloudSaveUploaded>(&mut laptop);
     println!(
         "laptop uploaded {} ({} bytes)",
         uploaded.slot, uploaded.bytes
@@ -89,16 +89,22 @@ fn main() {
     println!("desktop loaded chapter 7; the slot's sync state: {sync:?}");
 }
 
-/// Runs frames until the plugin reports an `M`, and returns it (fails after 20 s).
-fn wait_for<M: Message + Clone>(app: &mut App) -> M {
-    let mut cursor = app.world().resource::<Messages<M>>().get_cursor_current();
+/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
+fn wait_for<E: Event + Clone>(app: &mut App) -> E {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<E>>> = Arc::default();
+    let keep = Arc::clone(&seen);
+    let observer = (app.world_mut())
+        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
+        .id();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         app.update();
-        if let Some(message) = cursor.read(app.world().resource::<Messages<M>>()).last() {
-            return message.clone();
+        if let Some(event) = seen.lock().unwrap().take() {
+            app.world_mut().despawn(observer);
+            return event;
         }
-        let what = std::any::type_name::<M>();
+        let what = std::any::type_name::<E>();
         assert!(Instant::now() < deadline, "no {what} within 20 s");
         std::thread::sleep(Duration::from_millis(1));
     }

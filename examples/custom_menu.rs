@@ -56,17 +56,14 @@ fn main() {
         })
         .add_systems(Startup, start)
         .add_systems(Update, play)
-        .add_systems(
-            Update,
-            (
-                show::<SaveCompleted>(|e| format!("Saved to {}", e.slot)),
-                show::<SaveFailed>(|e| format!("Not saved: {}", e.error)),
-                show::<LoadCompleted>(|e| format!("Loaded {}", e.slot)),
-                show::<LoadFailed>(|e| format!("Not loaded: {}", e.error)),
-                show::<DeleteCompleted>(|e| format!("Deleted {}", e.slot)),
-                show::<DeleteFailed>(|e| format!("Not deleted: {}", e.error)),
-            ),
-        )
+        .add_observer(show::<SaveCompleted>(|e| format!("Saved to {}", e.slot)))
+        .add_observer(show::<SaveFailed>(|e| format!("Not saved: {}", e.error)))
+        .add_observer(show::<LoadCompleted>(|e| format!("Loaded {}", e.slot)))
+        .add_observer(show::<LoadFailed>(|e| format!("Not loaded: {}", e.error)))
+        .add_observer(show::<DeleteCompleted>(|e| format!("Deleted {}", e.slot)))
+        .add_observer(show::<DeleteFailed>(|e| {
+            format!("Not deleted: {}", e.error)
+        }))
         .add_systems(EguiPrimaryContextPass, menu)
         .run();
 }
@@ -96,13 +93,9 @@ fn play(
     menu.open ^= keys.just_pressed(KeyCode::Escape);
 }
 
-/// A system putting what the plugin reports as `M` on the menu's bottom line.
-fn show<M: Message>(text: fn(&M) -> String) -> impl FnMut(MessageReader<M>, ResMut<Menu>) {
-    move |mut reported, mut menu| {
-        if let Some(message) = reported.read().last() {
-            menu.last = text(message);
-        }
-    }
+/// An observer putting what the plugin reports as `E` on the menu's bottom line.
+fn show<E: Event>(text: fn(&E) -> String) -> impl Fn(On<E>, ResMut<Menu>) {
+    move |reported: On<E>, mut menu: ResMut<Menu>| menu.last = text(reported.event())
 }
 
 fn menu(

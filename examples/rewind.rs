@@ -10,7 +10,7 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{
-    RewindCompleted, RewindFailed, RewindPlugin, RewindPointTaken, RewindRing, RewindTo,
+    RewindCompleted, RewindFailed, RewindPlugin, RewindPointCompleted, RewindRing, RewindTo,
 };
 use bevy_keepsake::prelude::*;
 use std::time::{Duration, Instant};
@@ -57,7 +57,7 @@ fn main() {
 
     for _ in 0..3 {
         app.world_mut().commands().rewind_point(); // the world before this move
-        wait_for::<RewindPointTaken>(&mut app);
+        wait_for::<RewindPointCompleted>(&mut app);
         let world = app.world_mut();
         world.get_mut::<Position>(player).unwrap().0 += 10;
         world.resource_mut::<Moves>().0 += 1;
@@ -105,16 +105,22 @@ fn check(app: &mut App, player: Entity, x: i32, moves: u32) {
     println!("x = {x}, {footprints} footprints, {made} moves ({points} points in the ring)");
 }
 
-/// Runs frames until the plugin reports an `M`, and returns it (fails after 20 s).
-fn wait_for<M: Message + Clone>(app: &mut App) -> M {
-    let mut cursor = app.world().resource::<Messages<M>>().get_cursor_current();
+/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
+fn wait_for<E: Event + Clone>(app: &mut App) -> E {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<E>>> = Arc::default();
+    let keep = Arc::clone(&seen);
+    let observer = (app.world_mut())
+        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
+        .id();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         app.update();
-        if let Some(message) = cursor.read(app.world().resource::<Messages<M>>()).last() {
-            return message.clone();
+        if let Some(event) = seen.lock().unwrap().take() {
+            app.world_mut().despawn(observer);
+            return event;
         }
-        let what = std::any::type_name::<M>();
+        let what = std::any::type_name::<E>();
         assert!(Instant::now() < deadline, "no {what} within 20 s");
         std::thread::sleep(Duration::from_millis(1));
     }

@@ -120,16 +120,22 @@ fn crc32(bytes: &[u8]) -> u32 {
     })
 }
 
-/// Runs frames until the plugin reports an `M`, and returns it (fails after 20 s).
-fn wait_for<M: Message + Clone>(app: &mut App) -> M {
-    let mut cursor = app.world().resource::<Messages<M>>().get_cursor_current();
+/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
+fn wait_for<E: Event + Clone>(app: &mut App) -> E {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<E>>> = Arc::default();
+    let keep = Arc::clone(&seen);
+    let observer = (app.world_mut())
+        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
+        .id();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         app.update();
-        if let Some(message) = cursor.read(app.world().resource::<Messages<M>>()).last() {
-            return message.clone();
+        if let Some(event) = seen.lock().unwrap().take() {
+            app.world_mut().despawn(observer);
+            return event;
         }
-        let what = std::any::type_name::<M>();
+        let what = std::any::type_name::<E>();
         assert!(Instant::now() < deadline, "no {what} within 20 s");
         std::thread::sleep(Duration::from_millis(1));
     }

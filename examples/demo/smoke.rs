@@ -30,8 +30,8 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::sprite::SpriteAlphaMode;
 use bevy::window::{PrimaryWindow, WindowCloseRequested};
 use bevy_keepsake::plugin::{
-    Playtime, RefreshSlots, RewindCompleted, RewindFailed, RewindPointId, RewindPointTaken,
-    SaveCompleted, SaveStarted, SaveTarget,
+    Playtime, RefreshSlotsRequest, RewindCompleted, RewindFailed, RewindPointCompleted,
+    RewindPointId, SaveCompleted, SaveStarted, SaveTarget,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::SaveKey;
@@ -103,7 +103,7 @@ impl Plugin for SmokePlugin {
         .add_observer(|e: On<LoadFailed>, mut log: ResMut<Log>| {
             log.failures.push(format!("load failed: {}", e.error));
         })
-        .add_observer(|e: On<RewindPointTaken>, mut log: ResMut<Log>| {
+        .add_observer(|e: On<RewindPointCompleted>, mut log: ResMut<Log>| {
             log.points_taken.push(e.point)
         })
         .add_observer(|e: On<RewindCompleted>, mut log: ResMut<Log>| log.rewound.push(e.point))
@@ -443,7 +443,7 @@ const STEPS: &[(&str, Step)] = &[
                 damage(&newest(SlotId::Manual(4))?)?;
                 damage(&newest(SlotId::Manual(0))?)?;
                 // Files changed behind the plugin's back: ask for a new listing.
-                world.write_message(RefreshSlots);
+                world.write_message(RefreshSlotsRequest);
             }
             let slots = world.resource::<SaveSlots>();
             let damaged = |slot| {
@@ -573,7 +573,7 @@ const STEPS: &[(&str, Step)] = &[
                     loads_seen,
                 };
                 // The file appeared behind the plugin's back: ask for a new listing first.
-                world.write_message(RefreshSlots);
+                world.write_message(RefreshSlotsRequest);
             }
             match world.resource::<Script>().old_save {
                 OldSave::Placed { generation, .. }

@@ -11,17 +11,16 @@ use super::sync::{SyncRound, Uploaded};
 use super::worker::{SyncCommand, SyncReport, SyncWorker};
 use crate::SlotId;
 use crate::plugin::SaveCompleted;
-use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Instant;
 use uuid::Uuid;
 
-/// What the exit did to bring this session's saves to the cloud. Written (and triggered) in the
-/// app's last frame, after the exit save: read it with an observer or a system ordered after
-/// the plugin's exit work; the same is logged (a warning when a save was left behind).
-#[derive(Event, Message, Clone, Debug, PartialEq, Eq)]
-pub struct CloudExitUpload {
+/// What the exit did to bring this session's saves to the cloud: an observer event, triggered
+/// in the app's last frame, after the exit save; the same is logged (a warning when a save was
+/// left behind).
+#[derive(Event, Clone, Debug, PartialEq, Eq)]
+pub struct CloudExitUploadEnded {
     /// The saves whose upload was confirmed while the app waited to close.
     pub uploaded: Vec<Uploaded>,
     /// The saves known not to be in the cloud yet, as (slot, save id): this session's, and
@@ -45,7 +44,7 @@ pub enum ExitUploadOutcome {
     SyncOff(String),
 }
 
-impl CloudExitUpload {
+impl CloudExitUploadEnded {
     /// The warning to log, when a save was left behind.
     pub(crate) fn warning(&self) -> Option<String> {
         if self.not_uploaded.is_empty() {
@@ -71,23 +70,25 @@ impl CloudExitUpload {
     }
 }
 
-/// The saves made this session whose upload is not confirmed yet, and how far the
-/// [`SaveCompleted`] messages were read: shared by the per-frame forwarding and the exit, so
-/// each save reaches the sync thread once, the exit save included.
+/// The saves made this session whose upload is not confirmed yet, and those not yet sent to
+/// the sync thread: shared by the per-frame forwarding and the exit, so each save reaches the
+/// sync thread once, the exit save included.
 #[derive(Resource, Default)]
 pub(crate) struct SessionSaves {
-    cursor: MessageCursor<SaveCompleted>,
+    new: Vec<(SlotId, Uuid)>,
     unconfirmed: BTreeMap<Uuid, SlotId>,
 }
 
 impl SessionSaves {
+    /// Keeps each [`SaveCompleted`] (as slot, save id) for the next
+    /// [`take_new`](Self::take_new).
+    pub(crate) fn note_save(saved: On<SaveCompleted>, mut session: ResMut<SessionSaves>) {
+        session.new.push((saved.slot, saved.meta.save_id));
+    }
+
     /// The saves completed since the last call (as slot, save id), now awaiting upload.
-    pub(crate) fn take_new(&mut self, messages: &Messages<SaveCompleted>) -> Vec<(SlotId, Uuid)> {
-        let made: Vec<_> = self
-            .cursor
-            .read(messages)
-            .map(|saved| (saved.slot, saved.meta.save_id))
-            .collect();
+    pub(crate) fn take_new(&mut self) -> Vec<(SlotId, Uuid)> {
+        let made = std::mem::take(&mut self.new);
         for &(slot, save_id) in &made {
             self.unconfirmed.insert(save_id, slot);
         }
@@ -162,7 +163,7 @@ pub(crate) fn exit_report(
     end: FlushEnd,
     uploaded: Vec<Uploaded>,
     session: &SessionSaves,
-) -> CloudExitUpload {
+) -> CloudExitUploadEnded {
     let (not_uploaded, outcome) = match end {
         FlushEnd::Answered { pending, .. } if pending.is_empty() => {
             (pending, ExitUploadOutcome::Done)
@@ -174,7 +175,7 @@ pub(crate) fn exit_report(
         FlushEnd::TimedOut => (session.unconfirmed(), ExitUploadOutcome::TimedOut),
         FlushEnd::Stopped(reason) => (session.unconfirmed(), ExitUploadOutcome::SyncOff(reason)),
     };
-    CloudExitUpload {
+    CloudExitUploadEnded {
         uploaded,
         not_uploaded,
         outcome,

@@ -13,7 +13,8 @@
 //!   bytes under another device's name are reported and left alone.
 //! - A `file://` folder is written as the store writes saves ([`FolderStore`]: temporary file,
 //!   fsync, link into place, folder fsync), so an upload that returned survives a power loss.
-//! - Downloads happen at start, on [`RefreshSlots`](crate::plugin::RefreshSlots) and every
+//! - Downloads happen at start, on
+//!   [`RefreshSlotsRequest`](crate::plugin::RefreshSlotsRequest) and every
 //!   [`CloudPlugin::sync_every`]. The folder is listed page by page, stepping over keys the
 //!   storage client cannot read as paths (each reported once as [`Refused`]), and no more of it
 //!   per round than [`ListingLimits`] allow (see [`listing`]). Each file is verified in full
@@ -38,7 +39,8 @@
 //! - Uploads that could not be made wait in a durable queue ([`STATE_FILE`]) and are retried
 //!   with backoff, at the latest on the next start.
 //! - When the app exits, the saves made this session, the exit save included, are uploaded
-//!   within the exit's wait; [`CloudExitUpload`] says what could not be (the next start does).
+//!   within the exit's wait; [`CloudExitUploadEnded`] says what could not be (the next start
+//!   does).
 //! - Credentials in the cloud URL never appear in text: errors hold a [`RedactedUrl`] and a
 //!   reason scrubbed of them, and `CloudPlugin`'s `Debug` redacts the URL (see [`redact`]).
 //!   Nor do credentials a storage error quotes (S3's signature mismatch quotes the request):
@@ -66,12 +68,12 @@ mod worker;
 pub use object_store;
 
 pub use error::{CloudError, Rejection, RemoteError};
-pub use exit::{CloudExitUpload, ExitUploadOutcome};
+pub use exit::{CloudExitUploadEnded, ExitUploadOutcome};
 pub use folder::FolderStore;
 pub use listing::ListingLimits;
 pub use plugin::{
-    CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudStatus, CloudUploaded, UseHiddenSave,
-    default_device_name,
+    CloudPlugin, CloudSaveArrived, CloudSaveRefused, CloudSaveUploaded, CloudStatus,
+    UseHiddenSaveRequest, default_device_name,
 };
 pub use redact::RedactedUrl;
 pub use remote::{Remote, RemoteName, RequestPolicy};

@@ -1,7 +1,7 @@
 //! [`CloudPlugin`]: connects the sync thread to [`KeepsakePlugins`]'s saves, listing and menu.
 
 use super::exit::{
-    CloudExitUpload, ExitUploadOutcome, SessionSaves, exit_report, flush, uploads_in,
+    CloudExitUploadEnded, ExitUploadOutcome, SessionSaves, exit_report, flush, uploads_in,
 };
 use super::listing::ListingLimits;
 use super::redact::RedactedUrl;
@@ -14,7 +14,7 @@ use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
 use crate::plugin::KeepsakePlugins;
 use crate::plugin::{
     ExitDeadline, ExitWork, KeepsakeSettings, KeepsakeStore, KeepsakeSystems, ListingRefresh,
-    RefreshSlots, SaveCompleted, StoreOpener, report,
+    RefreshSlotsRequest, StoreOpener, report,
 };
 use bevy::app::OnAppExitSystems;
 use bevy::prelude::*;
@@ -36,15 +36,16 @@ use uuid::Uuid;
 /// ```
 ///
 /// Saves go to `<prefix>/<game id>/<profile>/` (see [`remote`](super::remote)). The sync
-/// thread syncs at start, on [`RefreshSlots`] and every [`sync_every`](Self::sync_every), and
-/// uploads each save as soon as it is durable. [`CloudStatus`] tells menus the state of each
-/// slot; [`CloudSaveArrived`], [`CloudSaveRefused`] and [`CloudUploaded`] report the work.
+/// thread syncs at start, on [`RefreshSlotsRequest`] and every
+/// [`sync_every`](Self::sync_every), and uploads each save as soon as it is durable.
+/// [`CloudStatus`] tells menus the state of each slot; [`CloudSaveArrived`],
+/// [`CloudSaveRefused`] and [`CloudSaveUploaded`] (observer events) report the work.
 ///
 /// When the app exits, the saves made this session (the exit save included) are uploaded
 /// before it closes, within the exit's wait (`max_wait` of
 /// [`SaveOnExit::On`](crate::plugin::SaveOnExit::On), else
-/// [`PENDING_WORK_WAIT`](crate::plugin::PENDING_WORK_WAIT)); [`CloudExitUpload`] and the log
-/// say what could not be, which the next start uploads.
+/// [`PENDING_WORK_WAIT`](crate::plugin::PENDING_WORK_WAIT)); [`CloudExitUploadEnded`] and the
+/// log say what could not be, which the next start uploads.
 #[derive(Clone)]
 pub struct CloudPlugin {
     url: String,
@@ -87,7 +88,7 @@ impl CloudPlugin {
     }
 
     /// How often the cloud folder is listed for other devices' saves (`None`: only at start
-    /// and on [`RefreshSlots`]). Default 5 minutes.
+    /// and on [`RefreshSlotsRequest`]). Default 5 minutes.
     #[must_use]
     pub fn sync_every(mut self, interval: Option<Duration>) -> Self {
         self.sync_every = interval;
@@ -114,13 +115,13 @@ impl CloudPlugin {
 /// (the player chose the other device's save, or their own). The other save stays, one
 /// generation below.
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UseHiddenSave {
+pub struct UseHiddenSaveRequest {
     /// The slot in conflict.
     pub slot: SlotId,
 }
 
 /// A save made on another device arrived and is now a local generation.
-#[derive(Event, Message, Clone, Debug, PartialEq, Eq)]
+#[derive(Event, Clone, Debug, PartialEq, Eq)]
 pub struct CloudSaveArrived {
     /// Its slot.
     pub slot: SlotId,
@@ -133,7 +134,7 @@ pub struct CloudSaveArrived {
 }
 
 /// A file in the cloud folder was refused (damaged, forged, renamed); no local save changed.
-#[derive(Event, Message, Clone, Debug, PartialEq, Eq)]
+#[derive(Event, Clone, Debug, PartialEq, Eq)]
 pub struct CloudSaveRefused {
     /// The file's name in the cloud folder.
     pub name: String,
@@ -142,8 +143,8 @@ pub struct CloudSaveRefused {
 }
 
 /// A save of this device reached the cloud.
-#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CloudUploaded {
+#[derive(Event, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloudSaveUploaded {
     /// Its slot.
     pub slot: SlotId,
     /// Its save id.
@@ -202,12 +203,9 @@ impl Plugin for CloudPlugin {
         };
         app.insert_resource(setup)
             .init_resource::<CloudStatus>()
-            .add_message::<UseHiddenSave>()
-            .add_message::<CloudSaveArrived>()
-            .add_message::<CloudSaveRefused>()
-            .add_message::<CloudUploaded>()
-            .add_message::<CloudExitUpload>()
+            .add_message::<UseHiddenSaveRequest>()
             .init_resource::<SessionSaves>()
+            .add_observer(SessionSaves::note_save)
             .add_systems(Startup, start_sync)
             .add_systems(
                 Last,
@@ -274,12 +272,11 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
 fn forward_commands(
     worker: Option<Res<CloudWorker>>,
     mut session: ResMut<SessionSaves>,
-    saves: Res<Messages<SaveCompleted>>,
-    mut refreshes: MessageReader<RefreshSlots>,
-    mut choices: MessageReader<UseHiddenSave>,
+    mut refreshes: MessageReader<RefreshSlotsRequest>,
+    mut choices: MessageReader<UseHiddenSaveRequest>,
 ) {
     // Read even with sync off: the exit reports this session's saves as not uploaded.
-    let made = session.take_new(&saves);
+    let made = session.take_new();
     let Some(worker) = worker else {
         return;
     };
@@ -356,7 +353,7 @@ fn apply_round(world: &mut World, round: SyncRound) {
         report(world, event);
     }
     for uploaded in &round.uploaded {
-        let event = CloudUploaded {
+        let event = CloudSaveUploaded {
             slot: uploaded.slot,
             save_id: uploaded.save_id,
             bytes: uploaded.bytes,
@@ -388,9 +385,7 @@ fn upload_before_exit(world: &mut World) {
     let Some(ExitDeadline(deadline)) = world.remove_resource::<ExitDeadline>() else {
         return;
     };
-    let made = world.resource_scope(|world, mut session: Mut<SessionSaves>| {
-        session.take_new(world.resource::<Messages<SaveCompleted>>())
-    });
+    let made = world.resource_mut::<SessionSaves>().take_new();
     if let Some(worker) = world.get_resource::<CloudWorker>() {
         send_saves(&worker.0, made);
     }
@@ -410,16 +405,16 @@ fn upload_before_exit(world: &mut World) {
 
 /// Waits, until `deadline`, for the sync thread to upload what is queued; never waits when
 /// sync is off or this session's saves are all in the cloud already.
-fn exit_upload(world: &mut World, deadline: Instant) -> CloudExitUpload {
+fn exit_upload(world: &mut World, deadline: Instant) -> CloudExitUploadEnded {
     if let Some(reason) = sync_off(world) {
-        return CloudExitUpload {
+        return CloudExitUploadEnded {
             uploaded: Vec::new(),
             not_uploaded: world.resource::<SessionSaves>().unconfirmed(),
             outcome: ExitUploadOutcome::SyncOff(reason),
         };
     }
     if world.resource::<SessionSaves>().all_confirmed() {
-        return CloudExitUpload {
+        return CloudExitUploadEnded {
             uploaded: Vec::new(),
             not_uploaded: Vec::new(),
             outcome: ExitUploadOutcome::Done,

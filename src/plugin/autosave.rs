@@ -87,14 +87,14 @@ impl Plugin for AutosavePlugin {
 /// use bevy_keepsake::prelude::*;
 ///
 /// fn no_autosave_right_after_a_manual_save(
-///     mut saved: MessageReader<SaveCompleted>,
+///     saved: On<SaveCompleted>,
 ///     mut timer: ResMut<AutosaveTimer>,
 /// ) {
-///     if saved.read().any(|save| save.reason == SaveReason::Manual) {
+///     if saved.reason == SaveReason::Manual {
 ///         timer.reset();
 ///     }
 /// }
-/// # let _ = no_autosave_right_after_a_manual_save;
+/// # App::new().add_observer(no_autosave_right_after_a_manual_save);
 /// ```
 #[derive(Resource, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]

@@ -8,7 +8,7 @@ use super::status::{KeepsakeStatus, SaveSlots};
 use super::thumbnail::ThumbnailCapture;
 use super::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
-    RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
+    RefreshSlotsRequest, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
 };
 use super::{capture, exit, listing, requests, runner, store, unsaved};
 use crate::snapshot::{RuntimeAssetHandles, SaveRegistry, SnapshotError, ensure_registry};
@@ -184,21 +184,13 @@ fn add_systems(app: &mut App, schedule: InternedScheduleLabel) {
         );
 }
 
-/// The requests the plugin reads and the results it reports (and the window focus messages it
-/// reads, added here for apps without a window plugin).
+/// The requests the plugin reads (and the window focus messages it reads, added here for apps
+/// without a window plugin); results are observer events, which need no adding.
 fn add_messages(app: &mut App) {
     app.add_message::<SaveRequest>()
         .add_message::<LoadRequest>()
         .add_message::<DeleteRequest>()
-        .add_message::<RefreshSlots>()
-        .add_message::<SaveStarted>()
-        .add_message::<SaveCompleted>()
-        .add_message::<SaveFailed>()
-        .add_message::<LoadCompleted>()
-        .add_message::<LoadFailed>()
-        .add_message::<DeleteCompleted>()
-        .add_message::<DeleteFailed>()
-        .add_message::<WorldRestored>()
+        .add_message::<RefreshSlotsRequest>()
         .add_message::<WindowFocused>();
 }
 
@@ -215,7 +207,7 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<SaveRequest>()
         .register_type::<LoadRequest>()
         .register_type::<DeleteRequest>()
-        .register_type::<RefreshSlots>()
+        .register_type::<RefreshSlotsRequest>()
         .register_type::<SaveStarted>()
         .register_type::<SaveCompleted>()
         .register_type::<SaveFailed>()

@@ -1,7 +1,24 @@
-//! Requests the game sends and results the plugin reports.
+//! Requests the game sends and results the plugin reports, each on one channel.
 //!
-//! Every result is both an observer event (`app.add_observer(|saved: On<SaveCompleted>| …)`) and
-//! a message (`MessageReader<SaveCompleted>`), so games can use whichever fits.
+//! The rule, Bevy 0.20's own: a **request** is a [`Message`] and a **result** an observer
+//! [`Event`], triggered once.
+//!
+//! - Requests ([`SaveRequest`], [`LoadRequest`], [`DeleteRequest`], [`RefreshSlotsRequest`],
+//!   the rewind ring's and the cloud's) are written by any system, any number a frame
+//!   (`commands.save(slot)` writes one), and read in bulk by the plugin's systems once a
+//!   frame, as Bevy's `AppExit` and input messages are.
+//! - Results (`Save*`, `Load*`, `Delete*`, the rewind ring's,
+//!   [`WorldRestored`](super::WorldRestored), the cloud's) are few, and each calls for an
+//!   answer at once: a toast, a sound, rebuilding what follows from the restored world before
+//!   the next system sees it. They are triggered once, in the frame they happen, for
+//!   observers (`app.add_observer(|saved: On<SaveCompleted>| …)`), as Bevy's
+//!   `ScreenshotCaptured` and `WorldInstanceReady` are. A system that wants them in bulk keeps
+//!   them from an observer in a resource of its own.
+//!
+//! Names follow the channel: a request ends in `Request`; the result of one is the operation
+//! and how it ended (`SaveStarted`, `SaveCompleted`, `SaveFailed`, `RewindPointCompleted`);
+//! what happens without a request of its own is named for what happened (`WorldRestored`,
+//! `CloudSaveArrived`, `CloudSaveUploaded`).
 
 use super::error::KeepsakeError;
 use super::job::{SaveReason, SaveTarget, SlotIdReflect};
@@ -64,11 +81,11 @@ pub struct DeleteRequest {
 /// save menu sends it when it opens; saves, loads and deletes refresh the listing by themselves.
 #[derive(Message, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, Default, PartialEq)]
-pub struct RefreshSlots;
+pub struct RefreshSlotsRequest;
 
 /// A save has captured the world; it is written next, on the task pool, after waiting a few
 /// frames at most for its thumbnail (menus show "Saving…").
-#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[derive(Event, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, PartialEq)]
 pub struct SaveStarted {
     /// Where it goes.
@@ -78,7 +95,7 @@ pub struct SaveStarted {
 }
 
 /// A save was written and is durable.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct SaveCompleted {
     /// The slot written.
@@ -115,7 +132,7 @@ pub struct SaveCompleted {
 }
 
 /// A save failed; existing saves are untouched.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct SaveFailed {
     /// Where it was to go.
@@ -128,7 +145,7 @@ pub struct SaveFailed {
 }
 
 /// A save was loaded and applied to the world.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct LoadCompleted {
     /// The slot loaded.
@@ -179,7 +196,7 @@ pub struct LoadCompleted {
 }
 
 /// A load failed; the world is untouched.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct LoadFailed {
     /// The slot.
@@ -191,7 +208,7 @@ pub struct LoadFailed {
 }
 
 /// A slot was deleted.
-#[derive(Event, Message, Clone, Copy, Debug, Reflect)]
+#[derive(Event, Clone, Copy, Debug, Reflect)]
 #[reflect(Clone, Debug)]
 pub struct DeleteCompleted {
     /// The slot.
@@ -202,7 +219,7 @@ pub struct DeleteCompleted {
 }
 
 /// Deleting a slot failed.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct DeleteFailed {
     /// The slot.
@@ -213,11 +230,10 @@ pub struct DeleteFailed {
     pub error: Arc<KeepsakeError>,
 }
 
-/// Fires a result as an observer event and as a message.
+/// Reports a result: triggers it once, for observers.
 pub(crate) fn report<E>(world: &mut World, event: E)
 where
-    E: Message + Clone + for<'a> Event<Trigger<'a>: Default>,
+    E: for<'a> Event<Trigger<'a>: Default>,
 {
-    world.write_message(event.clone());
     world.trigger(event);
 }

@@ -1,6 +1,6 @@
 //! The background refresh of [`SaveSlots`]: after every save, load and delete (the job runner
-//! asks), on [`RefreshSlots`](super::RefreshSlots), and when cloud sync brought saves, the
-//! profile's slots are listed again on the task pool, at most one listing at a time.
+//! asks), on [`RefreshSlotsRequest`](super::RefreshSlotsRequest), and when cloud sync brought
+//! saves, the profile's slots are listed again on the task pool, at most one listing at a time.
 
 use super::pool::task_pool;
 use super::status::SaveSlots;

@@ -21,6 +21,22 @@
 //!     .run();
 //! ```
 //!
+//! # Requests and results
+//!
+//! Each goes on one channel. A request ([`SaveRequest`], [`LoadRequest`], [`DeleteRequest`],
+//! [`RefreshSlotsRequest`], [`RewindPointRequest`], [`RewindRequest`]) is a
+//! [`Message`](bevy::ecs::message::Message): any system writes it (`commands.save(slot)`
+//! does), and the plugin's systems read them in bulk once a frame, as Bevy does with
+//! `AppExit`. A result ([`SaveStarted`], [`SaveCompleted`], [`SaveFailed`], [`LoadCompleted`],
+//! [`LoadFailed`], [`DeleteCompleted`], [`DeleteFailed`], [`RewindPointCompleted`],
+//! [`RewindPointFailed`], [`RewindCompleted`], [`RewindFailed`], [`WorldRestored`]) is an
+//! [`Event`](bevy::ecs::event::Event) triggered once, in the frame it happens, for observers
+//! (`On<SaveCompleted>`), as Bevy does with `ScreenshotCaptured`: each calls for an answer at
+//! once (a toast, rebuilding what follows from the restored world), and none comes in bulk.
+//! A request ends in `Request`; its results are the operation and how it ended (`Started`,
+//! `Completed`, `Failed`); what happens without a request of its own is named for what
+//! happened (`WorldRestored`).
+//!
 //! # Schedule
 //!
 //! Everything runs in `PreUpdate` (or the schedule given to [`KeepsakePlugins::schedule`]), after
@@ -99,7 +115,7 @@ pub use crash::{CrashSavePlugin, crash_image_armed};
 pub use error::KeepsakeError;
 pub use events::{
     DeleteCompleted, DeleteFailed, DeleteRequest, LoadCompleted, LoadFailed, LoadRequest,
-    RefreshSlots, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
+    RefreshSlotsRequest, SaveCompleted, SaveFailed, SaveRequest, SaveStarted,
 };
 pub use exit::PENDING_WORK_WAIT;
 pub use exit_save::{ExitSavePlugin, SaveOnExit};
@@ -110,7 +126,7 @@ pub use pool::SavePriority;
 pub use restored::{RestoredFrom, WorldRestored};
 pub use rewind::{
     Evicted, RewindCompleted, RewindError, RewindFailed, RewindPlugin, RewindPoint,
-    RewindPointFailed, RewindPointId, RewindPointRequest, RewindPointTaken, RewindRequest,
+    RewindPointCompleted, RewindPointFailed, RewindPointId, RewindPointRequest, RewindRequest,
     RewindRing, RewindSettings, RewindTimer, RewindTo,
 };
 pub use settings::{KeepsakeSettings, LoadApply, Playtime, SaveTitle};

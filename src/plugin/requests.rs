@@ -1,6 +1,6 @@
 //! Turns request messages into jobs, and advances play time.
 
-use super::events::{DeleteRequest, LoadRequest, RefreshSlots, SaveRequest};
+use super::events::{DeleteRequest, LoadRequest, RefreshSlotsRequest, SaveRequest};
 use super::job::Job;
 use super::listing::ListingRefresh;
 use super::runner::JobQueue;
@@ -15,7 +15,7 @@ pub(crate) struct RequestCursors {
     saves: MessageCursor<SaveRequest>,
     loads: MessageCursor<LoadRequest>,
     deletes: MessageCursor<DeleteRequest>,
-    refreshes: MessageCursor<RefreshSlots>,
+    refreshes: MessageCursor<RefreshSlotsRequest>,
 }
 
 /// Queues the jobs the request messages ask for.
@@ -28,7 +28,7 @@ pub(crate) fn collect_requests(world: &mut World) {
         jobs.extend(cursors.loads.read(loads).map(|r| Job::Load(r.slot)));
         let deletes = world.resource::<Messages<DeleteRequest>>();
         jobs.extend(cursors.deletes.read(deletes).map(|r| Job::Delete(r.slot)));
-        let refreshes = world.resource::<Messages<RefreshSlots>>();
+        let refreshes = world.resource::<Messages<RefreshSlotsRequest>>();
         let relist = cursors.refreshes.read(refreshes).count() > 0;
 
         let mut queue = world.resource_mut::<JobQueue>();

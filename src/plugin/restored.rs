@@ -12,7 +12,8 @@
 //! - **from saved resources, `On<WorldRestored>`**: an observer rebuilds what follows from the
 //!   restored resources (a board's tiles, a score's text). It runs once per load and per
 //!   rewind, in the frame they land, after [`LoadCompleted`](super::LoadCompleted) /
-//!   [`RewindCompleted`](super::RewindCompleted).
+//!   [`RewindCompleted`](super::RewindCompleted), which carry the details (the entity map,
+//!   the missing components, the time taken): `WorldRestored` says only which it was.
 //!
 //! Declare the components these observers put back with
 //! [`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load), so the plugin
@@ -20,16 +21,13 @@
 
 use super::events::{LoadCompleted, report};
 use crate::SlotId;
-use crate::snapshot::UnsavedComponent;
-use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// The world was restored from a save or a rewind point: the saved entities and resources are
-/// the restored ones. Rebuild here what the game derives from them. An observer event and a
-/// message, fired after [`LoadCompleted`](super::LoadCompleted) or
-/// [`RewindCompleted`](super::RewindCompleted).
+/// the restored ones. Rebuild here what the game derives from them. An observer event,
+/// triggered once, right after [`LoadCompleted`](super::LoadCompleted) or
+/// [`RewindCompleted`](super::RewindCompleted); those carry the details (entity map, missing
+/// components, time taken), this only says which restore it was.
 ///
 /// ```
 /// use bevy::prelude::*;
@@ -48,21 +46,11 @@ use std::time::Duration;
 /// }
 /// # App::new().register_saveable::<Board>().add_observer(rebuild_tiles);
 /// ```
-#[derive(Event, Message, Clone, Debug, Reflect)]
-#[reflect(from_reflect = false, Debug)]
+#[derive(Event, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Clone, Debug, PartialEq)]
 pub struct WorldRestored {
-    /// What was restored.
+    /// What was restored: the slot loaded or the rewind point gone back to.
     pub from: RestoredFrom,
-    /// Saved entity id → the entity that holds it now.
-    #[reflect(ignore)]
-    pub entity_map: Arc<EntityHashMap<Entity>>,
-    /// Component types live saved entities had before that the restored ones came back without
-    /// (the save does not hold them); see
-    /// [`LoadCompleted::missing_components`](super::LoadCompleted::missing_components).
-    #[reflect(ignore)]
-    pub missing_components: Arc<Vec<UnsavedComponent>>,
-    /// Time the main thread spent applying it.
-    pub apply_time: Duration,
 }
 
 /// A rewind point's number (defined here, below the rewind ring, so what a restore names
@@ -83,13 +71,6 @@ pub enum RestoredFrom {
 
 /// Reports [`WorldRestored`] after a load's [`LoadCompleted`].
 pub(crate) fn after_load(world: &mut World, loaded: &LoadCompleted) {
-    report(
-        world,
-        WorldRestored {
-            from: RestoredFrom::Load(loaded.slot),
-            entity_map: Arc::clone(&loaded.entity_map),
-            missing_components: Arc::clone(&loaded.missing_components),
-            apply_time: loaded.apply_time,
-        },
-    );
+    let from = RestoredFrom::Load(loaded.slot);
+    report(world, WorldRestored { from });
 }

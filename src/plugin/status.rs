@@ -41,7 +41,7 @@ impl KeepsakeStatus {
 }
 
 /// The current listing of the profile's slots, refreshed in the background after every save,
-/// load and delete, and on [`RefreshSlots`](super::RefreshSlots).
+/// load and delete, and on [`RefreshSlotsRequest`](super::RefreshSlotsRequest).
 #[derive(Resource, Clone, Debug, Default, Reflect)]
 #[reflect(opaque, Resource, Clone, Debug, Default)]
 pub struct SaveSlots {

@@ -9,7 +9,9 @@ use super::textures::ThumbnailTextures;
 use super::view::{self, MenuClick, MenuFrame};
 use crate::SlotId;
 use crate::format::Timestamp;
-use crate::plugin::{KeepsakeCommandsExt, KeepsakeStatus, KeepsakeStore, RefreshSlots, SaveSlots};
+use crate::plugin::{
+    KeepsakeCommandsExt, KeepsakeStatus, KeepsakeStore, RefreshSlotsRequest, SaveSlots,
+};
 use bevy::diagnostic::FrameCount;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
@@ -172,13 +174,13 @@ fn refresh_model(
     status: Res<KeepsakeStatus>,
     time: Res<Time<Real>>,
     mut view: ResMut<MenuView>,
-    mut relist: MessageWriter<RefreshSlots>,
+    mut relist: MessageWriter<RefreshSlotsRequest>,
     sync: Option<Res<SlotSyncBadges>>,
 ) {
     let opened = menu.is_open() && !view.was_open;
     view.was_open = menu.is_open();
     if opened {
-        relist.write(RefreshSlots);
+        relist.write(RefreshSlotsRequest);
     }
     if !menu.is_open() {
         return;
@@ -256,7 +258,7 @@ pub(crate) enum MenuRequest {
     /// Save, load or delete, as the plugin's request.
     Slot(MenuCommand),
     /// The save that a cloud conflict keeps below heads `slot` instead (cloud's
-    /// `UseHiddenSave`). Nothing is lost, so nothing is asked first.
+    /// `UseHiddenSaveRequest`). Nothing is lost, so nothing is asked first.
     UseHiddenSave(SlotId),
 }
 
@@ -291,7 +293,7 @@ pub(crate) fn send(commands: &mut Commands, request: Option<MenuRequest>) {
         }
         #[cfg(feature = "cloud")]
         Some(MenuRequest::UseHiddenSave(slot)) => {
-            commands.write_message(crate::cloud::UseHiddenSave { slot });
+            commands.write_message(crate::cloud::UseHiddenSaveRequest { slot });
         }
         // The view draws the conflict button only with the `cloud` feature.
         #[cfg(not(feature = "cloud"))]

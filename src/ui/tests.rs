@@ -949,7 +949,7 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
     use super::menu::{MenuRequest, apply_click, send};
     use super::model::{SlotSyncBadges, SyncBadge};
     use super::view::MenuClick;
-    use crate::cloud::UseHiddenSave;
+    use crate::cloud::UseHiddenSaveRequest;
     use bevy::ecs::system::RunSystemOnce;
     use bevy::prelude::{App, Commands, Messages};
 
@@ -980,18 +980,18 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
     );
 
     let mut app = App::new();
-    app.add_message::<UseHiddenSave>();
+    app.add_message::<UseHiddenSaveRequest>();
     app.world_mut()
         .run_system_once(move |mut commands: Commands| send(&mut commands, request))
         .unwrap();
-    let sent: Vec<UseHiddenSave> = app
+    let sent: Vec<UseHiddenSaveRequest> = app
         .world_mut()
-        .resource_mut::<Messages<UseHiddenSave>>()
+        .resource_mut::<Messages<UseHiddenSaveRequest>>()
         .drain()
         .collect();
     assert_eq!(
         sent,
-        [UseHiddenSave {
+        [UseHiddenSaveRequest {
             slot: SlotId::Manual(0)
         }]
     );

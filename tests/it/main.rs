@@ -26,6 +26,7 @@ mod fuzz_corpus;
 mod memory_budget;
 mod plugin;
 mod plugin_after_load;
+mod plugin_channels;
 mod plugin_in_place;
 mod plugin_rewind;
 mod plugin_states;

@@ -10,8 +10,8 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::format::{SaveBundle, SaveMeta, SealKey, WorldState};
 use bevy_keepsake::plugin::{
     AutosaveTimer, CrashSavePlugin, KeepsakeCorePlugin, KeepsakeError, KeepsakeSettings,
-    KeepsakeStatus, KeepsakeStore, LoadApply, Playtime, RefreshSlots, RewindPlugin, RewindRing,
-    RewindSettings, SaveReason, SaveTarget, SlotAction, crash_image_armed,
+    KeepsakeStatus, KeepsakeStore, LoadApply, Playtime, RefreshSlotsRequest, RewindPlugin,
+    RewindRing, RewindSettings, SaveReason, SaveTarget, SlotAction, crash_image_armed,
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::SaveKey;
@@ -643,7 +643,7 @@ fn refresh_slots_lists_saves_written_outside_the_game() {
     }
     assert_eq!(listed(&app), None, "nothing relists on its own");
 
-    app.world_mut().write_message(RefreshSlots);
+    app.world_mut().write_message(RefreshSlotsRequest);
     while listed(&app).is_none() {
         app.update();
         assert!(Instant::now() < deadline, "the refresh never came");

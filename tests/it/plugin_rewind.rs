@@ -8,7 +8,7 @@ use crate::common::real_world::{self, GameClock, Stats, UnitId, Weather};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{
-    RewindCompleted, RewindError, RewindFailed, RewindPlugin, RewindPointTaken, RewindRing,
+    RewindCompleted, RewindError, RewindFailed, RewindPlugin, RewindPointCompleted, RewindRing,
     RewindTo,
 };
 use bevy_keepsake::prelude::*;
@@ -22,7 +22,7 @@ const FRAME: Duration = Duration::from_millis(250);
 /// Every ring event, in order.
 #[derive(Resource, Default)]
 struct Seen {
-    taken: Vec<RewindPointTaken>,
+    taken: Vec<RewindPointCompleted>,
     rewound: Vec<RewindCompleted>,
     failed: Vec<RewindFailed>,
     loaded: usize,
@@ -40,7 +40,9 @@ fn app(root: &Path, settings: RewindPlugin, entities: u32) -> App {
                 .disable::<AutosavePlugin>(),
         )
         .init_resource::<Seen>()
-        .add_observer(|e: On<RewindPointTaken>, mut seen: ResMut<Seen>| seen.taken.push(*e.event()))
+        .add_observer(|e: On<RewindPointCompleted>, mut seen: ResMut<Seen>| {
+            seen.taken.push(*e.event())
+        })
         .add_observer(|e: On<RewindCompleted>, mut seen: ResMut<Seen>| {
             seen.rewound.push(e.event().clone())
         })

@@ -5,7 +5,7 @@
 
 use crate::common::keepsake_app::{self, Seen};
 use bevy::prelude::*;
-use bevy_keepsake::plugin::{KeepsakeSettings, LoadApply};
+use bevy_keepsake::plugin::{KeepsakeSettings, LoadApply, RestoredFrom};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::UnsavedComponent;
 
@@ -111,7 +111,7 @@ fn a_save_names_what_its_entities_carry_that_it_leaves_out_and_a_load_what_came_
     assert_eq!(keepsake_app::count::<With<Collider>>(&mut app), 0);
     let restored = &app.world().resource::<Seen>().restored;
     assert_eq!(restored.len(), 1);
-    assert_eq!(restored[0].missing_components, loaded.missing_components);
+    assert_eq!(restored[0].from, RestoredFrom::Load(loaded.slot));
 }
 
 #[test]
@@ -193,8 +193,8 @@ fn a_rewind_reports_what_the_restored_entities_came_back_without() {
     );
     let restored = &app.world().resource::<Seen>().restored;
     assert_eq!(
-        restored.last().unwrap().missing_components,
-        rewound.missing_components
+        restored.last().unwrap().from,
+        RestoredFrom::Rewind(rewound.point)
     );
 }
 

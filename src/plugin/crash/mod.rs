@@ -122,12 +122,9 @@ impl Plugin for CrashSavePlugin {
                 Last,
                 close_at_exit.in_set(OnAppExitSystems).before(ExitWork),
             )
-            .add_systems(
-                schedule,
-                (follow_saves_and_loads, keep_image)
-                    .chain()
-                    .in_set(KeepsakeSystems::Jobs),
-            );
+            .add_systems(schedule, keep_image.in_set(KeepsakeSystems::Jobs))
+            .add_observer(follow_saves)
+            .add_observer(follow_loads);
     }
 
     /// The hooks go in once every plugin is built, so the panic hook wraps the one Bevy's
@@ -145,22 +142,21 @@ fn hand_store_to_image(store: Res<KeepsakeStore>, image: Res<CrashImageHandle>) 
     }
 }
 
+/// A save that lands disarms an image it is newer than (a crash then loses nothing the save
+/// lacks).
+fn follow_saves(saved: On<SaveCompleted>, image: Res<CrashImageHandle>) {
+    image.0.saved_at(saved.meta.game_tick);
+}
+
 /// After a load lands, the world is a save's again: the next image is its baseline, and it is
-/// taken at once. A save that lands disarms an image it is newer than (a crash then loses
-/// nothing the save lacks). A rewind is part of playing: what was armed before it stays armed.
-fn follow_saves_and_loads(
-    mut loads: MessageReader<LoadCompleted>,
-    mut saves: MessageReader<SaveCompleted>,
+/// taken at once. A rewind is part of playing: what was armed before it stays armed.
+fn follow_loads(
+    _: On<LoadCompleted>,
     image: Res<CrashImageHandle>,
     mut timer: ResMut<CrashImageTimer>,
 ) {
-    for save in saves.read() {
-        image.0.saved_at(save.meta.game_tick);
-    }
-    if loads.read().count() > 0 {
-        image.0.rebase();
-        timer.since = timer.every;
-    }
+    image.0.rebase();
+    timer.since = timer.every;
 }
 
 /// As the app exits: waits for a crash save a signal started (so the exit save lands after

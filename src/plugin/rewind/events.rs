@@ -1,5 +1,6 @@
-//! What the game asks of the ring, and what the ring reports. Every result is both an observer
-//! event and a message, as the plugin's other results are.
+//! What the game asks of the ring (messages), and what the ring reports (observer events,
+//! triggered once), as the plugin's other requests and results are
+//! (the `events` module beside says why).
 
 use super::ring::{Evicted, RewindTo};
 use crate::plugin::restored::RewindPointId;
@@ -24,10 +25,10 @@ pub struct RewindRequest {
     pub to: RewindTo,
 }
 
-/// A rewind point was taken.
-#[derive(Event, Message, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+/// A rewind point was taken (the result of a [`RewindPointRequest`] or of the ring's timer).
+#[derive(Event, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, PartialEq)]
-pub struct RewindPointTaken {
+pub struct RewindPointCompleted {
     /// Its number.
     pub point: RewindPointId,
     /// How many saved entities it holds.
@@ -44,7 +45,7 @@ pub struct RewindPointTaken {
 }
 
 /// Taking a rewind point failed (the capture failed: see the error); the ring is unchanged.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct RewindPointFailed {
     /// What went wrong.
@@ -55,7 +56,7 @@ pub struct RewindPointFailed {
 /// The world went back to a rewind point: in place (the saved entities still alive kept, with
 /// only what differs changed), or, with [`LoadApply::Respawn`](crate::plugin::LoadApply), every
 /// saved entity spawned again from it.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct RewindCompleted {
     /// The point restored; it stays in the ring, as its newest point.
@@ -87,7 +88,7 @@ pub struct RewindCompleted {
 }
 
 /// A rewind failed; the world is untouched.
-#[derive(Event, Message, Clone, Debug, Reflect)]
+#[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
 pub struct RewindFailed {
     /// The point asked for.

@@ -60,8 +60,8 @@ mod settings;
 
 pub use crate::plugin::restored::RewindPointId;
 pub use events::{
-    RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
-    RewindPointTaken, RewindRequest,
+    RewindCompleted, RewindError, RewindFailed, RewindPointCompleted, RewindPointFailed,
+    RewindPointRequest, RewindRequest,
 };
 pub use ring::{Evicted, RewindPoint, RewindRing, RewindTo};
 pub use settings::{RewindSettings, RewindTimer};
@@ -141,19 +141,15 @@ fn add_resources(app: &mut App, settings: RewindSettings) {
         .add_observer(run::clear_on_load);
 }
 
-/// The ring's requests and results, and their reflection.
+/// The ring's requests (its results are observer events), and the reflection of both.
 fn add_messages(app: &mut App) {
     app.add_message::<RewindPointRequest>()
         .add_message::<RewindRequest>()
-        .add_message::<RewindPointTaken>()
-        .add_message::<RewindPointFailed>()
-        .add_message::<RewindCompleted>()
-        .add_message::<RewindFailed>()
         .register_type::<RewindSettings>()
         .register_type::<RewindTimer>()
         .register_type::<RewindPointRequest>()
         .register_type::<RewindRequest>()
-        .register_type::<RewindPointTaken>()
+        .register_type::<RewindPointCompleted>()
         .register_type::<RewindPointFailed>()
         .register_type::<RewindCompleted>()
         .register_type::<RewindFailed>();

@@ -5,8 +5,8 @@
 //! as a load is.
 
 use super::events::{
-    RewindCompleted, RewindError, RewindFailed, RewindPointFailed, RewindPointRequest,
-    RewindPointTaken, RewindRequest,
+    RewindCompleted, RewindError, RewindFailed, RewindPointCompleted, RewindPointFailed,
+    RewindPointRequest, RewindRequest,
 };
 use super::ring::{RewindRing, RewindTo};
 use super::settings::{RewindSettings, RewindTimer};
@@ -131,7 +131,7 @@ fn take_point(world: &mut World) {
     let capture_time = started.elapsed();
     report(
         world,
-        RewindPointTaken {
+        RewindPointCompleted {
             point,
             entities,
             capture_time,
@@ -381,7 +381,7 @@ fn land(world: &mut World, rewind: Rewind, landed: Landed) {
         apply_time: time,
     };
     report(world, rewound.clone());
-    after_rewind(world, &rewound, time);
+    after_rewind(world, &rewound);
 }
 
 fn fail(world: &mut World, to: RewindTo, error: RewindError) {
@@ -411,16 +411,9 @@ pub(super) fn clear_on_load(
 }
 
 /// Reports [`WorldRestored`] after a rewind's [`RewindCompleted`].
-fn after_rewind(world: &mut World, rewound: &RewindCompleted, apply_time: Duration) {
-    report(
-        world,
-        WorldRestored {
-            from: RestoredFrom::Rewind(rewound.point),
-            entity_map: Arc::clone(&rewound.entity_map),
-            missing_components: Arc::clone(&rewound.missing_components),
-            apply_time,
-        },
-    );
+fn after_rewind(world: &mut World, rewound: &RewindCompleted) {
+    let from = RestoredFrom::Rewind(rewound.point);
+    report(world, WorldRestored { from });
 }
 
 #[cfg(test)]
@@ -447,13 +440,20 @@ mod tests {
         }
     }
 
+    /// Every [`RewindFailed`] triggered.
+    #[derive(Resource, Default)]
+    struct Failed(Vec<RewindFailed>);
+
     #[test]
     fn a_load_drops_the_rewind_being_put_together_and_says_so() {
         let mut app = App::new();
         app.init_resource::<RewindRing>()
             .init_resource::<Rewinding>()
-            .add_message::<RewindFailed>()
-            .add_observer(clear_on_load);
+            .init_resource::<Failed>()
+            .add_observer(clear_on_load)
+            .add_observer(|failed: On<RewindFailed>, mut all: ResMut<Failed>| {
+                all.0.push(failed.event().clone());
+            });
         let point = RewindPointId(7);
         // A task that never finishes: the rewind is still on the pool when the load lands.
         let task = TaskPool::new().spawn(std::future::pending::<Prepared>());
@@ -471,8 +471,7 @@ mod tests {
         app.world_mut().flush();
 
         assert!(app.world().resource::<Rewinding>().0.is_none());
-        let failed = app.world().resource::<Messages<RewindFailed>>();
-        let failed: Vec<_> = failed.iter_current_update_messages().collect();
+        let failed = &app.world().resource::<Failed>().0;
         assert_eq!(failed.len(), 1);
         assert!(matches!(
             *failed[0].error,

@@ -8,8 +8,8 @@ use super::{BUCKET, Device, GAME, quick_policy, remote_names, url, wait_for};
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{
-    CloudExitUpload, CloudPlugin, CloudStatus, CloudUploaded, ExitUploadOutcome, RemoteName,
-    STATE_FILE, SlotSync,
+    CloudExitUploadEnded, CloudPlugin, CloudSaveUploaded, CloudStatus, ExitUploadOutcome,
+    RemoteName, STATE_FILE, SlotSync,
 };
 use bevy_keepsake::plugin::{KeepsakeStore, SaveTarget};
 use bevy_keepsake::prelude::*;
@@ -22,11 +22,11 @@ use uuid::Uuid;
 struct Gold(u32);
 
 #[derive(Resource, Default)]
-struct Uploads(Vec<CloudUploaded>);
+struct Uploads(Vec<CloudSaveUploaded>);
 
 /// The exit's reports (written in the last frame, so read by an observer).
 #[derive(Resource, Default)]
-struct ExitUploads(Vec<CloudExitUpload>);
+struct ExitUploads(Vec<CloudExitUploadEnded>);
 
 fn game(root: &Path, endpoint: &str) -> App {
     game_saving_on_exit(root, endpoint, SaveOnExit::Off)
@@ -56,12 +56,14 @@ fn game_syncing_with(root: &Path, cloud_url: String, on_exit: SaveOnExit) -> App
         .register_saveable::<Gold>()
         .init_resource::<Uploads>()
         .init_resource::<ExitUploads>()
-        .add_observer(|e: On<CloudUploaded>, mut uploads: ResMut<Uploads>| {
+        .add_observer(|e: On<CloudSaveUploaded>, mut uploads: ResMut<Uploads>| {
             uploads.0.push(*e.event())
         })
-        .add_observer(|e: On<CloudExitUpload>, mut exits: ResMut<ExitUploads>| {
-            exits.0.push(e.event().clone())
-        });
+        .add_observer(
+            |e: On<CloudExitUploadEnded>, mut exits: ResMut<ExitUploads>| {
+                exits.0.push(e.event().clone())
+            },
+        );
     app.world_mut().spawn((Saveable, Gold(12)));
     app.update();
     app
@@ -158,7 +160,7 @@ fn head(app: &App, slot: SlotId) -> Option<Uuid> {
 }
 
 /// Sends `AppExit` and runs the exit frame; returns the exit's report.
-fn exit(app: &mut App) -> CloudExitUpload {
+fn exit(app: &mut App) -> CloudExitUploadEnded {
     app.world_mut().write_message(AppExit::Success);
     app.update();
     let exits = &app.world().resource::<ExitUploads>().0;

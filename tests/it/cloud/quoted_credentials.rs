@@ -10,7 +10,7 @@ use super::{Device, GAME, quick_policy};
 use bevy::log::tracing_subscriber;
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::cloud::{CloudExitUpload, CloudPlugin, CloudStatus, Remote};
+use bevy_keepsake::cloud::{CloudExitUploadEnded, CloudPlugin, CloudStatus, Remote};
 use bevy_keepsake::plugin::SaveTarget;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::store::StoreConfig;
@@ -278,7 +278,7 @@ fn a_sync_round_against_a_storage_quoting_the_request_shows_no_credential() {
 }
 
 #[derive(Resource, Default)]
-struct Exits(Vec<CloudExitUpload>);
+struct Exits(Vec<CloudExitUploadEnded>);
 
 #[test]
 fn the_cloud_status_and_the_log_show_no_credential_a_storage_quoted() {
@@ -306,7 +306,7 @@ fn the_cloud_status_and_the_log_show_no_credential_a_storage_quoted() {
                 .requests(quick_policy()),
         )
         .init_resource::<Exits>()
-        .add_observer(|e: On<CloudExitUpload>, mut exits: ResMut<Exits>| {
+        .add_observer(|e: On<CloudExitUploadEnded>, mut exits: ResMut<Exits>| {
             exits.0.push(e.event().clone())
         });
     app.update();

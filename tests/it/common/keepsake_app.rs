@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::plugin::{RewindCompleted, RewindFailed, RewindPointTaken};
+use bevy_keepsake::plugin::{RewindCompleted, RewindFailed, RewindPointCompleted};
 use bevy_keepsake::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -51,7 +51,7 @@ pub fn app(root: &Path) -> App {
         .add_observer(|e: On<LoadFailed>, mut seen: ResMut<Seen>| {
             seen.load_failed.push(e.error.to_string())
         })
-        .add_observer(|_: On<RewindPointTaken>, mut seen: ResMut<Seen>| seen.points += 1)
+        .add_observer(|_: On<RewindPointCompleted>, mut seen: ResMut<Seen>| seen.points += 1)
         .add_observer(|e: On<RewindCompleted>, mut seen: ResMut<Seen>| {
             seen.rewound.push(e.event().clone())
         })
@@ -59,7 +59,7 @@ pub fn app(root: &Path) -> App {
             seen.rewind_failed.push(e.error.to_string())
         })
         .add_observer(|e: On<WorldRestored>, mut seen: ResMut<Seen>| {
-            seen.restored.push(e.event().clone())
+            seen.restored.push(*e.event())
         });
     app
 }
