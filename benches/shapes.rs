@@ -26,7 +26,7 @@
 //! The main-thread and pool parts also print their p50 / p99 over every timed iteration
 //! (criterion reports means; the target is a p99). Before timing, each contender's load is
 //! checked: a capture of the loaded world must hold the saved world's entities and values,
-//! entities named by the saved ids they stand for (`common/same_state.rs`); a difference panics
+//! entities named by the saved ids they stand for (`bevy_keepsake::testing::SavedValues`, sibling order left out); a difference panics
 //! before anything is timed, under `cargo bench -- --test` too.
 //!
 //! Run: `cargo bench --bench shapes` (`KEEPSAKE_BENCH_QUICK=1`: 10k only;
@@ -36,8 +36,6 @@
 mod env;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
-#[path = "common/same_state.rs"]
-mod same_state;
 #[path = "common/shapes.rs"]
 mod shapes;
 
@@ -49,6 +47,7 @@ use bevy::world_serialization::serde::{DynamicWorldSerializer, WorldDeserializer
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, ChunkCache, EncodeOptions, SaveMeta};
 use bevy_keepsake::snapshot::{self, CaptureCache, LoadMode, SaveRegistry};
+use bevy_keepsake::testing::SavedValues;
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion};
 use serde::de::DeserializeSeed;
@@ -218,10 +217,10 @@ fn bench_apply_only(
 
 /// Loads both contenders' encodings into fresh apps, captures each loaded world and compares
 /// its values with the saved world's (entities named by the saved ids they stand for, see
-/// `common/same_state.rs`); panics on the first difference, before anything is timed, so a load
+/// `bevy_keepsake::testing::SavedValues`); panics on the first difference, before anything is timed, so a load
 /// that writes wrong values fails the bench and `cargo bench -- --test` alike.
 fn verify_round_trips(shape: Shape, fixture: &Fixture, count: u32) {
-    let expected = same_state::saved(&fixture.ours.blob);
+    let expected = SavedValues::of(&fixture.ours.blob).without_sibling_order();
     for name in ["keepsake", "dynamic_world_postcard"] {
         let mut app = shape.app();
         let entity_map = match name {
@@ -229,9 +228,9 @@ fn verify_round_trips(shape: Shape, fixture: &Fixture, count: u32) {
             _ => dynamic_world_load(&mut app, &fixture.dw_postcard),
         };
         let recaptured = snapshot::capture(app.world()).unwrap();
-        let found = same_state::loaded(&recaptured.blob, &entity_map);
+        let found = SavedValues::loaded(&recaptured.blob, &entity_map).without_sibling_order();
         let what = format!("{}, {name}, {count} entities", shape.name());
-        same_state::assert_same(&expected, &found, &what);
+        expected.assert_same(&found, &what);
         println!("shapes round trip ok: {what} (every saved value read back)");
     }
 }

@@ -12,8 +12,8 @@
 use bevy::prelude::*;
 use bevy_keepsake::cloud::{CloudPlugin, CloudSaveArrived, CloudSaveUploaded, CloudStatus};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing::{TestSaves, run_until};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// The player's progress. Saved.
 #[derive(Resource, Reflect, Default)]
@@ -40,27 +40,30 @@ fn device(saves: &Path, url: &str, name: &str) -> App {
     app
 }
 
-fn main() {
-    let [cloud, laptop_saves, desktop_saves] =
-        [(); 3].map(|_| tempfile::tempdir().expect("a temporary folder"));
-    let url = format!("file://{}", cloud.path().display());
+/// How many frames a result may take, not counting those while the plugin's work runs in the
+/// background (see `bevy_keepsake::testing::run_until`).
+const FRAMES: u32 = 20;
 
-    let mut laptop = device(laptop_saves.path(), &url, "laptop");
+fn main() {
+    let [cloud, laptop_saves, desktop_saves] = [(); 3].map(|_| TestSaves::new());
+    let url = format!("file://{}", cloud.root().display());
+
+    let mut laptop = device(laptop_saves.root(), &url, "laptop");
     laptop.world_mut().resource_mut::<Chapter>().0 = 7;
     laptop.world_mut().commands().save(SlotId::Manual(0));
-    let uploaded = wait_for::<CloudSaveUploaded>(&mut laptop);
+    let uploaded = run_until::<CloudSaveUploaded>(&mut laptop, FRAMES);
     println!(
         "laptop uploaded {} ({} bytes)",
         uploaded.slot, uploaded.bytes
     );
     drop(laptop);
-    let folder = cloud.path().join("cloud-example/default");
+    let folder = cloud.root().join("cloud-example/default");
     for file in std::fs::read_dir(&folder).expect("the profile's cloud folder") {
         println!("  in the cloud: {}", file.unwrap().file_name().display());
     }
 
-    let mut desktop = device(desktop_saves.path(), &url, "desktop");
-    let arrived = wait_for::<CloudSaveArrived>(&mut desktop); // the sync at start
+    let mut desktop = device(desktop_saves.root(), &url, "desktop");
+    let arrived = run_until::<CloudSaveArrived>(&mut desktop, FRAMES); // the sync at start
     println!(
         "desktop got {} from {:?}",
         arrived.slot, arrived.device_name
@@ -70,7 +73,7 @@ fn main() {
     assert_eq!(arrived.device_name.as_deref(), Some("laptop"));
 
     desktop.world_mut().commands().load(SlotId::Manual(0));
-    let loaded = wait_for::<LoadCompleted>(&mut desktop);
+    let loaded = run_until::<LoadCompleted>(&mut desktop, FRAMES);
     assert_eq!(
         loaded.meta.device_name(),
         Some("laptop"),
@@ -87,25 +90,4 @@ fn main() {
         .slot(SlotId::Manual(0))
         .cloned();
     println!("desktop loaded chapter 7; the slot's sync state: {sync:?}");
-}
-
-/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
-fn wait_for<E: Event + Clone>(app: &mut App) -> E {
-    use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Option<E>>> = Arc::default();
-    let keep = Arc::clone(&seen);
-    let observer = (app.world_mut())
-        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
-        .id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.update();
-        if let Some(event) = seen.lock().unwrap().take() {
-            app.world_mut().despawn(observer);
-            return event;
-        }
-        let what = std::any::type_name::<E>();
-        assert!(Instant::now() < deadline, "no {what} within 20 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

@@ -22,8 +22,8 @@ use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_keepsake::plugin::{CrashSavePlugin, SaveStarted, SaveTitle};
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
-use std::ffi::OsString;
+use bevy_keepsake::store::WriteFile;
+use bevy_keepsake::store::testing::Forward;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,7 +64,7 @@ fn main() -> AppExit {
         .add_plugins(
             KeepsakePlugins::new("crash-save-example")
                 .save_root(&root)
-                .filesystem(Arc::new(FaultyDisk))
+                .filesystem(Arc::new(faulty_disk()))
                 .set(CrashSavePlugin {
                     every: Duration::from_millis(200),
                     ..default()
@@ -207,9 +207,11 @@ const PANICS: u8 = 2;
 static DISK: AtomicU8 = AtomicU8::new(HEALTHY);
 
 /// The real filesystem, whose new files refuse their bytes (ENOSPC) or panic once [`DISK`]
-/// says so.
-#[derive(Debug)]
-struct FaultyDisk;
+/// says so (a [`Forward`] of the crate's `testing` feature: every other call goes to the real
+/// filesystem).
+fn faulty_disk() -> Forward {
+    Forward::os().on_create_new(|fs, path| Ok(Box::new(FaultyFile(fs.create_new(path)?))))
+}
 
 struct FaultyFile(Box<dyn WriteFile>);
 
@@ -235,37 +237,4 @@ impl WriteFile for FaultyFile {
 /// ENOSPC on Linux and macOS.
 fn libc_enospc() -> i32 {
     28
-}
-
-impl FileSystem for FaultyDisk {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        OsFileSystem.open_read(path)
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        Ok(Box::new(FaultyFile(OsFileSystem.create_new(path)?)))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.hard_link(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        OsFileSystem.lock(path)
-    }
-    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
-        OsFileSystem.try_lock(path)
-    }
 }

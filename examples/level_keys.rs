@@ -10,8 +10,8 @@
 use bevy::prelude::*;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::testing::{TestSaves, run_until};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// A saved character.
 #[derive(Component, Reflect)]
@@ -59,11 +59,15 @@ fn spawn_docks(world: &mut World, with_crane: bool) -> (Docks, Option<Entity>) {
     (Docks { root, gate }, crane)
 }
 
+/// How many frames a result may take, not counting those while the plugin's work runs in the
+/// background (see `bevy_keepsake::testing::run_until`).
+const FRAMES: u32 = 20;
+
 fn main() {
-    let saves = tempfile::tempdir().expect("a temporary folder");
+    let saves = TestSaves::new();
 
     // Session 1: the level, two NPCs pointing into it, a save.
-    let mut first = session(saves.path());
+    let mut first = session(saves.root());
     let (docks, crane) = spawn_docks(first.world_mut(), true);
     let world = first.world_mut();
     world.spawn((Saveable, Npc("Mara".into()), ChildOf(docks.root)));
@@ -76,19 +80,19 @@ fn main() {
         },
     ));
     world.commands().save(SlotId::Manual(0));
-    wait_for::<SaveCompleted>(&mut first);
+    run_until::<SaveCompleted>(&mut first, FRAMES);
     println!("session 1: docks {}, gate {}", docks.root, docks.gate);
     drop(first);
 
     // Session 2: other entities first (so the level's ids differ), the level without its crane.
-    let mut second = session(saves.path());
+    let mut second = session(saves.root());
     second
         .world_mut()
         .spawn_batch((0..50).map(|_| Name::new("scenery")));
     let (docks, _) = spawn_docks(second.world_mut(), false);
     println!("session 2: docks {}, gate {}", docks.root, docks.gate);
     second.world_mut().commands().load(SlotId::Manual(0));
-    let loaded = wait_for::<LoadCompleted>(&mut second);
+    let loaded = run_until::<LoadCompleted>(&mut second, FRAMES);
 
     let world = second.world_mut();
     let mut npcs = world.query::<(&Npc, Option<&ChildOf>, Option<&Opens>)>();
@@ -110,25 +114,4 @@ fn main() {
         .for_each(|reference| println!("dropped: {reference}"));
     assert_eq!(dropped.len(), 1, "the crane's reference, and no other");
     assert_eq!(dropped[0].key, "docks/crane");
-}
-
-/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
-fn wait_for<E: Event + Clone>(app: &mut App) -> E {
-    use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Option<E>>> = Arc::default();
-    let keep = Arc::clone(&seen);
-    let observer = (app.world_mut())
-        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
-        .id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.update();
-        if let Some(event) = seen.lock().unwrap().take() {
-            app.world_mut().despawn(observer);
-            return event;
-        }
-        let what = std::any::type_name::<E>();
-        assert!(Instant::now() < deadline, "no {what} within 20 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

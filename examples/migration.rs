@@ -14,8 +14,8 @@
 use bevy::prelude::*;
 use bevy_keepsake::plugin::KeepsakeCorePlugin;
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing::{TestSaves, run_until};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 /// The game as release 1 shipped it.
 mod release1 {
@@ -65,27 +65,31 @@ mod release2 {
     pub struct Gold(pub u64);
 }
 
-fn main() {
-    let saves = tempfile::tempdir().expect("a temporary folder");
+/// How many frames a result may take, not counting those while the plugin's work runs in the
+/// background (see `bevy_keepsake::testing::run_until`).
+const FRAMES: u32 = 20;
 
-    let mut v1 = app(saves.path(), "1.0", |app| {
+fn main() {
+    let saves = TestSaves::new();
+
+    let mut v1 = app(saves.root(), "1.0", |app| {
         app.register_saveable::<release1::Health>()
             .register_saveable::<release1::Gold>()
             .insert_resource(release1::Gold(250));
     });
     v1.world_mut().spawn((Saveable, release1::Health(73)));
     v1.world_mut().commands().save(SlotId::Manual(0));
-    wait_for::<SaveCompleted>(&mut v1);
+    run_until::<SaveCompleted>(&mut v1, FRAMES);
     drop(v1);
 
-    let mut v2 = app(saves.path(), "2.0", |app| {
+    let mut v2 = app(saves.root(), "2.0", |app| {
         app.register_saveable::<release2::Health>()
             .register_saveable_migration::<release2::HealthV1, release2::Health>(1)
             .register_saveable::<release2::Gold>()
             .register_saveable_rename::<release2::Gold>("game::Gold");
     });
     v2.world_mut().commands().load(SlotId::Manual(0));
-    let loaded = wait_for::<LoadCompleted>(&mut v2);
+    let loaded = run_until::<LoadCompleted>(&mut v2, FRAMES);
     println!(
         "release 2 loaded a save of release {}",
         loaded.meta.game_version
@@ -125,25 +129,4 @@ fn app(root: &Path, version: &str, register: impl FnOnce(&mut App)) -> App {
     app.finish();
     app.cleanup();
     app
-}
-
-/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
-fn wait_for<E: Event + Clone>(app: &mut App) -> E {
-    use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Option<E>>> = Arc::default();
-    let keep = Arc::clone(&seen);
-    let observer = (app.world_mut())
-        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
-        .id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.update();
-        if let Some(event) = seen.lock().unwrap().take() {
-            app.world_mut().despawn(observer);
-            return event;
-        }
-        let what = std::any::type_name::<E>();
-        assert!(Instant::now() < deadline, "no {what} within 20 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

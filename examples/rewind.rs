@@ -13,7 +13,8 @@ use bevy_keepsake::plugin::{
     RewindCompleted, RewindFailed, RewindPlugin, RewindPointCompleted, RewindRing, RewindTo,
 };
 use bevy_keepsake::prelude::*;
-use std::time::{Duration, Instant};
+use bevy_keepsake::testing::{TestSaves, run_until};
+use std::time::Duration;
 
 /// Where the player stands. Saved.
 #[derive(Component, Reflect)]
@@ -29,9 +30,12 @@ struct Footprint;
 #[derive(Resource, Reflect, Default)]
 #[reflect(Resource)]
 struct Moves(u32);
+/// How many frames a result may take, not counting those while the plugin's work runs in the
+/// background (see `bevy_keepsake::testing::run_until`).
+const FRAMES: u32 = 20;
 
 fn main() {
-    let saves = tempfile::tempdir().expect("a temporary folder");
+    let saves = TestSaves::new();
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         // Game time steps 0.1 s a frame, whatever the machine's speed.
@@ -40,7 +44,7 @@ fn main() {
         )))
         .add_plugins(
             KeepsakePlugins::new("rewind-example")
-                .save_root(saves.path()) // rewind writes nothing, but the store opens
+                .save_root(saves.root()) // rewind writes nothing, but the store opens
                 .set(RewindPlugin {
                     points: 10,
                     ..default()
@@ -57,7 +61,7 @@ fn main() {
 
     for _ in 0..3 {
         app.world_mut().commands().rewind_point(); // the world before this move
-        wait_for::<RewindPointCompleted>(&mut app);
+        run_until::<RewindPointCompleted>(&mut app, FRAMES);
         let world = app.world_mut();
         world.get_mut::<Position>(player).unwrap().0 += 10;
         world.resource_mut::<Moves>().0 += 1;
@@ -67,7 +71,7 @@ fn main() {
     check(&mut app, player, 30, 3);
 
     app.world_mut().commands().rewind(1); // undo the last move
-    let undone = wait_for::<RewindCompleted>(&mut app);
+    let undone = run_until::<RewindCompleted>(&mut app, FRAMES);
     println!(
         "undo: back to point {:?}, {:?} ago",
         undone.point, undone.age
@@ -77,13 +81,13 @@ fn main() {
     // The restored point stays in the ring (the same undo works again); `rewind(2)` is the one
     // before it.
     app.world_mut().commands().rewind(2);
-    wait_for::<RewindCompleted>(&mut app);
+    run_until::<RewindCompleted>(&mut app, FRAMES);
     check(&mut app, player, 10, 1);
 
     // A minute ago: the newest point that old, or, as here, the oldest the ring holds.
     let a_minute = RewindTo::Ago(Duration::from_secs(60));
     app.world_mut().commands().rewind_to(a_minute);
-    wait_for::<RewindCompleted>(&mut app);
+    run_until::<RewindCompleted>(&mut app, FRAMES);
     check(&mut app, player, 0, 0);
     println!("every rewind restored the world it should");
 }
@@ -103,25 +107,4 @@ fn check(app: &mut App, player: Entity, x: i32, moves: u32) {
     );
     let points = world.resource::<RewindRing>().len();
     println!("x = {x}, {footprints} footprints, {made} moves ({points} points in the ring)");
-}
-
-/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
-fn wait_for<E: Event + Clone>(app: &mut App) -> E {
-    use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Option<E>>> = Arc::default();
-    let keep = Arc::clone(&seen);
-    let observer = (app.world_mut())
-        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
-        .id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.update();
-        if let Some(event) = seen.lock().unwrap().take() {
-            app.world_mut().despawn(observer);
-            return event;
-        }
-        let what = std::any::type_name::<E>();
-        assert!(Instant::now() < deadline, "no {what} within 20 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

@@ -9,8 +9,8 @@
 use bevy::prelude::*;
 use bevy_keepsake::format::SealKey;
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing::{TestSaves, run_until, update_until};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// Generated once (`openssl rand -hex 32`) and built into the game.
 const GAME_KEY: SealKey = SealKey::from_bytes(*b"an example key; use random bytes");
@@ -37,9 +37,13 @@ fn game(root: &Path, player: &str) -> App {
     app
 }
 
+/// How many frames a result may take, not counting those while the plugin's work runs in the
+/// background (see `bevy_keepsake::testing::run_until`).
+const FRAMES: u32 = 20;
+
 fn main() {
-    let saves = tempfile::tempdir().expect("a temporary folder");
-    let mut alice = game(saves.path(), "alice");
+    let saves = TestSaves::new();
+    let mut alice = game(saves.root(), "alice");
     let mut newest = PathBuf::new();
     for gold in [10, 20] {
         alice.world_mut().resource_mut::<Gold>().0 = gold;
@@ -47,13 +51,13 @@ fn main() {
             .world_mut()
             .insert_resource(SaveTitle(format!("{gold} gold")));
         alice.world_mut().commands().save(SlotId::Manual(0));
-        newest = wait_for::<SaveCompleted>(&mut alice).path;
+        newest = run_until::<SaveCompleted>(&mut alice, FRAMES).path;
     }
 
     // A save editor changes one byte of the newest save and fixes both checksums.
     forge(&newest);
     alice.world_mut().commands().load(SlotId::Manual(0));
-    let loaded = wait_for::<LoadCompleted>(&mut alice);
+    let loaded = run_until::<LoadCompleted>(&mut alice, FRAMES);
     let why = &loaded.skipped_generations[0].error;
     println!(
         "generation {} loaded instead; the edited one: {why}",
@@ -65,9 +69,9 @@ fn main() {
     drop(alice);
 
     // Bob's game lists Alice's slot (metadata is readable without the key), but cannot load it.
-    let mut bob = game(saves.path(), "bob");
+    let mut bob = game(saves.root(), "bob");
     bob.world_mut().commands().load(SlotId::Manual(0));
-    let failed = wait_for::<LoadFailed>(&mut bob);
+    let failed = run_until::<LoadFailed>(&mut bob, FRAMES);
     println!("bob's game: {}", failed.error);
     assert_eq!(
         bob.world().resource::<Gold>().0,
@@ -75,18 +79,14 @@ fn main() {
         "nothing of alice's save loaded"
     );
     // The listing is made in the background (at start, after every save, load and delete).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let listed = loop {
-        let slots = bob.world().resource::<SaveSlots>();
-        if let Some(save) = slots
-            .get(SlotId::Manual(0))
-            .and_then(|slot| slot.shown_save())
-        {
-            break save.clone();
-        }
-        assert!(Instant::now() < deadline, "no listing within 20 s");
-        bob.update();
+    let shown = |world: &World| {
+        let slot = world.resource::<SaveSlots>().get(SlotId::Manual(0));
+        slot.and_then(|slot| slot.shown_save()).cloned()
     };
+    update_until(&mut bob, "the listing", FRAMES, |world| {
+        shown(world).is_some()
+    });
+    let listed = shown(bob.world()).expect("listed");
     println!(
         "bob's menu lists {:?}, sealed: {}",
         listed.meta.title, listed.sealed
@@ -118,25 +118,4 @@ fn crc32(bytes: &[u8]) -> u32 {
             (c >> 1) ^ (0xEDB8_8320 & (c & 1).wrapping_neg())
         })
     })
-}
-
-/// Runs frames until the plugin reports an `E`, and returns it (fails after 20 s).
-fn wait_for<E: Event + Clone>(app: &mut App) -> E {
-    use std::sync::{Arc, Mutex};
-    let seen: Arc<Mutex<Option<E>>> = Arc::default();
-    let keep = Arc::clone(&seen);
-    let observer = (app.world_mut())
-        .add_observer(move |event: On<E>| *keep.lock().unwrap() = Some(event.event().clone()))
-        .id();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        app.update();
-        if let Some(event) = seen.lock().unwrap().take() {
-            app.world_mut().despawn(observer);
-            return event;
-        }
-        let what = std::any::type_name::<E>();
-        assert!(Instant::now() < deadline, "no {what} within 20 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

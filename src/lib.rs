@@ -15,6 +15,9 @@
 //! - [`plugin`]: [`KeepsakePlugins`](plugin::KeepsakePlugins), the plugin group (jobs on the
 //!   task pool, autosave, hotkeys, the exit save, rewind: each a member a game can turn off),
 //!   result events, the thumbnail hook.
+//! - `testing` (feature `testing`, off by default): helpers for a game's tests: run an app
+//!   until a result arrives, a temporary save root, world comparisons, a fault-injecting
+//!   filesystem.
 //! - [`ui`] (feature `save_menu`, on by default): [`SaveMenuPlugins`](ui::SaveMenuPlugins), the
 //!   in-game save menu, toasts and window-screenshot thumbnails.
 //!
@@ -56,6 +59,9 @@ pub mod snapshot;
 pub mod __private;
 #[doc(inline)]
 pub use keepsake_core::store;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 #[cfg(feature = "save_menu")]
 #[cfg_attr(docsrs, doc(cfg(feature = "save_menu")))]
 pub mod ui;

@@ -68,6 +68,8 @@ mod worker;
 pub use object_store;
 
 pub use error::{CloudError, Rejection, RemoteError};
+#[cfg(feature = "testing")]
+pub(crate) use exit::SessionSaves;
 pub use exit::{CloudExitUploadEnded, ExitUploadOutcome};
 pub use folder::FolderStore;
 pub use listing::ListingLimits;

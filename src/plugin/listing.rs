@@ -32,6 +32,12 @@ impl ListingRefresh {
     pub(crate) fn request(&mut self) {
         self.stale = true;
     }
+
+    /// Whether a listing runs on the pool or is due (for `testing`'s waits).
+    #[cfg(feature = "testing")]
+    pub(crate) fn is_busy(&self) -> bool {
+        self.running.is_some() || self.stale
+    }
 }
 
 /// Refreshes [`SaveSlots`] in the background when something may have changed it.

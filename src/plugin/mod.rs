@@ -122,8 +122,12 @@ pub use exit_save::{ExitSavePlugin, SaveOnExit};
 pub use group::KeepsakePlugins;
 pub use hotkeys::HotkeysPlugin;
 pub use job::{Job, JobTarget, SaveReason, SaveTarget, SlotAction, SlotIdReflect};
+#[cfg(any(feature = "cloud", feature = "testing"))]
+pub(crate) use listing::ListingRefresh;
 pub use pool::SavePriority;
 pub use restored::{RestoredFrom, WorldRestored};
+#[cfg(feature = "testing")]
+pub(crate) use rewind::rewind_in_flight;
 pub use rewind::{
     Evicted, RewindCompleted, RewindError, RewindFailed, RewindPlugin, RewindPoint,
     RewindPointCompleted, RewindPointFailed, RewindPointId, RewindPointRequest, RewindRequest,
@@ -137,6 +141,5 @@ pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};
 pub(crate) use {
     events::report,
     exit::{ExitDeadline, ExitWork},
-    listing::ListingRefresh,
     store::StoreOpener,
 };

@@ -12,9 +12,10 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::KeepsakeCorePlugin;
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::{RuntimeAssetHandles, SnapshotError};
+use bevy_keepsake::testing;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A level file: its text.
 #[derive(Asset, Reflect, Debug)]
@@ -131,13 +132,12 @@ struct Seen {
     load_failed: Vec<String>,
 }
 
+/// How many frames a wait may take, not counting those while the plugin's work runs in the
+/// background (`testing::update_until`).
+const FRAMES: u32 = 200;
+
 fn update_until(app: &mut App, what: &str, done: impl Fn(&World) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done(app.world()) {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        app.update();
-        std::thread::yield_now();
-    }
+    testing::update_until(app, what, FRAMES, done);
 }
 
 fn save(app: &mut App) {

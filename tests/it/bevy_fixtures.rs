@@ -20,9 +20,10 @@ use bevy_keepsake::format::{DecodeOptions, decode as decode_file};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::{SaveRegistry, SkippedType, decode, inspect};
 use bevy_keepsake::store::{SlotStore, StoreConfig};
+use bevy_keepsake::testing;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The Bevy series this build is on: the fixture [`write_test_world_fixture`] writes.
 const THIS_BEVY: &str = "0.20";
@@ -115,15 +116,9 @@ fn app_with(save_root: &Path, sprites: Sprites) -> App {
 struct Outcomes(Vec<Result<PathBuf, String>>);
 
 fn run_until_outcome(app: &mut App) -> Result<PathBuf, String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(outcome) = app.world_mut().resource_mut::<Outcomes>().0.pop() {
-            return outcome;
-        }
-        assert!(Instant::now() < deadline, "no save or load result");
-        app.update();
-        std::thread::yield_now();
-    }
+    let reported = |world: &World| !world.resource::<Outcomes>().0.is_empty();
+    testing::update_until(app, "a save or load result", 200, reported);
+    app.world_mut().resource_mut::<Outcomes>().0.pop().unwrap()
 }
 
 /// The test world, as a game would have it: a gate with two children, one with an image.

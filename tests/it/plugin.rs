@@ -16,6 +16,7 @@ use bevy_keepsake::plugin::{
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::SaveKey;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
+use bevy_keepsake::testing::update_until;
 use common::gate_fs::GateFs;
 use common::test_fs::{Fault, TestFs};
 use std::path::Path;
@@ -91,17 +92,16 @@ fn exit_saving(root: &Path, save_on_exit: SaveOnExit) -> PluginGroupBuilder {
     plugin(root).set(ExitSavePlugin { save_on_exit })
 }
 
-/// Updates until `count` results have arrived (or fails after 10 s of real time).
+/// How many frames a wait may take, not counting those while the plugin's work runs in the
+/// background (`testing::update_until`).
+const FRAMES: u32 = 200;
+
+/// Updates until `count` results have arrived.
 fn run_until_results(app: &mut App, count: usize) -> Vec<Outcome> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app.world().resource::<Results>().0.len() < count {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {count} results"
-        );
-        app.update();
-        std::thread::yield_now();
-    }
+    let what = format!("{count} results");
+    update_until(app, &what, FRAMES, |w| {
+        w.resource::<Results>().0.len() >= count
+    });
     app.world().resource::<Results>().0.clone()
 }
 
@@ -233,17 +233,10 @@ fn save_then_load_round_trips_through_the_plugin() {
     assert_eq!(*app.world().resource::<Level>(), Level(1));
 
     // The listing refreshes in the background after the save.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app
-        .world()
-        .resource::<SaveSlots>()
-        .get(SlotId::Manual(3))
-        .and_then(|e| e.shown_save())
-        .is_none()
-    {
-        assert!(Instant::now() < deadline);
-        app.update();
-    }
+    update_until(&mut app, "the listing", FRAMES, |world| {
+        let slot = world.resource::<SaveSlots>().get(SlotId::Manual(3));
+        slot.and_then(|e| e.shown_save()).is_some()
+    });
 }
 
 #[test]
@@ -333,7 +326,9 @@ fn autosave_fires_at_the_interval_and_rotates_through_the_ring() {
 fn a_busy_slot_queues_and_coalesces_and_the_main_thread_never_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let gate = GateFs::closed();
-    let mut app = app_with(quiet(group(dir.path()).filesystem(Arc::new(gate.clone()))));
+    let mut app = app_with(quiet(
+        group(dir.path()).filesystem(Arc::new(gate.filesystem())),
+    ));
     app.world_mut().spawn((Saveable, Health(3)));
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
@@ -621,18 +616,16 @@ fn a_read_only_save_folder_fails_saves_and_keeps_loads_working() {
 fn refresh_slots_lists_saves_written_outside_the_game() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app_with(plugin(dir.path()));
-    let listed = |app: &App| {
-        let slots = app.world().resource::<SaveSlots>();
+    let listed = |world: &World| {
+        let slots = world.resource::<SaveSlots>();
         slots
             .get(SlotId::Manual(6))
             .and_then(|entry| entry.shown_save())
             .map(|saved| saved.meta.title.clone())
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app.world().resource::<SaveSlots>().refreshes() == 0 {
-        app.update();
-        assert!(Instant::now() < deadline, "the first listing never came");
-    }
+    update_until(&mut app, "the first listing", FRAMES, |world| {
+        world.resource::<SaveSlots>().refreshes() > 0
+    });
     // Another instance of the game (or a cloud sync) writes a save.
     let other = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
     let meta = SaveMeta::new(SlotId::Manual(6)).with_title("from elsewhere");
@@ -641,14 +634,13 @@ fn refresh_slots_lists_saves_written_outside_the_game() {
     for _ in 0..5 {
         app.update();
     }
-    assert_eq!(listed(&app), None, "nothing relists on its own");
+    assert_eq!(listed(app.world()), None, "nothing relists on its own");
 
     app.world_mut().write_message(RefreshSlotsRequest);
-    while listed(&app).is_none() {
-        app.update();
-        assert!(Instant::now() < deadline, "the refresh never came");
-    }
-    assert_eq!(listed(&app).as_deref(), Some("from elsewhere"));
+    update_until(&mut app, "the refresh", FRAMES, |world| {
+        listed(world).is_some()
+    });
+    assert_eq!(listed(app.world()).as_deref(), Some("from elsewhere"));
 }
 
 #[test]
@@ -951,12 +943,13 @@ fn closing_the_primary_window_saves_before_the_app_exits() {
 fn an_exit_save_that_cannot_finish_in_time_lets_the_app_close() {
     let dir = tempfile::tempdir().unwrap();
     let gate = GateFs::closed();
-    let plugin = quiet(group(dir.path()).filesystem(Arc::new(gate.clone()))).set(ExitSavePlugin {
-        save_on_exit: SaveOnExit::On {
-            target: SaveTarget::Slot(SlotId::Quick),
-            max_wait: Duration::from_millis(50),
-        },
-    });
+    let plugin =
+        quiet(group(dir.path()).filesystem(Arc::new(gate.filesystem()))).set(ExitSavePlugin {
+            save_on_exit: SaveOnExit::On {
+                target: SaveTarget::Slot(SlotId::Quick),
+                max_wait: Duration::from_millis(50),
+            },
+        });
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut app = exiting_app(plugin, |_, frame| frame == 2);

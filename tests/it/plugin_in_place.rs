@@ -8,8 +8,9 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadApply, RewindCompleted, RewindTo};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
 #[reflect(Component)]
@@ -76,12 +77,7 @@ fn app(root: &Path, apply: LoadApply) -> App {
 }
 
 fn update_until(app: &mut App, what: &str, done: impl Fn(&Seen) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done(app.world().resource::<Seen>()) {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        app.update();
-        std::thread::yield_now();
-    }
+    testing::update_until(app, what, 200, |world| done(world.resource::<Seen>()));
 }
 
 fn save(app: &mut App) {

@@ -13,8 +13,9 @@ use bevy_keepsake::plugin::{
 };
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::testing;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One update advances `Time` by this much.
 const FRAME: Duration = Duration::from_millis(250);
@@ -55,14 +56,9 @@ fn app(root: &Path, settings: RewindPlugin, entities: u32) -> App {
     app
 }
 
-/// Updates until `done` holds (or fails after 10 s of real time).
+/// Updates until `done` holds (`testing::update_until`, 200 frames).
 fn update_until(app: &mut App, what: &str, done: impl Fn(&Seen) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done(app.world().resource::<Seen>()) {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        app.update();
-        std::thread::yield_now();
-    }
+    testing::update_until(app, what, 200, |world| done(world.resource::<Seen>()));
 }
 
 fn take_point(app: &mut App) {

@@ -9,6 +9,7 @@ use bevy_keepsake::plugin::{
     ThumbnailWanted,
 };
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing::update_until;
 use std::time::{Duration, Instant};
 
 #[derive(Component, Reflect)]
@@ -58,15 +59,12 @@ fn app(root: &std::path::Path, capture: Option<ThumbnailCapture>) -> App {
 }
 
 fn save_and_wait(app: &mut App, slot: SlotId) -> SaveCompleted {
+    let before = app.world().resource::<Seen>().completed.len();
     app.world_mut().write_message(SaveRequest::slot(slot));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        app.update();
-        if let Some((_, done)) = app.world().resource::<Seen>().completed.last() {
-            return done.clone();
-        }
-        assert!(Instant::now() < deadline, "the save never completed");
-    }
+    update_until(app, "the save", 200, |w| {
+        w.resource::<Seen>().completed.len() > before
+    });
+    app.world().resource::<Seen>().completed[before].1.clone()
 }
 
 fn stored_thumbnail(app: &App, slot: SlotId, generation: u64) -> Option<Vec<u8>> {
@@ -190,14 +188,10 @@ fn a_provider_that_declines_does_not_delay_the_save() {
         seen.wanted.push((frame, e.target)); // the ticket is dropped: no picture (e.g. headless)
     });
     app.world_mut().write_message(SaveRequest::autosave());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while app.world().resource::<Seen>().completed.is_empty() {
-        app.update();
-        assert!(
-            Instant::now() < deadline,
-            "the save waited for a declined thumbnail"
-        );
-    }
+    let what = "the save, not waiting for the declined thumbnail";
+    update_until(&mut app, what, 200, |w| {
+        !w.resource::<Seen>().completed.is_empty()
+    });
     let seen = app.world().resource::<Seen>();
     assert_eq!(
         seen.wanted[0].1,

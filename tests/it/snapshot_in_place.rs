@@ -5,12 +5,10 @@
 //! snapshot holds, and what the snapshot itself holds, entity ids mapped; and every saved
 //! entity still alive before the apply must keep its id.
 //!
-//! Blobs are compared in a canonical form: each entity by the saved id it stands for (through
-//! the apply's `entity_map`), each value read by its stored layout with its entity references
-//! renamed the same way (a keyed level entity by its key, an entity the blob neither holds nor
-//! keys as "outside"), maps and sets sorted (a map's iteration order is not its value), and
-//! each saved parent's saved children in the blob's order. Root order and entity ids are what
-//! a respawn cannot keep, so they are what the form leaves out.
+//! Blobs are compared as `bevy_keepsake::testing::SavedValues`: each entity by the saved id it
+//! stands for (through the apply's `entity_map`), each value by its stored layout, each saved
+//! parent's saved children in the blob's order. Root order and entity ids are what a respawn
+//! cannot keep, so they are what the form leaves out.
 //!
 //! References outside the save are where the two differ by design: applied in place, a
 //! snapshot of this world keeps a reference to a live entity it neither holds nor keys (the
@@ -21,161 +19,17 @@
 use crate::common::edits::{Edits, Hidden, is_ancestor, pick, world_with};
 use crate::common::fixtures::Rng;
 use crate::common::real_world::{Stats, Target};
-use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
-use bevy_keepsake::snapshot::schema::stored::{self, StoredFields, StoredValue};
 use bevy_keepsake::snapshot::{
-    self, ApplyReport, CaptureCache, ColumnKind, EntityRecord, KeptSnapshot, LoadMode, SaveKey,
-    SaveRegistry, Saveable, SavedIds, Snapshot, SnapshotHistory,
+    self, ApplyReport, CaptureCache, EntityRecord, KeptSnapshot, LoadMode, SaveKey, SaveRegistry,
+    Saveable, SavedIds, Snapshot, SnapshotHistory,
 };
+use bevy_keepsake::testing::SavedValues;
 use proptest::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// The key of the unsaved level root saved entities hang under and point at.
 const LEVEL: &str = "level/camp";
-
-/// A blob with its entities named by the saved ids they stand for (see the module docs).
-#[derive(Debug, PartialEq)]
-struct Canonical {
-    entities: BTreeSet<String>,
-    values: BTreeMap<(String, String), String>,
-    resources: BTreeMap<String, String>,
-    children: BTreeMap<String, Vec<String>>,
-}
-
-/// `blob` in canonical form; `saved_id` gives the saved id a blob id stands for.
-fn canonical(blob: &[u8], saved_id: &dyn Fn(Entity) -> Entity) -> Canonical {
-    let table = snapshot::inspect(blob).unwrap();
-    let ids: Vec<Entity> = (table.entity_ids.iter())
-        .map(|bits| Entity::try_from_bits(bits).unwrap())
-        .collect();
-    let keys: HashMap<u64, &str> = table.keys.iter().map(|k| (k.entity_id, k.key)).collect();
-    let in_table: HashMap<u64, Entity> = ids.iter().map(|e| (e.to_bits(), *e)).collect();
-    let name = |bits: u64| match (in_table.get(&bits), keys.get(&bits)) {
-        (Some(entity), _) => format!("E{}", saved_id(*entity)),
-        (None, Some(key)) => format!("K{key}"),
-        (None, None) => "outside".to_owned(),
-    };
-    let mut form = Canonical {
-        entities: ids.iter().map(|e| name(e.to_bits())).collect(),
-        values: BTreeMap::new(),
-        resources: BTreeMap::new(),
-        children: BTreeMap::new(),
-    };
-    // Siblings in the entity table's order (a column's rows come table by table).
-    let mut parents: Vec<(u32, String, String)> = Vec::new();
-    for column in &table.columns {
-        let layout = column.layout.as_ref().unwrap().decode().unwrap();
-        for row in column.rows {
-            let value = render(&stored::read(&layout, row.value).unwrap(), &name);
-            match (column.kind, row.entity_index) {
-                (ColumnKind::Component, Some(index)) => {
-                    let entity = name(ids[index as usize].to_bits());
-                    let child_of = column.type_path.ends_with("ChildOf");
-                    if child_of && value == "[outside]" {
-                        continue;
-                    }
-                    if child_of && value.starts_with("[E") {
-                        let parent = value.trim_matches(|c| c == '[' || c == ']').to_owned();
-                        parents.push((index, entity.clone(), parent));
-                    }
-                    form.values
-                        .insert((entity, column.type_path.to_owned()), value);
-                }
-                _ => drop(form.resources.insert(column.type_path.to_owned(), value)),
-            }
-        }
-    }
-    parents.sort();
-    for (_, child, parent) in parents {
-        form.children.entry(parent).or_default().push(child);
-    }
-    form
-}
-
-/// Fails naming the first differences between two canonical forms.
-fn assert_same(a: &Canonical, b: &Canonical, what: &str) {
-    if a == b {
-        return;
-    }
-    let mut lines = Vec::new();
-    let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| -> Vec<String> {
-        x.difference(y).take(5).cloned().collect()
-    };
-    lines.push(format!(
-        "entities only left {:?}, only right {:?}",
-        only(&a.entities, &b.entities),
-        only(&b.entities, &a.entities)
-    ));
-    let keys: BTreeSet<&(String, String)> = a.values.keys().chain(b.values.keys()).collect();
-    let differing = keys
-        .into_iter()
-        .filter(|k| a.values.get(*k) != b.values.get(*k));
-    for key in differing.take(8) {
-        lines.push(format!(
-            "{key:?}: {:?} vs {:?}",
-            a.values.get(key),
-            b.values.get(key)
-        ));
-    }
-    if a.resources != b.resources {
-        lines.push(format!("resources: {:?} vs {:?}", a.resources, b.resources));
-    }
-    let parents: BTreeSet<&String> = a.children.keys().chain(b.children.keys()).collect();
-    let misordered = parents
-        .into_iter()
-        .filter(|p| a.children.get(*p) != b.children.get(*p));
-    for parent in misordered.take(5) {
-        lines.push(format!(
-            "children of {parent}: {:?} vs {:?}",
-            a.children.get(parent),
-            b.children.get(parent)
-        ));
-    }
-    panic!("{what} differ:\n{}", lines.join("\n"));
-}
-
-/// A stored value as text, entity references named by `name`, maps and sets sorted.
-fn render(value: &StoredValue, name: &dyn Fn(u64) -> String) -> String {
-    let all =
-        |items: &[StoredValue]| -> Vec<String> { items.iter().map(|v| render(v, name)).collect() };
-    let named = |fields: &[(String, StoredValue)]| -> Vec<String> {
-        fields
-            .iter()
-            .map(|(n, v)| format!("{n}: {}", render(v, name)))
-            .collect()
-    };
-    match value {
-        StoredValue::Entity(bits) => name(*bits),
-        StoredValue::Struct { fields, .. } => format!("{{{}}}", named(fields).join(", ")),
-        StoredValue::TupleStruct { fields, .. } | StoredValue::Tuple(fields) => {
-            format!("[{}]", all(fields).join(", "))
-        }
-        StoredValue::List(items) | StoredValue::Array(items) => {
-            format!("[{}]", all(items).join(", "))
-        }
-        StoredValue::Set(items) => {
-            let mut items = all(items);
-            items.sort();
-            format!("set{items:?}")
-        }
-        StoredValue::Map(entries) => {
-            let mut entries: Vec<String> = (entries.iter())
-                .map(|(k, v)| format!("{}: {}", render(k, name), render(v, name)))
-                .collect();
-            entries.sort();
-            format!("map{entries:?}")
-        }
-        StoredValue::Enum {
-            variant, fields, ..
-        } => match fields {
-            StoredFields::Unit => variant.clone(),
-            StoredFields::Tuple(items) => format!("{variant}({})", all(items).join(", ")),
-            StoredFields::Struct(fields) => format!("{variant}{{{}}}", named(fields).join(", ")),
-        },
-        other => format!("{other:?}"),
-    }
-}
 
 /// An unsaved level root (keyed) with a few saved units under it.
 fn add_level(world: &mut World) {
@@ -238,12 +92,6 @@ fn decode(world: &World, snapshot: &Snapshot) -> snapshot::DecodedSnapshot {
         &types.read(),
     )
     .unwrap()
-}
-
-/// The saved id a live entity stands for after an apply whose map is `entity_map`.
-fn saved_id_through(entity_map: &EntityHashMap<Entity>) -> impl Fn(Entity) -> Entity + '_ {
-    let inverse: EntityHashMap<Entity> = entity_map.iter().map(|(s, l)| (*l, *s)).collect();
-    move |live| inverse.get(&live).copied().unwrap_or(live)
 }
 
 /// How the snapshot is applied in place.
@@ -347,21 +195,13 @@ fn check(seed: u64, path: Path, (before, after): (u64, u64)) {
     let decoded = decode(respawned.world(), &saved);
     let respawn = snapshot::apply(respawned.world_mut(), decoded, LoadMode::Replace);
 
-    let expected = canonical(&saved.blob, &|e| e);
+    let expected = SavedValues::of(&saved.blob);
     let in_place = snapshot::capture(world.app.world()).unwrap();
-    let in_place = canonical(&in_place.blob, &saved_id_through(&report.entity_map));
+    let in_place = SavedValues::loaded(&in_place.blob, &report.entity_map);
     let again = snapshot::capture(respawned.world()).unwrap();
-    let again = canonical(&again.blob, &saved_id_through(&respawn.entity_map));
-    assert_same(
-        &in_place,
-        &again,
-        &format!("{path:?}: in place and respawned"),
-    );
-    assert_same(
-        &in_place,
-        &expected,
-        &format!("{path:?}: in place and the snapshot"),
-    );
+    let again = SavedValues::loaded(&again.blob, &respawn.entity_map);
+    in_place.assert_same(&again, &format!("{path:?}: in place and respawned"));
+    in_place.assert_same(&expected, &format!("{path:?}: in place and the snapshot"));
     for entity in alive {
         assert!(
             world.app.world().get_entity(entity).is_ok()
@@ -375,9 +215,8 @@ fn check(seed: u64, path: Path, (before, after): (u64, u64)) {
     play(world.app.world_mut(), &mut edits, after);
     let (report, _) = world.apply(path, (&saved, &kept), &mut |_| {});
     let in_place = snapshot::capture(world.app.world()).unwrap();
-    let in_place = canonical(&in_place.blob, &saved_id_through(&report.entity_map));
-    assert_same(
-        &in_place,
+    let in_place = SavedValues::loaded(&in_place.blob, &report.entity_map);
+    in_place.assert_same(
         &expected,
         &format!("{path:?}: the second apply and the snapshot"),
     );

@@ -247,7 +247,7 @@ fn startup_cleanup_leaves_a_save_in_flight() {
     let dir = tempfile::tempdir().unwrap();
     let config = prepared_store(dir.path());
     let gate = GateFs::closed();
-    let saving = SlotStore::open_with(config.clone(), Arc::new(gate.clone())).unwrap();
+    let saving = SlotStore::open_with(config.clone(), Arc::new(gate.filesystem())).unwrap();
     let save = std::thread::spawn(move || {
         saving.save(SLOT, fixtures::meta(SLOT, 8), &fixtures::bundle(2_000, 8))
     });

@@ -10,11 +10,9 @@
 
 use crate::common::fixtures;
 use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{
-    FileSystem, LockGuard, OsFileSystem, ReadFile, SlotStatus, SlotStore, StoreConfig, StoreError,
-    WriteFile,
-};
-use std::ffi::{CString, OsString};
+use bevy_keepsake::store::testing::Forward;
+use bevy_keepsake::store::{ReadFile, SlotStatus, SlotStore, StoreConfig, StoreError};
+use std::ffi::CString;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -198,15 +196,6 @@ fn an_odd_entry_alone_fails_the_load_and_every_whole_file_read() {
     }
 }
 
-/// The real filesystem, except that one file reads as `served_limit` zero bytes whatever its
-/// size says (0): a filesystem that reports sizes wrongly, or a file that keeps growing.
-#[derive(Debug)]
-struct LyingSize {
-    path: PathBuf,
-    served_limit: u64,
-    served: Arc<AtomicU64>,
-}
-
 struct Zeros {
     left: u64,
     served: Arc<AtomicU64>,
@@ -234,37 +223,19 @@ impl ReadFile for Zeros {
     }
 }
 
-impl FileSystem for LyingSize {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        if path != self.path {
-            return OsFileSystem.open_read(path);
+/// The real filesystem, except that the file at `path` reads as `served_limit` zero bytes
+/// whatever its size says (0): a filesystem that reports sizes wrongly, or a file that keeps
+/// growing.
+fn lying_size(path: PathBuf, served_limit: u64, served: Arc<AtomicU64>) -> Forward {
+    Forward::os().on_open_read(move |fs, opened| {
+        if opened != path {
+            return fs.open_read(opened);
         }
         Ok(Box::new(Zeros {
-            left: self.served_limit,
-            served: self.served.clone(),
+            left: served_limit,
+            served: served.clone(),
         }))
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        OsFileSystem.create_new(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        OsFileSystem.lock(path)
-    }
+    })
 }
 
 /// A file that says it is empty and then reads on: every whole-file read stops one byte past
@@ -278,11 +249,7 @@ fn a_read_stops_one_byte_past_the_limit_whatever_size_the_file_reports() {
         let limit = config.encode.limits.max_file_len();
         let path = config.profile_dir().join("manual-00.g000001.ksav");
         let served = Arc::new(AtomicU64::new(0));
-        let fs = LyingSize {
-            path: path.clone(),
-            served_limit: 8 * limit,
-            served: served.clone(),
-        };
+        let fs = lying_size(path.clone(), 8 * limit, served.clone());
         std::fs::create_dir_all(config.profile_dir()).unwrap();
         std::fs::write(&path, b"").unwrap();
         let store = SlotStore::open_with(config, Arc::new(fs)).unwrap();

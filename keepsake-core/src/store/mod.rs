@@ -136,6 +136,8 @@ mod names;
 #[cfg(all(test, target_os = "linux"))]
 mod never_lose_tests;
 mod slot_store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod view;
 
 // A folder used as cloud storage writes its objects the way the store writes saves.

@@ -2,8 +2,9 @@
 //! (each is passed over or refused with a typed error naming it), and a save from a newer
 //! format version is never pruned, wherever it lies in its slot.
 
-use super::fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+use super::fs::{FileSystem, OsFileSystem};
 use super::layout::{SlotLayout, lock_file_name, temp_file_name};
+use super::testing::Forward;
 use super::{SlotStore, StoreConfig, StoreError};
 use crate::format::{FORMAT_VERSION, SaveBundle, SaveMeta, WorldState};
 use crate::slot::SlotId;
@@ -54,7 +55,7 @@ enum Odd {
     Folder,
     Fifo,
     DanglingLink,
-    /// A file this user may not open: made by [`Refusing`], since the root user running the
+    /// A file this user may not open: made by [`refusing`], since the root user running the
     /// tests opens any file.
     Forbidden,
 }
@@ -80,61 +81,28 @@ fn place(odd: Odd, path: &Path) -> Arc<dyn FileSystem> {
         Odd::Forbidden => std::fs::write(path, b"").unwrap(),
     }
     let refused = (odd == Odd::Forbidden).then(|| path.to_path_buf());
-    Arc::new(Refusing(
+    Arc::new(refusing(
         refused.into_iter().collect(),
         io::ErrorKind::PermissionDenied,
     ))
 }
 
-/// The real filesystem, refusing to open or lock the paths it holds with the error of that
-/// kind: "permission denied", as for a file another user owns with no permission for this
-/// one, or an I/O error that may pass.
-#[derive(Debug)]
-struct Refusing(HashSet<PathBuf>, io::ErrorKind);
-
-impl Refusing {
-    fn check(&self, path: &Path) -> io::Result<()> {
-        if self.0.contains(path) {
-            return Err(io::Error::from(self.1));
+/// The real filesystem, refusing to open or lock `paths` with the error of `kind`:
+/// "permission denied", as for a file another user owns with no permission for this one, or
+/// an I/O error that may pass.
+fn refusing(paths: HashSet<PathBuf>, kind: io::ErrorKind) -> Forward {
+    let paths = Arc::new(paths);
+    let check = move |path: &Path| {
+        if paths.contains(path) {
+            return Err(io::Error::from(kind));
         }
         Ok(())
-    }
-}
-
-impl FileSystem for Refusing {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        self.check(path)?;
-        OsFileSystem.open_read(path)
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        OsFileSystem.create_new(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.hard_link(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        self.check(path)?;
-        OsFileSystem.lock(path)
-    }
-    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
-        self.check(path)?;
-        OsFileSystem.try_lock(path)
-    }
+    };
+    let (before_open, before_lock) = (check.clone(), check.clone());
+    Forward::os()
+        .on_open_read(move |fs, path| before_open(path).and_then(|()| fs.open_read(path)))
+        .on_lock(move |fs, path| before_lock(path).and_then(|()| fs.lock(path)))
+        .on_try_lock(move |fs, path| check(path).and_then(|()| fs.try_lock(path)))
 }
 
 #[track_caller]
@@ -263,7 +231,7 @@ fn a_record_of_deleted_saves_that_fails_to_read_for_now_refuses_the_delete() {
     plain.delete(slot).unwrap();
     let recorded = std::fs::read(&record).unwrap();
     save(&plain, slot, 2).unwrap();
-    let failing = Arc::new(Refusing([record.clone()].into(), io::ErrorKind::Other));
+    let failing = Arc::new(refusing([record.clone()].into(), io::ErrorKind::Other));
     let store = SlotStore::open_with(config, failing).unwrap();
     let error = store.delete(slot).unwrap_err();
     assert!(error.may_pass(), "{error}");

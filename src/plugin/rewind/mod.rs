@@ -66,6 +66,9 @@ pub use events::{
 pub use ring::{Evicted, RewindPoint, RewindRing, RewindTo};
 pub use settings::{RewindSettings, RewindTimer};
 
+#[cfg(feature = "testing")]
+pub(crate) use run::rewind_in_flight;
+
 use crate::plugin::capture::CaptureHooks;
 use crate::plugin::core::KeepsakeSystems;
 use crate::plugin::core::schedule_of;

@@ -40,6 +40,14 @@ pub(super) struct RewindCursors {
 #[derive(Resource, Default)]
 pub(super) struct Rewinding(Option<RewindTask>);
 
+/// Whether a rewind is being made ready on the pool (for `testing`'s waits).
+#[cfg(feature = "testing")]
+pub(crate) fn rewind_in_flight(world: &World) -> bool {
+    world
+        .get_resource::<Rewinding>()
+        .is_some_and(|rewinding| rewinding.0.is_some())
+}
+
 /// A rewind whose point is made ready on the pool.
 pub(super) struct RewindTask {
     rewind: Rewind,

@@ -4,7 +4,7 @@
 
 use super::moto::Moto;
 use super::proxy::{Fault, Proxy};
-use super::{BUCKET, Device, GAME, quick_policy, remote_names, url, wait_for};
+use super::{BUCKET, Device, GAME, quick_policy, remote_names, url};
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{
@@ -13,6 +13,7 @@ use bevy_keepsake::cloud::{
 };
 use bevy_keepsake::plugin::{KeepsakeStore, SaveTarget};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing;
 use std::path::Path;
 use std::time::Duration;
 use uuid::Uuid;
@@ -69,12 +70,10 @@ fn game_syncing_with(root: &Path, cloud_url: String, on_exit: SaveOnExit) -> App
     app
 }
 
-/// Runs frames until `done` holds for the app (the sync thread works meanwhile).
-fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut App) -> bool) {
-    wait_for(what, || {
-        app.update();
-        done(app)
-    });
+/// Runs frames until `done` holds for the app's world (`testing::update_until`; the sync
+/// thread works meanwhile).
+fn update_until(app: &mut App, what: &str, done: impl FnMut(&World) -> bool) {
+    testing::update_until(app, what, 200, done);
 }
 
 #[test]
@@ -87,12 +86,12 @@ fn a_game_quitting_with_uploads_pending_uploads_them_on_its_next_start() {
 
     proxy.set(Fault::ServerError);
     let mut app = game(root.path(), &proxy.endpoint());
-    update_until(&mut app, "the first sync round", |app| {
-        app.world().resource::<CloudStatus>().rounds >= 1
+    update_until(&mut app, "the first sync round", |world| {
+        world.resource::<CloudStatus>().rounds >= 1
     });
     app.world_mut().write_message(SaveRequest::slot(slot));
-    update_until(&mut app, "the save to be offline", |app| {
-        app.world().resource::<CloudStatus>().slot(slot) == Some(&SlotSync::Offline)
+    update_until(&mut app, "the save to be offline", |world| {
+        world.resource::<CloudStatus>().slot(slot) == Some(&SlotSync::Offline)
     });
     let store = app
         .world()
@@ -115,8 +114,8 @@ fn a_game_quitting_with_uploads_pending_uploads_them_on_its_next_start() {
 
     proxy.set(Fault::Pass);
     let mut app = game(root.path(), &proxy.endpoint());
-    update_until(&mut app, "the queued upload", |app| {
-        let status = app.world().resource::<CloudStatus>();
+    update_until(&mut app, "the queued upload", |world| {
+        let status = world.resource::<CloudStatus>();
         status.pending == 0 && status.slot(slot) == Some(&SlotSync::Synced)
     });
     let uploads = &app.world().resource::<Uploads>().0;
@@ -141,17 +140,17 @@ fn save_on_exit(max_wait: Duration) -> SaveOnExit {
 /// Waits for the first sync round, then makes a save in `slot` and waits until it is durable
 /// (not for its upload).
 fn play_and_save(app: &mut App, slot: SlotId) -> Uuid {
-    update_until(app, "the first sync round", |app| {
-        app.world().resource::<CloudStatus>().rounds >= 1
+    update_until(app, "the first sync round", |world| {
+        world.resource::<CloudStatus>().rounds >= 1
     });
     app.world_mut().write_message(SaveRequest::slot(slot));
-    update_until(app, "the save", |app| head(app, slot).is_some());
-    head(app, slot).unwrap()
+    update_until(app, "the save", |world| head(world, slot).is_some());
+    head(app.world(), slot).unwrap()
 }
 
 /// The save heading `slot` in the app's store.
-fn head(app: &App, slot: SlotId) -> Option<Uuid> {
-    let store = app.world().resource::<KeepsakeStore>().get().unwrap();
+fn head(world: &World, slot: SlotId) -> Option<Uuid> {
+    let store = world.resource::<KeepsakeStore>().get().unwrap();
     let saves = store.saves_in(slot).unwrap();
     saves
         .into_iter()
@@ -186,7 +185,7 @@ fn the_exit_save_is_in_the_cloud_when_the_exit_frame_ends() {
     let played = play_and_save(&mut app, SlotId::Manual(0));
 
     let report = exit(&mut app);
-    let exit_save = head(&app, EXIT_SLOT).expect("the exit save is on disk");
+    let exit_save = head(app.world(), EXIT_SLOT).expect("the exit save is on disk");
     let mut laptop = Device::new(&endpoint, "laptop");
     let in_cloud = remote_ids(&laptop, &endpoint);
     assert!(in_cloud.contains(&exit_save), "{in_cloud:?}");
@@ -214,7 +213,7 @@ fn an_exit_with_the_server_unreachable_names_what_it_left_and_the_next_start_upl
     let played = play_and_save(&mut app, SlotId::Manual(0));
 
     let report = exit(&mut app);
-    let exit_save = head(&app, EXIT_SLOT).expect("the exit save is on disk");
+    let exit_save = head(app.world(), EXIT_SLOT).expect("the exit save is on disk");
     assert!(
         matches!(&report.outcome, ExitUploadOutcome::Failed(reason) if reason.contains("upload")),
         "{report:?}"
@@ -231,8 +230,8 @@ fn an_exit_with_the_server_unreachable_names_what_it_left_and_the_next_start_upl
     let moto = Moto::start();
     moto.create_bucket(BUCKET);
     let mut app = game(root.path(), &moto.endpoint());
-    update_until(&mut app, "the first sync round", |app| {
-        app.world().resource::<CloudStatus>().rounds >= 1
+    update_until(&mut app, "the first sync round", |world| {
+        world.resource::<CloudStatus>().rounds >= 1
     });
     let status = app.world().resource::<CloudStatus>();
     assert_eq!((status.pending, status.last_error.clone()), (0, None));
@@ -260,14 +259,14 @@ fn an_exit_with_the_server_hanging_gives_up_when_its_wait_is_over() {
     let root = tempfile::tempdir().unwrap();
     let max_wait = Duration::from_millis(500);
     let mut app = game_saving_on_exit(root.path(), &proxy.endpoint(), save_on_exit(max_wait));
-    update_until(&mut app, "the first sync round", |app| {
-        app.world().resource::<CloudStatus>().rounds >= 1
+    update_until(&mut app, "the first sync round", |world| {
+        world.resource::<CloudStatus>().rounds >= 1
     });
 
     proxy.set(Fault::Hold);
     let report = exit(&mut app);
     proxy.release();
-    let exit_save = head(&app, EXIT_SLOT).expect("the exit save is on disk");
+    let exit_save = head(app.world(), EXIT_SLOT).expect("the exit save is on disk");
     // The held request would end only with the 5 s request timeout, reported as `Failed`:
     // `TimedOut` says the exit stopped waiting on its own deadline, not on the network.
     assert_eq!(report.outcome, ExitUploadOutcome::TimedOut, "{report:?}");
@@ -283,13 +282,13 @@ fn an_exit_with_cloud_sync_off_waits_for_nothing_and_names_the_session_saves() {
     assert!(app.world().resource::<CloudStatus>().stopped.is_some());
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
-    update_until(&mut app, "the save", |app| {
-        head(app, SlotId::Manual(0)).is_some()
+    update_until(&mut app, "the save", |world| {
+        head(world, SlotId::Manual(0)).is_some()
     });
-    let played = head(&app, SlotId::Manual(0)).unwrap();
+    let played = head(app.world(), SlotId::Manual(0)).unwrap();
 
     let report = exit(&mut app);
-    let exit_save = head(&app, EXIT_SLOT).expect("the exit save is on disk");
+    let exit_save = head(app.world(), EXIT_SLOT).expect("the exit save is on disk");
     assert!(
         matches!(report.outcome, ExitUploadOutcome::SyncOff(_)),
         "{report:?}"

@@ -1,10 +1,9 @@
 //! A filesystem whose writes wait until the test opens a gate: it holds a save "in flight" for
 //! as long as a test needs, without sleeping.
 
-use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
-use std::ffi::OsString;
+use bevy_keepsake::store::WriteFile;
+use bevy_keepsake::store::testing::Forward;
 use std::io::{self, Write};
-use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 
 #[derive(Default)]
@@ -13,7 +12,8 @@ struct GateState {
     waiting_writers: usize,
 }
 
-/// Shared gate; clone it to keep a handle in the test.
+/// Shared gate; clone it to keep a handle in the test, and give the store
+/// [`filesystem`](Self::filesystem).
 #[derive(Clone, Default)]
 pub struct GateFs {
     state: Arc<(Mutex<GateState>, Condvar)>,
@@ -36,6 +36,17 @@ impl GateFs {
         let (lock, condvar) = &*self.state;
         lock.lock().unwrap().open = true;
         condvar.notify_all();
+    }
+
+    /// The real filesystem, whose new files' writes wait at this gate.
+    pub fn filesystem(&self) -> Forward {
+        let gate = self.clone();
+        Forward::os().on_create_new(move |fs, path| {
+            Ok(Box::new(GatedWriter {
+                inner: fs.create_new(path)?,
+                gate: gate.clone(),
+            }))
+        })
     }
 
     /// Blocks until a writer is waiting at the closed gate.
@@ -78,38 +89,5 @@ impl Write for GatedWriter {
 impl WriteFile for GatedWriter {
     fn sync_all(&mut self) -> io::Result<()> {
         self.inner.sync_all()
-    }
-}
-
-impl FileSystem for GateFs {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        OsFileSystem.open_read(path)
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        Ok(Box::new(GatedWriter {
-            inner: OsFileSystem.create_new(path)?,
-            gate: self.clone(),
-        }))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        OsFileSystem.lock(path)
-    }
-    fn try_lock(&self, path: &Path) -> io::Result<Option<Box<dyn LockGuard>>> {
-        OsFileSystem.try_lock(path)
     }
 }

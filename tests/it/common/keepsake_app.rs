@@ -6,8 +6,9 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::plugin::{RewindCompleted, RewindFailed, RewindPointCompleted};
 use bevy_keepsake::prelude::*;
+use bevy_keepsake::testing;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One update advances `Time` by this much.
 pub const FRAME: Duration = Duration::from_millis(100);
@@ -64,23 +65,18 @@ pub fn app(root: &Path) -> App {
     app
 }
 
-/// Updates until `done` holds (or fails after 10 s of real time, or on a failure reported).
+/// Updates until `done` holds (`testing::update_until`, 200 frames); fails on a failure
+/// reported meanwhile.
 pub fn update_until(app: &mut App, what: &str, done: impl Fn(&Seen) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let seen = app.world().resource::<Seen>();
+    testing::update_until(app, what, 200, |world| {
+        let seen = world.resource::<Seen>();
         let failures = [&seen.save_failed, &seen.load_failed, &seen.rewind_failed];
         assert!(
             failures.iter().all(|f| f.is_empty()),
             "failed while waiting for {what}: {failures:?}"
         );
-        if done(seen) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        app.update();
-        std::thread::yield_now();
-    }
+        done(seen)
+    });
 }
 
 /// Saves into `slot` and waits for the save to be durable.
