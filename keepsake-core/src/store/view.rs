@@ -55,59 +55,12 @@ impl SlotStore {
 mod tests {
     use crate::format::{SaveBundle, SaveMeta, WorldState};
     use crate::slot::SlotId;
-    use crate::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, SlotStore, StoreConfig};
-    use crate::store::{SaveReceipt, WriteFile};
-    use std::ffi::OsString;
-    use std::io;
-    use std::path::Path;
+    use crate::store::testing::Forward;
+    use crate::store::{SaveReceipt, SlotStore, StoreConfig};
     use std::sync::Mutex;
 
     /// What another writer does between a save's look at its slot and its lock.
     type Meanwhile = Box<dyn FnOnce() + Send>;
-
-    /// The real filesystem, running a hook the first time a lock is asked for: another writer
-    /// of the slot (the crash hook's save while an autosave is in flight) gets the lock first.
-    struct BeforeLock(Mutex<Option<Meanwhile>>);
-
-    impl std::fmt::Debug for BeforeLock {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("BeforeLock")
-        }
-    }
-
-    impl FileSystem for BeforeLock {
-        fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-            OsFileSystem.create_dir_all(path)
-        }
-        fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-            OsFileSystem.list_dir(path)
-        }
-        fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-            OsFileSystem.open_read(path)
-        }
-        fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-            OsFileSystem.create_new(path)
-        }
-        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-            OsFileSystem.rename(from, to)
-        }
-        fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-            OsFileSystem.hard_link(from, to)
-        }
-        fn remove_file(&self, path: &Path) -> io::Result<()> {
-            OsFileSystem.remove_file(path)
-        }
-        fn sync_dir(&self, path: &Path) -> io::Result<()> {
-            OsFileSystem.sync_dir(path)
-        }
-        fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-            let meanwhile = self.0.lock().unwrap().take();
-            if let Some(meanwhile) = meanwhile {
-                meanwhile();
-            }
-            OsFileSystem.lock(path)
-        }
-    }
 
     fn save(store: &SlotStore, slot: SlotId, device: &str, tick: u64) -> SaveReceipt {
         let meta = SaveMeta::new(slot).with_device(device, device);
@@ -134,7 +87,16 @@ mod tests {
             let placed = placed.clone();
             Box::new(move || *placed.lock().unwrap() = Some(save(&other, slot, "desk", 2)))
         };
-        let racing = BeforeLock(Mutex::new(Some(meanwhile)));
+        // The real filesystem, running `meanwhile` the first time a lock is asked for (the
+        // store polls `try_lock`): another writer of the slot (the crash hook's save while an
+        // autosave is in flight) gets the lock first.
+        let meanwhile = Mutex::new(Some(meanwhile));
+        let racing = Forward::os().on_try_lock(move |inner, path| {
+            if let Some(meanwhile) = meanwhile.lock().unwrap().take() {
+                meanwhile();
+            }
+            inner.try_lock(path)
+        });
         let store = SlotStore::open_with(config, std::sync::Arc::new(racing)).unwrap();
         let last = save(&store, slot, "desk", 3);
         let placed = placed

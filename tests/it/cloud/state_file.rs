@@ -10,10 +10,9 @@ use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::object_store::memory::InMemory;
 use bevy_keepsake::cloud::{CloudError, Remote, STATE_FILE, SyncCore, SyncRound};
 use bevy_keepsake::format::SaveMeta;
-use bevy_keepsake::store::{
-    FileSystem, LockGuard, OsFileSystem, ReadFile, SlotStore, StoreConfig, WriteFile,
-};
-use std::ffi::{CString, OsString};
+use bevy_keepsake::store::testing::Forward;
+use bevy_keepsake::store::{FileSystem, OsFileSystem, SlotStore, StoreConfig};
+use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -215,46 +214,17 @@ fn an_odd_entry_at_the_state_file_never_stops_sync() {
     }
 }
 
-/// The disk has no room for a new state file (ENOSPC when its temporary file is created),
-/// while it has room for saves, until `full` is cleared.
-#[derive(Debug, Default)]
-struct NoRoomForState {
-    full: AtomicBool,
-}
-
-impl FileSystem for NoRoomForState {
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        OsFileSystem.list_dir(path)
-    }
-    fn open_read(&self, path: &Path) -> io::Result<Box<dyn ReadFile>> {
-        OsFileSystem.open_read(path)
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+/// The real filesystem, with no room for a new state file (ENOSPC when its temporary file is
+/// created) while `full` is set; saves still have room.
+fn no_room_for_state(full: Arc<AtomicBool>) -> Forward {
+    Forward::os().on_create_new(move |inner, path| {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        if self.full.load(Ordering::SeqCst) && name.starts_with(STATE_FILE) {
+        if full.load(Ordering::SeqCst) && name.starts_with(STATE_FILE) {
             const ENOSPC: i32 = 28;
             return Err(io::Error::from_raw_os_error(ENOSPC));
         }
-        OsFileSystem.create_new(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.rename(from, to)
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
-        OsFileSystem.hard_link(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.remove_file(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        OsFileSystem.sync_dir(path)
-    }
-    fn lock(&self, path: &Path) -> io::Result<Box<dyn LockGuard>> {
-        OsFileSystem.lock(path)
-    }
+        inner.create_new(path)
+    })
 }
 
 /// A state the disk refuses to take (no room for it) is no reason to stop: the round uploads
@@ -263,8 +233,9 @@ impl FileSystem for NoRoomForState {
 #[test]
 fn a_state_that_cannot_be_written_is_kept_in_memory_and_written_later() {
     let remote = shared_memory();
-    let disk = Arc::new(NoRoomForState::default());
-    let (mut desk, report) = Peer::open(remote.clone(), disk.clone(), |_| {});
+    let full = Arc::new(AtomicBool::new(false));
+    let disk = Arc::new(no_room_for_state(full.clone()));
+    let (mut desk, report) = Peer::open(remote.clone(), disk, |_| {});
     assert!(report.is_none(), "{report:?}");
     let mut laptop = Peer::healthy(remote);
     let from_laptop = laptop.save(SlotId::Manual(1));
@@ -272,7 +243,7 @@ fn a_state_that_cannot_be_written_is_kept_in_memory_and_written_later() {
 
     let saved = desk.save(SLOT);
     let written_before = std::fs::read(desk.state_path()).unwrap();
-    disk.full.store(true, Ordering::SeqCst);
+    full.store(true, Ordering::SeqCst);
     let round = desk.sync();
     assert_eq!(round.error, None, "{round:?}");
     assert_eq!(round.uploaded.len(), 1, "{round:?}");
@@ -281,7 +252,7 @@ fn a_state_that_cannot_be_written_is_kept_in_memory_and_written_later() {
     assert!(unwritten.contains("could not be written"), "{unwritten}");
     assert_eq!(std::fs::read(desk.state_path()).unwrap(), written_before);
 
-    disk.full.store(false, Ordering::SeqCst);
+    full.store(false, Ordering::SeqCst);
     let round = desk.sync();
     assert_eq!(round.state_error, None, "{round:?}");
     let text = std::fs::read_to_string(desk.state_path()).unwrap();
