@@ -16,7 +16,9 @@
 //! nor places them again, once the sync state that also says so is lost.
 //!
 //! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
-//! lock, before the first file is removed: a delete that cannot write it removes nothing.
+//! lock, before the first file is removed: a delete that cannot write it removes nothing. A
+//! delete that fails later, in a process that lives on, leaves in the record only what it
+//! removed: the saves still in the slot are the player's as before.
 
 use super::error::StoreError;
 use super::fs::FOLDER;
@@ -33,7 +35,7 @@ use uuid::Uuid;
 pub const DELETED_KEPT: usize = 256;
 
 /// What a slot's record holds.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Record {
     /// The deleted saves' ids and those they were made in view of, oldest first.
     ids: Vec<Uuid>,
@@ -181,13 +183,41 @@ impl SlotStore {
     }
 
     /// Adds the saves `slot` holds, those they were made in view of, and their version
-    /// vectors, to its record. Call it under the slot's lock, before removing anything.
-    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<(), StoreError> {
+    /// vectors, to its record. Call it under the slot's lock, before removing anything; give
+    /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
+    /// fails.
+    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
         let held = self.saves_in(slot)?;
-        let mut record = self.record_of(slot)?;
+        let before = self.record_of(slot)?;
+        let mut record = before.clone();
         record.add(&held);
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
+        Ok(DeleteNote { before, held })
     }
+
+    /// A delete that failed part way (the call returned an error, the process lives on): the
+    /// record names only what it removed. What is left is the player's as before, and cloud
+    /// sync treats it so (a conflict among the saves left is shown, an unsynced one uploaded).
+    /// Best effort: when what is left cannot be listed or the record cannot be written, the
+    /// record stays as the delete wrote it, which brings nothing back; a process that dies in
+    /// the delete leaves it so too.
+    pub(super) fn note_delete_stopped(&self, slot: SlotId, note: DeleteNote) {
+        let Ok(left) = self.generations(slot) else {
+            return;
+        };
+        let DeleteNote { mut before, held } = note;
+        let removed: Vec<StoredSave> = (held.into_iter())
+            .filter(|save| !left.contains(&save.generation))
+            .collect();
+        before.add(&removed);
+        let _ = self.write_profile_file(&record_name(slot), before.text().as_bytes());
+    }
+}
+
+/// What a delete noted before removing anything: the record as it was, and the saves held.
+pub(super) struct DeleteNote {
+    before: Record,
+    held: Vec<StoredSave>,
 }
 
 #[cfg(test)]
@@ -241,5 +271,47 @@ mod tests {
         assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
         save(&store, slot, "desk", 40);
         assert_eq!(store.generations(slot).unwrap().len(), 2);
+    }
+
+    /// Issue 49 (simulator seeds 101136, 101764): a delete that failed part way left the
+    /// saves it could not remove named in the record, so a conflict between two of them was
+    /// never shown again (the sync state that showed it was lost). What a failed delete leaves
+    /// is the player's as before: the record names only what it removed.
+    #[test]
+    fn a_delete_that_fails_part_way_leaves_only_what_it_removed_in_the_record() {
+        use crate::store::testing::Forward;
+        use std::io;
+        let dir = tempfile::tempdir().unwrap();
+        let newest = dir.path().join("default/manual-03.g000003.ksav");
+        let failing = newest.clone();
+        let fs = Forward::os().on_remove_file(move |fs, path| {
+            if path == failing {
+                return Err(io::Error::other("EIO"));
+            }
+            fs.remove_file(path)
+        });
+        let config = StoreConfig::new(dir.path());
+        let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
+        let slot = SlotId::Manual(3);
+        let metas: Vec<SaveMeta> = (0..3)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+        assert!(newest.exists(), "the test names the newest file");
+
+        store.delete(slot).unwrap_err();
+
+        assert_eq!(
+            store.generations(slot).unwrap(),
+            [3],
+            "only the newest is left"
+        );
+        let deleted = store.deleted_saves();
+        assert!(
+            !deleted.contains(&metas[2].save_id),
+            "the save left is not deleted"
+        );
+        assert!(!store.is_deleted(&metas[2]));
+        assert!(deleted.contains(&metas[0].save_id) && deleted.contains(&metas[1].save_id));
+        assert!(store.is_deleted(&metas[0]) && store.is_deleted(&metas[1]));
     }
 }

@@ -506,7 +506,24 @@ impl SlotStore {
             return Ok(0);
         };
         // What it held is recorded first, so cloud sync never brings it back.
-        self.note_deleted(slot)?;
+        let note = self.note_deleted(slot)?;
+        match self.remove_generations(slot, newest, older) {
+            Ok(()) => Ok(generations.len()),
+            Err(error) => {
+                self.note_delete_stopped(slot, note);
+                Err(error)
+            }
+        }
+    }
+
+    /// Removes a slot's files, the older ones first: a delete cut short leaves the newest
+    /// save on top, never an older one alone.
+    fn remove_generations(
+        &self,
+        slot: SlotId,
+        newest: u64,
+        older: &[u64],
+    ) -> Result<(), StoreError> {
         if !older.is_empty() {
             for &generation in older.iter().rev() {
                 self.remove_for_delete(slot, generation)?;
@@ -514,8 +531,7 @@ impl SlotStore {
             self.sync_folder()?;
         }
         self.remove_for_delete(slot, newest)?;
-        self.sync_folder()?;
-        Ok(generations.len())
+        self.sync_folder()
     }
 
     fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {

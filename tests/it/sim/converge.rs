@@ -42,6 +42,7 @@ impl Sim {
             }
         }
         for device in 0..self.devices.len() {
+            self.learn_failed_saves(device);
             self.check_device(device)?;
         }
         let views: Vec<View> = (0..self.devices.len()).map(|d| self.view(d)).collect();

@@ -73,11 +73,12 @@
 //! superseded save; a repair cut short that left an older save on top. All 500 pass now, and
 //! CI runs 400 of them (two tests of 200, one per core) within about three minutes.
 //!
-//! Open: a run of the even seeds 100,000–101,998 of 150 steps found three failures not fixed
-//! yet: seed 101328 (a sealed save loads with other bytes than were saved, after a power loss
-//! and an EIO; 8 steps) and seeds 101136 and 101764 (a device holds another's newest save but
-//! neither heads with it nor records the conflict, after a lost state and a failed delete).
-//! Replay each with `KEEPSAKE_SIM_SEED=<seed> KEEPSAKE_SIM_STEPS=150`.
+//! A run of the even seeds 100,000–101,998 of 150 steps found three more, fixed since: seed
+//! 101328 was the oracle's (a save that failed at the folder flush came back after a power
+//! loss, as the store wrote it, and the oracle knew only what the game asked for); seeds
+//! 101136 and 101764 were the store's (a delete that failed part way left the saves it could
+//! not remove named in the record of deleted saves, so a conflict between two of them was never
+//! shown again once the sync state was lost: the record now names only what it removed).
 
 mod check;
 mod converge;

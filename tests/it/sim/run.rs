@@ -184,6 +184,9 @@ pub(super) struct Sim {
     pub config: Config,
     /// A delete that failed, resolved once its crash (if any) was handled.
     pub interrupted_delete: Option<InterruptedDelete>,
+    /// Failed saves whose file was not there when they failed: if it appears later, what the
+    /// store wrote in it is learned.
+    pub unread_failed_saves: Vec<(usize, SlotId, Uuid)>,
     /// Files of a newer build this build must leave alone.
     pub newer: Vec<NewerFile>,
     /// Slots of a device a newer build saved in, until the player deletes them: this build
@@ -219,6 +222,7 @@ impl Sim {
             ticks: 0,
             config,
             interrupted_delete: None,
+            unread_failed_saves: Vec::new(),
             newer: Vec::new(),
             frozen: Default::default(),
         }
@@ -249,6 +253,7 @@ impl Sim {
             return Ok(());
         };
         self.recover(device)?;
+        self.learn_failed_saves(device);
         self.resolve_delete(device);
         self.check_device(device)
     }
@@ -380,16 +385,40 @@ impl Sim {
             }
             Err(_) => {
                 // The file may be in place all the same (the failure came after it): what
-                // the store wrote in it is what other devices will read.
-                let dev = &self.devices[device];
-                let written = dev.checker().ok().and_then(|store| {
-                    let saves = store.saves_in(slot).ok()?;
-                    saves.into_iter().find(|s| s.meta.save_id == save_id)
-                });
-                if let Some(written) = written {
-                    self.oracle.written(written.meta);
+                // the store wrote in it is what other devices will read. A file not there now
+                // may come back later (a power loss undoes the removal of a save that failed
+                // after its rename): it is looked for again after each step on this device.
+                if !self.learn_written(device, slot, save_id) {
+                    self.unread_failed_saves.push((device, slot, save_id));
                 }
                 self.stats.failed_saves += 1;
+            }
+        }
+    }
+
+    /// Learns what the store wrote for a save that failed, if its file is there; returns
+    /// whether it was.
+    fn learn_written(&mut self, device: usize, slot: SlotId, save_id: Uuid) -> bool {
+        let dev = &self.devices[device];
+        let written = dev.disk.paused(|| {
+            let store = dev.checker().ok()?;
+            let saves = store.saves_in(slot).ok()?;
+            saves.into_iter().find(|s| s.meta.save_id == save_id)
+        });
+        let found = written.is_some();
+        if let Some(written) = written {
+            self.oracle.written(written.meta);
+        }
+        found
+    }
+
+    /// The failed saves of `device` whose file was not there when they failed, looked for
+    /// again (see `save`).
+    pub fn learn_failed_saves(&mut self, device: usize) {
+        let pending = std::mem::take(&mut self.unread_failed_saves);
+        for (at, slot, save_id) in pending {
+            if at != device || !self.learn_written(device, slot, save_id) {
+                self.unread_failed_saves.push((at, slot, save_id));
             }
         }
     }

@@ -656,3 +656,62 @@ fn seed_216_a_newer_builds_save_records_its_version_vector() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// Seed 101328 (2 devices, 1 backup, sealed), cut down: a save fails (an EIO, with a power
+/// loss armed) though its file is in place, and the device loads it after a restart. The
+/// oracle knew only what the game asked for, not what the store wrote (the `keepsake.follows`
+/// record it adds), and took the save for a misread.
+#[test]
+fn seed_101328_a_failed_save_whose_file_stayed_loads_as_the_store_wrote_it() {
+    use super::plan::{Action, Restart, Step};
+    let save = |dt_ms, id| Step {
+        dt_ms,
+        action: Action::Save {
+            device: 0,
+            slot: SLOT,
+            id,
+        },
+    };
+    let steps = vec![
+        save(400_000, 284001126167256651550765888731312129875),
+        save(0, 180142772096966038387709501665611710011),
+        Step {
+            dt_ms: 400_000,
+            action: Action::Die {
+                device: 0,
+                after: 61,
+                power: true,
+                pick: 1900475969416490875,
+                restart: Restart::Clean,
+            },
+        },
+        save(400_000, 3624628200000727263217513719231973764),
+        Step {
+            dt_ms: 0,
+            action: Action::DiskFault {
+                device: 0,
+                after: 19,
+                fault: DiskFault::IoError,
+            },
+        },
+        save(20_000, 223235047381122772146772990487221129902),
+        Step {
+            dt_ms: 5,
+            action: Action::Quit { device: 0 },
+        },
+        Step {
+            dt_ms: 900,
+            action: Action::Autosave {
+                device: 0,
+                id: 17570149634393364884070291329398851650,
+            },
+        },
+    ];
+    let config = Config {
+        devices: 2,
+        backups: 1,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
