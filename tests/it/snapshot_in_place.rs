@@ -21,7 +21,7 @@ use crate::common::fixtures::Rng;
 use crate::common::real_world::{Stats, Target};
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{
-    self, ApplyReport, CaptureCache, EntityRecord, KeptSnapshot, LoadMode, SaveKey, SaveRegistry,
+    self, ApplyReport, CaptureCache, EntityRecord, KeptSnapshot, LevelKey, LoadMode, SaveRegistry,
     Saveable, SavedIds, Snapshot, SnapshotHistory,
 };
 use bevy_keepsake::testing::SavedValues;
@@ -33,7 +33,7 @@ const LEVEL: &str = "level/camp";
 
 /// An unsaved level root (keyed) with a few saved units under it.
 fn add_level(world: &mut World) {
-    let root = world.spawn(SaveKey::new(LEVEL)).id();
+    let root = world.spawn(LevelKey::new(LEVEL)).id();
     let units: Vec<Entity> = world
         .query_filtered::<Entity, With<Saveable>>()
         .iter(world)
@@ -48,7 +48,7 @@ fn add_level(world: &mut World) {
 /// references to it.
 fn more_edits(world: &mut World, rng: &mut Rng, count: u64) {
     let root = world
-        .query_filtered::<Entity, With<SaveKey>>()
+        .query_filtered::<Entity, With<LevelKey>>()
         .single(world)
         .unwrap();
     for _ in 0..count {

@@ -48,7 +48,7 @@
 //! are written as the saving world's ids, not as entity indices, so moving an entity in the
 //! entity table never invalidates a chunk. The entity table (the filter's entities, ordered by
 //! the hierarchy) is read on the main thread as ids, parents and children, with the key table
-//! (every unsaved entity with a `SaveKey`: a few per level); putting it in order,
+//! (every unsaved entity with a `LevelKey`: a few per level); putting it in order,
 //! giving each row its entity index and joining the chunks into the blob, then hashing it, is
 //! [`PendingSnapshot::finish`], which needs no world and runs on the task pool in the plugin.
 //! The order is taken over from the cache's last finished capture when neither the saved

@@ -15,7 +15,7 @@
 //! a saved entity with no live counterpart is spawned, and a live saved entity (one the save
 //! filter matches) that no saved entity is is despawned, with its children. References are
 //! remapped: to the spawned entity for a saved entity spawned again, to the live entity with
-//! the key for a [`SaveKey`](crate::snapshot::SaveKey); a value whose bytes did not change
+//! the key for a [`LevelKey`](crate::snapshot::LevelKey); a value whose bytes did not change
 //! but that names such an entity is written too. The saved children of each parent come
 //! back in the saved order. Afterwards the world's saved state is the snapshot's, as after a
 //! respawn ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)): a capture of either
