@@ -95,10 +95,10 @@ pub enum SnapshotError {
         component: &'static str,
     },
 
-    /// Two entities of the world have one sevel key, so a load could not tell which of them a
+    /// Two entities of the world have one level key, so a load could not tell which of them a
     /// saved reference meant.
     #[error(
-        "entities {first} and {second} both have the sevel key {key:?}; keys must be unique in \
+        "entities {first} and {second} both have the level key {key:?}; keys must be unique in \
          a world. To fix it, give one of them another `LevelKey`{}",
         names_hint(first, second)
     )]

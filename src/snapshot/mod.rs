@@ -42,7 +42,7 @@
 //! # Speed
 //!
 //! Capture reads each registered type as one typed column (table by table, no per-entity type
-//! lookups, no cloning) and encodes each value once, into its chunk; the chunks are then joined
+//! lookups, no cloning) and encodes each value once, into its piece; the pieces are then joined
 //! into the blob. Types with `#[reflect(Serialize,
 //! Deserialize)]` are written by their serde implementation; others (reflection-only types,
 //! the way most Bevy games write components) by a *reflection plan* built once per column from
@@ -140,7 +140,7 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
     Ok(blob::inspect(blob)?)
 }
 pub use capture::{
-    CHUNK_ROWS, CaptureCache, CaptureStats, KeptSnapshot, PendingSnapshot, Snapshot,
+    CaptureCache, CaptureStats, KeptSnapshot, PIECE_ROWS, PendingSnapshot, Snapshot,
     SnapshotHistory, capture, capture_incremental,
 };
 pub use error::{NamedEntity, SnapshotError};

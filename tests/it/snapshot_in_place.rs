@@ -258,7 +258,7 @@ fn an_in_place_apply_with_nothing_changed_writes_nothing() {
 
 /// A saved entity the save filter leaves out when the load starts (hidden: no counterpart
 /// then) and takes in again before the apply lands is kept, and gets back the saved type it
-/// lost, although that type's chunks did not change in between.
+/// lost, although that type's pieces did not change in between.
 #[test]
 fn an_entity_matched_only_when_the_apply_lands_gets_the_saved_types_it_lacks() {
     let mut app = world_with(50);

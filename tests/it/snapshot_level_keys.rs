@@ -200,7 +200,7 @@ fn a_key_no_live_entity_has_drops_the_reference_and_names_type_field_and_key() {
     assert!(
         dropped[1]
             .to_string()
-            .contains("no live entity has that key")
+            .contains("no live entity has that level key")
     );
     assert_eq!(
         report.unmapped_references, 0,

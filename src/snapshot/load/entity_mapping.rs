@@ -40,10 +40,10 @@ pub enum LevelKeyMiss {
 impl std::fmt::Display for DroppedReference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let why = match self.reason {
-            LevelKeyMiss::NoEntity => "no live entity has that key",
-            LevelKeyMiss::SeveralEntities => "several live entities have that key",
+            LevelKeyMiss::NoEntity => "no live entity has that level key",
+            LevelKeyMiss::SeveralEntities => "several live entities have that level key",
         };
-        write!(f, "{} → key {:?}: {why}", self.field, self.key)
+        write!(f, "{} → level key {:?}: {why}", self.field, self.key)
     }
 }
 

@@ -45,7 +45,7 @@
 //!   history says changed since it, on the main thread;
 //! - [`prepare`] (on the task pool) then [`apply_prepared`] (on the main thread): a decoded
 //!   snapshot (a load) compared with a capture taken when the load started; at the apply only
-//!   the types whose chunks changed since are compared again;
+//!   the types whose pieces changed since are compared again;
 //! - [`apply_in_place`]: both in one go.
 //!
 //! Each takes a capture of the world taken just before, through the capture cache the world's
@@ -55,7 +55,7 @@
 //! # Speed
 //!
 //! A rewind to a recent point compares the rows the history's reverse deltas name (a 1 %
-//! change touches a few rows of a few chunks per type), decodes only the values that differ,
+//! change touches a few rows of a few pieces per type), decodes only the values that differ,
 //! and writes them: its cost follows what changed, not the world's size, and no entity moves
 //! between tables. A load compares every saved row with the live one on the task pool; at the
 //! apply, the main thread compares again the types the world changed meanwhile, then writes
