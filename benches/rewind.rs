@@ -21,7 +21,7 @@
 //! Each prints p50 / p99 over every timed iteration. Before timing, 60 points of the world
 //! changing 1 % between two of them are kept, and two memory figures printed against one full
 //! blob: what the points hold (`SnapshotHistory::memory`, an estimate from above that counts
-//! the chunks they share with the capture cache), and what keeping them added to the heap
+//! the pieces they share with the capture cache), and what keeping them added to the heap
 //! (a counting allocator: the heap after the 60 points less the heap before them, the capture
 //! cache warm in both).
 //!

@@ -1,7 +1,7 @@
 //! Level keys, headless: saved entities that point into the level the game spawns itself.
 //!
 //! The docks (a level root and its gate) are spawned by the game and never saved; each has a
-//! `SaveKey`. A saved NPC stands under the docks (`ChildOf`), another opens the gate. The
+//! `LevelKey`. A saved NPC stands under the docks (`ChildOf`), another opens the gate. The
 //! save writes those references by key; a load in a later session, whose level entities have
 //! other ids, points them at the live entities with the same keys. A key the level no longer
 //! has (the crane, gone in an update) drops that one reference, and `LoadCompleted` says so.
@@ -9,7 +9,7 @@
 //! Run: `cargo run --example level_keys` (exits non-zero if a reference came back wrong).
 use bevy::prelude::*;
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::snapshot::LevelKey;
 use bevy_keepsake::testing::{TestSaves, run_until};
 use std::path::Path;
 
@@ -50,12 +50,12 @@ fn session(root: &Path) -> App {
 /// saved ones may point at. Version 2 of the level has no crane.
 fn spawn_docks(world: &mut World, with_crane: bool) -> (Docks, Option<Entity>) {
     let root = world
-        .spawn((SaveKey::new("docks"), Name::new("Docks")))
+        .spawn((LevelKey::new("docks"), Name::new("Docks")))
         .id();
     let gate = world
-        .spawn((SaveKey::new("docks/gate"), ChildOf(root)))
+        .spawn((LevelKey::new("docks/gate"), ChildOf(root)))
         .id();
-    let crane = with_crane.then(|| world.spawn(SaveKey::new("docks/crane")).id());
+    let crane = with_crane.then(|| world.spawn(LevelKey::new("docks/crane")).id());
     (Docks { root, gate }, crane)
 }
 

@@ -41,6 +41,7 @@
 //! 12. [The `keepsake` command line](_guide::cli)
 //! 13. [Performance](_guide::performance)
 //! 14. [Guarantees](_guide::guarantees): durability, integrity, hostile files, memory
+//! 15. [Glossary](_guide::glossary): the words the crate uses, one meaning each
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[path = "guide/mod.rs"]

@@ -275,7 +275,7 @@ where
 }
 
 /// The saved entities in spawn order (by entity index): a stride over this list spreads a
-/// change over every table and chunk, as moving units scattered through a world do.
+/// change over every table and piece, as moving units scattered through a world do.
 pub fn saved_entities(world: &mut World) -> Vec<Entity> {
     let mut query = world.query_filtered::<Entity, With<Saveable>>();
     let mut entities: Vec<Entity> = query.iter(world).collect();

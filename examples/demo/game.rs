@@ -9,7 +9,7 @@
 //!   entities from saves made before the game registered `Sprite`.
 //!
 //! The camera and the level (the arena's root and its floor) never change and are not saved.
-//! Coins live under the arena's root, which has a `SaveKey`: a save writes their `ChildOf` by
+//! Coins live under the arena's root, which has a `LevelKey`: a save writes their `ChildOf` by
 //! that key, and a load puts them back under the live root (F5 / F9, or a new session).
 //!
 //! The plugin keeps a rewind point every tenth of a second (the last 15 seconds, in memory).
@@ -24,7 +24,7 @@ use bevy_keepsake::plugin::{
     AutosaveTimer, Playtime, RewindCompleted, RewindFailed, RewindRing, RewindTo,
 };
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::snapshot::LevelKey;
 
 /// Whether R is held (time runs backwards, and the game's own systems stand still), and
 /// whether a step asked for has not landed yet.
@@ -187,7 +187,7 @@ impl ArenaRng {
     }
 }
 
-/// The arena's root: level geometry the game spawns at startup, never saved. Its `SaveKey`
+/// The arena's root: level geometry the game spawns at startup, never saved. Its `LevelKey`
 /// lets saved coins stay its children across a load.
 #[derive(Component)]
 pub struct ArenaRoot;
@@ -279,7 +279,7 @@ fn spawn_scenery(mut commands: Commands) {
     let root = commands
         .spawn((
             ArenaRoot,
-            SaveKey::new(ARENA_KEY),
+            LevelKey::new(ARENA_KEY),
             Name::new("Arena"),
             Transform::default(),
             Visibility::default(),

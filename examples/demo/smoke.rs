@@ -34,7 +34,7 @@ use bevy_keepsake::plugin::{
     RewindPointId, SaveCompleted, SaveStarted, SaveTarget,
 };
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::snapshot::LevelKey;
 use bevy_keepsake::store::SlotStatus;
 use bevy_keepsake::store::{SlotStore, StoreConfig};
 use bevy_keepsake::ui::SaveMenuSystems;
@@ -204,7 +204,7 @@ fn digest(world: &mut World) -> Digest {
         labels.insert(entity, label);
     }
     // Level entities are not saved: named by their key, which a load finds them by again.
-    let mut keyed = world.query::<(Entity, &SaveKey)>();
+    let mut keyed = world.query::<(Entity, &LevelKey)>();
     for (entity, key) in keyed.iter(world) {
         labels.insert(entity, format!("level {key}"));
     }
@@ -600,7 +600,7 @@ const STEPS: &[(&str, Step)] = &[
 ];
 
 /// Checks that every coin is a child of the live arena root (an unsaved level entity the
-/// save references by its `SaveKey`), and returns how many there are.
+/// save references by its `LevelKey`), and returns how many there are.
 fn coins_under_the_arena(world: &mut World) -> Result<usize, String> {
     let mut roots = world.query_filtered::<Entity, With<ArenaRoot>>();
     let root = roots

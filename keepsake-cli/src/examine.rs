@@ -99,7 +99,7 @@ impl Seal {
     pub fn note(self) -> Option<&'static str> {
         match self {
             Seal::None => None,
-            Seal::Checked => Some("sealed, seal checked with the key"),
+            Seal::Checked => Some("sealed, seal checked with the seal key"),
             Seal::Unchecked => Some(
                 "sealed, seal not checked (pass --key-file or set KEEPSAKE_KEY to open the payload)",
             ),

@@ -37,12 +37,12 @@ struct Cli {
 
     /// A file holding the game's seal key, to open sealed saves (format version 3): 64
     /// hexadecimal digits, or the key's 32 bytes. Or set KEEPSAKE_KEY to the 64 digits. Without
-    /// a key a sealed save's header and metadata are read and checked, its payload is not;
-    /// with it `verify` checks the seal. The key is never printed.
+    /// the seal key a sealed save's header and metadata are read and checked, its payload is
+    /// not; with it `verify` checks the seal. The key is never printed.
     #[arg(long, global = true, value_name = "PATH")]
     key_file: Option<PathBuf>,
 
-    /// No longer accepted: a key on the command line shows in shell history and process lists
+    /// No longer accepted: a seal key on the command line shows in shell history and process lists
     /// (use --key-file or KEEPSAKE_KEY). Kept to say so rather than to fail as unknown.
     #[arg(
         long,

@@ -10,11 +10,11 @@ use keepsake_core::format::{DecodeOptions, SealKey, Sealing, UnsealedSaves};
 use std::io::Read;
 use std::path::Path;
 
-/// The environment variable a key may be given in (64 hexadecimal digits).
+/// The environment variable the seal key may be given in (64 hexadecimal digits).
 pub const KEY_VARIABLE: &str = "KEEPSAKE_KEY";
 
 /// What `--key` says now. Its value is not repeated: it may be the key.
-pub const REMOVED_KEY_FLAG: &str = "--key is no longer accepted (a key on the command line shows in shell history and process lists; the value given was not printed): put the key in a file and pass --key-file PATH, or set KEEPSAKE_KEY";
+pub const REMOVED_KEY_FLAG: &str = "--key is no longer accepted (a seal key on the command line shows in shell history and process lists; the value given was not printed): put the key in a file and pass --key-file PATH, or set KEEPSAKE_KEY";
 
 /// The value given to the old `--key`, dropped as soon as it is parsed (so not even the
 /// parsed arguments hold it).

@@ -67,7 +67,7 @@ pub fn clean(text: &str) -> String {
 /// A metadata extra as a row: the store's record of the saves a save was made in view of
 /// (`keepsake.follows`) as `follows` and their ids, the game's own as `extra <key>`.
 pub fn extra(key: &str, value: &str) -> (String, String) {
-    if key == keepsake_core::format::FOLLOWS_KEY {
+    if key == keepsake_core::format::FOLLOWS_EXTRA {
         let ids: Vec<String> = value.split(',').map(save_id).collect();
         return ("follows".to_owned(), ids.join(", "));
     }

@@ -165,7 +165,7 @@ pub struct BlobView {
     pub bytes: usize,
     pub layout_version: u8,
     pub entities: usize,
-    /// The keys of the unsaved entities saved values reference (level entities).
+    /// The level keys of the unsaved entities saved values reference.
     pub keys: Vec<String>,
     pub columns: Vec<ColumnView>,
 }

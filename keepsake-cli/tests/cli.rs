@@ -5,7 +5,7 @@ use assert_cmd::Command;
 use bevy::prelude::*;
 use bevy_keepsake::SlotId;
 use bevy_keepsake::format::{self, EncodeOptions, SaveBundle, SaveMeta, Timestamp, WorldState};
-use bevy_keepsake::snapshot::{self, SaveKey, Saveable, SaveableAppExt};
+use bevy_keepsake::snapshot::{self, LevelKey, Saveable, SaveableAppExt};
 use bevy_keepsake::store::{ProfileName, SlotStore, StoreConfig};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -126,7 +126,7 @@ fn heroes_save(dir: &Path) -> PathBuf {
     };
     app.world_mut().spawn((Saveable, ann, Health(9.5)));
     // Bob sits at the camp, a level entity the save references by its key.
-    let camp = app.world_mut().spawn(SaveKey::new("camp")).id();
+    let camp = app.world_mut().spawn(LevelKey::new("camp")).id();
     app.world_mut().spawn((Saveable, bob, ChildOf(camp)));
     app.world_mut().spawn((Saveable, Health(1.0)));
     let captured = snapshot::capture(app.world()).expect("capture");

@@ -311,11 +311,12 @@ fn a_save_after_a_delete_stands_apart_from_the_deleted_ones() {
 /// read, and an id past them is not taken as seen.
 #[test]
 fn a_hostile_list_of_ids_is_read_only_as_far_as_the_store_writes() {
-    use keepsake_core::format::{FOLLOWS_KEY, MAX_FOLLOWS, MAX_VERSIONS};
+    use keepsake_core::format::{FOLLOWS_EXTRA, MAX_FOLLOWS, MAX_VERSIONS};
     let ids: Vec<Uuid> = (0..10_000u128).map(Uuid::from_u128).collect();
     let listed: Vec<String> = ids.iter().map(|id| id.simple().to_string()).collect();
     let mut meta = SaveMeta::new(SLOT);
-    meta.extras.insert(FOLLOWS_KEY.to_owned(), listed.join(","));
+    meta.extras
+        .insert(FOLLOWS_EXTRA.to_owned(), listed.join(","));
     assert_eq!(meta.follows().unwrap().count(), MAX_FOLLOWS);
     assert!(meta.made_in_view_of(ids[0]));
     assert!(!meta.made_in_view_of(ids[MAX_FOLLOWS + MAX_VERSIONS]));

@@ -9,7 +9,7 @@
 //! every download. A page refused for a key is asked for again at half the size, down to one
 //! key: the pages before the key are kept, and a page of one key that is refused is that key,
 //! which the next page starts after (the request's `start-after`). So a stray key costs about
-//! `log2(page_keys)` extra requests, once per round, and is reported as
+//! `log2(page_objects)` extra requests, once per round, and is reported as
 //! [`Refused`](super::Refused) once (the sync state remembers it).
 //!
 //! # One code path
@@ -23,8 +23,8 @@
 //!
 //! # Limits
 //!
-//! A round looks at no more than [`ListingLimits::keys_per_round`] keys, asked for
-//! [`ListingLimits::page_keys`] at a time, in no more than [`ListingLimits::requests_per_round`]
+//! A round looks at no more than [`ListingLimits::objects_per_round`] keys, asked for
+//! [`ListingLimits::page_objects`] at a time, in no more than [`ListingLimits::requests_per_round`]
 //! requests (stray keys cost requests); what it keeps is bounded by that (the saves' names
 //! and sizes, the stray keys). A round that stops at the limit records where it stopped, and
 //! the next round lists on from there; after the folder's last key the next round starts from
@@ -43,21 +43,21 @@ use std::sync::Arc;
 /// How much of the cloud folder one sync round lists (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListingLimits {
-    /// Keys asked for per request (default 1000, the most S3 returns in one page).
-    pub page_keys: usize,
-    /// Keys looked at per round, over all its pages (default 20,000: a few megabytes of
+    /// Object names asked for per request (default 1000, the most S3 returns in one page).
+    pub page_objects: usize,
+    /// Object names looked at per round, over all its pages (default 20,000: a few megabytes of
     /// names at most). A folder holding more is listed over several rounds.
-    pub keys_per_round: usize,
+    pub objects_per_round: usize,
     /// Listing requests per round (default 200: the 20 pages of a full round, and about 18
-    /// stray keys at some 10 requests each). A round that runs out lists on next time.
+    /// stray objects at some 10 requests each). A round that runs out lists on next time.
     pub requests_per_round: usize,
 }
 
 impl Default for ListingLimits {
     fn default() -> Self {
         ListingLimits {
-            page_keys: 1000,
-            keys_per_round: 20_000,
+            page_objects: 1000,
+            objects_per_round: 20_000,
             requests_per_round: 200,
         }
     }
@@ -95,7 +95,7 @@ pub(crate) async fn list_folder<T>(
     start_after: Option<String>,
     keep: impl Fn(&str, ObjectMeta) -> Option<T>,
 ) -> object_store::Result<Listing<T>> {
-    let per_round = limits.keys_per_round.max(1);
+    let per_round = limits.objects_per_round.max(1);
     let prefix = format!("{folder}/");
     let mut pages = Pages {
         lister,
@@ -113,7 +113,7 @@ pub(crate) async fn list_folder<T>(
     let mut looked_at = 0;
     let mut reached_end = false;
     while looked_at < per_round {
-        let max = limits.page_keys.clamp(1, per_round - looked_at);
+        let max = limits.page_objects.clamp(1, per_round - looked_at);
         let Some(page) = pages.next(max).await? else {
             break;
         };
@@ -474,12 +474,12 @@ mod tests {
         #[test]
         fn a_cycle_of_rounds_lists_every_key_once_within_the_limits(
             names in proptest::collection::btree_set("[ab./]{1,5}", 0..40),
-            page_keys in 1usize..6,
-            keys_per_round in 1usize..14,
+            page_objects in 1usize..6,
+            objects_per_round in 1usize..14,
             requests_per_round in 0usize..30,
         ) {
             let keys: Vec<String> = names.iter().map(|name| format!("f/{name}")).collect();
-            let limits = ListingLimits { page_keys, keys_per_round, requests_per_round };
+            let limits = ListingLimits { page_objects, objects_per_round, requests_per_round };
             let rounds = one_cycle(keys.clone(), limits);
 
             // Names every cycle must list, and names it may list (folder markers').
@@ -505,7 +505,7 @@ mod tests {
             let mut kept = Vec::new();
             let mut bad = Vec::new();
             for (round_kept, round_bad) in rounds {
-                proptest::prop_assert!(round_kept.len() <= keys_per_round);
+                proptest::prop_assert!(round_kept.len() <= objects_per_round);
                 kept.extend(round_kept);
                 bad.extend(round_bad);
             }

@@ -9,7 +9,7 @@ use super::remote::{Remote, RequestPolicy};
 use super::sync::{Connection, SlotSync, SyncCore, SyncRound};
 use super::worker::{SyncCommand, SyncReport, SyncWorker};
 use crate::SlotId;
-use crate::format::{DEVICE_ID_KEY, DEVICE_NAME_KEY};
+use crate::format::{DEVICE_ID_EXTRA, DEVICE_NAME_EXTRA};
 #[cfg(doc)]
 use crate::plugin::KeepsakePlugins;
 use crate::plugin::{
@@ -231,10 +231,10 @@ fn start_sync(world: &mut World) {
             let mut settings = world.resource_mut::<KeepsakeSettings>();
             settings
                 .save_extras
-                .insert(DEVICE_ID_KEY.to_owned(), device_id);
+                .insert(DEVICE_ID_EXTRA.to_owned(), device_id);
             settings
                 .save_extras
-                .insert(DEVICE_NAME_KEY.to_owned(), device_name);
+                .insert(DEVICE_NAME_EXTRA.to_owned(), device_name);
             world.insert_resource(CloudWorker(worker));
         }
         Err(reason) => {

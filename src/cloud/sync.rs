@@ -1152,7 +1152,7 @@ fn crossed_below(local: &SaveMeta, arriving: &SaveMeta, uploaded_ms: i64) -> boo
 /// the other, they are not apart, whatever the clocks say; recorded apart, they are, even when
 /// one device made both (the player deleted the first in between, and another device still
 /// holds it: which of the two the player wants there, only the player knows). For saves that
-/// record nothing (from builds before [`FOLLOWS_KEY`](crate::format::FOLLOWS_KEY)), one
+/// record nothing (from builds before [`FOLLOWS_EXTRA`](crate::format::FOLLOWS_EXTRA)), one
 /// device's saves are taken to follow each other, and otherwise the cloud's times stand in:
 /// `save` counts as seen when it reached the cloud (`save_reached_ms`) before `by` was made.
 /// That guess is wrong for a device that was offline or did not sync in between, which is why

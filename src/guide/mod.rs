@@ -47,3 +47,6 @@ pub mod performance {}
 
 #[doc = include_str!("guarantees.md")]
 pub mod guarantees {}
+
+#[doc = include_str!("glossary.md")]
+pub mod glossary {}

@@ -176,7 +176,7 @@ pub struct LoadCompleted {
     #[reflect(ignore)]
     pub dropped_fields: Arc<Vec<DroppedField>>,
     /// References from saved entities to keyed level entities
-    /// ([`SaveKey`](crate::snapshot::SaveKey)) that found no live entity with their key, by
+    /// ([`LevelKey`](crate::snapshot::LevelKey)) that found no live entity with their key, by
     /// type, field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out,
     /// so that entity loads as a root). Empty when every key was found.
     #[reflect(ignore)]

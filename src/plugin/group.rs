@@ -120,8 +120,8 @@ impl KeepsakePlugins {
 
     /// How many older generations each slot keeps as backups. Default 3.
     #[must_use]
-    pub fn backups(mut self, generations: u16) -> Self {
-        self.shared.store.backups = generations;
+    pub fn backups(mut self, backups: u16) -> Self {
+        self.shared.store.backups = backups;
         self
     }
 

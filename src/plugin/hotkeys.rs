@@ -24,9 +24,9 @@ use bevy::prelude::*;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HotkeysPlugin {
-    /// The key that quicksaves (into [`SlotId::Quick`]). Default F5.
+    /// The keyboard key that quicksaves (into [`SlotId::Quick`]). Default F5.
     pub quicksave: KeyCode,
-    /// The key that loads the quicksave. Default F9.
+    /// The keyboard key that loads the quicksave. Default F9.
     pub quickload: KeyCode,
 }
 

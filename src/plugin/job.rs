@@ -100,7 +100,7 @@ impl From<SlotId> for SaveTarget {
 pub enum SaveReason {
     /// A save into a manual slot (the menu, [`SaveRequest::slot`](super::SaveRequest::slot)).
     Manual,
-    /// The quicksave key, or a save into [`SlotId::Quick`].
+    /// The quicksave hotkey, or a save into [`SlotId::Quick`].
     Quicksave,
     /// The autosave timer, [`SaveRequest::autosave`](super::SaveRequest::autosave), a save
     /// into one autosave slot, or the window losing focus.

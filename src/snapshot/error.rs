@@ -95,14 +95,14 @@ pub enum SnapshotError {
         component: &'static str,
     },
 
-    /// Two entities of the world have one save key, so a load could not tell which of them a
+    /// Two entities of the world have one level key, so a load could not tell which of them a
     /// saved reference meant.
     #[error(
-        "entities {first} and {second} both have the save key {key:?}; keys must be unique in \
-         a world. To fix it, give one of them another `SaveKey`{}",
+        "entities {first} and {second} both have the level key {key:?}; keys must be unique in \
+         a world. To fix it, give one of them another `LevelKey`{}",
         names_hint(first, second)
     )]
-    DuplicateSaveKey {
+    DuplicateLevelKey {
         /// The key.
         key: String,
         /// One entity with it.
@@ -144,11 +144,11 @@ impl std::fmt::Display for NamedEntity {
     }
 }
 
-/// The other fix for a duplicate key met among names (`use_names_as_save_keys`).
+/// The other fix for a duplicate key met among names (`use_names_as_level_keys`).
 fn names_hint(first: &NamedEntity, second: &NamedEntity) -> &'static str {
     match (&first.name, &second.name) {
         (Some(a), Some(b)) if a == b => {
-            " or another `Name` (with `use_names_as_save_keys`, names are keys)"
+            " or another `Name` (with `use_names_as_level_keys`, names are keys)"
         }
         _ => "",
     }

@@ -1,6 +1,6 @@
 //! The snapshot: registered components and resources captured by reflection into the save
 //! bundle's `ecs_blob`, and applied back with entity references remapped and the hierarchy
-//! restored. References to unsaved entities that carry a [`SaveKey`] (level geometry, a scene
+//! restored. References to unsaved entities that carry a [`LevelKey`] (level geometry, a scene
 //! root) are written by key and resolved on load to the live entity with that key.
 //!
 //! ```
@@ -42,7 +42,7 @@
 //! # Speed
 //!
 //! Capture reads each registered type as one typed column (table by table, no per-entity type
-//! lookups, no cloning) and encodes each value once, into its chunk; the chunks are then joined
+//! lookups, no cloning) and encodes each value once, into its piece; the pieces are then joined
 //! into the blob. Types with `#[reflect(Serialize,
 //! Deserialize)]` are written by their serde implementation; others (reflection-only types,
 //! the way most Bevy games write components) by a *reflection plan* built once per column from
@@ -111,8 +111,8 @@ pub mod schema;
 mod value;
 
 pub use blob::{
-    BLOB_VERSION, BlobTable, ColumnKind, EntityIdIter, EntityIds, StoredColumn, StoredKey,
-    StoredLayout, StoredRow, StoredRowIter, StoredRows, state_hash,
+    BLOB_VERSION, BlobTable, ColumnKind, EntityIdIter, EntityIds, StoredColumn, StoredLayout,
+    StoredLevelKey, StoredRow, StoredRowIter, StoredRows, state_hash,
 };
 
 /// Reads and checks the table of an `ecs_blob` without the game's types: the engine-free
@@ -140,17 +140,17 @@ pub fn inspect(blob: &[u8]) -> Result<BlobTable<'_>, SnapshotError> {
     Ok(blob::inspect(blob)?)
 }
 pub use capture::{
-    CHUNK_ROWS, CaptureCache, CaptureStats, KeptSnapshot, PendingSnapshot, Snapshot,
+    CaptureCache, CaptureStats, KeptSnapshot, PIECE_ROWS, PendingSnapshot, Snapshot,
     SnapshotHistory, capture, capture_incremental,
 };
 pub use error::{NamedEntity, SnapshotError};
 pub use load::{
-    ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, KeyMiss, LoadMode,
-    PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
+    ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, LevelKeyMiss,
+    LoadMode, PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
     decode_with_assets, dump, dump_with_assets, prepare, restore, restore_within,
 };
 pub use register::{
-    BevySchema, EntityKeys, SaveFilter, SaveKey, SaveRegistry, Saveable, SaveableAppExt,
+    BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
     UnsavedComponent,
 };
 pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};

@@ -22,8 +22,9 @@ use std::time::Duration;
 #[derive(Resource, Clone, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]
 pub struct SaveMenuSettings {
-    /// The key that opens and closes the menu (`None`: only game code opens it). Default Esc.
-    pub toggle_key: Option<KeyCode>,
+    /// The keyboard key that opens and closes the menu (`None`: only game code opens it).
+    /// Default Esc.
+    pub toggle_hotkey: Option<KeyCode>,
     /// Whether virtual time stops while the menu is open. Default yes.
     pub pause_while_open: bool,
 }
@@ -31,7 +32,7 @@ pub struct SaveMenuSettings {
 impl Default for SaveMenuSettings {
     fn default() -> Self {
         SaveMenuSettings {
-            toggle_key: Some(KeyCode::Escape),
+            toggle_hotkey: Some(KeyCode::Escape),
             pause_while_open: true,
         }
     }
@@ -46,11 +47,11 @@ pub struct SaveMenuPlugin {
 }
 
 impl SaveMenuPlugin {
-    /// The key that opens and closes the menu (`None`: only game code opens it, through
-    /// [`SaveMenu`]).
+    /// The keyboard key that opens and closes the menu (`None`: only game code opens it,
+    /// through [`SaveMenu`]).
     #[must_use]
-    pub fn toggle_key(mut self, key: Option<KeyCode>) -> Self {
-        self.settings.toggle_key = key;
+    pub fn toggle_hotkey(mut self, key: Option<KeyCode>) -> Self {
+        self.settings.toggle_hotkey = key;
         self
     }
 
@@ -115,7 +116,7 @@ const NAVIGATION: [(KeyCode, MenuInput); 5] = [
     (KeyCode::Enter, MenuInput::Activate),
 ];
 
-/// The toggle key and arrow/Enter navigation.
+/// The toggle hotkey and arrow/Enter navigation.
 fn menu_keys(
     keys: Option<Res<ButtonInput<KeyCode>>>,
     settings: Res<SaveMenuSettings>,
@@ -127,7 +128,7 @@ fn menu_keys(
         return;
     };
     if settings
-        .toggle_key
+        .toggle_hotkey
         .is_some_and(|key| keys.just_pressed(key))
     {
         if menu.is_open() {

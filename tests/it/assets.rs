@@ -571,11 +571,11 @@ fn a_value_that_cannot_be_saved_is_named_down_to_its_field_with_a_fix() {
     assert!(store.generations(SlotId::Manual(0)).unwrap().is_empty());
 }
 
-/// Rewind points share the unchanged chunks of types that can hold handles: twenty points of
+/// Rewind points share the unchanged pieces of types that can hold handles: twenty points of
 /// an unchanged world hold about what one does, and one that changed still comes back as it
 /// was.
 #[test]
-fn rewind_points_share_unchanged_chunks_of_types_with_handles() {
+fn rewind_points_share_unchanged_pieces_of_types_with_handles() {
     use bevy_keepsake::snapshot::{self, CaptureCache, SnapshotHistory};
     let dir = tempfile::tempdir().unwrap();
     let mut app = app(dir.path(), RuntimeAssetHandles::Silent);
@@ -613,7 +613,7 @@ fn rewind_points_share_unchanged_chunks_of_types_with_handles() {
     );
 }
 
-/// The capture cache keeps the chunks of types with handles saved by path like any other (a
+/// The capture cache keeps the pieces of types with handles saved by path like any other (a
 /// handle's path is part of the handle), so an unchanged column is not encoded again. A table
 /// whose values left a run-time handle out is encoded again by every capture, so each capture
 /// reports it, until the handle is gone. Every blob is the full capture's.
@@ -646,13 +646,13 @@ fn handle_columns_are_kept_between_captures_unless_they_left_a_handle_out() {
     assert!(first.rows_encoded >= 3000, "{first:?}");
     let (_, unchanged) = capture(world);
     assert_eq!(unchanged.rows_encoded, 0, "{unchanged:?}");
-    assert!(unchanged.chunks_reused >= 3, "{unchanged:?}");
+    assert!(unchanged.pieces_reused >= 3, "{unchanged:?}");
 
     let mut query = world.query::<&mut Looks>();
     query.iter_mut(world).nth(10).unwrap().level = server.load("levels/two.level");
     let (_, patched) = capture(world);
     assert_eq!(
-        (patched.rows_encoded, patched.chunks_patched),
+        (patched.rows_encoded, patched.pieces_patched),
         (1, 1),
         "{patched:?}"
     );
@@ -662,7 +662,7 @@ fn handle_columns_are_kept_between_captures_unless_they_left_a_handle_out() {
         .add(LevelData("made at run time".into()));
     let entity = query.iter(world).count() / 2;
     query.iter_mut(world).nth(entity).unwrap().level = runtime;
-    // The capture that meets it patches its chunk; the next, with nothing changed, encodes the
+    // The capture that meets it patches its piece; the next, with nothing changed, encodes the
     // table again, and reports it again.
     let mut seen = Vec::new();
     for _ in 0..2 {

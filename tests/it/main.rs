@@ -23,6 +23,7 @@ mod format_hostile;
 mod format_roundtrip;
 mod format_seal;
 mod fuzz_corpus;
+mod glossary;
 mod memory_budget;
 mod plugin;
 mod plugin_after_load;

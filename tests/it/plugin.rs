@@ -14,7 +14,7 @@ use bevy_keepsake::plugin::{
     RewindRing, RewindSettings, SaveReason, SaveTarget, SlotAction, crash_image_armed,
 };
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::snapshot::LevelKey;
 use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
 use bevy_keepsake::testing::update_until;
 use common::gate_fs::GateFs;
@@ -135,7 +135,7 @@ fn press(app: &mut App, key: KeyCode) {
 fn spawn_level_with_saved_child(app: &mut App) -> Entity {
     let world = app.world_mut();
     let root = world
-        .spawn((SaveKey::new("level/docks"), Transform::default()))
+        .spawn((LevelKey::new("level/docks"), Transform::default()))
         .id();
     world.spawn((Saveable, Health(5), ChildOf(root)));
     root
@@ -173,7 +173,7 @@ fn a_saved_child_of_an_unsaved_level_root_stays_under_it_through_f5_and_f9() {
         .spawn_batch((0..40).map(|_| Name::new("rock")));
     let new_root = next
         .world_mut()
-        .spawn((SaveKey::new("level/docks"), Transform::default()))
+        .spawn((LevelKey::new("level/docks"), Transform::default()))
         .id();
     assert_ne!(new_root, root);
     press(&mut next, KeyCode::F9);

@@ -12,7 +12,7 @@ use bevy_keepsake::plugin::{
     RewindTo,
 };
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::SaveKey;
+use bevy_keepsake::snapshot::LevelKey;
 use bevy_keepsake::testing;
 use std::path::Path;
 use std::time::Duration;
@@ -91,7 +91,7 @@ fn state(app: &mut App) -> State {
     let mut under: Vec<UnitId> = world
         .query::<(&UnitId, &ChildOf)>()
         .iter(world)
-        .filter(|(_, child_of)| world.get::<SaveKey>(child_of.parent()).is_some())
+        .filter(|(_, child_of)| world.get::<LevelKey>(child_of.parent()).is_some())
         .map(|(id, _)| *id)
         .collect();
     under.sort();
@@ -132,7 +132,7 @@ fn play(app: &mut App, rng: &mut Rng, next_id: &mut u32) {
 
 fn level_root(world: &mut World) -> Entity {
     world
-        .query_filtered::<Entity, With<SaveKey>>()
+        .query_filtered::<Entity, With<LevelKey>>()
         .single(world)
         .unwrap()
 }
@@ -140,7 +140,7 @@ fn level_root(world: &mut World) -> Entity {
 /// An unsaved level root (keyed) with a few saved units under it.
 fn add_level(app: &mut App) {
     let world = app.world_mut();
-    let root = world.spawn(SaveKey::new("level/camp")).id();
+    let root = world.spawn(LevelKey::new("level/camp")).id();
     for id in 0..5 {
         world.spawn((Saveable, UnitId(900_000 + id), ChildOf(root)));
     }

@@ -21,7 +21,7 @@ use crate::common::fixtures::Rng;
 use crate::common::real_world::{Stats, Target};
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{
-    self, ApplyReport, CaptureCache, EntityRecord, KeptSnapshot, LoadMode, SaveKey, SaveRegistry,
+    self, ApplyReport, CaptureCache, EntityRecord, KeptSnapshot, LevelKey, LoadMode, SaveRegistry,
     Saveable, SavedIds, Snapshot, SnapshotHistory,
 };
 use bevy_keepsake::testing::SavedValues;
@@ -33,7 +33,7 @@ const LEVEL: &str = "level/camp";
 
 /// An unsaved level root (keyed) with a few saved units under it.
 fn add_level(world: &mut World) {
-    let root = world.spawn(SaveKey::new(LEVEL)).id();
+    let root = world.spawn(LevelKey::new(LEVEL)).id();
     let units: Vec<Entity> = world
         .query_filtered::<Entity, With<Saveable>>()
         .iter(world)
@@ -48,7 +48,7 @@ fn add_level(world: &mut World) {
 /// references to it.
 fn more_edits(world: &mut World, rng: &mut Rng, count: u64) {
     let root = world
-        .query_filtered::<Entity, With<SaveKey>>()
+        .query_filtered::<Entity, With<LevelKey>>()
         .single(world)
         .unwrap();
     for _ in 0..count {
@@ -258,7 +258,7 @@ fn an_in_place_apply_with_nothing_changed_writes_nothing() {
 
 /// A saved entity the save filter leaves out when the load starts (hidden: no counterpart
 /// then) and takes in again before the apply lands is kept, and gets back the saved type it
-/// lost, although that type's chunks did not change in between.
+/// lost, although that type's pieces did not change in between.
 #[test]
 fn an_entity_matched_only_when_the_apply_lands_gets_the_saved_types_it_lacks() {
     let mut app = world_with(50);

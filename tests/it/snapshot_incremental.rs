@@ -1,6 +1,6 @@
 //! Incremental capture (`CaptureCache`) against the full capture: after random edits of a
 //! game-shaped world, step after step, the two blobs must be the same bytes; and a small edit
-//! must re-encode only the chunk it touched. The save file of such a capture is cut at the
+//! must re-encode only the piece it touched. The save file of such a capture is cut at the
 //! snapshot's pieces and must decode to its bundle.
 
 use crate::common::edits::{Edits, Hidden, world_with};
@@ -12,7 +12,7 @@ use bevy_keepsake::format::{
     self, ChunkCache, ChunkStats, DecodeOptions, EncodeOptions, SaveBundle, SaveMeta,
 };
 use bevy_keepsake::snapshot::{
-    self, CHUNK_ROWS, CaptureCache, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
+    self, CaptureCache, PIECE_ROWS, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
     SnapshotHistory,
 };
 
@@ -78,8 +78,8 @@ fn incremental_capture_equals_full_capture_after_random_edits() {
             step == 0 || step == 100,
             "{step}"
         );
-        patched += cache.stats().chunks_patched;
-        reused += cache.stats().chunks_reused;
+        patched += cache.stats().pieces_patched;
+        reused += cache.stats().pieces_reused;
         // Most steps are a frame later; some edit the world again within the same tick.
         if edits.rng.below(4) != 0 {
             world.increment_change_tick();
@@ -87,7 +87,7 @@ fn incremental_capture_equals_full_capture_after_random_edits() {
     }
     assert!(
         patched > 0 && reused > 0,
-        "the cache never reused ({reused}) or patched ({patched}) a chunk"
+        "the cache never reused ({reused}) or patched ({patched}) a piece"
     );
 }
 
@@ -107,17 +107,17 @@ fn a_small_edit_re_encodes_only_its_rows() {
     assert_eq!(
         (
             stats.rows_encoded,
-            stats.chunks_patched,
-            stats.chunks_rebuilt
+            stats.pieces_patched,
+            stats.pieces_rebuilt
         ),
         (0, 0, 0),
         "nothing changed: {stats:?}"
     );
-    assert!(stats.chunks_reused > 17, "{stats:?}");
+    assert!(stats.pieces_reused > 17, "{stats:?}");
     world.increment_change_tick();
 
     let mut query = world.query::<&mut Stats>();
-    let touched = CHUNK_ROWS + 3;
+    let touched = PIECE_ROWS + 3;
     for (n, mut stats) in query.iter_mut(world).enumerate() {
         if n == 0 || n == touched {
             stats.xp += 1;
@@ -130,11 +130,11 @@ fn a_small_edit_re_encodes_only_its_rows() {
     assert_eq!(
         (
             stats.rows_encoded,
-            stats.chunks_patched,
-            stats.chunks_rebuilt
+            stats.pieces_patched,
+            stats.pieces_rebuilt
         ),
         (3, 2, 1),
-        "two values in two chunks and one resource changed: {stats:?}"
+        "two values in two pieces and one resource changed: {stats:?}"
     );
 
     world.increment_change_tick();
@@ -148,8 +148,8 @@ fn a_small_edit_re_encodes_only_its_rows() {
     assert!(after_despawn.blob == snapshot::capture(world).unwrap().blob);
     let stats = cache.stats();
     assert!(
-        stats.chunks_rebuilt >= 1 && stats.chunks_reused > stats.chunks_rebuilt,
-        "a despawn rebuilds the chunks whose rows moved, not every chunk: {stats:?}"
+        stats.pieces_rebuilt >= 1 && stats.pieces_reused > stats.pieces_rebuilt,
+        "a despawn rebuilds the pieces whose rows moved, not every piece: {stats:?}"
     );
 }
 
@@ -434,18 +434,18 @@ fn one_table_world(count: u32) -> App {
 }
 
 /// Many changed rows are encoded on the compute pool's threads as well as the calling one (see
-/// `capture/encode.rs`): the chunks must come back in order, patched and rebuilt alike, and the
+/// `capture/encode.rs`): the pieces must come back in order, patched and rebuilt alike, and the
 /// blob must be the full capture's.
 #[test]
 fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
-    let mut app = one_table_world(24 * CHUNK_ROWS as u32 + 17);
+    let mut app = one_table_world(24 * PIECE_ROWS as u32 + 17);
     let world = app.world_mut();
     let mut cache = CaptureCache::default();
     let first = cache.capture(world).unwrap().finish();
     assert!(first.blob == snapshot::capture(world).unwrap().blob);
     world.increment_change_tick();
 
-    // Every other unit's stats and every third one's name: each column patches every chunk,
+    // Every other unit's stats and every third one's name: each column patches every piece,
     // and has enough to encode to be spread over the pool.
     let mut query = world.query::<(&mut Stats, &mut Name, &UnitId)>();
     for (mut stats, mut name, id) in query.iter_mut(world) {
@@ -459,7 +459,7 @@ fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
     let patched = cache.capture(world).unwrap().finish();
     assert!(patched.blob == snapshot::capture(world).unwrap().blob);
     let stats = cache.stats();
-    assert!(stats.chunks_patched >= 50, "{stats:?}");
+    assert!(stats.pieces_patched >= 50, "{stats:?}");
     assert!(stats.rows_encoded > 20_000, "{stats:?}");
     assert!(
         stats.rows_spread > 0,
@@ -468,7 +468,7 @@ fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
     world.increment_change_tick();
 
     // The first unit despawned: the table's last row moves into its place, so the first and
-    // the last chunk of every column are rebuilt and the others reused.
+    // the last piece of every column are rebuilt and the others reused.
     let first_unit = world
         .query::<(Entity, &UnitId)>()
         .iter(world)
@@ -478,16 +478,16 @@ fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
     world.despawn(first_unit);
     let rebuilt = cache.capture(world).unwrap().finish();
     assert!(rebuilt.blob == snapshot::capture(world).unwrap().blob);
-    assert!(cache.stats().chunks_rebuilt >= 2, "{:?}", cache.stats());
+    assert!(cache.stats().pieces_rebuilt >= 2, "{:?}", cache.stats());
     world.increment_change_tick();
 
-    // After a start-over every chunk is rebuilt, spread over the pool.
+    // After a start-over every piece is rebuilt, spread over the pool.
     cache.clear();
     let again = cache.capture(world).unwrap().finish();
     assert!(again.blob == snapshot::capture(world).unwrap().blob);
     let stats = cache.stats();
     assert!(
-        stats.chunks_rebuilt >= 50 && stats.rows_spread > 0,
+        stats.pieces_rebuilt >= 50 && stats.rows_spread > 0,
         "{stats:?}"
     );
 }
@@ -496,7 +496,7 @@ fn rows_encoded_in_parallel_give_the_full_captures_bytes() {
 /// the type named, and the cache starts over rather than keep half a column.
 #[test]
 fn a_value_that_cannot_be_written_fails_a_parallel_capture() {
-    let mut app = one_table_world(4 * CHUNK_ROWS as u32);
+    let mut app = one_table_world(4 * PIECE_ROWS as u32);
     let world = app.world_mut();
     let mut cache = CaptureCache::default();
     cache.capture(world).unwrap().finish();

@@ -1,4 +1,4 @@
-//! References from saved entities into the level: unsaved entities named by a `SaveKey` (or by
+//! References from saved entities into the level: unsaved entities named by a `LevelKey` (or by
 //! their `Name`, where the game opts in) are written by key and found again on load, in the
 //! same world and in a new session whose level has other entity ids. The peers' cases for
 //! references to unsaved entities (a saved child of an unsaved scene root, an "opens door X"
@@ -8,8 +8,8 @@ use bevy::ecs::entity::MapEntities;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 use bevy_keepsake::snapshot::{
-    self, ApplyReport, CaptureCache, DroppedReference, KeyMiss, LoadMode, SaveKey, SaveRegistry,
-    Saveable, SaveableAppExt, SnapshotError,
+    self, ApplyReport, CaptureCache, DroppedReference, LevelKey, LevelKeyMiss, LoadMode,
+    SaveRegistry, Saveable, SaveableAppExt, SnapshotError,
 };
 
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,9 +52,11 @@ fn spawn_level(world: &mut World, padding: usize) -> Level {
     for _ in 0..padding {
         world.spawn_empty();
     }
-    let root = world.spawn((SaveKey::new("cave"), Name::new("Cave"))).id();
-    let door = world.spawn((SaveKey::new("cave/door"), ChildOf(root))).id();
-    let spawn_point = world.spawn(SaveKey::from(7u64)).id();
+    let root = world.spawn((LevelKey::new("cave"), Name::new("Cave"))).id();
+    let door = world
+        .spawn((LevelKey::new("cave/door"), ChildOf(root)))
+        .id();
+    let spawn_point = world.spawn(LevelKey::from(7u64)).id();
     Level {
         root,
         door,
@@ -169,9 +171,9 @@ fn a_key_no_live_entity_has_drops_the_reference_and_names_type_field_and_key() {
     // The next version of the level has no door, and two spawn points keyed 7.
     let mut loading = app();
     let world = loading.world_mut();
-    let root = world.spawn(SaveKey::new("cave")).id();
-    world.spawn(SaveKey::from(7u64));
-    world.spawn(SaveKey::new("7"));
+    let root = world.spawn(LevelKey::new("cave")).id();
+    world.spawn(LevelKey::from(7u64));
+    world.spawn(LevelKey::new("7"));
     let report = load(world, &saved, LoadMode::Replace);
 
     let mut dropped = report.dropped_references.clone();
@@ -185,20 +187,20 @@ fn a_key_no_live_entity_has_drops_the_reference_and_names_type_field_and_key() {
                 type_path: checkpoint.into(),
                 field: format!("{checkpoint}.spawn_point"),
                 key: "7".into(),
-                reason: KeyMiss::SeveralEntities,
+                reason: LevelKeyMiss::SeveralEntities,
             },
             DroppedReference {
                 type_path: opens.into(),
                 field: format!("{opens}.door"),
                 key: "cave/door".into(),
-                reason: KeyMiss::NoEntity,
+                reason: LevelKeyMiss::NoEntity,
             },
         ]
     );
     assert!(
         dropped[1]
             .to_string()
-            .contains("no live entity has that key")
+            .contains("no live entity has that level key")
     );
     assert_eq!(
         report.unmapped_references, 0,
@@ -230,7 +232,7 @@ fn a_missing_level_root_lists_the_childof_and_loads_the_child_as_a_root() {
         .find(|dropped| dropped.key == "cave")
         .expect("the ChildOf is listed");
     assert_eq!(root_drop.field, format!("{child_of}.0"));
-    assert_eq!(root_drop.reason, KeyMiss::NoEntity);
+    assert_eq!(root_drop.reason, LevelKeyMiss::NoEntity);
     assert_eq!(report.dropped_relationships, 1);
     let world = loading.world_mut();
     let first = npc(world, 1);
@@ -244,11 +246,11 @@ fn two_entities_with_one_key_refuse_the_save_naming_both() {
     let level = spawn_level(world, 0);
     spawn_saved(world, &level);
     let copy = world
-        .spawn((SaveKey::new("cave/door"), Name::new("Door copy")))
+        .spawn((LevelKey::new("cave/door"), Name::new("Door copy")))
         .id();
 
     let error = snapshot::capture(world).unwrap_err();
-    let SnapshotError::DuplicateSaveKey { key, first, second } = &error else {
+    let SnapshotError::DuplicateLevelKey { key, first, second } = &error else {
         panic!("{error}")
     };
     assert_eq!(key, "cave/door");
@@ -265,14 +267,14 @@ fn two_entities_with_one_key_refuse_the_save_naming_both() {
     // The incremental capture refuses it too.
     assert!(matches!(
         CaptureCache::default().capture(world),
-        Err(SnapshotError::DuplicateSaveKey { .. })
+        Err(SnapshotError::DuplicateLevelKey { .. })
     ));
 }
 
 #[test]
 fn names_are_keys_when_the_game_opts_in_and_only_for_unsaved_entities() {
     let mut saving = app();
-    saving.use_names_as_save_keys();
+    saving.use_names_as_level_keys();
     let world = saving.world_mut();
     let hall = world.spawn(Name::new("Great Hall")).id();
     // Saved entities share names freely: only unsaved ones are keyed by name.
@@ -288,7 +290,7 @@ fn names_are_keys_when_the_game_opts_in_and_only_for_unsaved_entities() {
     assert_eq!(keys, ["Great Hall"]);
 
     let mut loading = app();
-    loading.use_names_as_save_keys();
+    loading.use_names_as_level_keys();
     let world = loading.world_mut();
     world.spawn_batch((0..10).map(|i| Name::new(format!("Rock {i}"))));
     let hall = world.spawn(Name::new("Great Hall")).id();
@@ -321,7 +323,7 @@ fn the_incremental_capture_writes_the_same_key_table() {
     );
     // A new keyed level entity is in the next save, without any saved value changing.
     world.increment_change_tick();
-    world.spawn(SaveKey::new("cave/chest"));
+    world.spawn(LevelKey::new("cave/chest"));
     let snapshot = cache.capture(world).unwrap().finish();
     assert_eq!(snapshot.blob, snapshot::capture(world).unwrap().blob);
     let table = snapshot::inspect(&snapshot.blob).unwrap();

@@ -59,7 +59,7 @@ struct Report {
     entities: Vec<EntityView>,
     /// Entities the filter keeps but `--rows` leaves out.
     more_entities: usize,
-    /// Unsaved entities the values reference by key (level entities), by id.
+    /// The level keys of unsaved entities the values reference, by id.
     keys: Vec<KeyView>,
     /// Values whose bytes could not be read by their stored layout (each shows its error).
     unreadable: usize,
@@ -344,7 +344,7 @@ fn render(report: &Report, filter: &Filter) -> String {
     if !report.keys.is_empty() {
         out.push_str(
             "
-level entities, referenced by key:\n",
+level keys (unsaved entities saved values reference):\n",
         );
         for key in &report.keys {
             let _ = writeln!(out, "  {}: {:?}", key.id, text::clean(&key.key));

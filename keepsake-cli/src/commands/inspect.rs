@@ -254,7 +254,7 @@ fn render_blob(out: &mut String, blob: &BlobView) {
     );
     if !blob.keys.is_empty() {
         let keys: Vec<String> = blob.keys.iter().map(|key| text::clean(key)).collect();
-        let _ = writeln!(out, "level entities by key: {}", keys.join(", "));
+        let _ = writeln!(out, "level keys: {}", keys.join(", "));
     }
     let mut table = Table::new(&["TYPE", "VERSION", "KIND", "ROWS", "BYTES", "LAYOUT"]);
     for column in &blob.columns {

@@ -8,7 +8,7 @@
 //! # Memory
 //!
 //! The cursor allocates, from the blob's [`Budget`]: the entity table's check (four bytes an
-//! entity, given back before the columns), the key table (a `StoredKey` a key), the last
+//! entity, given back before the columns), the key table (a `StoredLevelKey` a key), the last
 //! column of each entity (four bytes an entity) and a hash set of the type paths met. It
 //! checks each column's type layout where it lies, building no tree, and refuses one whose
 //! tree (which a load builds when the type changed since the save, one column at a time) would

@@ -16,10 +16,10 @@ use crate::wire::BlobReader;
 use crate::wire::{read_varint, undelta};
 
 /// An entity that was not saved but that saved values may reference: its id in the saving
-/// world and the key the game gave it (a `SaveKey`, or its `Name` where the game opted in).
+/// world and the key the game gave it (a `LevelKey`, or its `Name` where the game opted in).
 /// A load resolves the id to the live entity with the same key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StoredKey<'a> {
+pub struct StoredLevelKey<'a> {
     /// The entity's id in the saving world (`Entity::to_bits`).
     pub entity_id: u64,
     /// Its key.
@@ -134,7 +134,7 @@ pub struct EntityTable<'a> {
     /// The saved entities' ids in the saving world, in entity-index order.
     pub ids: EntityIds<'a>,
     /// The keyed unsaved entities, by ascending id (empty before layout version 3).
-    pub keys: Vec<StoredKey<'a>>,
+    pub keys: Vec<StoredLevelKey<'a>>,
 }
 
 impl<'a> EntityTable<'a> {
@@ -154,7 +154,7 @@ impl<'a> EntityTable<'a> {
         let section = format_args!("key table ({} keys)", keys.len());
         reader.charge(
             section,
-            (keys.capacity() * size_of::<StoredKey<'_>>()) as u64,
+            (keys.capacity() * size_of::<StoredLevelKey<'_>>()) as u64,
         )?;
         Ok(EntityTable { ids, keys })
     }
@@ -200,7 +200,7 @@ fn read_entity_ids<'a>(
 fn read_keys<'a>(
     reader: &mut BlobReader<'a>,
     saved_indices: &[u32],
-) -> Result<Vec<StoredKey<'a>>, BlobError> {
+) -> Result<Vec<StoredLevelKey<'a>>, BlobError> {
     // An id delta and a key's length, a byte each at least.
     let count = reader.count("key count", 2)?;
     let start = reader.offset();
@@ -224,7 +224,7 @@ fn read_keys<'a>(
         if let Some(reason) = problem {
             return Err(malformed(offset, reason));
         }
-        keys.push(StoredKey { entity_id, key });
+        keys.push(StoredLevelKey { entity_id, key });
         previous = entity_id;
     }
     check_keys_once(reader, &keys, start)?;
@@ -236,7 +236,7 @@ fn read_keys<'a>(
 /// text the file chooses.
 fn check_keys_once(
     reader: &BlobReader<'_>,
-    keys: &[StoredKey<'_>],
+    keys: &[StoredLevelKey<'_>],
     start: usize,
 ) -> Result<(), BlobError> {
     let mut sorted: Vec<&str> = reader.vec("key table's check", keys.len())?;

@@ -18,7 +18,7 @@
 //! a budget of the layout's size.
 
 use super::cursor::BlobCursor;
-use super::entities::{EntityIds, StoredKey};
+use super::entities::{EntityIds, StoredLevelKey};
 use super::layout::ColumnKind;
 use super::rows::StoredRows;
 use crate::error::BlobError;
@@ -81,7 +81,7 @@ pub struct BlobTable<'a> {
     pub entity_ids: EntityIds<'a>,
     /// The unsaved entities saved values may reference, by key (empty before layout
     /// version 3).
-    pub keys: Vec<StoredKey<'a>>,
+    pub keys: Vec<StoredLevelKey<'a>>,
     /// The columns, in stored order.
     pub columns: Vec<StoredColumn<'a>>,
 }
@@ -207,7 +207,7 @@ mod tests {
         let blob = sample();
         let table = inspect(&blob).unwrap();
         assert_eq!(table.entity_ids, vec![10, 11]);
-        let door = StoredKey {
+        let door = StoredLevelKey {
             entity_id: 40,
             key: "level/door",
         };

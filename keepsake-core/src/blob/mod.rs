@@ -23,7 +23,7 @@
 //! | entity count `N` | varint |
 //! | entity ids | `N` deltas: the saving world's `Entity::to_bits`, in dense-index order (parents before children, siblings in order) |
 //! | key count `K` | varint (since version 3) |
-//! | keyed entities | `K` × (id as a delta, ascending + key as varint length + UTF-8): the unsaved entities with a `SaveKey` (or keyed by `Name`), none of them in the entity table, each key once |
+//! | keyed entities | `K` × (id as a delta, ascending + key as varint length + UTF-8): the unsaved entities with a `LevelKey` (or keyed by `Name`), none of them in the entity table, each key once |
 //! | column count `C` | `u32` little-endian |
 //! | `C` columns | see below; the blob ends after the last one |
 //!
@@ -55,7 +55,7 @@ pub(crate) mod writer;
 
 pub use crate::error::BlobError;
 pub use cursor::StoredRow;
-pub use entities::{EntityIdIter, EntityIds, StoredKey};
+pub use entities::{EntityIdIter, EntityIds, StoredLevelKey};
 pub use inspect::{BlobTable, StoredColumn, StoredLayout, inspect, inspect_within};
 pub use layout::{BLOB_VERSION, ColumnKind, state_hash};
 pub use rows::{StoredRowIter, StoredRows};

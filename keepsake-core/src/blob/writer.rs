@@ -1,7 +1,7 @@
 //! Writing a blob: the entity and key tables, then each column's header and rows, with the counts the
 //! layout puts in front of what they count filled in afterwards.
 
-use super::entities::StoredKey;
+use super::entities::StoredLevelKey;
 use super::layout::{BLOB_VERSION, ColumnKind};
 use crate::wire::{put_delta, put_varint};
 
@@ -28,7 +28,7 @@ impl BlobWriter {
     /// and the key table (`keys` by ascending id), reserving `capacity` bytes in all.
     pub fn new(
         ids: impl ExactSizeIterator<Item = u64>,
-        keys: &[StoredKey<'_>],
+        keys: &[StoredLevelKey<'_>],
         capacity: usize,
     ) -> Self {
         let mut bytes = Vec::with_capacity(capacity);

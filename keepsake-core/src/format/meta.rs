@@ -51,20 +51,20 @@ impl From<SystemTime> for Timestamp {
 /// The [`SaveMeta::extras`] key holding the name of the device that made the save (e.g.
 /// `steamdeck`), shown by the save menu's rows and `keepsake list`. A well-known key
 /// rather than a field, so the format (and every golden file) stays at version 1.
-pub const DEVICE_NAME_KEY: &str = "keepsake.device";
+pub const DEVICE_NAME_EXTRA: &str = "keepsake.device";
 
 /// The [`SaveMeta::extras`] key holding the random id of the installation that made the save;
 /// cloud sync uses it to tell its own saves from other devices' ones.
-pub const DEVICE_ID_KEY: &str = "keepsake.device_id";
+pub const DEVICE_ID_EXTRA: &str = "keepsake.device_id";
 
 /// The [`SaveMeta::extras`] key marking a crash save: one the plugin wrote from the state it
 /// held in memory when the game panicked or was told to stop by a signal, rather than one the
 /// player or a timer asked for. Its value is [`CrashCause::as_str`]; menus label such a save
 /// ("saved when the game crashed"). A well-known key rather than a field, so the format stays
 /// as it is.
-pub const CRASH_KEY: &str = "keepsake.crash";
+pub const CRASH_EXTRA: &str = "keepsake.crash";
 
-/// Why a crash save was written ([`CRASH_KEY`]).
+/// Why a crash save was written ([`CRASH_EXTRA`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CrashCause {
     /// The game panicked (any thread; with `panic = "abort"` too).
@@ -75,7 +75,7 @@ pub enum CrashCause {
 }
 
 impl CrashCause {
-    /// The value stored under [`CRASH_KEY`].
+    /// The value stored under [`CRASH_EXTRA`].
     pub const fn as_str(self) -> &'static str {
         match self {
             CrashCause::Panic => "panic",
@@ -109,9 +109,9 @@ impl CrashCause {
 /// `@`, which reach back along the whole line). A well-known key rather than a field, so the
 /// format stays as it is and older builds read it as an extra (and pass over the vector's
 /// entries, which are not save ids).
-pub const FOLLOWS_KEY: &str = "keepsake.follows";
+pub const FOLLOWS_EXTRA: &str = "keepsake.follows";
 
-/// How many save ids [`FOLLOWS_KEY`] keeps: the slot's generations come first, so a chain of
+/// How many save ids [`FOLLOWS_EXTRA`] keeps: the slot's generations come first, so a chain of
 /// saves is followed that far back by ids even with no backups. Further back, the saves'
 /// version vectors ([`Versions`]) order them.
 pub const MAX_FOLLOWS: usize = 16;
@@ -127,7 +127,7 @@ pub enum Lineage {
     /// Each was made without the other in view: two devices saved the slot apart.
     Concurrent,
     /// One of them records nothing (a save from a build that did not write
-    /// [`FOLLOWS_KEY`]) and neither names the other: only their clocks and upload times can
+    /// [`FOLLOWS_EXTRA`]) and neither names the other: only their clocks and upload times can
     /// tell.
     Unrecorded,
 }
@@ -190,16 +190,16 @@ impl SaveMeta {
         self
     }
 
-    /// The name of the device that made the save, when it recorded one ([`DEVICE_NAME_KEY`]).
+    /// The name of the device that made the save, when it recorded one ([`DEVICE_NAME_EXTRA`]).
     pub fn device_name(&self) -> Option<&str> {
-        self.extras.get(DEVICE_NAME_KEY).map(String::as_str)
+        self.extras.get(DEVICE_NAME_EXTRA).map(String::as_str)
     }
 
-    /// Why the plugin wrote this save when the game crashed or was stopped ([`CRASH_KEY`]);
+    /// Why the plugin wrote this save when the game crashed or was stopped ([`CRASH_EXTRA`]);
     /// `None` for every other save.
     pub fn crash(&self) -> Option<CrashCause> {
         self.extras
-            .get(CRASH_KEY)
+            .get(CRASH_EXTRA)
             .and_then(|value| CrashCause::parse(value))
     }
 
@@ -207,29 +207,30 @@ impl SaveMeta {
     #[must_use]
     pub fn with_crash(mut self, cause: CrashCause) -> Self {
         self.extras
-            .insert(CRASH_KEY.to_owned(), cause.as_str().to_owned());
+            .insert(CRASH_EXTRA.to_owned(), cause.as_str().to_owned());
         self
     }
 
-    /// The id of the installation that made the save, when it recorded one ([`DEVICE_ID_KEY`]).
+    /// The id of the installation that made the save, when it recorded one ([`DEVICE_ID_EXTRA`]).
     pub fn device_id(&self) -> Option<&str> {
-        self.extras.get(DEVICE_ID_KEY).map(String::as_str)
+        self.extras.get(DEVICE_ID_EXTRA).map(String::as_str)
     }
 
     /// Records the device that makes the save.
     #[must_use]
     pub fn with_device(mut self, id: impl Into<String>, name: impl Into<String>) -> Self {
-        self.extras.insert(DEVICE_ID_KEY.to_owned(), id.into());
-        self.extras.insert(DEVICE_NAME_KEY.to_owned(), name.into());
+        self.extras.insert(DEVICE_ID_EXTRA.to_owned(), id.into());
+        self.extras
+            .insert(DEVICE_NAME_EXTRA.to_owned(), name.into());
         self
     }
 
-    /// The saves this one was made in view of ([`FOLLOWS_KEY`]); `None` when it records none
+    /// The saves this one was made in view of ([`FOLLOWS_EXTRA`]); `None` when it records none
     /// (an entry that is not a save id is passed over). Only the first [`MAX_FOLLOWS`] +
     /// [`MAX_VERSIONS`] entries are read, as many as the store writes: sync asks this of every
     /// save against every listed one, and a file's list could be as long as its metadata.
     pub fn follows(&self) -> Option<impl Iterator<Item = Uuid> + '_> {
-        let listed = self.extras.get(FOLLOWS_KEY)?;
+        let listed = self.extras.get(FOLLOWS_EXTRA)?;
         let entries = listed.split(',').take(MAX_FOLLOWS + MAX_VERSIONS);
         let ids = entries.filter(|id| !id.is_empty() && !id.starts_with(VERSION_MARK));
         Some(
@@ -252,27 +253,28 @@ impl SaveMeta {
             }
         }
         let listed: Vec<String> = kept.iter().map(|id| id.simple().to_string()).collect();
-        self.extras.insert(FOLLOWS_KEY.to_owned(), listed.join(","));
+        self.extras
+            .insert(FOLLOWS_EXTRA.to_owned(), listed.join(","));
         self
     }
 
     /// Whether this save records being made in view of the save `id` in its list of ids
-    /// ([`FOLLOWS_KEY`]). That list is bounded: a save further back on its line is found by
+    /// ([`FOLLOWS_EXTRA`]). That list is bounded: a save further back on its line is found by
     /// [`lineage`](Self::lineage), which reads the version vectors too.
     pub fn made_in_view_of(&self, id: Uuid) -> bool {
         self.follows()
             .is_some_and(|mut ids| ids.any(|seen| seen == id))
     }
 
-    /// The save's version vector (the `@` entries of [`FOLLOWS_KEY`]); `None` when it
+    /// The save's version vector (the `@` entries of [`FOLLOWS_EXTRA`]); `None` when it
     /// records none (cloud sync was off, a build before it, or entries that are not a vector).
     pub fn versions(&self) -> Option<Versions> {
-        Versions::parse(self.extras.get(FOLLOWS_KEY)?)
+        Versions::parse(self.extras.get(FOLLOWS_EXTRA)?)
     }
 
-    /// Records the save's version vector after the ids of [`FOLLOWS_KEY`] (creating the key
+    /// Records the save's version vector after the ids of [`FOLLOWS_EXTRA`] (creating the key
     /// if the save has none): counted on the line of its device
-    /// ([`DEVICE_ID_KEY`]) in `epoch`, made in view of the saves `held`, its slot's head first
+    /// ([`DEVICE_ID_EXTRA`]) in `epoch`, made in view of the saves `held`, its slot's head first
     /// (see [`Versions`]). A save that names no device (or one whose id cannot name a line),
     /// and one whose count cannot grow, records none, and any vector the metadata carried is
     /// removed: a vector is only ever the store's own account.
@@ -285,14 +287,14 @@ impl SaveMeta {
         let line = self.device_id().and_then(|id| Versions::line_of(id, epoch));
         let held: Vec<Versions> = held.into_iter().filter_map(SaveMeta::versions).collect();
         let versions = line.and_then(|line| Versions::next(&line, &held));
-        let listed = self.extras.remove(FOLLOWS_KEY).unwrap_or_default();
+        let listed = self.extras.remove(FOLLOWS_EXTRA).unwrap_or_default();
         let mut entries: Vec<String> = (listed.split(','))
             .filter(|entry| !entry.is_empty() && !entry.starts_with(VERSION_MARK))
             .map(str::to_owned)
             .collect();
         entries.extend(versions.map(|versions| versions.to_string()));
         self.extras
-            .insert(FOLLOWS_KEY.to_owned(), entries.join(","));
+            .insert(FOLLOWS_EXTRA.to_owned(), entries.join(","));
         self
     }
 
@@ -312,7 +314,7 @@ impl SaveMeta {
     }
 
     /// How this save stands to `other` by what each was made in view of: its list of ids
-    /// ([`FOLLOWS_KEY`]), and, when both carry one, its version vector ([`Versions`]),
+    /// ([`FOLLOWS_EXTRA`]), and, when both carry one, its version vector ([`Versions`]),
     /// which reaches back along the whole line however many saves lie between. Saves that
     /// each claim the other (only forged or damaged records can) count as made apart.
     ///

@@ -175,8 +175,8 @@ pub use error::{FormatError, Section};
 pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{
-    CRASH_KEY, CrashCause, DEVICE_ID_KEY, DEVICE_NAME_KEY, FOLLOWS_KEY, Lineage, MAX_FOLLOWS,
-    SaveMeta, Timestamp,
+    CRASH_EXTRA, CrashCause, DEVICE_ID_EXTRA, DEVICE_NAME_EXTRA, FOLLOWS_EXTRA, Lineage,
+    MAX_FOLLOWS, SaveMeta, Timestamp,
 };
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;

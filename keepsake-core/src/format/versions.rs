@@ -16,22 +16,22 @@
 //! vector hold less, so two saves can look made apart that were not (the clocks then decide,
 //! and the player sees a conflict), never ordered the wrong way round.
 //!
-//! The vector is written in [`FOLLOWS_KEY`](super::FOLLOWS_KEY), after the save ids: one
+//! The vector is written in [`FOLLOWS_EXTRA`](super::FOLLOWS_EXTRA), after the save ids: one
 //! `@<device id>.<epoch>:<count>` entry per line, the save's own first, only for a save that
-//! names its device ([`DEVICE_ID_KEY`](super::DEVICE_ID_KEY), which cloud sync sets). Builds
+//! names its device ([`DEVICE_ID_EXTRA`](super::DEVICE_ID_EXTRA), which cloud sync sets). Builds
 //! that read only the ids pass over these entries (they are not save ids), the key and the
 //! file format stay as they were, and a save without them (made with cloud sync off, or by an
 //! earlier build) is ordered by its ids alone.
 
 use std::fmt::Write as _;
 
-/// What starts a version vector's entry in [`FOLLOWS_KEY`](super::FOLLOWS_KEY).
+/// What starts a version vector's entry in [`FOLLOWS_EXTRA`](super::FOLLOWS_EXTRA).
 pub const VERSION_MARK: char = '@';
 
 /// How many lines a [`Versions`] keeps (see the module docs for which go).
 pub const MAX_VERSIONS: usize = 64;
 
-/// One save's version vector, read from its [`FOLLOWS_KEY`](super::FOLLOWS_KEY) entries.
+/// One save's version vector, read from its [`FOLLOWS_EXTRA`](super::FOLLOWS_EXTRA) entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Versions {
     /// (line, count), the save's own first; no line twice.
@@ -39,7 +39,7 @@ pub struct Versions {
 }
 
 impl Versions {
-    /// Reads the vector among the entries of a [`FOLLOWS_KEY`](super::FOLLOWS_KEY) value (the
+    /// Reads the vector among the entries of a [`FOLLOWS_EXTRA`](super::FOLLOWS_EXTRA) value (the
     /// ones marked [`VERSION_MARK`]); `None` when there is none, or when one is not an entry
     /// (no line or count, a count of zero): such a save is ordered as if it recorded no
     /// vector. Entries past [`MAX_VERSIONS`] are passed over.

@@ -27,13 +27,13 @@ impl SlotStore {
     }
 
     /// `meta` recording what its slot holds now (`held`: its readable generations, newest
-    /// first, and whether every generation read), in [`FOLLOWS_KEY`]: their ids, then what
+    /// first, and whether every generation read), in [`FOLLOWS_EXTRA`]: their ids, then what
     /// each of them was made in view of. Cloud sync orders the save against other devices'
     /// saves of the slot by it, before it trusts clocks. A folder that cannot be listed fails
     /// the save ([`held_in_view`]): a save that recorded nothing would be ordered by its
     /// clock alone.
     ///
-    /// [`FOLLOWS_KEY`]: crate::format::FOLLOWS_KEY
+    /// [`FOLLOWS_EXTRA`]: crate::format::FOLLOWS_EXTRA
     /// [`held_in_view`]: Self::held_in_view
     fn in_view_of(
         &self,

@@ -28,15 +28,15 @@
 //!
 //! A point is a capture through the plugin's capture cache, the one saves use, so its main
 //! thread part re-encodes only what changed since the last save or point. The ring keeps it as
-//! a [`KeptSnapshot`](crate::snapshot::KeptSnapshot): chunks that did not change are shared
-//! with the other points and with the cache; of a chunk that changed, the older points keep
+//! a [`KeptSnapshot`](crate::snapshot::KeptSnapshot): pieces that did not change are shared
+//! with the other points and with the cache; of a piece that changed, the older points keep
 //! only the rows that differ. N points of a world that changes 1 % between two of them cost
 //! about one capture plus N times 1 % of it, and dropping the oldest frees its rows at once.
 //! The patches a point's capture made are put together on the task pool.
 //!
 //! # How a rewind happens
 //!
-//! The point's chunks are put back together and decoded on the task pool; the world is changed
+//! The point's pieces are put back together and decoded on the task pool; the world is changed
 //! on the main thread when that is done (in the [`KeepsakeSystems::Jobs`] set), exactly as a
 //! load's: every saved entity is despawned and the point's entities are spawned again
 //! ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)), references remapped, keyed

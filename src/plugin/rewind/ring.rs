@@ -87,7 +87,7 @@ impl RewindRing {
         self.points.is_empty()
     }
 
-    /// The bytes its points hold (an estimate from above: chunks the capture cache shares
+    /// The bytes its points hold (an estimate from above: pieces the capture cache shares
     /// with the newest point count too).
     pub fn memory(&self) -> usize {
         self.history.memory()

@@ -183,7 +183,7 @@ impl Session {
             }
             (Some(live), _) => {
                 let prepared = snapshot::prepare(snapshot, &live, &record);
-                // The capture's patched chunks are put together here, off the main thread.
+                // The capture's patched pieces are put together here, off the main thread.
                 live.settle();
                 Ready::InPlace(Box::new(prepared), origin)
             }

@@ -4,7 +4,7 @@
 //!
 //! The capture is incremental: [`SaveCaptureCache`](crate::plugin::capture::SaveCaptureCache) keeps the encoded rows of the last save, so
 //! the main thread re-encodes only the values that changed since and reads the entity table.
-//! Joining the cached chunks into the blob, hashing it, encoding, compression, checksums and the
+//! Joining the cached pieces into the blob, hashing it, encoding, compression, checksums and the
 //! durable write all run off the main thread: by default on a thread of its own below the
 //! game's threads ([`SavePriority::Low`], see [`crate::plugin::pool`]), else on Bevy's async
 //! compute pool. The store keeps the stored chunks of the last saves of its profile

@@ -1,12 +1,12 @@
-//! The [`CaptureCache`]: each registered type's encoded chunks between captures, and the main
+//! The [`CaptureCache`]: each registered type's encoded pieces between captures, and the main
 //! thread's part of every capture (see the [module docs](super)).
 
-use super::chunk::{ColumnCache, TableRows};
 use super::column::{CaptureStats, Changes, ColumnRefresh, SavedTables};
 use super::hierarchy::{HierarchyCache, OrderMemo};
 use super::join::JoinMemo;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot, Snapshot};
+use super::piece::{ColumnCache, TableRows};
 use super::world::{log_unregistered, registries};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{SaveRegistry, bevy_made_assets};
@@ -51,15 +51,15 @@ const MAX_TICK_WINDOW: u32 = 1 << 30;
 /// ```
 #[derive(Default)]
 pub struct CaptureCache {
-    /// What the cached chunks were encoded for; `None` when nothing is cached.
+    /// What the cached pieces were encoded for; `None` when nothing is cached.
     key: Option<CacheKey>,
-    /// Changes at a tick newer than this are not in the cached chunks.
+    /// Changes at a tick newer than this are not in the cached pieces.
     since: Tick,
-    /// Bumped per capture, so each table's entities are compared once per capture.
-    generation: u64,
+    /// Counts captures, so each table's entities are compared once per capture.
+    capture_count: u64,
     /// The entities of each table at the last capture, by table index.
     tables: Vec<TableRows>,
-    /// The cached chunks of each registered type, by registry entry.
+    /// The cached pieces of each registered type, by registry entry.
     columns: Vec<ColumnCache>,
     /// The hierarchy rows of each table at the last capture.
     hierarchy: HierarchyCache,
@@ -90,13 +90,13 @@ impl CaptureCache {
         self.stats
     }
 
-    /// Forgets every cached chunk: the next capture encodes everything.
+    /// Forgets every cached piece: the next capture encodes everything.
     pub fn clear(&mut self) {
         *self = CaptureCache::default();
     }
 
     /// The main thread's part of a capture: reads the saved entities and their hierarchy, and
-    /// brings every registered type's chunks up to date with the world, re-encoding only what
+    /// brings every registered type's pieces up to date with the world, re-encoding only what
     /// changed since the last capture. [`PendingSnapshot::finish`] writes the blob, which is the
     /// one a full [`capture`](super::capture()) would write.
     ///
@@ -136,7 +136,7 @@ impl CaptureCache {
         }
         self.columns
             .resize_with(registry.entries().len(), ColumnCache::default);
-        self.generation += 1;
+        self.capture_count += 1;
         self.stats = CaptureStats {
             started_over,
             ..CaptureStats::default()
@@ -177,17 +177,17 @@ impl CaptureCache {
                 assets: &assets,
                 saved: &saved,
                 changes,
-                generation: self.generation,
+                capture_count: self.capture_count,
                 ops: &entry.ops,
                 tables: &mut self.tables,
                 cache,
                 writer: None,
-                chunks: Vec::new(),
+                pieces: Vec::new(),
                 stats: &mut self.stats,
             };
             (entry.refresh)(world, &mut column)?;
-            let chunks = column.into_chunks();
-            columns.push((ColumnId::of(entry, entry.layout_bytes(types)), chunks));
+            let pieces = column.into_pieces();
+            columns.push((ColumnId::of(entry, entry.layout_bytes(types)), pieces));
         }
         Ok(PendingSnapshot {
             matched,

@@ -1,8 +1,8 @@
 //! One registered type's column during a capture: the sink its typed walk hands tables and
-//! values to, which decides chunk by chunk what to reuse, patch or encode.
+//! values to, which decides piece by piece what to reuse, patch or encode.
 
-use super::chunk::{CHUNK_ROWS, Chunk, ColumnCache, Rows, TableRows, chunk_ranges};
 use super::encode::{RowJob, WriterRecipe, encode_jobs};
+use super::piece::{ColumnCache, PIECE_ROWS, Piece, Rows, TableRows, piece_ranges};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ColumnSink, EncodeResource, EncodeRow};
 use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem};
@@ -19,19 +19,19 @@ use std::sync::Arc;
 /// re-encoded and how much it reused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CaptureStats {
-    /// Values encoded (changed rows of patched chunks, every row of rebuilt chunks, changed
+    /// Values encoded (changed rows of patched pieces, every row of rebuilt pieces, changed
     /// resources).
     pub rows_encoded: usize,
     /// Of those, the ones encoded on the compute pool's threads as well as the capturing one
     /// (a table's column with enough to encode: see
     /// [`CaptureCache::capture`](crate::snapshot::CaptureCache::capture)).
     pub rows_spread: usize,
-    /// Chunks taken over unchanged.
-    pub chunks_reused: usize,
-    /// Chunks whose changed rows were re-encoded and the others copied.
-    pub chunks_patched: usize,
-    /// Chunks encoded from scratch.
-    pub chunks_rebuilt: usize,
+    /// Pieces taken over unchanged.
+    pub pieces_reused: usize,
+    /// Pieces whose changed rows were re-encoded and the others copied.
+    pub pieces_patched: usize,
+    /// Pieces encoded from scratch.
+    pub pieces_rebuilt: usize,
     /// Whether the cache started over (first capture, or the world, registry or filter
     /// changed).
     pub started_over: bool,
@@ -155,18 +155,18 @@ impl Changes {
     }
 }
 
-/// `encode_jobs` returns one `Rows` per job, in order: a chunk left without its rows would
+/// `encode_jobs` returns one `Rows` per job, in order: a piece left without its rows would
 /// be a wrong save, so a mismatch stops the capture instead.
 const ONE_PER_JOB: &str = "the encoder returns one row set per job";
 
-/// What a capture does with one chunk of a cached table.
-enum ChunkWork<'c> {
-    /// Nothing changed since the last capture: the chunk is taken over.
-    Reuse(&'c Arc<Chunk>),
-    /// Only values changed: the `changed` rows (relative to the chunk, whose first table row
+/// What a capture does with one piece of a cached table.
+enum PieceWork<'c> {
+    /// Nothing changed since the last capture: the piece is taken over.
+    Reuse(&'c Arc<Piece>),
+    /// Only values changed: the `changed` rows (relative to the piece, whose first table row
     /// is `first`) are encoded, the others copied from `old` on the pool.
     Patch {
-        old: &'c Arc<Chunk>,
+        old: &'c Arc<Piece>,
         first: usize,
         changed: Vec<usize>,
     },
@@ -178,16 +178,16 @@ enum ChunkWork<'c> {
     },
 }
 
-impl ChunkWork<'_> {
+impl PieceWork<'_> {
     /// The rows to encode, if any.
     fn job(&self) -> Option<RowJob<'_>> {
         match self {
-            ChunkWork::Reuse(_) => None,
-            ChunkWork::Patch { first, changed, .. } => Some(RowJob {
+            PieceWork::Reuse(_) => None,
+            PieceWork::Patch { first, changed, .. } => Some(RowJob {
                 first: *first,
                 offsets: changed,
             }),
-            ChunkWork::Rebuild { first, rows, .. } => Some(RowJob {
+            PieceWork::Rebuild { first, rows, .. } => Some(RowJob {
                 first: *first,
                 offsets: rows,
             }),
@@ -196,28 +196,28 @@ impl ChunkWork<'_> {
 }
 
 /// One registered type's column during a capture: the type's walk hands it tables (it is the
-/// walk's [`ColumnSink`]), and it decides chunk by chunk what to reuse and what to encode.
+/// walk's [`ColumnSink`]), and it decides piece by piece what to reuse and what to encode.
 pub(super) struct ColumnRefresh<'a> {
     pub(super) world: &'a World,
     pub(super) types: &'a TypeRegistry,
     pub(super) assets: &'a CaptureAssets,
     pub(super) saved: &'a SavedTables,
     pub(super) changes: Changes,
-    pub(super) generation: u64,
+    pub(super) capture_count: u64,
     pub(super) ops: &'a TypeOps,
     pub(super) tables: &'a mut Vec<TableRows>,
     pub(super) cache: &'a mut ColumnCache,
     /// Built at the first value to encode (building a reflection plan costs more than checking
     /// an unchanged column).
     pub(super) writer: Option<ValueWriter<'a>>,
-    pub(super) chunks: Vec<Arc<Chunk>>,
+    pub(super) pieces: Vec<Arc<Piece>>,
     pub(super) stats: &'a mut CaptureStats,
 }
 
 impl<'a> ColumnRefresh<'a> {
-    /// The column's chunks, in blob order.
-    pub(super) fn into_chunks(self) -> Vec<Arc<Chunk>> {
-        self.chunks
+    /// The column's pieces, in blob order.
+    pub(super) fn into_pieces(self) -> Vec<Arc<Piece>> {
+        self.pieces
     }
 
     fn writer(&mut self) -> &ValueWriter<'a> {
@@ -230,7 +230,7 @@ impl<'a> ColumnRefresh<'a> {
         problem.into_error(self.ops.type_path)
     }
 
-    /// Encodes every saved row of a table without keeping its chunks (the table mixes saved
+    /// Encodes every saved row of a table without keeping its pieces (the table mixes saved
     /// and unsaved entities).
     fn uncached_table(
         &mut self,
@@ -239,20 +239,20 @@ impl<'a> ColumnRefresh<'a> {
         encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
         let keep = |entity: Entity| saved == TableSaved::All || self.is_saved(entity);
-        let rows: Vec<Vec<usize>> = chunk_ranges(entities.len())
+        let rows: Vec<Vec<usize>> = piece_ranges(entities.len())
             .map(|range| range.filter(|&row| keep(entities[row])).collect())
             .collect();
-        self.fresh_chunks(entities, &rows, encode)
+        self.fresh_pieces(entities, &rows, encode)
     }
 
-    /// Encodes chunks of the given table rows (each list ascending), none of them kept.
-    fn fresh_chunks(
+    /// Encodes pieces of the given table rows (each list ascending), none of them kept.
+    fn fresh_pieces(
         &mut self,
         entities: &[Entity],
-        chunks: &[Vec<usize>],
+        pieces: &[Vec<usize>],
         encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
-        let jobs: Vec<RowJob<'_>> = chunks
+        let jobs: Vec<RowJob<'_>> = pieces
             .iter()
             .map(|rows| RowJob {
                 first: 0,
@@ -260,74 +260,74 @@ impl<'a> ColumnRefresh<'a> {
             })
             .collect();
         let mut encoded = self.encode(&jobs, encode)?.into_iter();
-        for rows in chunks {
-            self.stats.chunks_rebuilt += 1;
+        for rows in pieces {
+            self.stats.pieces_rebuilt += 1;
             let values = encoded.next().expect(ONE_PER_JOB);
-            let chunk = Chunk::ready(rows_of(entities, rows), values);
-            self.chunks.push(Arc::new(chunk));
+            let piece = Piece::ready(rows_of(entities, rows), values);
+            self.pieces.push(Arc::new(piece));
         }
         Ok(())
     }
 
-    /// Brings each chunk of a table of saved entities up to date: reused, patched or rebuilt.
-    /// Returns the chunks to keep for the next capture.
+    /// Brings each piece of a table of saved entities up to date: reused, patched or rebuilt.
+    /// Returns the pieces to keep for the next capture.
     fn cached_table(
         &mut self,
         table: TableId,
         entities: &[Entity],
         ticks: &[UnsafeCell<Tick>],
-        cached: &[Arc<Chunk>],
+        cached: &[Arc<Piece>],
         encode: &EncodeRow<'_>,
-    ) -> Result<Vec<Arc<Chunk>>, SnapshotError> {
-        let work = self.chunk_work(table, entities, ticks, cached);
-        let jobs: Vec<RowJob<'_>> = work.iter().filter_map(ChunkWork::job).collect();
+    ) -> Result<Vec<Arc<Piece>>, SnapshotError> {
+        let work = self.piece_work(table, entities, ticks, cached);
+        let jobs: Vec<RowJob<'_>> = work.iter().filter_map(PieceWork::job).collect();
         let mut encoded = self.encode(&jobs, encode)?.into_iter();
         let mut kept = Vec::with_capacity(work.len());
         for work in work {
-            let chunk = match work {
-                ChunkWork::Reuse(old) => {
-                    self.stats.chunks_reused += 1;
+            let piece = match work {
+                PieceWork::Reuse(old) => {
+                    self.stats.pieces_reused += 1;
                     Arc::clone(old)
                 }
-                ChunkWork::Patch { old, changed, .. } => {
-                    self.stats.chunks_patched += 1;
+                PieceWork::Patch { old, changed, .. } => {
+                    self.stats.pieces_patched += 1;
                     let new = encoded.next().expect(ONE_PER_JOB);
-                    Arc::new(Chunk::patched(old, changed, new))
+                    Arc::new(Piece::patched(old, changed, new))
                 }
-                ChunkWork::Rebuild { entities, .. } => {
-                    self.stats.chunks_rebuilt += 1;
-                    Arc::new(Chunk::ready(entities, encoded.next().expect(ONE_PER_JOB)))
+                PieceWork::Rebuild { entities, .. } => {
+                    self.stats.pieces_rebuilt += 1;
+                    Arc::new(Piece::ready(entities, encoded.next().expect(ONE_PER_JOB)))
                 }
             };
-            kept.push(Arc::clone(&chunk));
-            self.chunks.push(chunk);
+            kept.push(Arc::clone(&piece));
+            self.pieces.push(piece);
         }
         Ok(kept)
     }
 
-    /// What to do with each chunk of a table of saved entities.
-    fn chunk_work<'c>(
+    /// What to do with each piece of a table of saved entities.
+    fn piece_work<'c>(
         &mut self,
         table: TableId,
         entities: &[Entity],
         ticks: &[UnsafeCell<Tick>],
-        cached: &'c [Arc<Chunk>],
-    ) -> Vec<ChunkWork<'c>> {
-        let same = self.same_chunks(table, entities);
+        cached: &'c [Arc<Piece>],
+    ) -> Vec<PieceWork<'c>> {
+        let same = self.same_pieces(table, entities);
         let mut work = Vec::with_capacity(same.len());
-        for (k, range) in chunk_ranges(entities.len()).enumerate() {
+        for (k, range) in piece_ranges(entities.len()).enumerate() {
             let old = cached.get(k).filter(|_| same[k]);
             let changed =
                 old.and_then(|old| Some((old, self.changed_rows(&ticks[range.clone()])?)));
             work.push(match changed {
-                Some((old, rows)) if rows.is_empty() => ChunkWork::Reuse(old),
-                Some((old, changed)) => ChunkWork::Patch {
+                Some((old, rows)) if rows.is_empty() => PieceWork::Reuse(old),
+                Some((old, changed)) => PieceWork::Patch {
                     old,
                     first: range.start,
                     changed,
                 },
-                None => ChunkWork::Rebuild {
-                    entities: self.chunk_entities(table, k, &entities[range.clone()]),
+                None => PieceWork::Rebuild {
+                    entities: self.piece_entities(table, k, &entities[range.clone()]),
                     first: range.start,
                     rows: (0..range.len()).collect(),
                 },
@@ -355,7 +355,7 @@ impl<'a> ColumnRefresh<'a> {
         Ok(encoded.rows)
     }
 
-    /// The rows of a chunk (relative to it) whose change ticks are newer than the last
+    /// The rows of a piece (relative to it) whose change ticks are newer than the last
     /// capture; `None` when nothing cached can be trusted.
     fn changed_rows(&self, ticks: &[UnsafeCell<Tick>]) -> Option<Vec<usize>> {
         let since = self.changes.since?;
@@ -372,38 +372,38 @@ impl<'a> ColumnRefresh<'a> {
         Some((0..ticks.len()).filter(|&row| newer(&ticks[row])).collect())
     }
 
-    /// The entities of chunk `k` of `table` (`entities`, as the table holds them now), one
-    /// allocation shared by every column's chunk of those rows until they change.
-    fn chunk_entities(&mut self, table: TableId, k: usize, entities: &[Entity]) -> Arc<[Entity]> {
+    /// The entities of piece `k` of `table` (`entities`, as the table holds them now), one
+    /// allocation shared by every column's piece of those rows until they change.
+    fn piece_entities(&mut self, table: TableId, k: usize, entities: &[Entity]) -> Arc<[Entity]> {
         let shared = &mut self.tables[table.as_usize()].shared;
         Arc::clone(shared[k].get_or_insert_with(|| entities.into()))
     }
 
-    /// Per chunk of `table`: whether its rows hold the same entities as at the last capture.
+    /// Per piece of `table`: whether its rows hold the same entities as at the last capture.
     /// Worked out by the first column to look at the table in a capture, which also records
     /// the table's entities for the next.
-    fn same_chunks(&mut self, table: TableId, entities: &[Entity]) -> Vec<bool> {
+    fn same_pieces(&mut self, table: TableId, entities: &[Entity]) -> Vec<bool> {
         let index = table.as_usize();
         if self.tables.len() <= index {
             self.tables.resize_with(index + 1, TableRows::default);
         }
         let rows = &mut self.tables[index];
-        if rows.checked != self.generation {
-            // A chunk of the old table that ended elsewhere (the table grew or shrank) is not
+        if rows.checked != self.capture_count {
+            // A piece of the old table that ended elsewhere (the table grew or shrank) is not
             // the same, even when its first rows are.
             let old_end = rows.entities.len();
-            rows.same = chunk_ranges(entities.len())
+            rows.same = piece_ranges(entities.len())
                 .map(|range| {
-                    let old_range = range.start..(range.start + CHUNK_ROWS).min(old_end);
+                    let old_range = range.start..(range.start + PIECE_ROWS).min(old_end);
                     old_range == range && rows.entities[old_range] == entities[range]
                 })
                 .collect();
-            // Record the table as it is now, copying only the chunks that differ.
+            // Record the table as it is now, copying only the pieces that differ.
             rows.entities.truncate(entities.len());
             let kept = rows.entities.len();
             rows.entities.extend_from_slice(&entities[kept..]);
             rows.shared.resize(rows.same.len(), None);
-            for ((range, same), shared) in chunk_ranges(entities.len())
+            for ((range, same), shared) in piece_ranges(entities.len())
                 .zip(&rows.same)
                 .zip(&mut rows.shared)
             {
@@ -412,7 +412,7 @@ impl<'a> ColumnRefresh<'a> {
                     *shared = None;
                 }
             }
-            rows.checked = self.generation;
+            rows.checked = self.capture_count;
         }
         rows.same.clone()
     }
@@ -424,16 +424,16 @@ impl ColumnSink for ColumnRefresh<'_> {
         self.saved.entity(self.world, entity)
     }
 
-    /// Encodes the given rows afresh (sparse-set components): chunks nothing is kept of.
+    /// Encodes the given rows afresh (sparse-set components): pieces nothing is kept of.
     fn fresh_rows(
         &mut self,
         entities: &[Entity],
         encode: &EncodeRow<'_>,
     ) -> Result<(), SnapshotError> {
-        let rows: Vec<Vec<usize>> = chunk_ranges(entities.len())
+        let rows: Vec<Vec<usize>> = piece_ranges(entities.len())
             .map(Iterator::collect)
             .collect();
-        self.fresh_chunks(entities, &rows, encode)
+        self.fresh_pieces(entities, &rows, encode)
     }
 
     /// One table of the column: its entities, the column's change ticks and how to encode a
@@ -481,10 +481,10 @@ impl ColumnSink for ColumnRefresh<'_> {
             _ => false,
         };
         let left_out = self.assets.values_left_out();
-        let chunk = match (cached, unchanged) {
-            (Some((_, chunk)), true) => {
-                self.stats.chunks_reused += 1;
-                chunk
+        let piece = match (cached, unchanged) {
+            (Some((_, piece)), true) => {
+                self.stats.pieces_reused += 1;
+                piece
             }
             _ => {
                 let mut bytes = Rows::default();
@@ -493,20 +493,20 @@ impl ColumnSink for ColumnRefresh<'_> {
                     .push(|out| encode(writer, out))
                     .map_err(|problem| self.problem(problem))?;
                 self.stats.rows_encoded += 1;
-                self.stats.chunks_rebuilt += 1;
-                Arc::new(Chunk::ready(Arc::default(), bytes))
+                self.stats.pieces_rebuilt += 1;
+                Arc::new(Piece::ready(Arc::default(), bytes))
             }
         };
-        // Kept unless it left run-time handles out, as a table's chunks are.
+        // Kept unless it left run-time handles out, as a table's pieces are.
         if self.assets.values_left_out() == left_out {
-            self.cache.resource = Some((entity, Arc::clone(&chunk)));
+            self.cache.resource = Some((entity, Arc::clone(&piece)));
         }
-        self.chunks.push(chunk);
+        self.pieces.push(piece);
         Ok(())
     }
 }
 
-/// The entities of `rows` of a table, for a chunk of its own.
+/// The entities of `rows` of a table, for a piece of its own.
 fn rows_of(entities: &[Entity], rows: &[usize]) -> Arc<[Entity]> {
     rows.iter().map(|&row| entities[row]).collect()
 }

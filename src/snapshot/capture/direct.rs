@@ -1,13 +1,13 @@
 //! A full capture's column: the sink that writes each value straight into the blob, with no
-//! chunks kept. It shares the typed walk with the cache's column and the blob writer with
+//! pieces kept. It shares the typed walk with the cache's column and the blob writer with
 //! [`PendingSnapshot::finish`](super::PendingSnapshot::finish), so the two write the same bytes;
-//! it exists because a capture through a fresh cache measured 24–38 % slower (chunks built,
+//! it exists because a capture through a fresh cache measured 24–38 % slower (pieces built,
 //! recorded and then copied into the blob).
 
-use super::chunk::{CHUNK_ROWS, Rows};
 use super::column::{SavedTables, TableSaved};
 use super::encode::{RowJob, SAMPLE_ROWS, WriterRecipe, encode_spread, pool_worth_it};
 use super::hierarchy::DenseIndex;
+use super::piece::{PIECE_ROWS, Rows};
 use crate::snapshot::blob::{BlobWriter, OpenColumn};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::{ColumnSink, EncodeResource, EncodeRow};
@@ -48,7 +48,7 @@ impl DirectColumn<'_, '_> {
             .map_err(|problem| problem.into_error(writer.type_path()))
     }
 
-    /// A large table's saved rows from `first` on: encoded in chunks spread over the compute
+    /// A large table's saved rows from `first` on: encoded in pieces spread over the compute
     /// pool, then copied into the blob in order (a copy the sequential path does not make,
     /// paid for when the encoding is shared: see `encode.rs`).
     fn rows_in_parallel(
@@ -62,7 +62,7 @@ impl DirectColumn<'_, '_> {
             .filter_map(|row| Some((row, self.index.get(entities[row])?)))
             .unzip();
         let jobs: Vec<RowJob<'_>> = rows
-            .chunks(CHUNK_ROWS)
+            .chunks(PIECE_ROWS)
             .map(|offsets| RowJob { first: 0, offsets })
             .collect();
         let encoded: Vec<Rows> = encode_spread(pool, &jobs, self.recipe, encode)

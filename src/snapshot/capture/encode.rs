@@ -1,4 +1,4 @@
-//! Encoding many rows of a table's column (a cached capture's changed or rebuilt chunks, a full
+//! Encoding many rows of a table's column (a cached capture's changed or rebuilt pieces, a full
 //! capture's table): on the calling thread alone when they cost little, else spread over
 //! Bevy's `ComputeTaskPool` with the calling thread helping.
 //!
@@ -8,9 +8,9 @@
 //! save, and on worlds of strings, maps and long `Vec`s that is several milliseconds at 100k
 //! entities (issue 24's frame bench). The capture runs in an exclusive system, so the frame's
 //! other systems wait for it and the compute pool's threads are idle: they can share the
-//! encoding. The chunks are independent (each job writes its own `Rows`), and the world is
+//! encoding. The pieces are independent (each job writes its own `Rows`), and the world is
 //! only read, so the tasks need no locks; the calling thread puts the results together in
-//! order, so the chunks, and the blob, are the same as a sequential capture's.
+//! order, so the pieces, and the blob, are the same as a sequential capture's.
 //!
 //! Copying the changed values for the async pool to encode later, as the issue suggested, was
 //! measured first: a map of strings costs about as much to copy (`reflect_clone`) as to encode
@@ -22,7 +22,7 @@
 //! [`CaptureAssets`], which is not shared between threads: such a column is encoded on the main
 //! thread alone.
 
-use super::chunk::Rows;
+use super::piece::Rows;
 use crate::snapshot::register::EncodeRow;
 use crate::snapshot::value::assets::{CaptureAssets, CaptureProblem, RuntimeAssetHandles};
 use crate::snapshot::value::{TypeOps, ValueWriter};
@@ -45,7 +45,7 @@ const WORTH_SPREADING: Duration = Duration::from_micros(200);
 /// runs until none are left rather than one equal share.
 const RUNS_PER_THREAD: usize = 4;
 
-/// The rows of one chunk to encode: table rows `first + offset`, for each offset (ascending).
+/// The rows of one piece to encode: table rows `first + offset`, for each offset (ascending).
 pub(super) struct RowJob<'j> {
     pub(super) first: usize,
     pub(super) offsets: &'j [usize],

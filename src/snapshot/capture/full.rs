@@ -1,5 +1,5 @@
 //! A full capture: the entity and key tables first, then every registered type's walk writing
-//! straight into the blob through a [`DirectColumn`] (no chunks kept).
+//! straight into the blob through a [`DirectColumn`] (no pieces kept).
 
 use super::column::SavedTables;
 use super::direct::DirectColumn;

@@ -1,38 +1,38 @@
 //! Captures kept in memory (the plugin's rewind points), sharing what they have in common.
 //!
 //! A [`SnapshotHistory`] turns each capture of one [`CaptureCache`](super::CaptureCache) into a
-//! [`KeptSnapshot`]: per column, one node per chunk. A chunk the next capture reuses keeps its
-//! node, so unchanged chunks are shared by every kept snapshot and with the cache. When the next
-//! capture *patches* a chunk, the chunk's node stops holding the chunk and keeps only the rows
-//! that differ from the patched chunk's node: the newest capture is whole and each older one is
+//! [`KeptSnapshot`]: per column, one node per piece. A piece the next capture reuses keeps its
+//! node, so unchanged pieces are shared by every kept snapshot and with the cache. When the next
+//! capture *patches* a piece, the piece's node stops holding the piece and keeps only the rows
+//! that differ from the patched piece's node: the newest capture is whole and each older one is
 //! the rows it had before the newer changed them (reverse deltas, as an undo stack keeps them).
-//! So N kept snapshots of a world that changes 1 % between them cost about one set of chunks,
+//! So N kept snapshots of a world that changes 1 % between them cost about one set of pieces,
 //! shared with the cache, plus N times 1 % of the rows; dropping the oldest frees exactly its
 //! own rows, with no work; and the main thread's part of keeping a capture is a lookup per
-//! chunk and a copy of the changed rows' old values, read through the patches without putting
+//! piece and a copy of the changed rows' old values, read through the patches without putting
 //! them together.
 //!
-//! A chunk rebuilt rather than patched (its table's entities changed: a spawn or despawn) gets a
-//! whole node of its own, and the node of the chunk it replaced stays whole, unless it was
-//! rebuilt with the same entities and rows (the cache rebuilds the chunks of types that can
-//! hold asset handles at every capture): then it shares the last capture's node. Chunks of
+//! A piece rebuilt rather than patched (its table's entities changed: a spawn or despawn) gets a
+//! whole node of its own, and the node of the piece it replaced stays whole, unless it was
+//! rebuilt with the same entities and rows (the cache rebuilds the pieces of types that can
+//! hold asset handles at every capture): then it shares the last capture's node. Pieces of
 //! captures the history did not record get whole nodes too: record every capture of the cache
 //! while snapshots are kept.
 //!
 //! Putting a kept snapshot back together ([`KeptSnapshot::pending`]) lays each node's rows over
-//! the newer ones in one pass per chunk, and runs off the main thread.
+//! the newer ones in one pass per piece, and runs off the main thread.
 
-use super::chunk::{Chunk, ChunkParts, Layer, Rows};
 use super::hierarchy::{Hierarchy, OrderMemo};
 use super::join::JoinMemo;
 use super::keys::KeyTable;
 use super::pending::{ColumnId, PendingSnapshot};
+use super::piece::{Layer, Piece, PieceParts, Rows};
 use bevy::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-/// Older rows laid over a newer chunk: the rows (ascending, relative to the chunk) and their
+/// Older rows laid over a newer piece: the rows (ascending, relative to the piece) and their
 /// values, in the same order.
 pub(super) type OlderRows = (Arc<[usize]>, Arc<Rows>);
 
@@ -40,7 +40,7 @@ pub(super) type OlderRows = (Arc<[usize]>, Arc<Rows>);
 const MAX_CHAIN: usize = 8;
 
 /// The rows `layers` name (ascending), each with its value in the nearest layer that holds
-/// it, for a chunk of `rows` rows: without sorting, as chains can be long.
+/// it, for a piece of `rows` rows: without sorting, as chains can be long.
 pub(super) fn merge_layers(
     layers: &[(Arc<[usize]>, Arc<Rows>)],
     rows: usize,
@@ -65,7 +65,7 @@ pub(super) fn merge_layers(
 }
 
 /// Captures of one [`CaptureCache`](super::CaptureCache), kept as [`KeptSnapshot`]s that share
-/// unchanged chunks and keep only the changed rows of older captures (see the
+/// unchanged pieces and keep only the changed rows of older captures (see the
 /// module docs in `history.rs`).
 ///
 /// ```
@@ -95,14 +95,14 @@ pub(super) fn merge_layers(
 /// ```
 #[derive(Default)]
 pub struct SnapshotHistory {
-    /// The nodes of the last recorded capture's chunks, by chunk id.
+    /// The nodes of the last recorded capture's pieces, by piece id.
     last: HashMap<u64, Arc<Node>>,
-    /// The same nodes by column and chunk, in the capture's order.
+    /// The same nodes by column and piece, in the capture's order.
     last_columns: Vec<Vec<Arc<Node>>>,
     /// The last recorded capture's saved entities.
     last_matched: Option<Arc<Matched>>,
-    /// The chunks' entity arrays the kept snapshots hold, each counted once however many
-    /// columns' chunks and snapshots share it.
+    /// The pieces' entity arrays the kept snapshots hold, each counted once however many
+    /// columns' pieces and snapshots share it.
     entity_arrays: SharedCount,
     /// The hierarchy tables they hold, each counted once however many snapshots share it.
     hierarchy_tables: SharedCount,
@@ -123,16 +123,16 @@ pub struct KeptSnapshot {
 }
 
 impl SnapshotHistory {
-    /// Keeps `pending` (a capture of the cache this history records), sharing every chunk it
-    /// has in common with the last recorded capture; the nodes of the chunks it patched keep
+    /// Keeps `pending` (a capture of the cache this history records), sharing every piece it
+    /// has in common with the last recorded capture; the nodes of the pieces it patched keep
     /// only their changed rows from now on. Call it for every capture of the cache, also
     /// those whose kept snapshot is dropped at once (a save's), so that no patch goes unseen.
     pub fn record(&mut self, pending: &PendingSnapshot) -> KeptSnapshot {
         let mut nodes = HashMap::with_capacity(self.last.len());
         let columns: Vec<(ColumnId, Vec<Arc<Node>>)> = (pending.columns.iter().enumerate())
-            .map(|(c, (column, chunks))| {
-                let kept = (chunks.iter().enumerate())
-                    .map(|(i, chunk)| self.node_of(chunk, (c, i), &mut nodes));
+            .map(|(c, (column, pieces))| {
+                let kept = (pieces.iter().enumerate())
+                    .map(|(i, piece)| self.node_of(piece, (c, i), &mut nodes));
                 (column.clone(), kept.collect())
             })
             .collect();
@@ -149,8 +149,8 @@ impl SnapshotHistory {
         }
     }
 
-    /// The bytes the kept snapshots hold: whole chunks (counted even while the cache shares
-    /// them), older rows, entity tables, the chunks' entity arrays and the hierarchy tables.
+    /// The bytes the kept snapshots hold: whole pieces (counted even while the cache shares
+    /// them), older rows, entity tables, the pieces' entity arrays and the hierarchy tables.
     /// An estimate from above.
     pub fn memory(&self) -> usize {
         self.meter.0.load(Ordering::Relaxed)
@@ -164,7 +164,7 @@ impl SnapshotHistory {
         self.last_matched = None;
     }
 
-    /// The counts of the entity arrays of `nodes`' chunks (all whole when a capture is
+    /// The counts of the entity arrays of `nodes`' pieces (all whole when a capture is
     /// recorded) and of the hierarchy tables, each shared with the snapshots that hold it
     /// already.
     fn count_shared(&mut self, nodes: &[Arc<Node>], hierarchy: &Hierarchy) -> Arc<[Arc<Counted>]> {
@@ -172,10 +172,10 @@ impl SnapshotHistory {
         self.hierarchy_tables.forget_dropped();
         let mut counted = Vec::new();
         for node in nodes {
-            if let Body::Whole(chunk) = &*node.body() {
-                let bytes = size_of_val::<[Entity]>(&chunk.entities);
+            if let Body::Whole(piece) = &*node.body() {
+                let bytes = size_of_val::<[Entity]>(&piece.entities);
                 let meter = &self.meter;
-                counted.push(self.entity_arrays.count(&chunk.entities, bytes, meter));
+                counted.push(self.entity_arrays.count(&piece.entities, bytes, meter));
             }
         }
         for table in hierarchy.tables() {
@@ -187,43 +187,43 @@ impl SnapshotHistory {
         counted.into()
     }
 
-    /// The node of `chunk` (the `at`-th of its column): its node from the last capture when the
-    /// cache reused it or rebuilt it the same, else a new whole node (and the node of the chunk
+    /// The node of `piece` (the `at`-th of its column): its node from the last capture when the
+    /// cache reused it or rebuilt it the same, else a new whole node (and the node of the piece
     /// it patches keeps only the changed rows).
     fn node_of(
         &self,
-        chunk: &Arc<Chunk>,
+        piece: &Arc<Piece>,
         at: (usize, usize),
         nodes: &mut HashMap<u64, Arc<Node>>,
     ) -> Arc<Node> {
-        let node = match self.last.get(&chunk.id()) {
+        let node = match self.last.get(&piece.id()) {
             Some(node) => Arc::clone(node),
-            None => self.rebuilt_same(chunk, at).unwrap_or_else(|| {
-                let node = Node::new(Body::Whole(Arc::clone(chunk)), &self.meter);
-                self.link_older(chunk, &node);
+            None => self.rebuilt_same(piece, at).unwrap_or_else(|| {
+                let node = Node::new(Body::Whole(Arc::clone(piece)), &self.meter);
+                self.link_older(piece, &node);
                 node
             }),
         };
-        nodes.insert(chunk.id(), Arc::clone(&node));
+        nodes.insert(piece.id(), Arc::clone(&node));
         node
     }
 
-    /// The last capture's node at `at` when `chunk` was rebuilt with the same entities and rows
-    /// (the cache rebuilds every capture the chunks of types that can hold asset handles):
-    /// points then share it as they share a reused chunk.
-    fn rebuilt_same(&self, chunk: &Chunk, (column, index): (usize, usize)) -> Option<Arc<Node>> {
+    /// The last capture's node at `at` when `piece` was rebuilt with the same entities and rows
+    /// (the cache rebuilds every capture the pieces of types that can hold asset handles):
+    /// points then share it as they share a reused piece.
+    fn rebuilt_same(&self, piece: &Piece, (column, index): (usize, usize)) -> Option<Arc<Node>> {
         let node = self.last_columns.get(column)?.get(index)?;
         let same = match &*node.body() {
-            Body::Whole(old) => old.same_as(chunk),
+            Body::Whole(old) => old.same_as(piece),
             Body::Older { .. } => false,
         };
         same.then(|| Arc::clone(node))
     }
 
-    /// When `chunk` patches a chunk of the last capture, that chunk's node becomes the rows
+    /// When `piece` patches a piece of the last capture, that piece's node becomes the rows
     /// the patch changed, as they were, over `node`.
-    fn link_older(&self, chunk: &Chunk, node: &Arc<Node>) {
-        let ChunkParts::Patch { old, changed, .. } = chunk.parts() else {
+    fn link_older(&self, piece: &Piece, node: &Arc<Node>) {
+        let PieceParts::Patch { old, changed, .. } = piece.parts() else {
             return;
         };
         if let Some(older) = self.last.get(&old.id()) {
@@ -271,11 +271,11 @@ impl KeptSnapshot {
         valid.collect()
     }
 
-    /// The chunks of `type_path`'s column, put together.
-    pub(crate) fn column_chunks(&self, type_path: &str) -> Vec<Arc<Chunk>> {
+    /// The pieces of `type_path`'s column, put together.
+    pub(crate) fn column_pieces(&self, type_path: &str) -> Vec<Arc<Piece>> {
         let column = self.columns.iter().find(|(c, _)| c.type_path == type_path);
         column.map_or_else(Vec::new, |(_, nodes)| {
-            nodes.iter().map(Node::chunk).collect()
+            nodes.iter().map(Node::piece).collect()
         })
     }
 
@@ -286,13 +286,13 @@ impl KeptSnapshot {
 
     /// The kept capture put back together, ready for
     /// [`PendingSnapshot::finish`] to write the blob the capture would have written. Lays the
-    /// older rows over the newer ones chunk by chunk (a copy of each chunk that changed since),
-    /// so run it off the main thread. The chunks it puts together are kept whole from then on.
+    /// older rows over the newer ones piece by piece (a copy of each piece that changed since),
+    /// so run it off the main thread. The pieces it puts together are kept whole from then on.
     pub fn pending(&self) -> PendingSnapshot {
         let columns = self
             .columns
             .iter()
-            .map(|(column, nodes)| (column.clone(), nodes.iter().map(Node::chunk).collect()))
+            .map(|(column, nodes)| (column.clone(), nodes.iter().map(Node::piece).collect()))
             .collect();
         PendingSnapshot {
             matched: self.matched.entities.to_vec(),
@@ -312,7 +312,7 @@ struct Matched {
     _counted: Counted,
 }
 
-/// One chunk's rows as a history keeps them.
+/// One piece's rows as a history keeps them.
 pub(super) struct Node {
     body: Mutex<Body>,
     meter: Meter,
@@ -320,8 +320,8 @@ pub(super) struct Node {
 
 #[derive(Clone)]
 enum Body {
-    /// The chunk itself.
-    Whole(Arc<Chunk>),
+    /// The piece itself.
+    Whole(Arc<Piece>),
     /// The rows of `newer`, except `changed` (ascending), whose values here are `values`.
     Older {
         newer: Arc<Node>,
@@ -333,7 +333,7 @@ enum Body {
 impl Body {
     fn heap_bytes(&self) -> usize {
         match self {
-            Body::Whole(chunk) => chunk.heap_bytes(),
+            Body::Whole(piece) => piece.heap_bytes(),
             Body::Older {
                 changed, values, ..
             } => values.heap_bytes() + size_of_val::<[usize]>(changed),
@@ -360,14 +360,14 @@ impl Node {
         *body = with;
     }
 
-    /// A whole node whose chunk `newer`'s chunk patched keeps only the rows `changed`, as
+    /// A whole node whose piece `newer`'s piece patched keeps only the rows `changed`, as
     /// they were.
     fn make_older(&self, newer: &Arc<Node>, changed: Arc<[usize]>) {
         let mut body = self.body();
-        let Body::Whole(chunk) = &*body else {
-            return; // only a whole node's chunk is patched by the next capture
+        let Body::Whole(piece) = &*body else {
+            return; // only a whole node's piece is patched by the next capture
         };
-        let values = Arc::new(chunk.rows_at(&changed));
+        let values = Arc::new(piece.rows_at(&changed));
         let newer = Arc::clone(newer);
         self.replace(
             &mut body,
@@ -381,16 +381,16 @@ impl Node {
 
     /// The rows that differ between this node and the newer captures, as layers (nearest
     /// first: changed rows, ascending, and their values here or in a capture between), and
-    /// the whole chunk the chain ends in. Puts no chunk together; a chain longer than
+    /// the whole piece the chain ends in. Puts no piece together; a chain longer than
     /// [`MAX_CHAIN`] is merged into one layer over the node it ends in first, so that every
     /// capture after a point (saves, points, rewinds) does not make each later walk longer.
-    pub(super) fn chain(self: &Arc<Self>) -> (Vec<OlderRows>, Arc<Chunk>) {
+    pub(super) fn chain(self: &Arc<Self>) -> (Vec<OlderRows>, Arc<Piece>) {
         let mut layers = Vec::new();
         let mut node = Arc::clone(self);
         let end = loop {
             let body = node.body().clone();
             match body {
-                Body::Whole(chunk) => break chunk,
+                Body::Whole(piece) => break piece,
                 Body::Older {
                     newer,
                     changed,
@@ -415,10 +415,10 @@ impl Node {
         (layers, end)
     }
 
-    /// The node's rows as a chunk: its own chunk, or the newer chunk it ends in with the
-    /// older rows of every node on the way laid over it (the nearest first). The chunk put
+    /// The node's rows as a piece: its own piece, or the newer piece it ends in with the
+    /// older rows of every node on the way laid over it (the nearest first). The piece put
     /// together replaces the node's body, freeing the newer nodes no one else holds.
-    pub(super) fn chunk(self: &Arc<Self>) -> Arc<Chunk> {
+    pub(super) fn piece(self: &Arc<Self>) -> Arc<Piece> {
         let (layers, newest) = self.chain();
         if layers.is_empty() {
             return newest;
@@ -428,9 +428,9 @@ impl Node {
             .map(|(changed, values)| Layer { changed, values })
             .collect();
         let rows = Rows::layered(newest.bytes(), &over);
-        let chunk = Arc::new(Chunk::ready(Arc::clone(&newest.entities), rows));
-        self.replace(&mut self.body(), Body::Whole(Arc::clone(&chunk)));
-        chunk
+        let piece = Arc::new(Piece::ready(Arc::clone(&newest.entities), rows));
+        self.replace(&mut self.body(), Body::Whole(Arc::clone(&piece)));
+        piece
     }
 }
 

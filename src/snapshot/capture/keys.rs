@@ -2,7 +2,7 @@
 //! may reference), read on the main thread, and the check that no two entities share a key.
 
 use super::column::SavedTables;
-use crate::snapshot::blob::StoredKey;
+use crate::snapshot::blob::StoredLevelKey;
 use crate::snapshot::error::{NamedEntity, SnapshotError};
 use crate::snapshot::register::{Keyed, SaveRegistry};
 use bevy::prelude::*;
@@ -14,8 +14,8 @@ pub(super) struct KeyTable {
 }
 
 impl KeyTable {
-    /// Reads the keyed entities of `world`. Two entities with one [`SaveKey`](crate::snapshot::SaveKey)
-    /// (saved or not) are [`SnapshotError::DuplicateSaveKey`], since a load could not tell
+    /// Reads the keyed entities of `world`. Two entities with one [`LevelKey`](crate::snapshot::LevelKey)
+    /// (saved or not) are [`SnapshotError::DuplicateLevelKey`], since a load could not tell
     /// which one a reference meant; a name shared by several entities keys none of them.
     pub(super) fn collect(
         world: &World,
@@ -23,7 +23,7 @@ impl KeyTable {
         saved: &SavedTables,
     ) -> Result<Self, SnapshotError> {
         let unsaved = |archetype| !saved.archetype(archetype);
-        let mut keyed = registry.entity_keys().collect(world, unsaved);
+        let mut keyed = registry.level_keys().collect(world, unsaved);
         keyed.sort_unstable_by_key(|keyed| (keyed.key, keyed.entity.to_bits()));
         refuse_duplicates(world, &keyed)?;
         let keyed = without_shared_names(keyed);
@@ -42,10 +42,10 @@ impl KeyTable {
     }
 
     /// The table as the blob writer takes it.
-    pub(super) fn stored(&self) -> Vec<StoredKey<'_>> {
+    pub(super) fn stored(&self) -> Vec<StoredLevelKey<'_>> {
         self.keys
             .iter()
-            .map(|(entity_id, key)| StoredKey {
+            .map(|(entity_id, key)| StoredLevelKey {
                 entity_id: *entity_id,
                 key,
             })
@@ -53,7 +53,7 @@ impl KeyTable {
     }
 }
 
-/// The first two entities (by key, then id) that share a `SaveKey`, as an error (`keyed` is
+/// The first two entities (by key, then id) that share a `LevelKey`, as an error (`keyed` is
 /// sorted by key).
 fn refuse_duplicates(world: &World, keyed: &[Keyed<'_>]) -> Result<(), SnapshotError> {
     let explicit: Vec<&Keyed<'_>> = keyed.iter().filter(|keyed| !keyed.by_name).collect();
@@ -66,7 +66,7 @@ fn refuse_duplicates(world: &World, keyed: &[Keyed<'_>]) -> Result<(), SnapshotE
             .get::<Name>(entity)
             .map(|name| name.as_str().to_owned()),
     };
-    Err(SnapshotError::DuplicateSaveKey {
+    Err(SnapshotError::DuplicateLevelKey {
         key: pair[0].key.to_owned(),
         first: named(pair[0].entity),
         second: named(pair[1].entity),

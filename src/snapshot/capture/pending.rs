@@ -1,10 +1,10 @@
-//! The pool's part of a capture: the entity table put in order, the chunks joined into the
+//! The pool's part of a capture: the entity table put in order, the pieces joined into the
 //! blob, the blob hashed. Needs no world.
 
-use super::chunk::Chunk;
 use super::hierarchy::{Hierarchy, OrderMemo};
 use super::join::{JoinMemo, Joiner};
 use super::keys::KeyTable;
+use super::piece::Piece;
 use crate::format::{BlobPieces, SaveBundle, WorldState};
 use crate::snapshot::blob::{BlobWriter, ColumnKind, state_hash};
 use crate::snapshot::register::SaveableEntry;
@@ -90,11 +90,11 @@ pub struct PendingSnapshot {
     /// The last capture's ordered entity table, to take over when nothing it depends on
     /// changed.
     pub(super) order: OrderMemo,
-    /// The rows the last capture's blob joined, to take over for the chunks that did not
+    /// The rows the last capture's blob joined, to take over for the pieces that did not
     /// change.
     pub(super) joins: JoinMemo,
     pub(super) keys: KeyTable,
-    pub(super) columns: Vec<(ColumnId, Vec<Arc<Chunk>>)>,
+    pub(super) columns: Vec<(ColumnId, Vec<Arc<Piece>>)>,
     pub(super) handles_left_out: Vec<LeftOutHandle>,
 }
 
@@ -119,44 +119,44 @@ impl PendingSnapshot {
         &self.hierarchy
     }
 
-    /// Each registered type's column: its header and its chunks, in registry order.
-    pub(crate) fn columns(&self) -> &[(ColumnId, Vec<Arc<Chunk>>)] {
+    /// Each registered type's column: its header and its pieces, in registry order.
+    pub(crate) fn columns(&self) -> &[(ColumnId, Vec<Arc<Piece>>)] {
         &self.columns
     }
 
-    /// Puts every patched chunk together, as [`finish`](Self::finish) would first, without
+    /// Puts every patched piece together, as [`finish`](Self::finish) would first, without
     /// writing the blob: for a capture that is kept but not written (a rewind point), off the
     /// main thread, so that later captures never put long chains of patches together there.
     pub fn settle(&self) {
-        for (_, chunks) in &self.columns {
-            for chunk in chunks {
-                chunk.bytes();
+        for (_, pieces) in &self.columns {
+            for piece in pieces {
+                piece.bytes();
             }
         }
     }
 
     /// Orders the entity table (or takes over the last capture's order, when nothing it
-    /// depends on changed), gives every row its entity index and joins the chunks into the
-    /// blob (taking over the last blob's rows for the chunks that did not change, see
+    /// depends on changed), gives every row its entity index and joins the pieces into the
+    /// blob (taking over the last blob's rows for the pieces that did not change, see
     /// `join.rs`), then hashes it. Needs no world: the plugin runs it on the task pool.
     pub fn finish(self) -> Snapshot {
         let entities = self.order.order(&self.hierarchy, self.matched);
         let values: usize = self
             .columns
             .iter()
-            .flat_map(|(_, chunks)| chunks)
-            .map(|chunk| chunk.bytes().byte_len() + chunk.rows() * 2)
+            .flat_map(|(_, pieces)| pieces)
+            .map(|piece| piece.bytes().byte_len() + piece.rows() * 2)
             .sum();
         let capacity = values + entities.len() * 4 + 1024;
         let ids = entities.iter().map(|entity| entity.to_bits());
         let mut blob = BlobWriter::new(ids, &self.keys.stored(), capacity);
-        let chunks: usize = self.columns.iter().map(|(_, chunks)| chunks.len()).sum();
-        let mut cuts = PieceCuts::with_capacity(chunks + 2 * self.columns.len() + 1);
+        let pieces: usize = self.columns.iter().map(|(_, pieces)| pieces.len()).sum();
+        let mut cuts = PieceCuts::with_capacity(pieces + 2 * self.columns.len() + 1);
         // The entity and key tables are written anew every save: cut by content.
         cuts.content_defined(blob.bytes.len());
         let mut joiner = Joiner::new(&self.joins, &entities);
         let (mut components, mut resources) = (0, 0);
-        for (column, chunks) in &self.columns {
+        for (column, pieces) in &self.columns {
             let cuts_before = cuts.len();
             let mut open = blob.open_column(
                 column.type_path,
@@ -166,7 +166,7 @@ impl PendingSnapshot {
             );
             // The header's row count is filled in when the column closes: hashed later.
             cuts.hashed_later(blob.bytes.len());
-            joiner.write_rows(&mut blob, &mut open, chunks, &mut cuts);
+            joiner.write_rows(&mut blob, &mut open, pieces, &mut cuts);
             let rows = blob.close_column(open) as usize;
             if rows == 0 {
                 cuts.truncate(cuts_before);

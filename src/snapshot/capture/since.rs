@@ -1,19 +1,19 @@
 //! What changed between a kept snapshot and a later capture of the same cache, read from the
 //! history's reverse deltas: the rows an in-place restore of the kept snapshot compares.
 //!
-//! Each kept node's chain (its older rows, layer after layer, down to the whole chunk it ends
-//! in) says which rows changed since it was kept. When the chain ends in a chunk of the later
+//! Each kept node's chain (its older rows, layer after layer, down to the whole piece it ends
+//! in) says which rows changed since it was kept. When the chain ends in a piece of the later
 //! capture, only the rows its layers name can differ, and the entities are the same ones, row
 //! for row. A chain that ends elsewhere (the table's entities changed: a spawn, a despawn, an
-//! insert or a removal rebuilt the chunk) promises nothing: the node's rows are put together
-//! and compared entity by entity, as are the later capture's chunks no chain reached.
+//! insert or a removal rebuilt the piece) promises nothing: the node's rows are put together
+//! and compared entity by entity, as are the later capture's pieces no chain reached.
 //!
-//! Two captures of a world that changed 1 % between them differ in a few rows of the chunks
+//! Two captures of a world that changed 1 % between them differ in a few rows of the pieces
 //! of the types that changed: those rows are all that is copied here.
 
-use super::chunk::{Chunk, Rows};
 use super::history::{KeptSnapshot, Node, OlderRows, merge_layers};
 use super::pending::PendingSnapshot;
+use super::piece::{Piece, Rows};
 use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
 use std::collections::HashMap;
@@ -29,15 +29,15 @@ pub(crate) struct KeptChanges {
 pub(crate) struct ColumnChanges {
     pub(crate) type_path: &'static str,
     pub(crate) kind: ColumnKind,
-    /// Rows of chunks both captures hold, with the same entities.
+    /// Rows of pieces both captures hold, with the same entities.
     pub(crate) pairs: Vec<RowPairs>,
-    /// The kept snapshot's chunks no chain links to the later capture, put together.
-    pub(crate) kept_only: Vec<Arc<Chunk>>,
-    /// The later capture's chunks no kept chain reached.
-    pub(crate) live_only: Vec<Arc<Chunk>>,
+    /// The kept snapshot's pieces no chain links to the later capture, put together.
+    pub(crate) kept_only: Vec<Arc<Piece>>,
+    /// The later capture's pieces no kept chain reached.
+    pub(crate) live_only: Vec<Arc<Piece>>,
 }
 
-/// Rows of one chunk (the same entities in both captures) whose values may differ.
+/// Rows of one piece (the same entities in both captures) whose values may differ.
 pub(crate) struct RowPairs {
     pub(crate) entities: Arc<[Entity]>,
     /// The rows, ascending.
@@ -48,17 +48,17 @@ pub(crate) struct RowPairs {
     pub(crate) live: Rows,
 }
 
-/// The later capture's chunks of one column, by id.
+/// The later capture's pieces of one column, by id.
 struct LiveColumn<'a> {
     kind: ColumnKind,
-    chunks: &'a [Arc<Chunk>],
+    pieces: &'a [Arc<Piece>],
     by_id: HashMap<u64, usize>,
 }
 
 impl KeptSnapshot {
     /// How many rows bringing this snapshot back over `live` (a later capture of the same
     /// cache, recorded by the same history) compares: the rows the chains name, and every
-    /// row of the chunks no chain pairs. Walks the chains; copies nothing.
+    /// row of the pieces no chain pairs. Walks the chains; copies nothing.
     pub fn rows_changed_since(&self, live: &PendingSnapshot) -> usize {
         let live = live_columns(live);
         let mut rows = 0;
@@ -70,7 +70,7 @@ impl KeptSnapshot {
                     .sum::<usize>();
                 continue;
             };
-            let mut reached = vec![false; live.chunks.len()];
+            let mut reached = vec![false; live.pieces.len()];
             for node in nodes {
                 let (layers, end) = node.chain();
                 match live.by_id.get(&end.id()) {
@@ -82,11 +82,11 @@ impl KeptSnapshot {
                 }
             }
             let unreached = live
-                .chunks
+                .pieces
                 .iter()
                 .zip(&reached)
                 .filter(|(_, reached)| !**reached);
-            rows += unreached.map(|(chunk, _)| chunk.rows()).sum::<usize>();
+            rows += unreached.map(|(piece, _)| piece.rows()).sum::<usize>();
         }
         rows
     }
@@ -109,7 +109,7 @@ impl KeptSnapshot {
     }
 }
 
-/// How many rows `layers` name, each counted once, in a chunk of `rows` rows.
+/// How many rows `layers` name, each counted once, in a piece of `rows` rows.
 fn distinct_rows(layers: &[OlderRows], rows: usize) -> usize {
     match layers {
         [] => 0,
@@ -125,11 +125,11 @@ fn distinct_rows(layers: &[OlderRows], rows: usize) -> usize {
 
 fn live_columns(live: &PendingSnapshot) -> HashMap<&'static str, LiveColumn<'_>> {
     (live.columns().iter())
-        .map(|(column, chunks)| {
-            let by_id = (chunks.iter().enumerate()).map(|(at, c)| (c.id(), at));
+        .map(|(column, pieces)| {
+            let by_id = (pieces.iter().enumerate()).map(|(at, c)| (c.id(), at));
             let live = LiveColumn {
                 kind: column.kind,
-                chunks,
+                pieces,
                 by_id: by_id.collect(),
             };
             (column.type_path, live)
@@ -137,7 +137,7 @@ fn live_columns(live: &PendingSnapshot) -> HashMap<&'static str, LiveColumn<'_>>
         .collect()
 }
 
-/// One column's changes: each kept node's chain paired with the live chunk it ends in, or
+/// One column's changes: each kept node's chain paired with the live piece it ends in, or
 /// put together when it ends elsewhere.
 fn column_changes(
     type_path: &'static str,
@@ -152,8 +152,8 @@ fn column_changes(
         kept_only: Vec::new(),
         live_only: Vec::new(),
     };
-    let live_chunks = live.as_ref().map_or(&[][..], |live| live.chunks);
-    let mut reached = vec![false; live_chunks.len()];
+    let live_pieces = live.as_ref().map_or(&[][..], |live| live.pieces);
+    let mut reached = vec![false; live_pieces.len()];
     for node in nodes {
         let (layers, end) = node.chain();
         let at = live
@@ -166,20 +166,20 @@ fn column_changes(
                     changes.pairs.push(pairs);
                 }
             }
-            None => changes.kept_only.push(node.chunk()),
+            None => changes.kept_only.push(node.piece()),
         }
     }
-    let unreached = live_chunks
+    let unreached = live_pieces
         .iter()
         .zip(reached)
         .filter(|(_, reached)| !reached);
-    changes.live_only = unreached.map(|(chunk, _)| Arc::clone(chunk)).collect();
+    changes.live_only = unreached.map(|(piece, _)| Arc::clone(piece)).collect();
     changes
 }
 
 /// The rows `layers` name (each with its value in the nearest layer that holds it) and their
 /// values in `end`; `None` when no row changed.
-fn row_pairs(layers: &[OlderRows], end: &Chunk) -> Option<RowPairs> {
+fn row_pairs(layers: &[OlderRows], end: &Piece) -> Option<RowPairs> {
     let (rows, kept) = match layers {
         [] => return None,
         // One layer (the common case, and every merged chain): its rows as they are.

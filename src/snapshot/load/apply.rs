@@ -49,7 +49,7 @@ pub enum LoadMode {
 ///
 /// Entity references inside values (`Entity` fields of components that map entities, and
 /// `ChildOf`) are remapped to the new entities, and references to keyed unsaved entities (see
-/// [`SaveKey`](crate::snapshot::SaveKey)) to the live entities with the same keys; a key no
+/// [`LevelKey`](crate::snapshot::LevelKey)) to the live entities with the same keys; a key no
 /// single live entity has is listed in [`ApplyReport::dropped_references`] and warned about
 /// once. A reference to an entity that was neither saved nor keyed becomes
 /// `Entity::PLACEHOLDER`, counted in [`ApplyReport::unmapped_references`] and logged as
@@ -111,7 +111,7 @@ fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Appl
     };
     // Keys are looked up before the spawn: a reference into the level means the level's
     // entity, never one this load brings.
-    let keys = ResolvedKeys::resolve(world, registry.entity_keys(), keys);
+    let keys = ResolvedKeys::resolve(world, registry.level_keys(), keys);
     let spawned = spawn_empty_entities(world, saved_ids.len());
     let mut mapper = SavedEntityMapper::new(&saved_ids, &spawned, keys);
     let types = WorldTypes::new(world, registry.entries());

@@ -14,7 +14,7 @@
 
 use super::column::{ColumnDecoder, ReaderFn, WITH_PLANS, registered, value_error};
 use crate::snapshot::blob::{
-    BlobCursor, BlobError, ColumnHeader, ColumnKind, StoredKey, state_hash,
+    BlobCursor, BlobError, ColumnHeader, ColumnKind, StoredLevelKey, state_hash,
 };
 use crate::snapshot::capture::Rows;
 use crate::snapshot::error::SnapshotError;
@@ -216,7 +216,7 @@ fn entities_of(
 
 /// The keyed unsaved entities, as entities with their keys; the cursor has checked every id.
 fn keys_of(
-    keys: &[StoredKey<'_>],
+    keys: &[StoredLevelKey<'_>],
     cursor: &BlobCursor<'_>,
 ) -> Result<Vec<(Entity, String)>, SnapshotError> {
     let entities = entities_of(keys.iter().map(|key| key.entity_id), cursor)?;

@@ -16,7 +16,7 @@
 //! table.
 
 use super::column::{ColumnDecoder, WITH_PLANS, registered, value_error};
-use crate::snapshot::blob::{BlobCursor, StoredKey};
+use crate::snapshot::blob::{BlobCursor, StoredLevelKey};
 use crate::snapshot::error::SnapshotError;
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::assets::{CaptureAssets, HandleLoader, RuntimeAssetHandles};
@@ -96,7 +96,7 @@ pub fn dump_with_assets(
 struct Document<'a> {
     resources: Vec<(&'static str, String)>,
     entities: Vec<Vec<(&'static str, String)>>,
-    keys: Vec<StoredKey<'a>>,
+    keys: Vec<StoredLevelKey<'a>>,
     unregistered: Vec<(&'a str, usize)>,
 }
 

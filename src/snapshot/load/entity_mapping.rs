@@ -2,7 +2,7 @@
 //! a load spawned, or, for references to keyed unsaved entities, to the live entities with
 //! the same keys: the id map itself, and how each registered type's fields are reached.
 
-use crate::snapshot::register::{EntityKeys, SaveableEntry};
+use crate::snapshot::register::{LevelKeys, SaveableEntry};
 use crate::snapshot::value::reflect_walk::{Walk, may_hold, walk};
 use bevy::ecs::entity::{Entities, EntityHashMap};
 use bevy::ecs::reflect::ReflectMapEntities;
@@ -24,13 +24,13 @@ pub struct DroppedReference {
     /// The key of the entity it referenced.
     pub key: String,
     /// Why no live entity was found.
-    pub reason: KeyMiss,
+    pub reason: LevelKeyMiss,
 }
 
 /// Why a saved key reference found no live entity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Clone, Debug, PartialEq)]
-pub enum KeyMiss {
+pub enum LevelKeyMiss {
     /// No live entity has the key (the level changed, or was not spawned before the load).
     NoEntity,
     /// Several live entities have the key, so none was chosen.
@@ -40,10 +40,10 @@ pub enum KeyMiss {
 impl std::fmt::Display for DroppedReference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let why = match self.reason {
-            KeyMiss::NoEntity => "no live entity has that key",
-            KeyMiss::SeveralEntities => "several live entities have that key",
+            LevelKeyMiss::NoEntity => "no live entity has that level key",
+            LevelKeyMiss::SeveralEntities => "several live entities have that level key",
         };
-        write!(f, "{} → key {:?}: {why}", self.field, self.key)
+        write!(f, "{} → level key {:?}: {why}", self.field, self.key)
     }
 }
 
@@ -126,7 +126,7 @@ pub(super) struct SavedEntityMapper<'w> {
     /// How many references pointed at entities that were neither saved nor keyed.
     pub(super) unmapped: usize,
     /// Keyed entities no single live entity answers to, by saved id.
-    unresolved: EntityHashMap<(String, KeyMiss)>,
+    unresolved: EntityHashMap<(String, LevelKeyMiss)>,
     /// The references to them met so far.
     pub(super) dropped: Vec<DroppedReference>,
     /// For a snapshot of this world applied in place: its live entities, which an id the map
@@ -213,7 +213,7 @@ pub(super) struct ResolvedKeys {
     /// Saved id → the one live entity with its key.
     found: EntityHashMap<Entity>,
     /// Saved id → its key and why no entity answers to it.
-    missing: EntityHashMap<(String, KeyMiss)>,
+    missing: EntityHashMap<(String, LevelKeyMiss)>,
 }
 
 impl ResolvedKeys {
@@ -225,22 +225,22 @@ impl ResolvedKeys {
     }
 
     /// Finds, for each stored key, the one live entity of `world` that has it.
-    pub(super) fn resolve(world: &World, source: EntityKeys, keys: Vec<(Entity, String)>) -> Self {
+    pub(super) fn resolve(world: &World, source: LevelKeys, keys: Vec<(Entity, String)>) -> Self {
         let mut resolved = ResolvedKeys::default();
         if keys.is_empty() {
             return resolved;
         }
-        let mut live: HashMap<&str, Result<Entity, KeyMiss>> = HashMap::new();
+        let mut live: HashMap<&str, Result<Entity, LevelKeyMiss>> = HashMap::new();
         for keyed in source.collect(world, |_| true) {
             live.entry(keyed.key)
-                .and_modify(|found| *found = Err(KeyMiss::SeveralEntities))
+                .and_modify(|found| *found = Err(LevelKeyMiss::SeveralEntities))
                 .or_insert(Ok(keyed.entity));
         }
         for (saved, key) in keys {
             match live
                 .get(key.as_str())
                 .copied()
-                .unwrap_or(Err(KeyMiss::NoEntity))
+                .unwrap_or(Err(LevelKeyMiss::NoEntity))
             {
                 Ok(entity) => {
                     resolved.found.insert(saved, entity);

@@ -19,7 +19,7 @@ mod world_types;
 pub use apply::{LoadMode, apply};
 pub use decode::{DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets};
 pub use dump::{dump, dump_with_assets};
-pub use entity_mapping::{DroppedReference, KeyMiss};
+pub use entity_mapping::{DroppedReference, LevelKeyMiss};
 pub use in_place::{
     EntityRecord, PreparedLoad, SavedIds, apply_in_place, apply_prepared, prepare, restore,
     restore_within,

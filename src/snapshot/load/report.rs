@@ -14,7 +14,7 @@ pub struct ApplyReport {
     /// Entities despawned first ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)).
     pub despawned: usize,
     /// References to entities that were neither saved nor keyed (see
-    /// [`SaveKey`](crate::snapshot::SaveKey)), now pointing at `Entity::PLACEHOLDER`.
+    /// [`LevelKey`](crate::snapshot::LevelKey)), now pointing at `Entity::PLACEHOLDER`.
     pub unmapped_references: usize,
     /// References to keyed unsaved entities that no single live entity answers to, by type,
     /// field and key: now `Entity::PLACEHOLDER` (a `ChildOf` among them is left out).

@@ -9,7 +9,7 @@
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
-use super::key::{EntityKeys, SaveKey};
+use super::key::{LevelKey, LevelKeys};
 use super::registry::SaveRegistry;
 use super::states;
 use crate::snapshot::blob::ColumnKind;
@@ -243,10 +243,10 @@ pub trait SaveableAppExt {
         Next: Reflect + From<Old>;
 
     /// Lets saved entities reference unsaved entities that have a [`Name`] (and no
-    /// [`SaveKey`](crate::snapshot::SaveKey)) by that name, as if it were their `SaveKey`: a
+    /// [`LevelKey`](crate::snapshot::LevelKey)) by that name, as if it were their `LevelKey`: a
     /// saved NPC under a level root named `"Cave"` loads under the live `"Cave"`. Names of
     /// such entities must then be unique (a save with two of one name fails, naming both).
-    fn use_names_as_save_keys(&mut self) -> &mut Self;
+    fn use_names_as_level_keys(&mut self) -> &mut Self;
 
     /// Chooses which entities are saved (default: those with [`Saveable`]). The components it
     /// requires must be registered for saving too (see [`SaveFilter::with_component`]).
@@ -371,11 +371,11 @@ impl SaveableAppExt for App {
         self
     }
 
-    fn use_names_as_save_keys(&mut self) -> &mut Self {
+    fn use_names_as_level_keys(&mut self) -> &mut Self {
         ensure_registry(self);
         self.world_mut()
             .resource_mut::<SaveRegistry>()
-            .set_entity_keys(EntityKeys::SaveKeysAndNames);
+            .set_level_keys(LevelKeys::LevelKeyOrName);
         self
     }
 
@@ -396,7 +396,7 @@ pub(crate) fn ensure_registry(app: &mut App) {
     }
     app.init_resource::<SaveRegistry>();
     app.init_resource::<AppTypeRegistry>();
-    app.register_type::<SaveKey>();
+    app.register_type::<LevelKey>();
     register::<Saveable, ViaSerde>(app);
     register::<ChildOf, ViaSerde>(app);
 }

@@ -1,5 +1,5 @@
-//! Keys for entities a save does not hold but saved entities reference: the [`SaveKey`]
-//! component, which entities count as keyed ([`EntityKeys`]), and finding them in a world.
+//! Keys for entities a save does not hold but saved entities reference: the [`LevelKey`]
+//! component, which entities count as keyed ([`LevelKeys`]), and finding them in a world.
 //! A capture writes each keyed unsaved entity's id and key in the blob's key table; a load
 //! maps those ids to the live entities with the same keys.
 
@@ -17,22 +17,22 @@ use std::fmt;
 ///
 /// ```
 /// use bevy::prelude::*;
-/// use bevy_keepsake::snapshot::{SaveKey, Saveable};
+/// use bevy_keepsake::snapshot::{LevelKey, Saveable};
 ///
 /// # let mut world = World::new();
 /// // The level (not saved) spawns its root with a key; saved entities may live under it.
-/// let level = world.spawn((SaveKey::new("level/cave"), Transform::default())).id();
+/// let level = world.spawn((LevelKey::new("level/cave"), Transform::default())).id();
 /// world.spawn((Saveable, ChildOf(level)));
-/// assert_eq!(SaveKey::from(7u64).as_str(), "7");
+/// assert_eq!(LevelKey::from(7u64).as_str(), "7");
 /// ```
 #[derive(Component, Reflect, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[reflect(Component, Clone, Debug, PartialEq, Hash)]
-pub struct SaveKey(String);
+pub struct LevelKey(String);
 
-impl SaveKey {
+impl LevelKey {
     /// A key from text, such as `"level/door-3"`.
     pub fn new(key: impl Into<String>) -> Self {
-        SaveKey(key.into())
+        LevelKey(key.into())
     }
 
     /// The key as text.
@@ -41,42 +41,42 @@ impl SaveKey {
     }
 }
 
-impl From<&str> for SaveKey {
+impl From<&str> for LevelKey {
     fn from(key: &str) -> Self {
-        SaveKey::new(key)
+        LevelKey::new(key)
     }
 }
 
-impl From<String> for SaveKey {
+impl From<String> for LevelKey {
     fn from(key: String) -> Self {
-        SaveKey(key)
+        LevelKey(key)
     }
 }
 
-impl From<u64> for SaveKey {
+impl From<u64> for LevelKey {
     /// The number in decimal.
     fn from(key: u64) -> Self {
-        SaveKey(key.to_string())
+        LevelKey(key.to_string())
     }
 }
 
-impl fmt::Display for SaveKey {
+impl fmt::Display for LevelKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.0)
     }
 }
 
 /// Which entities saved values may reference by key (set with
-/// [`use_names_as_save_keys`](crate::snapshot::SaveableAppExt::use_names_as_save_keys)).
+/// [`use_names_as_level_keys`](crate::snapshot::SaveableAppExt::use_names_as_level_keys)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum EntityKeys {
-    /// Entities with a [`SaveKey`].
+pub enum LevelKeys {
+    /// Entities with a [`LevelKey`].
     #[default]
-    SaveKeys,
-    /// Entities with a [`SaveKey`], and unsaved entities with a [`Name`] but no `SaveKey`,
+    LevelKeyOnly,
+    /// Entities with a [`LevelKey`], and unsaved entities with a [`Name`] but no `LevelKey`,
     /// keyed by their name where it is unique (a name several entities share, such as
-    /// `"Torch"`, keys none of them; give those a `SaveKey`).
-    SaveKeysAndNames,
+    /// `"Torch"`, keys none of them; give those a `LevelKey`).
+    LevelKeyOrName,
 }
 
 /// A keyed entity of a world, and its key.
@@ -84,23 +84,23 @@ pub enum EntityKeys {
 pub(crate) struct Keyed<'w> {
     pub(crate) entity: Entity,
     pub(crate) key: &'w str,
-    /// Keyed by its [`Name`] rather than a [`SaveKey`].
+    /// Keyed by its [`Name`] rather than a [`LevelKey`].
     pub(crate) by_name: bool,
 }
 
-impl EntityKeys {
-    /// Every keyed entity of `world`, in archetype order: those with a [`SaveKey`], and with
-    /// [`EntityKeys::SaveKeysAndNames`] those with a [`Name`] in the archetypes `named` admits
+impl LevelKeys {
+    /// Every keyed entity of `world`, in archetype order: those with a [`LevelKey`], and with
+    /// [`LevelKeys::LevelKeyOrName`] those with a [`Name`] in the archetypes `named` admits
     /// (a capture keys only unsaved entities by name: saved ones are often named alike).
     pub(crate) fn collect(
         self,
         world: &World,
         named: impl Fn(ArchetypeId) -> bool,
     ) -> Vec<Keyed<'_>> {
-        let key_id = world.component_id::<SaveKey>();
+        let key_id = world.component_id::<LevelKey>();
         let mut keyed = Vec::new();
         for entity in entities_with(world, key_id, None, |_| true) {
-            if let Some(key) = world.get::<SaveKey>(entity) {
+            if let Some(key) = world.get::<LevelKey>(entity) {
                 keyed.push(Keyed {
                     entity,
                     key: key.as_str(),
@@ -108,7 +108,7 @@ impl EntityKeys {
                 });
             }
         }
-        if self == EntityKeys::SaveKeysAndNames {
+        if self == LevelKeys::LevelKeyOrName {
             let name_id = world.component_id::<Name>();
             for entity in entities_with(world, name_id, key_id, &named) {
                 if let Some(name) = world.get::<Name>(entity) {

@@ -1,5 +1,5 @@
 //! What a game saves: the [`SaveRegistry`] of saveable types, the [`SaveFilter`] choosing
-//! saved entities and the [`SaveKey`]s naming unsaved ones they reference, filled through
+//! saved entities and the [`LevelKey`]s naming unsaved ones they reference, filled through
 //! [`SaveableAppExt`]; and for each type its entry, the
 //! operations capture and load call through function pointers built once at registration
 //! (its column walk among them, which hands values to a sink the capture provides). Beside
@@ -24,7 +24,7 @@ pub(crate) use bevy_types::bevy_made_assets;
 pub(crate) use entry::{ConvertFn, SaveableEntry};
 pub use filter::{SaveFilter, Saveable};
 pub(crate) use key::Keyed;
-pub use key::{EntityKeys, SaveKey};
+pub use key::{LevelKey, LevelKeys};
 pub use registry::SaveRegistry;
 pub use schema_of::BevySchema;
 pub use unsaved::UnsavedComponent;

@@ -4,7 +4,7 @@
 
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
-use super::key::EntityKeys;
+use super::key::LevelKeys;
 use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
 use std::any::TypeId;
@@ -32,7 +32,7 @@ struct RegistryInner {
     entries: Vec<SaveableEntry>,
     by_path: HashMap<String, usize>,
     filter: SaveFilter,
-    keys: EntityKeys,
+    keys: LevelKeys,
     /// Component types saved entities carry that the game puts back itself after a load
     /// (`rebuilt_after_load`): not saved, and not warned about.
     rebuilt: Vec<TypeId>,
@@ -107,12 +107,12 @@ impl SaveRegistry {
     }
 
     /// Which unsaved entities saved values may reference by key.
-    pub fn entity_keys(&self) -> EntityKeys {
+    pub fn level_keys(&self) -> LevelKeys {
         self.inner.keys
     }
 
     /// Chooses which unsaved entities saved values may reference by key.
-    pub fn set_entity_keys(&mut self, keys: EntityKeys) {
+    pub fn set_level_keys(&mut self, keys: LevelKeys) {
         self.change().keys = keys;
     }
 

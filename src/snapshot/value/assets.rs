@@ -147,7 +147,7 @@ impl CaptureAssets {
     }
 
     /// How many values written so far held run-time handles: a capture compares it before and
-    /// after a table to know whether that table's chunks may be kept (see `capture/column.rs`).
+    /// after a table to know whether that table's pieces may be kept (see `capture/column.rs`).
     pub(crate) fn values_left_out(&self) -> u32 {
         self.values_left_out.get()
     }

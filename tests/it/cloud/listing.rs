@@ -117,8 +117,8 @@ fn a_capped_listing_continues_over_rounds_past_stray_keys() {
         put_raw(&moto, &format!("{FOLDER}/{key}"));
     }
     let limits = ListingLimits {
-        page_keys: 2,
-        keys_per_round: 5,
+        page_objects: 2,
+        objects_per_round: 5,
         ..ListingLimits::default()
     };
     let remote = Remote::open(&url(&endpoint), GAME, "default", &super::quick_policy())
@@ -273,8 +273,8 @@ fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
             served: Mutex::default(),
         });
         let limits = ListingLimits {
-            page_keys: 4,
-            keys_per_round: 6,
+            page_objects: 4,
+            objects_per_round: 6,
             requests_per_round: 4,
         };
         let remote = Remote::paginated(memory.clone(), pages.clone(), "games", GAME, "default")
@@ -296,7 +296,7 @@ fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
             let round = laptop.sync();
             assert_eq!(round.error, None, "backups {backups}: {round:?}");
             let (requests, keys) = pages.take_served();
-            assert!(keys <= limits.keys_per_round, "{keys} keys");
+            assert!(keys <= limits.objects_per_round, "{keys} keys");
             assert!(requests <= limits.requests_per_round, "{requests} requests");
             reported.extend(refused(&round));
             rounds += 1;
@@ -316,8 +316,8 @@ fn a_paginated_listing_recovers_from_stray_keys_within_its_limit() {
 fn a_streamed_listing_is_capped_and_continues_over_rounds() {
     let memory = Arc::new(InMemory::new());
     let limits = ListingLimits {
-        page_keys: 2,
-        keys_per_round: 3,
+        page_objects: 2,
+        objects_per_round: 3,
         ..ListingLimits::default()
     };
     let on_memory = |name: &str| {

@@ -9,7 +9,7 @@ use super::order::{SavedChildren, out_of_order, parents_changed_between};
 use super::source::{SavedRow, Source};
 use super::write::{self, Job};
 use crate::snapshot::blob::ColumnKind;
-use crate::snapshot::capture::{Chunk, DenseIndex, Hierarchy, PendingSnapshot, Rows};
+use crate::snapshot::capture::{DenseIndex, Hierarchy, PendingSnapshot, Piece, Rows};
 use crate::snapshot::load::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
 use crate::snapshot::load::report::ApplyReport;
 use crate::snapshot::load::states;
@@ -123,21 +123,21 @@ impl DecodedTarget {
         SavedChildren::of_pairs(pairs)
     }
 
-    /// What differs between entry `entry`'s saved rows and the live chunks of its type, for
+    /// What differs between entry `entry`'s saved rows and the live pieces of its type, for
     /// the saved entities kept: values to write, types to remove, values to insert.
     pub(super) fn diff_column(
         &self,
         entry: usize,
-        live: &[Arc<Chunk>],
+        live: &[Arc<Piece>],
         counterparts: &Counterparts,
     ) -> Delta {
         let at = self.by_entry.get(entry).copied().flatten();
         let column = at.map(|at| &self.columns[at]);
         let mut delta = Delta::default();
         let mut seen = vec![false; column.map_or(0, |c| c.dense.len())];
-        for chunk in live {
-            let bytes = chunk.bytes();
-            for (row, &entity) in chunk.entities().iter().enumerate() {
+        for piece in live {
+            let bytes = piece.bytes();
+            for (row, &entity) in piece.entities().iter().enumerate() {
                 let Some(dense) = counterparts.dense_of(entity) else {
                     continue; // not kept: despawned
                 };
@@ -186,9 +186,9 @@ impl DecodedTarget {
 
     /// The resources whose stored bytes differ from `live`'s (or that `live` lacks).
     pub(super) fn resources_delta(&self, live: &PendingSnapshot) -> Vec<(u32, ValueRef)> {
-        let live_rows: HashMap<&str, &Arc<Chunk>> = (live.columns().iter())
-            .filter(|(column, chunks)| column.kind == ColumnKind::Resource && !chunks.is_empty())
-            .map(|(column, chunks)| (column.type_path, &chunks[0]))
+        let live_rows: HashMap<&str, &Arc<Piece>> = (live.columns().iter())
+            .filter(|(column, pieces)| column.kind == ColumnKind::Resource && !pieces.is_empty())
+            .map(|(column, pieces)| (column.type_path, &pieces[0]))
             .collect();
         let mut changed = Vec::new();
         for (index, (entry, _)) in self.resources.iter().enumerate() {
@@ -251,7 +251,7 @@ fn decoded(column: usize, row: usize) -> ValueRef {
 pub struct PreparedLoad {
     target: DecodedTarget,
     counterparts: Counterparts,
-    /// Per type: the capture's chunk ids and what differed in them.
+    /// Per type: the capture's piece ids and what differed in them.
     verdicts: HashMap<&'static str, (Vec<u64>, Delta)>,
     /// The capture's saved entities and hierarchy.
     matched: Vec<Entity>,
@@ -299,13 +299,13 @@ pub fn prepare(
     let target = DecodedTarget::new(snapshot);
     let counterparts = Counterparts::new(&target.saved, live.matched(), record);
     let mut verdicts = HashMap::new();
-    for (column, chunks) in live.columns() {
+    for (column, pieces) in live.columns() {
         let Some((entry, _)) = target.registry.lookup(column.type_path) else {
             continue;
         };
         if column.kind == ColumnKind::Component {
-            let ids = chunks.iter().map(|chunk| chunk.id()).collect();
-            let delta = target.diff_column(entry, chunks, &counterparts);
+            let ids = pieces.iter().map(|piece| piece.id()).collect();
+            let delta = target.diff_column(entry, pieces, &counterparts);
             verdicts.insert(column.type_path, (ids, delta));
         }
     }
@@ -350,7 +350,7 @@ fn misordered(
 
 /// Applies a snapshot [`prepare`]d on the task pool, in place: `live` is a capture of the
 /// world taken now, through the same capture cache as the prepared one, so that the types
-/// whose chunks did not change since are taken as compared, and only the others are
+/// whose pieces did not change since are taken as compared, and only the others are
 /// compared again here (see the module docs in `in_place/mod.rs`).
 pub fn apply_prepared(
     world: &mut World,
@@ -379,21 +379,21 @@ pub fn apply_prepared(
         }
     };
     let mut delta = Delta::default();
-    for (column, chunks) in live.columns() {
+    for (column, pieces) in live.columns() {
         let Some((entry, _)) = target.registry.lookup(column.type_path) else {
             continue;
         };
         if column.kind == ColumnKind::Resource {
             continue;
         }
-        let ids: Vec<u64> = chunks.iter().map(|chunk| chunk.id()).collect();
+        let ids: Vec<u64> = pieces.iter().map(|piece| piece.id()).collect();
         match verdicts.remove(column.type_path) {
             Some((then, mut kept)) if trusted && !rematched && then == ids => {
                 kept.inserts
                     .retain(|op| counterparts.dense_of(op.entity).is_some());
                 delta.extend(kept);
             }
-            _ => delta.extend(target.diff_column(entry, chunks, &counterparts)),
+            _ => delta.extend(target.diff_column(entry, pieces, &counterparts)),
         }
     }
     delta.spawns = target.spawn_values(&counterparts.unmatched());

@@ -1,5 +1,5 @@
 //! Bringing a kept snapshot (a rewind point) back in place, comparing only what the history
-//! says changed since it: the rows its reverse deltas name, and the chunks whose entities
+//! says changed since it: the rows its reverse deltas name, and the pieces whose entities
 //! changed. Values are decoded from their bytes only for the rows written.
 
 use super::counterparts::{Counterparts, EntityRecord};
@@ -20,7 +20,7 @@ use std::borrow::Cow;
 ///
 /// `live` is a capture of the world taken just before, through the capture cache that took
 /// `kept`, and recorded by the history that keeps it ([`SnapshotHistory::record`]): the rows
-/// the history says changed between the two are compared, and the chunks whose entities
+/// the history says changed between the two are compared, and the pieces whose entities
 /// changed, nothing else, and only the values that differ are decoded. Its cost follows what
 /// changed since `kept`, not the size of the world.
 ///
@@ -92,9 +92,9 @@ impl Source for KeptSource<'_> {
     fn rows(&self, _entry: usize, type_path: &str, saved: &[Entity]) -> Vec<SavedRow> {
         let index = DenseIndex::new(saved);
         let mut rows = Vec::new();
-        for chunk in self.0.column_chunks(type_path) {
-            let bytes = chunk.bytes();
-            for (row, &entity) in chunk.entities().iter().enumerate() {
+        for piece in self.0.column_pieces(type_path) {
+            let bytes = piece.bytes();
+            for (row, &entity) in piece.entities().iter().enumerate() {
                 if let Some(dense) = index.get(entity) {
                     rows.push((dense as usize, bytes.value(row).to_vec(), None));
                 }
@@ -137,7 +137,7 @@ fn kept_delta(
     delta
 }
 
-/// The rows of chunks both captures hold whose bytes differ: written over the live values
+/// The rows of pieces both captures hold whose bytes differ: written over the live values
 /// (the entities are the same ones, alive and saved).
 fn paired_writes(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
     for pairs in &column.pairs {
@@ -154,7 +154,7 @@ fn paired_writes(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
     }
 }
 
-/// The rows of chunks whose entities changed, compared entity by entity: a kept entity's
+/// The rows of pieces whose entities changed, compared entity by entity: a kept entity's
 /// value written or inserted, a type it no longer has removed, a spawned entity's values.
 fn unpaired(
     column: &ColumnChanges,
@@ -163,18 +163,18 @@ fn unpaired(
     delta: &mut Delta,
 ) {
     let mut kept_rows: EntityHashMap<(usize, usize)> = EntityHashMap::default();
-    for (at, chunk) in column.kept_only.iter().enumerate() {
+    for (at, piece) in column.kept_only.iter().enumerate() {
         kept_rows.extend(
-            chunk
+            piece
                 .entities()
                 .iter()
                 .enumerate()
                 .map(|(row, e)| (*e, (at, row))),
         );
     }
-    for chunk in &column.live_only {
-        let bytes = chunk.bytes();
-        for (row, &entity) in chunk.entities().iter().enumerate() {
+    for piece in &column.live_only {
+        let bytes = piece.bytes();
+        for (row, &entity) in piece.entities().iter().enumerate() {
             let Some(dense) = counterparts.dense_of(entity) else {
                 continue; // not kept: despawned
             };
@@ -209,12 +209,12 @@ fn unpaired(
     }
 }
 
-/// A resource whose value changed since `kept` (a changed resource's chunk is encoded anew,
-/// never patched, so its kept and live chunks are both unpaired).
+/// A resource whose value changed since `kept` (a changed resource's piece is encoded anew,
+/// never patched, so its kept and live pieces are both unpaired).
 fn resource_change(column: &ColumnChanges, entry: u32, delta: &mut Delta) {
-    let row = |chunks: &[std::sync::Arc<crate::snapshot::capture::Chunk>]| {
-        let chunk = chunks.iter().find(|chunk| chunk.rows() > 0)?;
-        Some(chunk.bytes().value(0).to_vec())
+    let row = |pieces: &[std::sync::Arc<crate::snapshot::capture::Piece>]| {
+        let piece = pieces.iter().find(|piece| piece.rows() > 0)?;
+        Some(piece.bytes().value(0).to_vec())
     };
     let (Some(kept), now) = (row(&column.kept_only), row(&column.live_only)) else {
         return;

@@ -15,7 +15,7 @@
 //! a saved entity with no live counterpart is spawned, and a live saved entity (one the save
 //! filter matches) that no saved entity is is despawned, with its children. References are
 //! remapped: to the spawned entity for a saved entity spawned again, to the live entity with
-//! the key for a [`SaveKey`](crate::snapshot::SaveKey); a value whose bytes did not change
+//! the key for a [`LevelKey`](crate::snapshot::LevelKey); a value whose bytes did not change
 //! but that names such an entity is written too. The saved children of each parent come
 //! back in the saved order. Afterwards the world's saved state is the snapshot's, as after a
 //! respawn ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)): a capture of either
@@ -45,7 +45,7 @@
 //!   history says changed since it, on the main thread;
 //! - [`prepare`] (on the task pool) then [`apply_prepared`] (on the main thread): a decoded
 //!   snapshot (a load) compared with a capture taken when the load started; at the apply only
-//!   the types whose chunks changed since are compared again;
+//!   the types whose pieces changed since are compared again;
 //! - [`apply_in_place`]: both in one go.
 //!
 //! Each takes a capture of the world taken just before, through the capture cache the world's
@@ -55,7 +55,7 @@
 //! # Speed
 //!
 //! A rewind to a recent point compares the rows the history's reverse deltas name (a 1 %
-//! change touches a few rows of a few chunks per type), decodes only the values that differ,
+//! change touches a few rows of a few pieces per type), decodes only the values that differ,
 //! and writes them: its cost follows what changed, not the world's size, and no entity moves
 //! between tables. A load compares every saved row with the live one on the task pool; at the
 //! apply, the main thread compares again the types the world changed meanwhile, then writes

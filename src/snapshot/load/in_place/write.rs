@@ -74,7 +74,7 @@ struct Counts {
 pub(super) fn run(world: &mut World, mut job: Job<'_>, record: &mut EntityRecord) -> ApplyReport {
     let types = WorldTypes::new(world, job.registry.entries());
     let keys = std::mem::take(&mut job.keys);
-    let keys = ResolvedKeys::resolve(world, job.registry.entity_keys(), keys);
+    let keys = ResolvedKeys::resolve(world, job.registry.level_keys(), keys);
     let spawned = spawn_empty(world, &job.counterparts.unmatched());
     let moved = moved_ids(&job, record.saved_ids(), &spawned, &keys);
     add_referencing_rows(&mut job, &types, &moved);

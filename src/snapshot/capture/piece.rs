@@ -1,5 +1,5 @@
-//! What a capture keeps between captures: chunks (the encoded rows of up to [`CHUNK_ROWS`]
-//! table rows of one type, which a capture reuses, patches or rebuilds), each type's chunks by
+//! What a capture keeps between captures: pieces (the encoded rows of up to [`PIECE_ROWS`]
+//! table rows of one type, which a capture reuses, patches or rebuilds), each type's pieces by
 //! table, and each table's entities.
 
 use crate::snapshot::blob::push_prefixed;
@@ -9,18 +9,18 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-/// Table rows per chunk: small enough that a change re-encodes or copies little, large enough
-/// that a world of 100 000 entities has only about a hundred chunks per type to check.
-pub const CHUNK_ROWS: usize = 1024;
+/// Table rows per piece: small enough that a change re-encodes or copies little, large enough
+/// that a world of 100 000 entities has only about a hundred pieces per type to check.
+pub const PIECE_ROWS: usize = 1024;
 
 /// A chain of patches longer than this is put together on the main thread before another is
 /// added: captures taken without finishing them (`PendingSnapshot::finish` puts the chain
-/// together) would otherwise keep every older chunk alive.
+/// together) would otherwise keep every older piece alive.
 const MAX_PATCH_DEPTH: u32 = 8;
 
-/// The next [`Chunk::id`]: ids are never reused, so a history may know a chunk by its id
+/// The next [`Piece::id`]: ids are never reused, so a history may know a piece by its id
 /// without holding it.
-static NEXT_CHUNK_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_PIECE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Encoded rows, back to back, each value behind its varint length: the blob's bytes for these
 /// rows without the entity index deltas.
@@ -128,58 +128,58 @@ impl Rows {
     }
 }
 
-/// Rows laid over a chunk's: which rows (ascending, relative to the chunk), and their values in
+/// Rows laid over a piece's: which rows (ascending, relative to the piece), and their values in
 /// the same order.
 pub(super) struct Layer<'a> {
     pub(super) changed: &'a [usize],
     pub(super) values: &'a Rows,
 }
 
-/// Encoded rows of up to [`CHUNK_ROWS`] table rows of one type (or a resource's value), and
-/// their entities. A patched chunk holds only its changed rows until its bytes are asked for
+/// Encoded rows of up to [`PIECE_ROWS`] table rows of one type (or a resource's value), and
+/// their entities. A patched piece holds only its changed rows until its bytes are asked for
 /// (by [`PendingSnapshot::finish`](super::PendingSnapshot::finish), on the task pool): the
 /// main thread encodes what changed and copies nothing.
-pub(crate) struct Chunk {
-    /// Unique for the life of the process (see [`Chunk::id`]).
+pub(crate) struct Piece {
+    /// Unique for the life of the process (see [`Piece::id`]).
     id: u64,
-    /// The rows' entities (none for a resource), shared with the chunks patched from this one.
+    /// The rows' entities (none for a resource), shared with the pieces patched from this one.
     pub(super) entities: Arc<[Entity]>,
     rows: usize,
     bytes: OnceLock<Rows>,
-    /// Until `bytes` is set: the chunk this one patches, and its changed rows.
+    /// Until `bytes` is set: the piece this one patches, and its changed rows.
     patch: Mutex<Option<Patch>>,
-    /// How many patches wait to be put together under this chunk (0 once it has its bytes).
+    /// How many patches wait to be put together under this piece (0 once it has its bytes).
     depth: u32,
-    /// The bytes of its rows and row ends, or at most that (a patch counts the chunk it
+    /// The bytes of its rows and row ends, or at most that (a patch counts the piece it
     /// patches and its new rows whole).
     heap_bytes: usize,
 }
 
 struct Patch {
-    old: Arc<Chunk>,
-    /// Changed rows, ascending, relative to the chunk.
+    old: Arc<Piece>,
+    /// Changed rows, ascending, relative to the piece.
     changed: Arc<[usize]>,
     /// Their new values, in the same order.
     new: Arc<Rows>,
 }
 
-/// What a chunk is made of, as a history sees it ([`Chunk::parts`]).
-pub(super) enum ChunkParts {
+/// What a piece is made of, as a history sees it ([`Piece::parts`]).
+pub(super) enum PieceParts {
     /// Its rows are put together.
     Whole,
     /// It patches `old`: the rows `changed` (ascending) have the values `new`.
     Patch {
-        old: Arc<Chunk>,
+        old: Arc<Piece>,
         changed: Arc<[usize]>,
         new: Arc<Rows>,
     },
 }
 
-impl Chunk {
-    /// A chunk of encoded rows.
+impl Piece {
+    /// A piece of encoded rows.
     pub(super) fn ready(entities: Arc<[Entity]>, rows: Rows) -> Self {
-        Chunk {
-            id: NEXT_CHUNK_ID.fetch_add(1, Ordering::Relaxed),
+        Piece {
+            id: NEXT_PIECE_ID.fetch_add(1, Ordering::Relaxed),
             heap_bytes: rows.heap_bytes(),
             entities,
             rows: rows.len(),
@@ -189,9 +189,9 @@ impl Chunk {
         }
     }
 
-    /// `old` with the rows `changed` (ascending, relative to the chunk) re-encoded as `new`;
+    /// `old` with the rows `changed` (ascending, relative to the piece) re-encoded as `new`;
     /// its bytes are put together when first asked for.
-    pub(super) fn patched(old: &Arc<Chunk>, changed: Vec<usize>, new: Rows) -> Self {
+    pub(super) fn patched(old: &Arc<Piece>, changed: Vec<usize>, new: Rows) -> Self {
         if old.depth >= MAX_PATCH_DEPTH {
             old.bytes();
         }
@@ -199,9 +199,9 @@ impl Chunk {
             Some(_) => 1,
             None => old.depth + 1,
         };
-        Chunk {
-            id: NEXT_CHUNK_ID.fetch_add(1, Ordering::Relaxed),
-            // Exact once the old chunk is put together (at least every `MAX_PATCH_DEPTH`
+        Piece {
+            id: NEXT_PIECE_ID.fetch_add(1, Ordering::Relaxed),
+            // Exact once the old piece is put together (at least every `MAX_PATCH_DEPTH`
             // patches), so the estimate never drifts far.
             heap_bytes: old.bytes.get().map_or(old.heap_bytes, Rows::heap_bytes) + new.heap_bytes(),
             entities: Arc::clone(&old.entities),
@@ -221,8 +221,8 @@ impl Chunk {
         &self.entities
     }
 
-    /// A number no other chunk of this process has: a chunk reused by the next capture is
-    /// the same chunk, with the same id.
+    /// A number no other piece of this process has: a piece reused by the next capture is
+    /// the same piece, with the same id.
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
@@ -232,14 +232,14 @@ impl Chunk {
     }
 
     /// The bytes its rows take (at most: see the field), without its entities (which the
-    /// chunks of a table's other columns share).
+    /// pieces of a table's other columns share).
     pub(super) fn heap_bytes(&self) -> usize {
         self.heap_bytes
     }
 
     /// Whether it holds the same entities and rows as `other`, both put together already (a
     /// patch not put together yet is never the same, as far as this can tell).
-    pub(super) fn same_as(&self, other: &Chunk) -> bool {
+    pub(super) fn same_as(&self, other: &Piece) -> bool {
         match (self.bytes.get(), other.bytes.get()) {
             (Some(rows), Some(other_rows)) => self.entities == other.entities && rows == other_rows,
             _ => false,
@@ -247,20 +247,20 @@ impl Chunk {
     }
 
     /// Whether it is a patch not put together yet (and of what), without putting it together.
-    pub(super) fn parts(&self) -> ChunkParts {
+    pub(super) fn parts(&self) -> PieceParts {
         let patch = self.patch.lock().unwrap_or_else(PoisonError::into_inner);
         match &*patch {
-            Some(patch) => ChunkParts::Patch {
+            Some(patch) => PieceParts::Patch {
                 old: Arc::clone(&patch.old),
                 changed: Arc::clone(&patch.changed),
                 new: Arc::clone(&patch.new),
             },
-            None => ChunkParts::Whole,
+            None => PieceParts::Whole,
         }
     }
 
     /// The values of `rows` (ascending), read through the patches without putting them
-    /// together: a handful of rows out of a chunk costs a handful of copies.
+    /// together: a handful of rows out of a piece costs a handful of copies.
     pub(crate) fn rows_at(&self, rows: &[usize]) -> Rows {
         let mut out = Rows::default();
         for &row in rows {
@@ -274,16 +274,16 @@ impl Chunk {
             return out.push_raw(bytes.row(row));
         }
         match self.parts() {
-            ChunkParts::Patch { old, changed, new } => match changed.binary_search(&row) {
+            PieceParts::Patch { old, changed, new } => match changed.binary_search(&row) {
                 Ok(k) => out.push_raw(new.row(k)),
                 Err(_) => old.row_into(row, out),
             },
             // Put together since, or being put together by another thread: wait for it.
-            ChunkParts::Whole => out.push_raw(self.bytes().row(row)),
+            PieceParts::Whole => out.push_raw(self.bytes().row(row)),
         }
     }
 
-    /// The chunk's rows, put together from its patch (and the chunks under it) the first time.
+    /// The piece's rows, put together from its patch (and the pieces under it) the first time.
     pub(crate) fn bytes(&self) -> &Rows {
         self.bytes.get_or_init(|| {
             let patch = self
@@ -300,31 +300,31 @@ impl Chunk {
     }
 }
 
-/// The row ranges of the chunks of a table of `len` rows.
-pub(super) fn chunk_ranges(len: usize) -> impl Iterator<Item = Range<usize>> {
+/// The row ranges of the pieces of a table of `len` rows.
+pub(super) fn piece_ranges(len: usize) -> impl Iterator<Item = Range<usize>> {
     (0..len)
-        .step_by(CHUNK_ROWS)
-        .map(move |start| start..(start + CHUNK_ROWS).min(len))
+        .step_by(PIECE_ROWS)
+        .map(move |start| start..(start + PIECE_ROWS).min(len))
 }
 
-/// One table's entities at the last capture, and which chunks still hold the same ones.
+/// One table's entities at the last capture, and which pieces still hold the same ones.
 #[derive(Default)]
 pub(super) struct TableRows {
     pub(super) entities: Vec<Entity>,
     /// The capture that last compared them.
     pub(super) checked: u64,
-    /// Per chunk: whether its rows hold the same entities as at the last capture.
+    /// Per piece: whether its rows hold the same entities as at the last capture.
     pub(super) same: Vec<bool>,
-    /// Per chunk: its entities as every column's chunk of those rows holds them, once a
+    /// Per piece: its entities as every column's piece of those rows holds them, once a
     /// column rebuilt one since they last changed (one allocation for all the table's types).
     pub(super) shared: Vec<Option<Arc<[Entity]>>>,
 }
 
-/// The cached chunks of one registered type.
+/// The cached pieces of one registered type.
 #[derive(Default)]
 pub(super) struct ColumnCache {
     /// By table index.
-    pub(super) tables: Vec<Vec<Arc<Chunk>>>,
+    pub(super) tables: Vec<Vec<Arc<Piece>>>,
     /// A resource's entity and value.
-    pub(super) resource: Option<(Entity, Arc<Chunk>)>,
+    pub(super) resource: Option<(Entity, Arc<Piece>)>,
 }
