@@ -80,7 +80,7 @@ fn device(endpoint: &str, name: &str, dirs: &mut Vec<tempfile::TempDir>) -> Sync
     dirs.push(dir);
     let policy = RequestPolicy::default();
     let remote = Remote::open(&url(endpoint), "bench-game", "default", &policy).unwrap();
-    SyncCore::open(store, remote, name).unwrap().0
+    SyncCore::open(store, remote, name).0
 }
 
 fn setup() -> Bench {

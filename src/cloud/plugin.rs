@@ -258,8 +258,7 @@ fn start_worker(world: &World, setup: &CloudSetup) -> Result<(SyncWorker, String
         .device_name
         .clone()
         .unwrap_or_else(default_device_name);
-    let (core, unusable) =
-        SyncCore::open(store.clone(), remote, name.clone()).map_err(|e| e.to_string())?;
+    let (core, unusable) = SyncCore::open(store.clone(), remote, name.clone());
     if let Some(unusable) = unusable {
         warn!("keepsake: {unusable}");
     }

@@ -136,14 +136,12 @@ impl SyncCore {
     /// damaged, not a regular file, unreadable; sync starts a fresh state in its place) or
     /// written (sync keeps the state in memory and writes it at the next round).
     ///
-    /// The state file never makes it fail: whatever is at [`STATE_FILE`](super::STATE_FILE),
-    /// sync runs. (It used to, and the `Result` stays so that callers written then still
-    /// build.)
+    /// Whatever is at [`STATE_FILE`](super::STATE_FILE), sync runs.
     pub fn open(
         store: Arc<SlotStore>,
         remote: Remote,
         device_name: impl Into<String>,
-    ) -> Result<(Self, Option<CloudError>), CloudError> {
+    ) -> (Self, Option<CloudError>) {
         let loaded = SyncState::load(&store);
         let mut core = SyncCore {
             store,
@@ -162,7 +160,7 @@ impl SyncCore {
         core.persist();
         // The first round reports a failed write again, should it fail again.
         let report = loaded.unusable.or_else(|| core.unwritten.take());
-        Ok((core, report))
+        (core, report)
     }
 
     /// This installation's random device id (12 hex digits), stored with its saves.

@@ -98,17 +98,6 @@ impl Versions {
         Some(Versions { entries: merged })
     }
 
-    /// The vector holding each line's highest count among `all`: it includes
-    /// ([`includes`](Self::includes)) every save one of them includes, and nothing else (past
-    /// [`MAX_VERSIONS`] lines, the later vectors' last lines are dropped: it then includes
-    /// less, never more). Its first line is no save's own. `None` when `all` is empty. What a
-    /// slot's record of deleted saves keeps: every save a deleted one was made in view of.
-    pub fn union<'a>(all: impl IntoIterator<Item = &'a Versions>) -> Option<Versions> {
-        let mut merged = merge(all);
-        merged.truncate(MAX_VERSIONS);
-        (!merged.is_empty()).then_some(Versions { entries: merged })
-    }
-
     /// The line a device with id `device` counts on in epoch `epoch`; `None` when the id
     /// cannot name one (empty, or holding something other than ASCII letters, digits, `-`
     /// and `_`).

@@ -125,7 +125,7 @@ impl Device {
         name: &str,
     ) -> Device {
         let store = Arc::new(SlotStore::open(config).unwrap());
-        let (core, damaged) = SyncCore::open(store.clone(), remote, name).unwrap();
+        let (core, damaged) = SyncCore::open(store.clone(), remote, name);
         assert!(damaged.is_none());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -74,8 +74,7 @@ fn open(
     let folder = FolderStore::open(Arc::new(fs.clone()), CLOUD)
         .map_err(|error| format!("the cloud folder does not open: {error}"))?;
     let remote = Remote::new(Arc::new(folder), "", GAME, "default");
-    let (core, damaged) = SyncCore::open(store.clone(), remote, name)
-        .map_err(|error| format!("{name}'s sync does not open: {error}"))?;
+    let (core, damaged) = SyncCore::open(store.clone(), remote, name);
     if let Some(damaged) = damaged {
         return Err(format!("{name}'s sync state file was damaged: {damaged}"));
     }

@@ -45,8 +45,7 @@ impl Peer {
         let store =
             Arc::new(SlotStore::open_with(StoreConfig::new(dir.path()), fs.clone()).unwrap());
         prepare(&store.dir().join(STATE_FILE));
-        let (core, report) = SyncCore::open(store.clone(), remote.clone(), "desk")
-            .expect("sync opens whatever sits at the state file's name");
+        let (core, report) = SyncCore::open(store.clone(), remote.clone(), "desk");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -73,7 +72,7 @@ impl Peer {
         drop(self.core);
         let config = StoreConfig::new(self.dir.path());
         let store = Arc::new(SlotStore::open_with(config, self.fs.clone()).unwrap());
-        let (core, report) = SyncCore::open(store.clone(), self.remote.clone(), "desk").unwrap();
+        let (core, report) = SyncCore::open(store.clone(), self.remote.clone(), "desk");
         let peer = Peer {
             store,
             core,

@@ -221,7 +221,7 @@ fn a_newer_format_remote_file_is_not_downloaded_at_every_start() {
         "default",
         &quick_policy(),
     );
-    let (core, damaged) = SyncCore::open(laptop.store.clone(), next.unwrap(), "laptop").unwrap();
+    let (core, damaged) = SyncCore::open(laptop.store.clone(), next.unwrap(), "laptop");
     assert!(damaged.is_none());
     laptop.core = core;
     let before = proxy.requests();

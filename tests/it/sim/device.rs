@@ -107,8 +107,7 @@ impl Device {
             let store = Arc::new(store);
             let remote = Arc::new(self.cloud.remote_for(&self.disk));
             let remote = Remote::paginated(remote.clone(), remote, "games", "sim", "player");
-            let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone())
-                .map_err(|e| e.to_string())?;
+            let (core, _) = SyncCore::open(store.clone(), remote, self.name.clone());
             self.running = Some(Running { store, core });
         }
         Ok(self.running.as_mut().expect("started"))
