@@ -151,7 +151,7 @@ pub use load::{
 };
 pub use register::{
     BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
-    UnsavedComponent,
+    UnmappedEntityField, UnsavedComponent,
 };
 pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};
 pub use value::assets;

@@ -35,6 +35,7 @@ mod plugin_thumbnails;
 mod plugin_unsaved;
 #[cfg(feature = "cloud")]
 mod sim;
+mod snapshot_entity_refs;
 mod snapshot_evolution;
 mod snapshot_game_world;
 mod snapshot_hostile;

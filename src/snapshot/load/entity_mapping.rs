@@ -2,13 +2,10 @@
 //! a load spawned, or, for references to keyed unsaved entities, to the live entities with
 //! the same keys: the id map itself, and how each registered type's fields are reached.
 
-use crate::snapshot::register::{LevelKeys, SaveableEntry};
-use crate::snapshot::value::reflect_walk::{Walk, may_hold, walk};
+use crate::snapshot::register::{EntityMapping, LevelKeys, SaveableEntry};
+use crate::snapshot::value::reflect_walk::{Walk, walk};
 use bevy::ecs::entity::{Entities, EntityHashMap};
-use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
-use bevy::reflect::TypeRegistry;
-use std::any::TypeId;
 use std::collections::HashMap;
 
 /// A saved reference to an unsaved keyed entity that a load could not point at a live entity:
@@ -47,50 +44,25 @@ impl std::fmt::Display for DroppedReference {
     }
 }
 
-/// How each registered type's `Entity` fields are remapped: through `ReflectMapEntities` when
-/// the type registers it (`#[reflect(MapEntities)]`, the way for resources), otherwise through
-/// the component's own `#[entities]` fields. Never both, which would map twice.
+/// How each registered type's `Entity` fields are remapped (see [`EntityMapping`]), by entry
+/// index.
 pub(super) struct EntityFieldMappers<'a> {
     entries: &'a [SaveableEntry],
-    reflected: Vec<Option<ReflectMapEntities>>,
-    /// Whether the type's values can hold an `Entity` (only those are searched for a dropped
-    /// reference's field).
-    holds_entities: Vec<bool>,
+    mappings: Vec<EntityMapping>,
 }
 
 impl<'a> EntityFieldMappers<'a> {
     pub(super) fn new(world: &World, entries: &'a [SaveableEntry]) -> Self {
-        let Some(types) = world.get_resource::<AppTypeRegistry>() else {
-            let none = vec![None; entries.len()];
-            let holds_entities = vec![true; entries.len()];
-            return EntityFieldMappers {
-                entries,
-                reflected: none,
-                holds_entities,
-            };
-        };
-        let types = types.read();
-        let reflected = entries
-            .iter()
-            .map(|entry| {
-                let data = types.get_type_data::<ReflectMapEntities>(entry.ops.type_id);
-                data.cloned()
-            })
+        let types = world.get_resource::<AppTypeRegistry>().map(|types| types.read());
+        let mappings = (entries.iter())
+            .map(|entry| EntityMapping::of(types.as_deref(), entry))
             .collect();
-        let holds_entities = entries
-            .iter()
-            .map(|entry| holds_entities(&types, entry.ops.type_id))
-            .collect();
-        EntityFieldMappers {
-            entries,
-            reflected,
-            holds_entities,
-        }
+        EntityFieldMappers { entries, mappings }
     }
 
     /// Whether values of entry `entry_index`'s type can hold an `Entity`.
     pub(super) fn holds_entities(&self, entry_index: usize) -> bool {
-        self.holds_entities[entry_index]
+        self.mappings[entry_index].holds_entities()
     }
 
     /// Remaps `value`'s entity references; records the ones to keys no live entity has.
@@ -101,22 +73,15 @@ impl<'a> EntityFieldMappers<'a> {
         mapper: &mut SavedEntityMapper<'_>,
     ) {
         // Most types hold no entity: nothing to map (a million values at 100k entities).
-        if !self.holds_entities[entry_index] {
+        if !self.holds_entities(entry_index) {
             return;
         }
         if !mapper.unresolved.is_empty() {
             let type_path = self.entries[entry_index].ops.type_path;
             mapper.note_unresolved(type_path, value.as_partial_reflect());
         }
-        match &self.reflected[entry_index] {
-            Some(reflected) => reflected.map_entities(value.as_partial_reflect_mut(), mapper),
-            None => (self.entries[entry_index].map_entities)(value, mapper),
-        }
+        self.mappings[entry_index].map(value, mapper);
     }
-}
-
-fn holds_entities(types: &TypeRegistry, type_id: TypeId) -> bool {
-    may_hold(types, type_id, &|id, _| id == TypeId::of::<Entity>())
 }
 
 /// Maps saved entity ids to the entities spawned for them, and keyed unsaved entities' ids to

@@ -7,6 +7,7 @@
 //! or changed, and `set_save_filter` chooses the saved entities. The first use creates the
 //! registry with the types every game saves.
 
+use super::entity_fields::unmapped_entity_fields;
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::{SaveFilter, Saveable};
 use super::key::{LevelKey, LevelKeys};
@@ -410,9 +411,22 @@ where
     let world = app.world_mut();
     let id = world.register_component::<T>();
     let kind = stored_kind(world, id);
-    world
-        .resource_mut::<SaveRegistry>()
-        .add(SaveableEntry::new::<T, E>(kind));
+    let entry = SaveableEntry::new::<T, E>(kind);
+    let mut registry = world.resource_mut::<SaveRegistry>();
+    let first = !registry.contains::<T>();
+    registry.add(entry.clone());
+    if first {
+        warn_unmapped_entity_fields(world, &entry);
+    }
+}
+
+/// Names each `Entity` field of a newly registered type that a load would not remap: found
+/// at startup, where the derive lines are written, rather than as a wrong reference in play.
+fn warn_unmapped_entity_fields(world: &World, entry: &SaveableEntry) {
+    let types = world.resource::<AppTypeRegistry>().read();
+    for field in unmapped_entity_fields(&types, entry) {
+        warn!("keepsake: {field}");
+    }
 }
 
 /// Resources are components that require `IsResource`; they are saved once, not per entity.

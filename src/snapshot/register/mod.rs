@@ -4,11 +4,13 @@
 //! operations capture and load call through function pointers built once at registration
 //! (its column walk among them, which hands values to a sink the capture provides). Beside
 //! them: Bevy's own types (`bevy_types`: those a game saves, those Bevy computes), `States`
-//! (`states`: saved as `State<S>`, loaded through `NextState<S>`), and what saved entities
-//! carry that saves leave out (`unsaved`).
+//! (`states`: saved as `State<S>`, loaded through `NextState<S>`), what saved entities
+//! carry that saves leave out (`unsaved`), and how each type's `Entity` fields are remapped on
+//! load, with the ones that would not be (`entity_fields`, warned about at registration).
 
 mod app_ext;
 mod bevy_types;
+mod entity_fields;
 mod entry;
 mod filter;
 mod key;
@@ -21,6 +23,8 @@ mod walk;
 pub use app_ext::SaveableAppExt;
 pub(crate) use app_ext::ensure_registry;
 pub(crate) use bevy_types::bevy_made_assets;
+pub(crate) use entity_fields::EntityMapping;
+pub use entity_fields::UnmappedEntityField;
 pub(crate) use entry::{ConvertFn, SaveableEntry};
 pub use filter::{SaveFilter, Saveable};
 pub(crate) use key::Keyed;

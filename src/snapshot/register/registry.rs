@@ -2,11 +2,13 @@
 //! type or by stored type path (including old paths of renamed types), and the filter choosing
 //! saved entities. Filled by the [`SaveableAppExt`](crate::snapshot::SaveableAppExt) methods.
 
+use super::entity_fields::{UnmappedEntityField, unmapped_entity_fields};
 use super::entry::{LegacyDecoder, SaveableEntry};
 use super::filter::SaveFilter;
 use super::key::LevelKeys;
 use crate::snapshot::blob::ColumnKind;
 use bevy::prelude::*;
+use bevy::reflect::TypeRegistry;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -104,6 +106,30 @@ impl SaveRegistry {
         if !self.inner.rebuilt.contains(&type_id) {
             self.change().rebuilt.push(type_id);
         }
+    }
+
+    /// The `Entity` fields of registered types that a load would not remap (each named in a
+    /// warning when its type is registered): a test can assert there are none.
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_keepsake::snapshot::{SaveRegistry, SaveableAppExt};
+    ///
+    /// #[derive(Resource, Reflect)]
+    /// struct Chase {
+    ///     target: Entity, // no #[entities]: a load would keep the saved id
+    /// }
+    ///
+    /// let mut app = App::new();
+    /// app.register_saveable::<Chase>();
+    /// let types = app.world().resource::<AppTypeRegistry>().read();
+    /// let unmapped = app.world().resource::<SaveRegistry>().unmapped_entity_fields(&types);
+    /// assert!(unmapped[0].field.ends_with("Chase.target"));
+    /// ```
+    pub fn unmapped_entity_fields(&self, types: &TypeRegistry) -> Vec<UnmappedEntityField> {
+        (self.inner.entries.iter())
+            .flat_map(|entry| unmapped_entity_fields(types, entry))
+            .collect()
     }
 
     /// Which unsaved entities saved values may reference by key.

@@ -3,7 +3,7 @@
 //! changed. Values are decoded from their bytes only for the rows written.
 
 use super::counterparts::{Counterparts, EntityRecord};
-use super::delta::{Delta, Op, SpawnValue};
+use super::delta::{Delta, Op, SpawnValue, ValueRef};
 use super::order::{SavedChildren, parents_changed_between};
 use super::source::{SavedRow, Source};
 use super::write::{self, Job};
@@ -85,7 +85,7 @@ pub fn restore_within(
 struct KeptSource<'a>(&'a KeptSnapshot);
 
 impl Source for KeptSource<'_> {
-    fn take(&mut self, _value: super::delta::ValueRef) -> Option<Box<dyn Reflect>> {
+    fn take(&mut self, _value: ValueRef) -> Option<Box<dyn Reflect>> {
         None
     }
 
@@ -101,6 +101,12 @@ impl Source for KeptSource<'_> {
             }
         }
         rows
+    }
+
+    fn resource(&self, _entry: usize, type_path: &str) -> Option<(Vec<u8>, Option<ValueRef>)> {
+        let pieces = self.0.column_pieces(type_path);
+        let piece = pieces.iter().find(|piece| piece.rows() > 0)?;
+        Some((piece.bytes().value(0).to_vec(), None))
     }
 
     fn children(&self) -> Cow<'_, SavedChildren> {

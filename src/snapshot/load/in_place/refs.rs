@@ -1,4 +1,4 @@
-//! Rows whose bytes did not change but which name an entity that is now another one (a saved
+//! Rows (and resources) whose bytes did not change but which name an entity that is now another one (a saved
 //! entity spawned again, a keyed level entity found under another id): written anyway, with
 //! the reference remapped.
 

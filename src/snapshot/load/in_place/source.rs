@@ -21,6 +21,11 @@ pub(super) trait Source {
     /// entities, by dense index.
     fn rows(&self, entry: usize, type_path: &str, saved: &[Entity]) -> Vec<SavedRow>;
 
+    /// The saved value of registry entry `entry`'s resource (`type_path`): its bytes, and
+    /// where a decoded value is (`None`: decode the bytes); `None` when the snapshot holds
+    /// none.
+    fn resource(&self, entry: usize, type_path: &str) -> Option<(Vec<u8>, Option<ValueRef>)>;
+
     /// Each saved parent's saved children, in the saved order.
     fn children(&self) -> Cow<'_, SavedChildren>;
 }

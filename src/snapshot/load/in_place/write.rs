@@ -1,6 +1,6 @@
 //! Applying a [`Delta`] to the world, in this order: the keys resolved, the saved entities
 //! with no live counterpart spawned empty (so references to them can be remapped), the rows
-//! that name a moved entity added, every value to write decoded (a kept snapshot's) or taken
+//! and resources that name a moved entity added, every value to write decoded (a kept snapshot's) or taken
 //! (a decoded one's) and remapped, then the world changed: values written over live ones,
 //! missing types inserted and lost ones removed (one archetype move per entity), the spawned
 //! entities filled, the unclaimed ones despawned, resources written, children put in order,
@@ -16,6 +16,7 @@ use super::delta::{Delta, Op, ValueRef};
 use super::order::put_in_order;
 use super::refs::Moved;
 use super::source::Source;
+use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::capture::DenseIndex;
 use crate::snapshot::load::dynamic_bundle::DynamicBundle;
 use crate::snapshot::load::entity_mapping::{ResolvedKeys, SavedEntityMapper};
@@ -78,6 +79,7 @@ pub(super) fn run(world: &mut World, mut job: Job<'_>, record: &mut EntityRecord
     let spawned = spawn_empty(world, &job.counterparts.unmatched());
     let moved = moved_ids(&job, record.saved_ids(), &spawned, &keys);
     add_referencing_rows(&mut job, &types, &moved);
+    add_referencing_resources(&mut job, &types, &moved);
     let entity_map = id_map(&job, &spawned);
     let alive = (record.saved_ids() == SavedIds::ThisWorld).then(|| world.entities());
     let mut mapper = SavedEntityMapper::with_map(entity_map.clone(), keys, alive);
@@ -193,6 +195,29 @@ fn add_referencing_rows(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &Moved
                     .push(Op::insert(entity, entry as u32, value));
                 written.insert(key, ());
             }
+        }
+    }
+}
+
+/// Adds a write for every saved resource of a type that can hold an entity whose bytes name
+/// a moved id, when nothing else writes it: its reference must be remapped (the resource is
+/// the same as the live one, but the entity it names came back under another id).
+fn add_referencing_resources(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &Moved) {
+    if matches!(moved, Moved::None) {
+        return;
+    }
+    for (at, entry) in types.entries.iter().enumerate() {
+        let written = job.delta.resources.iter().any(|&(e, _)| e as usize == at);
+        let skip = entry.kind != ColumnKind::Resource || entry.state || written;
+        if skip || !types.field_mappers.holds_entities(at) {
+            continue;
+        }
+        let Some((bytes, value)) = job.source.resource(at, entry.ops.type_path) else {
+            continue;
+        };
+        if moved.mentioned_in(&bytes) {
+            let value = value.unwrap_or_else(|| job.delta.encoded(&bytes));
+            job.delta.resources.push((at as u32, value));
         }
     }
 }
