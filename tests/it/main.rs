@@ -46,6 +46,7 @@ mod snapshot_level_keys;
 mod snapshot_migration_chain;
 mod snapshot_one_parser;
 mod snapshot_real_world;
+mod snapshot_resources;
 mod snapshot_roundtrip;
 mod store_backups;
 mod store_faults;

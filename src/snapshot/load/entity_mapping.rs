@@ -53,7 +53,9 @@ pub(super) struct EntityFieldMappers<'a> {
 
 impl<'a> EntityFieldMappers<'a> {
     pub(super) fn new(world: &World, entries: &'a [SaveableEntry]) -> Self {
-        let types = world.get_resource::<AppTypeRegistry>().map(|types| types.read());
+        let types = world
+            .get_resource::<AppTypeRegistry>()
+            .map(|types| types.read());
         let mappings = (entries.iter())
             .map(|entry| EntityMapping::of(types.as_deref(), entry))
             .collect();

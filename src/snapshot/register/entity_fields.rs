@@ -257,11 +257,7 @@ impl<'a> Probe<'a> {
         Some(value)
     }
 
-    fn tuple(
-        &mut self,
-        ids: impl Iterator<Item = TypeId>,
-        depth: usize,
-    ) -> Option<DynamicTuple> {
+    fn tuple(&mut self, ids: impl Iterator<Item = TypeId>, depth: usize) -> Option<DynamicTuple> {
         let mut value = DynamicTuple::default();
         for id in ids {
             value.insert_boxed(self.build(id, depth)?);

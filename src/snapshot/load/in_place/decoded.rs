@@ -235,7 +235,8 @@ impl Source for DecodedTarget {
 
     fn resource(&self, entry: usize, _type_path: &str) -> Option<(Vec<u8>, Option<ValueRef>)> {
         // A state's value was taken by `enter_saved_states`: it is not written again.
-        let held = |(at, value): &(usize, Option<Box<dyn Reflect>>)| *at == entry && value.is_some();
+        let held =
+            |(at, value): &(usize, Option<Box<dyn Reflect>>)| *at == entry && value.is_some();
         let index = self.resources.iter().position(held)?;
         let bytes = self.resources_raw.row(index).to_vec();
         Some((bytes, Some(ValueRef::DecodedResource(index as u32))))
