@@ -192,7 +192,10 @@ impl SlotStore {
         let mut record = before.clone();
         record.add(&held);
         self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
-        Ok(DeleteNote { before, held })
+        Ok(DeleteNote {
+            record: before,
+            held,
+        })
     }
 
     /// A delete that failed part way (the call returned an error, the process lives on): the
@@ -205,18 +208,26 @@ impl SlotStore {
         let Ok(left) = self.generations(slot) else {
             return;
         };
-        let DeleteNote { mut before, held } = note;
-        let removed: Vec<StoredSave> = (held.into_iter())
-            .filter(|save| !left.contains(&save.generation))
-            .collect();
-        before.add(&removed);
-        let _ = self.write_profile_file(&record_name(slot), before.text().as_bytes());
+        let DeleteNote { mut record, held } = note;
+        let (left, removed): (Vec<StoredSave>, Vec<StoredSave>) =
+            (held.into_iter()).partition(|save| left.contains(&save.generation));
+        // A removed file that names a save left (a second copy of it, which an interrupted
+        // promotion leaves; a save it was made in view of) is left out of the record too: the
+        // save left must not count as deleted.
+        for save in removed {
+            let mut with = record.clone();
+            with.add(std::slice::from_ref(&save));
+            if !left.iter().any(|save| with.covers(&save.meta)) {
+                record = with;
+            }
+        }
+        let _ = self.write_profile_file(&record_name(slot), record.text().as_bytes());
     }
 }
 
 /// What a delete noted before removing anything: the record as it was, and the saves held.
 pub(super) struct DeleteNote {
-    before: Record,
+    record: Record,
     held: Vec<StoredSave>,
 }
 
@@ -313,5 +324,38 @@ mod tests {
         assert!(!store.is_deleted(&metas[2]));
         assert!(deleted.contains(&metas[0].save_id) && deleted.contains(&metas[1].save_id));
         assert!(store.is_deleted(&metas[0]) && store.is_deleted(&metas[1]));
+    }
+
+    /// A slot may hold two copies of one save (an interrupted promotion copies first and
+    /// removes last). A failed delete that removed one copy must not name the save, whose
+    /// other copy is left.
+    #[test]
+    fn a_delete_that_fails_after_removing_one_copy_of_a_save_leaves_it_undeleted() {
+        use crate::store::testing::Forward;
+        use std::io;
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("default");
+        let failing = profile.join("manual-03.g000002.ksav");
+        let fs = Forward::os().on_remove_file(move |fs, path| {
+            if path == failing {
+                return Err(io::Error::other("EIO"));
+            }
+            fs.remove_file(path)
+        });
+        let config = StoreConfig::new(dir.path());
+        let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
+        let slot = SlotId::Manual(3);
+        let metas: Vec<SaveMeta> = (0..3)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+        let copy = profile.join("manual-03.g000004.ksav");
+        std::fs::copy(profile.join("manual-03.g000001.ksav"), &copy).unwrap();
+        assert_eq!(store.generations(slot).unwrap(), [4, 3, 2, 1]);
+
+        store.delete(slot).unwrap_err();
+
+        assert_eq!(store.generations(slot).unwrap(), [4, 3, 2]);
+        assert!(!store.is_deleted(&metas[0]), "its second copy is left");
+        assert!(!store.deleted_saves().contains(&metas[0].save_id));
     }
 }

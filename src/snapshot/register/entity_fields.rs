@@ -180,6 +180,16 @@ struct Probe<'a> {
     markers: EntityHashSet,
 }
 
+/// The longest array the probe builds (see [`Probe::build`]).
+const MAX_ARRAY_PROBE: usize = 64;
+
+/// `key` when it can be hashed: a dynamic map or set panics on a key that cannot (a
+/// `DynamicStruct` or `DynamicTuple` built for a key type, a key type without
+/// `#[reflect(Hash)]`), and the probe gives up on it instead.
+fn hashable(key: Box<dyn PartialReflect>) -> Option<Box<dyn PartialReflect>> {
+    key.reflect_hash().is_some().then_some(key)
+}
+
 impl<'a> Probe<'a> {
     fn new(types: &'a TypeRegistry, variant: usize) -> Self {
         Probe {
@@ -224,6 +234,9 @@ impl<'a> Probe<'a> {
                 value.push_box(self.build(info.item_ty().id(), depth)?);
                 Some(Box::new(value))
             }
+            // A large array would be built in full (a million boxed values for a
+            // 1024 x 1024 grid): the probe gives up instead.
+            TypeInfo::Array(info) if info.capacity() > MAX_ARRAY_PROBE => None,
             TypeInfo::Array(info) => {
                 let items = (0..info.capacity()).map(|_| self.build(info.item_ty().id(), depth));
                 let items: Option<Vec<_>> = items.collect();
@@ -231,13 +244,13 @@ impl<'a> Probe<'a> {
             }
             TypeInfo::Map(info) => {
                 let mut value = DynamicMap::default();
-                let key = self.build(info.key_ty().id(), depth)?;
+                let key = hashable(self.build(info.key_ty().id(), depth)?)?;
                 value.insert_boxed(key, self.build(info.value_ty().id(), depth)?);
                 Some(Box::new(value))
             }
             TypeInfo::Set(info) => {
                 let mut value = DynamicSet::default();
-                value.insert_boxed(self.build(info.value_ty().id(), depth)?);
+                value.insert_boxed(hashable(self.build(info.value_ty().id(), depth)?)?);
                 Some(Box::new(value))
             }
             TypeInfo::Enum(info) => self.enumeration(info, depth).map(boxed),

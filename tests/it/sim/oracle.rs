@@ -15,7 +15,7 @@
 //!   version vector: the store decides by that record.
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{SaveBundle, SaveMeta};
+use bevy_keepsake::format::{FOLLOWS_EXTRA, SaveBundle, SaveMeta};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use uuid::Uuid;
 
@@ -100,6 +100,23 @@ impl Oracle {
             known.saw = meta.follows().into_iter().flatten().collect();
             known.meta = meta;
         }
+    }
+
+    /// What the store added to a save that failed, read from its file: only the record of
+    /// what it was made in view of (`keepsake.follows`) is learned; every other field must
+    /// still read back as the game gave it, or the check reports a misread.
+    pub fn written_follows(&mut self, read: &SaveMeta) {
+        let Some(known) = self.known.get(&read.save_id) else {
+            return;
+        };
+        let mut meta = known.meta.clone();
+        match read.extras.get(FOLLOWS_EXTRA) {
+            Some(follows) => meta
+                .extras
+                .insert(FOLLOWS_EXTRA.to_owned(), follows.clone()),
+            None => meta.extras.remove(FOLLOWS_EXTRA),
+        };
+        self.written(meta);
     }
 
     /// The save call returned `Ok`.

@@ -387,7 +387,7 @@ impl Sim {
                 // The file may be in place all the same (the failure came after it): what
                 // the store wrote in it is what other devices will read. A file not there now
                 // may come back later (a power loss undoes the removal of a save that failed
-                // after its rename): it is looked for again after each step on this device.
+                // after its rename): it is looked for again once the device restarts.
                 if !self.learn_written(device, slot, save_id) {
                     self.unread_failed_saves.push((device, slot, save_id));
                 }
@@ -407,13 +407,13 @@ impl Sim {
         });
         let found = written.is_some();
         if let Some(written) = written {
-            self.oracle.written(written.meta);
+            self.oracle.written_follows(&written.meta);
         }
         found
     }
 
     /// The failed saves of `device` whose file was not there when they failed, looked for
-    /// again (see `save`).
+    /// again after a restart of the device and at the end of a run (see `save`).
     pub fn learn_failed_saves(&mut self, device: usize) {
         let pending = std::mem::take(&mut self.unread_failed_saves);
         for (at, slot, save_id) in pending {
