@@ -107,25 +107,3 @@ impl SyncCore {
         Ok(unreadable)
     }
 }
-
-/// The saves in the cloud that an intact save here was made in view of: the slot moved past
-/// them here, so they are not downloaded (an import would place them below the head, in the
-/// place of the backup the player made last).
-pub(super) fn superseded_here(
-    listing: &[(RemoteName, ObjectMeta)],
-    local: &[StoredSave],
-    damaged: &HashSet<Uuid>,
-) -> HashSet<Uuid> {
-    let intact = || {
-        local
-            .iter()
-            .filter(|save| !damaged.contains(&save.meta.save_id))
-    };
-    listing
-        .iter()
-        .filter(|(name, _)| {
-            intact().any(|save| save.slot == name.slot && save.meta.made_in_view_of(name.save_id))
-        })
-        .map(|(name, _)| name.save_id)
-        .collect()
-}

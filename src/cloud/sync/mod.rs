@@ -16,7 +16,6 @@ use super::state::{Conflict, PendingUpload, SyncState};
 use crate::SlotId;
 use crate::format::{SaveMeta, Timestamp};
 use crate::store::{ImportReceipt, SlotStore, StoredSave};
-use damage::superseded_here;
 use object_store::ObjectMeta;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -434,4 +433,26 @@ impl SyncCore {
         let pending = self.state.pending.iter();
         pending.map(|(id, upload)| (upload.slot, *id)).collect()
     }
+}
+
+/// The saves in the cloud that an intact save here was made in view of: the slot moved past
+/// them here, so they are not downloaded (an import would place them below the head, in the
+/// place of the backup the player made last).
+fn superseded_here(
+    listing: &[(RemoteName, ObjectMeta)],
+    local: &[StoredSave],
+    damaged: &HashSet<Uuid>,
+) -> HashSet<Uuid> {
+    let intact = || {
+        local
+            .iter()
+            .filter(|save| !damaged.contains(&save.meta.save_id))
+    };
+    listing
+        .iter()
+        .filter(|(name, _)| {
+            intact().any(|save| save.slot == name.slot && save.meta.made_in_view_of(name.save_id))
+        })
+        .map(|(name, _)| name.save_id)
+        .collect()
 }
