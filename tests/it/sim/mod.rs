@@ -78,7 +78,13 @@
 //! loss, as the store wrote it, and the oracle knew only what the game asked for); seeds
 //! 101136 and 101764 were the store's (a delete that failed part way left the saves it could
 //! not remove named in the record of deleted saves, so a conflict between two of them was never
-//! shown again once the sync state was lost: the record now names only what it removed).
+//! shown again once the sync state was lost: the record now names only what it removed). Those
+//! 1,000 seeds all pass now.
+//!
+//! Open: the odd seeds 200,001–201,999 of 150 steps found two failures not fixed yet, seeds
+//! 200203 and 200609: after a save file at rest is damaged (a bit flip, a truncation), a save
+//! that entered the slot before the player's last confirmed save heads it. Replay each with
+//! `KEEPSAKE_SIM_SEED=<seed> KEEPSAKE_SIM_STEPS=150`.
 
 mod check;
 mod converge;
