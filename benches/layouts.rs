@@ -254,7 +254,7 @@ fn check_resolved(blob: &[u8], count: u32) {
     app.register_saveable::<today::Hero>();
     let decoded = decode(&app, blob);
     assert!(decoded.dropped_fields().is_empty());
-    snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+    snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn);
     let world = app.world_mut();
     assert_eq!(
         world.query::<&today::Hero>().iter(world).count(),

@@ -58,7 +58,7 @@ fn main() {
             &types.read(),
         )
         .unwrap();
-        snapshot::apply(fresh.world_mut(), snapshot, LoadMode::Replace)
+        snapshot::apply(fresh.world_mut(), snapshot, LoadMode::Respawn)
     });
 
     let mib = |bytes: usize| bytes as f64 / (1 << 20) as f64;

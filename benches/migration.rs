@@ -85,7 +85,7 @@ fn load(app: &mut App, saved: &Snapshot) {
     let types = world.resource::<AppTypeRegistry>().clone();
     let decoded =
         snapshot::decode(&saved.blob, saved.state_hash, &registry, &types.read()).unwrap();
-    snapshot::apply(world, decoded, LoadMode::Replace);
+    snapshot::apply(world, decoded, LoadMode::Respawn);
 }
 
 fn migration(c: &mut Criterion) {

@@ -14,7 +14,7 @@
 //!   frame: the point put back together (`KeptSnapshot::pending` + `finish`), decoded and
 //!   compared with a capture (`snapshot::prepare`);
 //! - `respawn_main`: for comparison, the main thread's part of that rewind by respawning
-//!   (`snapshot::apply` with `LoadMode::Replace`, every rewind before issue 42);
+//!   (`snapshot::apply` with `LoadMode::Respawn`, every rewind before issue 42);
 //! - `hold_step` (printed only): holding the rewind key, from the newest point back to the
 //!   oldest one point per step, each step's main-thread part.
 //!
@@ -207,7 +207,7 @@ fn bench_hold(shape: Shape, count: u32, ring: &mut Ring) {
 
 /// The pool's part of a rewind too far back to be made in the frame: the oldest point put back
 /// together, decoded and compared with a capture of the world; and, for comparison, the main
-/// thread's part of the same rewind by respawning (`LoadMode::Replace`, before issue 42).
+/// thread's part of the same rewind by respawning (`LoadMode::Respawn`, before issue 42).
 fn bench_far(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32, ring: &mut Ring) {
     let oldest = ring.points[0].clone();
     let registry = ring.app.world().resource::<SaveRegistry>().clone();
@@ -250,7 +250,7 @@ fn bench_far(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32,
             for _ in 0..iters {
                 let decoded = decode();
                 let start = Instant::now();
-                black_box(snapshot::apply(app.world_mut(), decoded, LoadMode::Replace));
+                black_box(snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn));
                 let elapsed = start.elapsed();
                 samples.push(elapsed);
                 total += elapsed;

@@ -105,7 +105,7 @@ impl Fixture {
 /// game): [`join_async_pool`] waits for them.
 fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) -> EntityHashMap<Entity> {
     let decoded = decode_ours(app.world(), ours);
-    snapshot::apply(app.world_mut(), decoded, LoadMode::Replace).entity_map
+    snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn).entity_map
 }
 
 /// Our decode, with the world's asset server when it has one (the `handles` shape), so saved
@@ -178,7 +178,7 @@ fn bench_apply_only(
                 let mut app = shape.app();
                 let decoded = decode_ours(app.world(), ours);
                 let start = Instant::now();
-                black_box(snapshot::apply(app.world_mut(), decoded, LoadMode::Replace));
+                black_box(snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn));
                 let elapsed = start.elapsed();
                 samples.push(elapsed);
                 total += elapsed;

@@ -161,7 +161,7 @@ fn load(c: &mut Criterion) {
                     let decoded =
                         snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read())
                             .unwrap();
-                    snapshot::apply(world, decoded, LoadMode::Replace)
+                    snapshot::apply(world, decoded, LoadMode::Respawn)
                 },
                 BatchSize::PerIteration,
             )
@@ -224,7 +224,7 @@ fn keepsake_load(app: &mut App, ours: &snapshot::Snapshot) {
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
     let decoded = snapshot::decode(&ours.blob, ours.state_hash, &registry, &types.read()).unwrap();
-    snapshot::apply(world, decoded, LoadMode::Replace);
+    snapshot::apply(world, decoded, LoadMode::Respawn);
 }
 
 /// Loads one contender's encoding into an app.

@@ -36,6 +36,6 @@ fuzz_target!(|data: &[u8]| {
     );
     if let Ok(decoded) = decoded {
         let mut app = fuzz_world::app();
-        snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+        snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn);
     }
 });

@@ -3,7 +3,7 @@
 //! status, the result events and play time, and at exit the end of the work already asked.
 
 use super::pool::SavePriority;
-use super::settings::{KeepsakeSettings, LoadApply, Playtime, SaveTitle};
+use super::settings::{KeepsakeSettings, Playtime, SaveTitle};
 use super::status::{KeepsakeStatus, SaveSlots};
 use super::thumbnail::ThumbnailCapture;
 use super::{
@@ -11,7 +11,9 @@ use super::{
     RefreshSlotsRequest, SaveCompleted, SaveFailed, SaveRequest, SaveStarted, WorldRestored,
 };
 use super::{capture, exit, listing, requests, runner, store, unsaved};
-use crate::snapshot::{RuntimeAssetHandles, SaveRegistry, SnapshotError, ensure_registry};
+use crate::snapshot::{
+    LoadMode, RuntimeAssetHandles, SaveRegistry, SnapshotError, ensure_registry,
+};
 use bevy::app::OnAppExitSystems;
 use bevy::ecs::schedule::InternedScheduleLabel;
 use bevy::input::InputSystems;
@@ -42,12 +44,12 @@ pub(crate) struct KeepsakeSchedule(pub(crate) InternedScheduleLabel);
 ///
 /// ```
 /// use bevy::prelude::*;
-/// use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadApply};
+/// use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadMode};
 /// use bevy_keepsake::prelude::*;
 ///
 /// let keepsake = KeepsakePlugins::new("my-game").set(KeepsakeCorePlugin {
 ///     game_version: "1.4.2".into(),
-///     load_apply: LoadApply::Respawn,
+///     load_mode: LoadMode::Respawn,
 ///     ..default()
 /// });
 /// # let _ = keepsake;
@@ -64,8 +66,8 @@ pub struct KeepsakeCorePlugin {
     /// [`SavePriority::Low`] (see [`KeepsakeSettings::save_priority`]).
     pub save_priority: SavePriority,
     /// How loads and rewinds change the saved entities already in the world. Default
-    /// [`LoadApply::InPlace`].
-    pub load_apply: LoadApply,
+    /// [`LoadMode::InPlace`].
+    pub load_mode: LoadMode,
     /// What saves do with handles to assets made at run time (`Assets::add`), which have no
     /// path to be saved by. Default [`RuntimeAssetHandles::Skip`]: the default handle in their
     /// place, a warning once per field, and a count in
@@ -133,7 +135,7 @@ impl KeepsakeCorePlugin {
             game_version: self.game_version.clone(),
             save_extras: self.save_extras.clone(),
             save_priority: self.save_priority,
-            load_apply: self.load_apply,
+            load_mode: self.load_mode,
         })
         .insert_resource(self.runtime_asset_handles)
         .init_resource::<runner::JobQueue>()
@@ -200,7 +202,7 @@ fn register_reflected_types(app: &mut App) {
         .register_type::<KeepsakeStatus>()
         .register_type::<SaveSlots>()
         .register_type::<SaveTitle>()
-        .register_type::<LoadApply>()
+        .register_type::<LoadMode>()
         .register_type::<Playtime>()
         .register_type::<RuntimeAssetHandles>()
         .register_type::<ThumbnailCapture>()

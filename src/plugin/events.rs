@@ -162,7 +162,7 @@ pub struct LoadCompleted {
     #[reflect(ignore)]
     pub meta: SaveMeta,
     /// Saved entity id → the entity now standing for it, for the saved entities whose id
-    /// changed: those spawned (all of them with [`LoadApply::Respawn`](crate::plugin::LoadApply),
+    /// changed: those spawned (all of them with [`LoadMode::Respawn`](crate::plugin::LoadMode),
     /// or for a save from another session), and those kept that an earlier load spawned. A
     /// saved id the map does not hold is the same entity as before the load (kept in place).
     #[reflect(ignore)]

@@ -107,7 +107,7 @@ mod store;
 pub(crate) mod thumbnail;
 mod unsaved;
 
-pub use crate::snapshot::RuntimeAssetHandles;
+pub use crate::snapshot::{LoadMode, RuntimeAssetHandles};
 pub use autosave::{AutosavePlugin, AutosaveTimer};
 pub use commands::KeepsakeCommandsExt;
 pub use core::{KeepsakeCorePlugin, KeepsakeSystems};
@@ -133,7 +133,7 @@ pub use rewind::{
     RewindPointCompleted, RewindPointFailed, RewindPointId, RewindPointRequest, RewindRequest,
     RewindRing, RewindSettings, RewindTimer, RewindTo,
 };
-pub use settings::{KeepsakeSettings, LoadApply, Playtime, SaveTitle};
+pub use settings::{KeepsakeSettings, Playtime, SaveTitle};
 pub use status::{KeepsakeStatus, SaveSlots};
 pub use store::KeepsakeStore;
 pub use thumbnail::{ThumbnailCapture, ThumbnailTicket, ThumbnailWanted};

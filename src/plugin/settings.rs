@@ -2,6 +2,7 @@
 //! saved with a save, and play time.
 
 use super::pool::SavePriority;
+use crate::snapshot::LoadMode;
 use bevy::prelude::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -33,27 +34,8 @@ pub struct KeepsakeSettings {
     /// always runs at normal priority: nothing is left to wait for but the save.
     pub save_priority: SavePriority,
     /// How loads and rewinds change the saved entities already in the world. Default
-    /// [`LoadApply::InPlace`].
-    pub load_apply: LoadApply,
-}
-
-/// How a load or a rewind changes the saved entities already in the world.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
-#[reflect(Clone, Debug, Default, PartialEq, Hash)]
-pub enum LoadApply {
-    /// Keep the saved entities still alive (a rewind, or a load of a save this session wrote
-    /// or loaded): only the values that differ are written, the types that differ inserted or
-    /// removed, the rest spawned or despawned. Entity ids of kept entities do not change;
-    /// observers see only what changed (`Changed<T>` for a rewritten value, `On<Add>` and
-    /// `On<Remove>` only for what was added or removed: see
-    /// [`apply_in_place`](crate::snapshot::apply_in_place)). A save from another session spawns
-    /// everything, as [`Respawn`](Self::Respawn) does.
-    #[default]
-    InPlace,
-    /// Despawn every saved entity and spawn the save's again, at every load and rewind: every
-    /// saved entity gets a new id and `On<Add>` observers see every saved component again.
-    /// For games whose observers rebuild state when a saved entity appears.
-    Respawn,
+    /// [`LoadMode::InPlace`].
+    pub load_mode: LoadMode,
 }
 
 /// The title/location text stored with the next save and shown in the save menu, e.g.

@@ -21,7 +21,7 @@
 //! let registry = world.resource::<snapshot::SaveRegistry>().clone();
 //! let types = world.resource::<AppTypeRegistry>().clone();
 //! let decoded = snapshot::decode(&snapshot.blob, snapshot.state_hash, &registry, &types.read())?;
-//! snapshot::apply(world, decoded, LoadMode::Replace);
+//! snapshot::apply(world, decoded, LoadMode::Respawn);
 //! assert_eq!(world.query::<&Health>().single(world)?, &Health(7.0));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -147,7 +147,7 @@ pub use error::{NamedEntity, SnapshotError};
 pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, LevelKeyMiss,
     LoadMode, PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
-    decode_with_assets, dump, dump_with_assets, prepare, restore, restore_within,
+    decode_with_assets, dump, dump_with_assets, merge, prepare, restore, restore_within,
 };
 pub use register::{
     BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,

@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// let types = other.world().resource::<AppTypeRegistry>().clone();
 /// let decoded =
 ///     snapshot::decode(&saved.blob, saved.state_hash, &registry, &types.read()).unwrap();
-/// let report = snapshot::apply(other.world_mut(), decoded, LoadMode::Replace);
+/// let report = snapshot::apply(other.world_mut(), decoded, LoadMode::Respawn);
 /// let loaded = snapshot::capture(other.world()).unwrap();
 ///
 /// SavedValues::of(&saved.blob)

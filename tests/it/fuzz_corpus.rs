@@ -104,7 +104,7 @@ fn the_blob_decoder_corpus_replays_within_the_memory_bound() {
         if let Ok(decoded) = result {
             // The fuzz target applies what decodes; so does the replay.
             let mut world_app = fuzz_world::app();
-            snapshot::apply(world_app.world_mut(), decoded, snapshot::LoadMode::Replace);
+            snapshot::apply(world_app.world_mut(), decoded, snapshot::LoadMode::Respawn);
             valid += 1;
         }
     }

@@ -10,7 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_keepsake::format::{SaveBundle, SaveMeta, SealKey, WorldState};
 use bevy_keepsake::plugin::{
     AutosaveTimer, CrashSavePlugin, KeepsakeCorePlugin, KeepsakeError, KeepsakeSettings,
-    KeepsakeStatus, KeepsakeStore, LoadApply, Playtime, RefreshSlotsRequest, RewindPlugin,
+    KeepsakeStatus, KeepsakeStore, LoadMode, Playtime, RefreshSlotsRequest, RewindPlugin,
     RewindRing, RewindSettings, SaveReason, SaveTarget, SlotAction, crash_image_armed,
 };
 use bevy_keepsake::prelude::*;
@@ -820,7 +820,7 @@ fn public_resources_and_events_are_registered_for_reflection() {
         .world()
         .resource::<KeepsakeSettings>()
         .as_partial_reflect();
-    assert!(format!("{settings:?}").contains("load_apply"));
+    assert!(format!("{settings:?}").contains("load_mode"));
 }
 
 /// A headless app that runs its own loop (like a game's `main`) and exits by itself: `exit`
@@ -1136,12 +1136,12 @@ fn the_core_member_carries_its_settings_and_keeps_the_groups_store() {
     let core = KeepsakeCorePlugin {
         game_version: "2.1.0".into(),
         save_extras: [("mods".to_owned(), "none".to_owned())].into(),
-        load_apply: LoadApply::Respawn,
+        load_mode: LoadMode::Respawn,
         ..default()
     };
     let mut app = app_with(plugin(dir.path()).set(core));
     let settings = app.world().resource::<KeepsakeSettings>();
-    assert_eq!(settings.load_apply, LoadApply::Respawn);
+    assert_eq!(settings.load_mode, LoadMode::Respawn);
     assert_eq!(settings.game_version, "2.1.0");
     app.world_mut().spawn((Saveable, Health(4)));
     app.world_mut()

@@ -1,12 +1,12 @@
 //! Loads and rewinds in place through the plugin (issue 42): a save this session wrote keeps
 //! the entities still alive (ids, unsaved components and all) and observers see only what
-//! changed; `LoadApply::Respawn` spawns everything again as before; a save from another
+//! changed; `LoadMode::Respawn` spawns everything again as before; a save from another
 //! session spawns everything the first time and keeps what that load spawned the next; a
 //! rewind to a recent point lands in the frame it is asked for.
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadApply, RewindCompleted, RewindTo};
+use bevy_keepsake::plugin::{KeepsakeCorePlugin, LoadMode, RewindCompleted, RewindTo};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::testing;
 use std::path::Path;
@@ -39,7 +39,7 @@ struct Seen {
 #[derive(Resource, Default)]
 struct Frame(u32);
 
-fn app(root: &Path, apply: LoadApply) -> App {
+fn app(root: &Path, apply: LoadMode) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
@@ -50,7 +50,7 @@ fn app(root: &Path, apply: LoadApply) -> App {
             KeepsakePlugins::new("keepsake-in-place-tests")
                 .save_root(root)
                 .set(KeepsakeCorePlugin {
-                    load_apply: apply,
+                    load_mode: apply,
                     ..default()
                 })
                 .disable::<AutosavePlugin>(),
@@ -118,7 +118,7 @@ fn healths(app: &mut App) -> Vec<(Entity, u32)> {
 #[test]
 fn an_in_session_load_keeps_the_entities_and_observers_see_only_what_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), LoadApply::InPlace);
+    let mut app = app(dir.path(), LoadMode::InPlace);
     let [a, b, c] = units(&mut app);
     save(&mut app);
     let world = app.world_mut();
@@ -164,7 +164,7 @@ fn an_in_session_load_keeps_the_entities_and_observers_see_only_what_changed() {
 #[test]
 fn the_respawning_mode_spawns_every_saved_entity_again() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), LoadApply::Respawn);
+    let mut app = app(dir.path(), LoadMode::Respawn);
     let [a, b, c] = units(&mut app);
     save(&mut app);
     let added = app.world().resource::<Seen>().added_health;
@@ -181,12 +181,12 @@ fn the_respawning_mode_spawns_every_saved_entity_again() {
 #[test]
 fn a_save_from_another_session_spawns_at_first_then_keeps_what_it_spawned() {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = app(dir.path(), LoadApply::InPlace);
+    let mut first = app(dir.path(), LoadMode::InPlace);
     units(&mut first);
     save(&mut first);
     drop(first);
 
-    let mut next = app(dir.path(), LoadApply::InPlace);
+    let mut next = app(dir.path(), LoadMode::InPlace);
     // The next session's own entities happen to have the saved ids: they are not the saved
     // ones, and are replaced.
     let [a, ..] = units(&mut next);
@@ -213,7 +213,7 @@ fn a_save_from_another_session_spawns_at_first_then_keeps_what_it_spawned() {
 #[test]
 fn a_rewind_to_a_recent_point_lands_in_the_frame_it_is_asked_for() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app(dir.path(), LoadApply::InPlace);
+    let mut app = app(dir.path(), LoadMode::InPlace);
     let [a, b, _] = units(&mut app);
     app.world_mut().commands().rewind_point();
     app.update();

@@ -5,7 +5,7 @@
 
 use crate::common::keepsake_app::{self, Seen};
 use bevy::prelude::*;
-use bevy_keepsake::plugin::{KeepsakeSettings, LoadApply, RestoredFrom};
+use bevy_keepsake::plugin::{KeepsakeSettings, LoadMode, RestoredFrom};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::UnsavedComponent;
 
@@ -29,9 +29,7 @@ struct Wall;
 fn paddle_app(root: &std::path::Path) -> App {
     let mut app = keepsake_app::app(root);
     // Every saved entity spawned again at each load and rewind: each is asked about.
-    app.world_mut()
-        .resource_mut::<KeepsakeSettings>()
-        .load_apply = LoadApply::Respawn;
+    app.world_mut().resource_mut::<KeepsakeSettings>().load_mode = LoadMode::Respawn;
     app.register_saveable::<Paddle>()
         .register_type::<Collider>()
         .register_type::<Transform>();
@@ -202,9 +200,7 @@ fn a_rewind_reports_what_the_restored_entities_came_back_without() {
 fn in_place_only_the_entities_a_load_spawns_are_asked_about() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = paddle_app(dir.path());
-    app.world_mut()
-        .resource_mut::<KeepsakeSettings>()
-        .load_apply = LoadApply::InPlace;
+    app.world_mut().resource_mut::<KeepsakeSettings>().load_mode = LoadMode::InPlace;
     spawn_paddles(&mut app);
     keepsake_app::save(&mut app, SlotId::Quick);
 

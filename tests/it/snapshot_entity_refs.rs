@@ -179,7 +179,7 @@ fn an_opaque_resource_names_the_entities_the_load_spawned() {
     let saved_entities = populate(world);
     let saved = snapshot::capture(world).unwrap();
 
-    let report = load(world, &saved, LoadMode::Replace);
+    let report = load(world, &saved, LoadMode::Respawn);
 
     let expected: Vec<(u32, Entity)> = (0..)
         .zip(loaded_as(&report, saved_entities))
@@ -214,7 +214,7 @@ fn every_way_a_resource_holds_entities_is_remapped_by_a_respawning_load() {
     assert_eq!(references(world), expected_references());
     let saved = snapshot::capture(world).unwrap();
 
-    let report = load(world, &saved, LoadMode::Replace);
+    let report = load(world, &saved, LoadMode::Respawn);
 
     assert_eq!(report.spawned, 3);
     assert_eq!(references(world), expected_references());

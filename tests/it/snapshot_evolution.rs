@@ -112,7 +112,7 @@ fn an_old_save_loads_through_migration_alias_and_skipping() {
     assert_eq!(skipped[0].type_path, "game::Mana");
     assert_eq!(skipped[0].values, 1);
 
-    let report = snapshot::apply(world, decoded, LoadMode::Replace);
+    let report = snapshot::apply(world, decoded, LoadMode::Respawn);
     assert_eq!(report.skipped_types, skipped);
     let mut query = world.query::<(&new_game::Health, Option<&new_game::Speed>)>();
     let mut loaded: Vec<_> = query
@@ -154,7 +154,7 @@ fn a_new_save_of_the_migrated_type_round_trips_at_the_new_version() {
     ));
     let saved = snapshot::capture(world).unwrap();
     let decoded = decode(world, &saved).unwrap();
-    snapshot::apply(world, decoded, LoadMode::Replace);
+    snapshot::apply(world, decoded, LoadMode::Respawn);
     let mut query = world.query::<&new_game::Health>();
     assert_eq!(
         query.single(world).unwrap(),
@@ -246,7 +246,7 @@ fn a_changed_tuple_struct_keeps_the_fields_after_a_skipped_one_in_place() {
     let mut app = App::new();
     app.register_saveable::<new::Meter>();
     let decoded = decode(app.world(), &saved).unwrap();
-    snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+    snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn);
     let world = app.world_mut();
     let meters: Vec<new::Meter> = world.query::<&new::Meter>().iter(world).cloned().collect();
     // The skipped field is not in the save: it takes its default (0.0), and the stored 2.5

@@ -83,7 +83,7 @@ fn a_game_world_round_trips_exactly_with_required_components() {
     let types = world.resource::<AppTypeRegistry>().clone();
     let decoded =
         snapshot::decode(&saved.blob, saved.state_hash, &registry, &types.read()).unwrap();
-    snapshot::apply(world, decoded, snapshot::LoadMode::Replace);
+    snapshot::apply(world, decoded, snapshot::LoadMode::Respawn);
     assert_eq!(rows(world), before);
     let mut with_global = world.query_filtered::<(), (With<Transform>, With<GlobalTransform>)>();
     assert_eq!(

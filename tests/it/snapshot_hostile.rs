@@ -171,7 +171,7 @@ fn fields(world: &mut World) -> Vec<String> {
 /// even line up.
 fn changed_fields(damaged: DecodedSnapshot, intact: &[String]) -> Option<Vec<usize>> {
     let mut app = app();
-    snapshot::apply(app.world_mut(), damaged, LoadMode::Replace);
+    snapshot::apply(app.world_mut(), damaged, LoadMode::Respawn);
     let loaded = fields(app.world_mut());
     (loaded.len() == intact.len()).then(|| {
         (0..loaded.len())
@@ -248,7 +248,7 @@ fn every_truncation_and_bit_flip_gives_a_typed_error_or_a_valid_decode() {
         snapshot::apply(
             loaded.world_mut(),
             decode(world, blob).unwrap(),
-            LoadMode::Replace,
+            LoadMode::Respawn,
         );
         fields(loaded.world_mut())
     };

@@ -193,7 +193,7 @@ fn check(seed: u64, path: Path, (before, after): (u64, u64)) {
     let (report, alive) = world.apply(path, (&saved, &kept), &mut between);
     play(respawned.world_mut(), &mut same_edits, after / 2 + 1);
     let decoded = decode(respawned.world(), &saved);
-    let respawn = snapshot::apply(respawned.world_mut(), decoded, LoadMode::Replace);
+    let respawn = snapshot::apply(respawned.world_mut(), decoded, LoadMode::Respawn);
 
     let expected = SavedValues::of(&saved.blob);
     let in_place = snapshot::capture(world.app.world()).unwrap();

@@ -44,7 +44,7 @@ where
     U: Component + Reflect + FromReflect + TypePath + Clone + bevy::reflect::GetTypeRegistration,
 {
     let (mut app, decoded) = save_then_decode::<T, U>(value);
-    let report = snapshot::apply(app.world_mut(), decoded?, LoadMode::Replace);
+    let report = snapshot::apply(app.world_mut(), decoded?, LoadMode::Respawn);
     let world = app.world_mut();
     let loaded = world.query::<&U>().single(world).unwrap().clone();
     Ok((loaded, report.dropped_fields))

@@ -80,10 +80,14 @@ fn spawn_saved(world: &mut World, level: &Level) {
 }
 
 fn load(world: &mut World, blob: &snapshot::Snapshot, mode: LoadMode) -> ApplyReport {
+    let decoded = decode(world, blob);
+    snapshot::apply(world, decoded, mode)
+}
+
+fn decode(world: &World, blob: &snapshot::Snapshot) -> snapshot::DecodedSnapshot {
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
-    let decoded = snapshot::decode(&blob.blob, blob.state_hash, &registry, &types.read()).unwrap();
-    snapshot::apply(world, decoded, mode)
+    snapshot::decode(&blob.blob, blob.state_hash, &registry, &types.read()).unwrap()
 }
 
 fn npc(world: &mut World, id: u32) -> Entity {
@@ -120,7 +124,9 @@ fn assert_linked(world: &mut World, level: &Level, report: &ApplyReport) {
 
 #[test]
 fn references_into_the_level_survive_a_load_into_the_same_world() {
-    for mode in [LoadMode::Replace, LoadMode::Merge] {
+    type Apply = fn(&mut World, snapshot::DecodedSnapshot) -> ApplyReport;
+    let respawn: Apply = |world, decoded| snapshot::apply(world, decoded, LoadMode::Respawn);
+    for apply in [respawn, snapshot::merge] {
         let mut app = app();
         let world = app.world_mut();
         let level = spawn_level(world, 0);
@@ -134,7 +140,8 @@ fn references_into_the_level_survive_a_load_into_the_same_world() {
         world.despawn(second);
         world.resource_mut::<Checkpoint>().spawn_point = Entity::PLACEHOLDER;
 
-        let report = load(world, &saved, mode);
+        let decoded = decode(world, &saved);
+        let report = apply(world, decoded);
         assert_linked(world, &level, &report);
     }
 }
@@ -157,7 +164,7 @@ fn references_into_the_level_survive_a_new_session_with_other_entity_ids() {
             .unwrap()
             .0
     );
-    let report = load(loading.world_mut(), &saved, LoadMode::Replace);
+    let report = load(loading.world_mut(), &saved, LoadMode::Respawn);
     assert_linked(loading.world_mut(), &level, &report);
 }
 
@@ -174,7 +181,7 @@ fn a_key_no_live_entity_has_drops_the_reference_and_names_type_field_and_key() {
     let root = world.spawn(LevelKey::new("cave")).id();
     world.spawn(LevelKey::from(7u64));
     world.spawn(LevelKey::new("7"));
-    let report = load(world, &saved, LoadMode::Replace);
+    let report = load(world, &saved, LoadMode::Respawn);
 
     let mut dropped = report.dropped_references.clone();
     dropped.sort_by(|a, b| a.field.cmp(&b.field));
@@ -224,7 +231,7 @@ fn a_missing_level_root_lists_the_childof_and_loads_the_child_as_a_root() {
     let saved = snapshot::capture(saving.world()).unwrap();
 
     let mut loading = app();
-    let report = load(loading.world_mut(), &saved, LoadMode::Replace);
+    let report = load(loading.world_mut(), &saved, LoadMode::Respawn);
     let child_of = std::any::type_name::<ChildOf>();
     let root_drop = report
         .dropped_references
@@ -294,7 +301,7 @@ fn names_are_keys_when_the_game_opts_in_and_only_for_unsaved_entities() {
     let world = loading.world_mut();
     world.spawn_batch((0..10).map(|i| Name::new(format!("Rock {i}"))));
     let hall = world.spawn(Name::new("Great Hall")).id();
-    let report = load(world, &saved, LoadMode::Replace);
+    let report = load(world, &saved, LoadMode::Respawn);
     assert_eq!(report.dropped_references, []);
     let first = npc(world, 1);
     assert_eq!(world.get::<ChildOf>(first).map(ChildOf::parent), Some(hall));
@@ -387,7 +394,7 @@ fn the_golden_save_with_keys_loads_into_a_level_spawned_again() {
         &types.read(),
     )
     .unwrap();
-    let report = snapshot::apply(app.world_mut(), decoded, LoadMode::Replace);
+    let report = snapshot::apply(app.world_mut(), decoded, LoadMode::Respawn);
     assert_linked(app.world_mut(), &level, &report);
     // Today's build writes the same tables (the key table's layout is stable).
     let today = blob_of(&level_keys_save());

@@ -214,7 +214,7 @@ fn load(app: &mut App, file: &[u8]) -> Result<Vec<Armor>, SnapshotError> {
     let registry = app.world().resource::<snapshot::SaveRegistry>().clone();
     let types = app.world().resource::<AppTypeRegistry>().clone();
     let snapshot = snapshot::decode(&world.ecs_blob, world.state_hash, &registry, &types.read())?;
-    snapshot::apply(app.world_mut(), snapshot, snapshot::LoadMode::Replace);
+    snapshot::apply(app.world_mut(), snapshot, snapshot::LoadMode::Respawn);
     let mut query = app.world_mut().query::<&Armor>();
     Ok(query.iter(app.world()).cloned().collect())
 }

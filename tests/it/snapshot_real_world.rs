@@ -17,7 +17,7 @@ fn load_into_fresh_app(saved: &snapshot::Snapshot) -> App {
     let types = world.resource::<AppTypeRegistry>().clone();
     let decoded =
         snapshot::decode(&saved.blob, saved.state_hash, &registry, &types.read()).unwrap();
-    let report = snapshot::apply(world, decoded, LoadMode::Replace);
+    let report = snapshot::apply(world, decoded, LoadMode::Respawn);
     assert_eq!(report.unmapped_references, 0);
     assert_eq!(report.dropped_relationships, 0);
     fresh
@@ -256,7 +256,7 @@ fn reload_and_describe(saved: &snapshot::Snapshot, plans: bool) -> Result<String
     };
     let decoded = decode(&saved.blob, saved.state_hash, &registry, &types.read())
         .map_err(|error| error.to_string())?;
-    snapshot::apply(world, decoded, LoadMode::Replace);
+    snapshot::apply(world, decoded, LoadMode::Respawn);
     let (mut rows, resources) = real_world::rows(world);
     let mut text = String::new();
     for row in &mut rows {

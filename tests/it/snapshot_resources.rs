@@ -88,7 +88,7 @@ fn the_rng_goes_on_from_the_save(mode: LoadMode) {
 
 #[test]
 fn a_seeded_rng_goes_on_from_the_save_after_a_respawning_load() {
-    the_rng_goes_on_from_the_save(LoadMode::Replace);
+    the_rng_goes_on_from_the_save(LoadMode::Respawn);
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn a_seeded_rng_goes_on_from_the_save_in_a_new_session() {
     let after_save = next_cakes(first.world_mut());
 
     let mut second = app(7); // seeded otherwise, as a new session would be
-    load(second.world_mut(), &saved, LoadMode::Replace);
+    load(second.world_mut(), &saved, LoadMode::Respawn);
 
     assert_eq!(next_cakes(second.world_mut()), after_save);
 }
@@ -155,7 +155,7 @@ fn a_resource_the_save_lacks_stays(mode: LoadMode) {
 
 #[test]
 fn a_resource_the_save_lacks_stays_after_a_respawning_load() {
-    a_resource_the_save_lacks_stays(LoadMode::Replace);
+    a_resource_the_save_lacks_stays(LoadMode::Respawn);
 }
 
 #[test]

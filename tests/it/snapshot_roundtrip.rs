@@ -257,7 +257,7 @@ fn a_world_round_trips_with_hierarchy_references_and_resources() {
     world.resource_mut::<Inventory>().gold = 0;
     world.spawn((Saveable, Tag(77)));
 
-    let report = load(world, &snapshot, LoadMode::Replace);
+    let report = load(world, &snapshot, LoadMode::Respawn);
     assert_eq!(report.entity_map.len(), 13);
     let after = describe(world);
     assert_eq!(after, before);
@@ -285,7 +285,7 @@ fn references_to_unsaved_entities_become_placeholders() {
     let world = app.world_mut();
     populate(world);
     let snapshot = snapshot::capture(world).unwrap();
-    let report = load(world, &snapshot, LoadMode::Replace);
+    let report = load(world, &snapshot, LoadMode::Respawn);
     assert_eq!(report.unmapped_references, 1);
     let mut query = world.query::<(&Tag, &Target)>();
     let (_, target) = query.iter(world).find(|(tag, _)| tag.0 == 4).unwrap();
@@ -298,7 +298,7 @@ fn unregistered_components_are_skipped_not_errors() {
     let world = app.world_mut();
     populate(world);
     let snapshot = snapshot::capture(world).unwrap();
-    load(world, &snapshot, LoadMode::Replace);
+    load(world, &snapshot, LoadMode::Respawn);
     let mut query = world.query_filtered::<Entity, With<Unregistered>>();
     assert_eq!(query.iter(world).count(), 0, "Unregistered was not saved");
     let mut tags = world.query::<&Tag>();
@@ -306,12 +306,13 @@ fn unregistered_components_are_skipped_not_errors() {
 }
 
 #[test]
-fn merge_mode_keeps_existing_entities() {
+fn a_merge_keeps_existing_entities() {
     let mut app = app();
     let world = app.world_mut();
     world.spawn((Saveable, Tag(5), Position { x: 5.0, y: 5.0 }));
     let snapshot = snapshot::capture(world).unwrap();
-    let report = load(world, &snapshot, LoadMode::Merge);
+    let decoded = decode(world, &snapshot).unwrap();
+    let report = snapshot::merge(world, decoded);
     assert_eq!(report.despawned, 0);
     let mut query = world.query::<&Tag>();
     assert_eq!(query.iter(world).filter(|t| t.0 == 5).count(), 2);
@@ -351,7 +352,7 @@ fn a_filter_on_a_marker_that_is_not_saved_is_refused_before_the_second_save_come
     world.spawn((Persist, Tag(1)));
     world.spawn((Persist, Tag(2)));
     let first = snapshot::capture(world).unwrap();
-    load(world, &first, LoadMode::Replace);
+    load(world, &first, LoadMode::Respawn);
     assert_eq!(snapshot::capture(world).unwrap().entities, 2);
 
     #[derive(Component)]
@@ -406,7 +407,7 @@ fn a_hundred_thousand_entities_round_trip() {
     let snapshot = snapshot::capture(world).unwrap();
     assert_eq!(snapshot.entities, 100_000);
     assert_eq!(snapshot.components, 100_000 * 3);
-    let report = load(world, &snapshot, LoadMode::Replace);
+    let report = load(world, &snapshot, LoadMode::Respawn);
     assert_eq!(report.despawned, 100_000);
     let mut query = world.query::<(&Tag, &Position)>();
     let mut seen = 0u64;
@@ -441,12 +442,12 @@ fn a_child_whose_parent_was_not_saved_loads_as_a_root() {
     let world = app.world_mut();
     spawn_orphan_and_family(world);
     let snapshot = snapshot::capture(world).unwrap();
-    let report = load(world, &snapshot, LoadMode::Replace);
+    let report = load(world, &snapshot, LoadMode::Respawn);
     assert_orphan_is_a_root(world, &report);
 
     // Into a fresh world, where `Children` was never registered: the load must still recognise
     // `ChildOf` as a relationship.
     let mut fresh = self::app();
-    let report = load(fresh.world_mut(), &snapshot, LoadMode::Replace);
+    let report = load(fresh.world_mut(), &snapshot, LoadMode::Respawn);
     assert_orphan_is_a_root(fresh.world_mut(), &report);
 }

@@ -54,7 +54,7 @@ pub struct RewindPointFailed {
 }
 
 /// The world went back to a rewind point: in place (the saved entities still alive kept, with
-/// only what differs changed), or, with [`LoadApply::Respawn`](crate::plugin::LoadApply), every
+/// only what differs changed), or, with [`LoadMode::Respawn`](crate::plugin::LoadMode), every
 /// saved entity spawned again from it.
 #[derive(Event, Clone, Debug, Reflect)]
 #[reflect(from_reflect = false, Debug)]
@@ -67,7 +67,7 @@ pub struct RewindCompleted {
     pub forgotten: usize,
     /// Entity id at the point → the entity standing for it now, for the entities whose id
     /// changed (spawned again because they were gone, or all of them with
-    /// [`LoadApply::Respawn`](crate::plugin::LoadApply)). An id the map does not hold is the
+    /// [`LoadMode::Respawn`](crate::plugin::LoadMode)). An id the map does not hold is the
     /// same entity as at the point.
     #[reflect(ignore)]
     pub entity_map: Arc<EntityHashMap<Entity>>,

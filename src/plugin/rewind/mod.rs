@@ -39,7 +39,7 @@
 //! The point's pieces are put back together and decoded on the task pool; the world is changed
 //! on the main thread when that is done (in the [`KeepsakeSystems::Jobs`] set), exactly as a
 //! load's: every saved entity is despawned and the point's entities are spawned again
-//! ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)), references remapped, keyed
+//! ([`LoadMode::Respawn`](crate::snapshot::LoadMode::Respawn)), references remapped, keyed
 //! level entities found by key. Then:
 //!
 //! - points newer than the one restored are dropped (the future they held did not happen);

@@ -15,7 +15,7 @@ use crate::plugin::events::report;
 use crate::plugin::pool::task_pool;
 use crate::plugin::restored::{RestoredFrom, RewindPointId, WorldRestored};
 use crate::plugin::runner::SessionEntities;
-use crate::plugin::settings::{KeepsakeSettings, LoadApply};
+use crate::plugin::settings::KeepsakeSettings;
 use crate::plugin::unsaved;
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, KeptSnapshot, LoadMode, PendingSnapshot, PreparedLoad,
@@ -64,7 +64,7 @@ type Prepared = Result<Landing, SnapshotError>;
 enum Landing {
     /// Compared with a capture: in place.
     InPlace(Box<PreparedLoad>),
-    /// By respawning ([`LoadApply::Respawn`]).
+    /// By respawning ([`LoadMode::Respawn`]).
     Respawn(Box<DecodedSnapshot>),
 }
 
@@ -192,7 +192,7 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         age: now.saturating_sub(point.taken_at),
     };
     let kept = point.kept.clone();
-    if world.resource::<KeepsakeSettings>().load_apply == LoadApply::Respawn {
+    if world.resource::<KeepsakeSettings>().load_mode == LoadMode::Respawn {
         let task = respawn_task(world, kept);
         return running(world, rewind, task);
     }
@@ -341,7 +341,7 @@ fn finish_rewind(world: &mut World) -> bool {
 fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool), SnapshotError> {
     match ready {
         Landing::Respawn(decoded) => {
-            Ok((snapshot::apply(world, *decoded, LoadMode::Replace), true))
+            Ok((snapshot::apply(world, *decoded, LoadMode::Respawn), true))
         }
         Landing::InPlace(prepared) => {
             // The saved States were entered: the capture sees what their OnExit and OnEnter

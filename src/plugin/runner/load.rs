@@ -4,7 +4,7 @@
 //!
 //! # In place
 //!
-//! With [`LoadApply::InPlace`] (the default), the load starts with a capture of the world
+//! With [`LoadMode::InPlace`] (the default), the load starts with a capture of the world
 //! through the capture cache saves use (its main-thread part: what changed since the last
 //! save), and the pool compares the save with it ([`snapshot::prepare`]) once decoded. When
 //! the job finishes, the main thread captures again (what changed during the load) and applies
@@ -25,7 +25,7 @@ use crate::plugin::capture::capture;
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{LoadCompleted, LoadFailed, SaveCompleted, report};
 use crate::plugin::pool::task_pool;
-use crate::plugin::settings::{KeepsakeSettings, LoadApply, Playtime};
+use crate::plugin::settings::{KeepsakeSettings, Playtime};
 use crate::plugin::{restored, unsaved};
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, EntityRecord, LoadMode, PendingSnapshot, PreparedLoad,
@@ -112,13 +112,13 @@ pub(super) fn start(world: &mut World, slot: SlotId, store: Arc<SlotStore>) -> B
     let registry = world.resource::<SaveRegistry>().clone();
     let types = world.resource::<AppTypeRegistry>().clone();
     let assets = world.get_resource::<AssetServer>().cloned();
-    let live = match world.resource::<KeepsakeSettings>().load_apply {
-        LoadApply::InPlace => capture(world)
+    let live = match world.resource::<KeepsakeSettings>().load_mode {
+        LoadMode::InPlace => capture(world)
             .inspect_err(|error| {
                 warn!("keepsake: the world could not be captured to compare ({error}): respawning");
             })
             .ok(),
-        LoadApply::Respawn => None,
+        LoadMode::Respawn => None,
     };
     let session = Session::of(world.resource::<SessionEntities>());
     let task = task_pool().spawn(async move {
@@ -241,7 +241,7 @@ impl Outcome for Loaded {
 fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, SnapshotError> {
     match ready {
         Ready::Respawn(snapshot, origin) => {
-            let applied = snapshot::apply(world, *snapshot, LoadMode::Replace);
+            let applied = snapshot::apply(world, *snapshot, LoadMode::Respawn);
             if let Some(origin) = origin {
                 world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                     session

@@ -1,10 +1,10 @@
 //! Decoded values → World. [`LoadMode::InPlace`] goes through the in-place apply (see
-//! `in_place`); the other modes take these steps, in order: go to the saved `States` through
-//! their transitions (`states`), despawn the entities the save filter matches (when
-//! replacing), spawn one empty entity per saved entity, look up what each registered type
-//! needs in this world, insert each entity's components (entity references remapped,
-//! relationships kept only when their target was saved), insert the resources, warn about lost
-//! references.
+//! `in_place`); [`LoadMode::Respawn`] and [`merge`] take these steps, in order: go to the
+//! saved `States` through their transitions (`states`), despawn the entities the save filter
+//! matches (when respawning), spawn one empty entity per saved entity, look up what each
+//! registered type needs in this world, insert each entity's components (entity references
+//! remapped, relationships kept only when their target was saved), insert the resources, warn
+//! about lost references.
 
 use super::decode::{DecodedColumn, DecodedSnapshot};
 use super::dynamic_bundle::DynamicBundle;
@@ -18,24 +18,32 @@ use crate::snapshot::register::SaveFilter;
 use bevy::ecs::world::EntityWorldMut;
 use bevy::prelude::*;
 
-/// What a load does with the entities already in the world.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// How a load (or a rewind) changes the saved entities already in the world: the plugin's
+/// setting ([`KeepsakeCorePlugin::load_mode`](crate::plugin::KeepsakeCorePlugin::load_mode),
+/// at run time [`KeepsakeSettings::load_mode`](crate::plugin::KeepsakeSettings::load_mode)) and
+/// [`apply`]'s. Either way the world's saved state becomes the save's; the modes differ in
+/// which entities keep their ids and what hooks and observers see. To spawn a save's entities
+/// beside the world's instead, see [`merge`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Clone, Debug, Default, PartialEq, Hash)]
 pub enum LoadMode {
-    /// Despawn every entity the save filter matches (with its children), then spawn the saved
-    /// ones: the world's saved state becomes exactly the save's, every saved entity gets a new
-    /// id, and hooks and observers see every component added again.
+    /// Keep the saved entities still alive: only the values that differ are written, the
+    /// types that differ inserted or removed, the rest spawned or despawned. Kept entities keep
+    /// their ids; observers see only what changed (`Changed<T>` for a rewritten value,
+    /// `On<Add>` and `On<Remove>` only for what was added or removed: see
+    /// [`apply_in_place`](crate::snapshot::apply_in_place)).
+    ///
+    /// The plugin keeps an entity when the save is of this world (a rewind, a save this
+    /// session wrote, or one it loaded before); the first load of a save from another session
+    /// spawns everything, as [`Respawn`](Self::Respawn) does. Through [`apply`], the snapshot
+    /// is taken as captured from this world, and the whole world is captured first to compare
+    /// it (the plugin compares with its capture cache instead).
     #[default]
-    Replace,
-    /// Spawn the saved entities beside the existing ones.
-    Merge,
-    /// The snapshot was captured from this world: keep each saved entity that is still alive
-    /// and saved, writing only the values that differ, inserting and removing only the types
-    /// that differ; spawn the rest and despawn the saved entities the snapshot does not hold.
-    /// The world's saved state becomes the save's, as with [`Replace`](Self::Replace), and the
-    /// entities kept keep their ids. See [`apply_in_place`](crate::snapshot::apply_in_place)
-    /// for what hooks and observers see. Through [`apply`], this mode captures the whole world
-    /// first to compare it (the plugin compares with its capture cache instead).
     InPlace,
+    /// Despawn every entity the save filter matches (with its children), then spawn the
+    /// save's: every saved entity gets a new id, and `On<Add>` observers see every saved
+    /// component again. For games whose observers rebuild state when a saved entity appears.
+    Respawn,
 }
 
 /// Applies a validated snapshot to the world and returns how saved entities were mapped.
@@ -57,10 +65,27 @@ pub enum LoadMode {
 /// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
 /// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
 pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
-    if mode == LoadMode::InPlace {
-        return apply_in_place_captured(world, snapshot);
+    match mode {
+        LoadMode::InPlace => apply_in_place_captured(world, snapshot),
+        LoadMode::Respawn => respawn(world, snapshot, Existing::Despawn),
     }
-    respawn(world, snapshot, mode)
+}
+
+/// Spawns a validated snapshot's entities beside the world's, leaving every entity already in
+/// the world as it is (to add a saved group of entities to a level, say), and inserts its
+/// resources. Saved `States`, references and relationships are handled as by [`apply`]; every
+/// saved entity gets a new id, listed in [`ApplyReport::entity_map`].
+pub fn merge(world: &mut World, snapshot: DecodedSnapshot) -> ApplyReport {
+    respawn(world, snapshot, Existing::Keep)
+}
+
+/// What a respawning apply does with the entities the save filter matches.
+#[derive(Clone, Copy)]
+enum Existing {
+    /// Despawned first ([`LoadMode::Respawn`]).
+    Despawn,
+    /// Left beside the spawned ones ([`merge`]).
+    Keep,
 }
 
 /// [`LoadMode::InPlace`] through [`apply`]: the world is captured whole to be compared, and
@@ -71,7 +96,7 @@ fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> Appl
         Ok(live) => live,
         Err(error) => {
             warn!("keepsake: the world could not be compared ({error}); respawning instead");
-            return respawn(world, snapshot, LoadMode::Replace);
+            return respawn(world, snapshot, Existing::Despawn);
         }
     };
     let mut record = EntityRecord::new(SavedIds::ThisWorld);
@@ -89,8 +114,8 @@ fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> Appl
     }
 }
 
-/// [`LoadMode::Replace`] and [`LoadMode::Merge`].
-fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
+/// [`LoadMode::Respawn`] and [`merge`].
+fn respawn(world: &mut World, snapshot: DecodedSnapshot, existing: Existing) -> ApplyReport {
     let DecodedSnapshot {
         registry,
         saved_ids,
@@ -105,9 +130,9 @@ fn respawn(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Appl
     // The saved states first, through their transitions (OnExit, OnEnter), as in play.
     states::restore_states(world, registry.entries(), &mut resources);
 
-    let despawned = match mode {
-        LoadMode::Replace | LoadMode::InPlace => despawn_saved_entities(world, registry.filter()),
-        LoadMode::Merge => 0,
+    let despawned = match existing {
+        Existing::Despawn => despawn_saved_entities(world, registry.filter()),
+        Existing::Keep => 0,
     };
     // Keys are looked up before the spawn: a reference into the level means the level's
     // entity, never one this load brings.

@@ -16,7 +16,7 @@ mod report;
 mod states;
 mod world_types;
 
-pub use apply::{LoadMode, apply};
+pub use apply::{LoadMode, apply, merge};
 pub use decode::{DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets};
 pub use dump::{dump, dump_with_assets};
 pub use entity_mapping::{DroppedReference, LevelKeyMiss};

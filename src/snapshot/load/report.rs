@@ -11,7 +11,7 @@ use bevy::prelude::*;
 pub struct ApplyReport {
     /// Saved entity id → the entity spawned for it.
     pub entity_map: EntityHashMap<Entity>,
-    /// Entities despawned first ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)).
+    /// Entities despawned first ([`LoadMode::Respawn`](crate::snapshot::LoadMode::Respawn)).
     pub despawned: usize,
     /// References to entities that were neither saved nor keyed (see
     /// [`LevelKey`](crate::snapshot::LevelKey)), now pointing at `Entity::PLACEHOLDER`.

@@ -18,7 +18,7 @@
 //! the key for a [`LevelKey`](crate::snapshot::LevelKey); a value whose bytes did not change
 //! but that names such an entity is written too. The saved children of each parent come
 //! back in the saved order. Afterwards the world's saved state is the snapshot's, as after a
-//! respawn ([`LoadMode::Replace`](crate::snapshot::LoadMode::Replace)): a capture of either
+//! respawn ([`LoadMode::Respawn`](crate::snapshot::LoadMode::Respawn)): a capture of either
 //! holds the same entities and values (the tests compare them, entity ids mapped), and the
 //! kept entities keep their ids.
 //!
