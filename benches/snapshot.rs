@@ -4,7 +4,8 @@
 //!   + postcard (`DynamicWorldSerializer`);
 //! - load: our decode + apply vs RON / postcard `WorldDeserializer` + `write_to_world`.
 //!
-//! Loads go into a fresh world each iteration (its setup is not timed).
+//! Loads go into a fresh world each iteration (its setup is not timed). `states_load` times a
+//! load that changes a saved `States` value (its transitions run first).
 //!
 //! Two worlds: `game_world` (five flat types, all serde) in `snapshot_save` / `snapshot_load`,
 //! and `real_world` (a hierarchy, entity references, enums, maps, mostly reflection-only types)
@@ -415,5 +416,110 @@ fn handles(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, save, load, real_save, real_load, handles);
+/// A saved phase of the game, loaded through its transitions.
+#[derive(States, Reflect, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+enum Phase {
+    #[default]
+    Menu,
+    Playing,
+}
+
+/// A saved resource `OnEnter(Phase::Playing)` reads and resets.
+#[derive(Resource, Reflect, Clone, Copy, Default)]
+#[reflect(Resource)]
+struct Score(u32);
+
+/// The game world of `count` entities with a saved `Phase`, whose `OnEnter(Playing)` reads and
+/// resets the score and lays out a fresh level of 100 saved entities; in `Phase::Menu`.
+fn world_with_states(count: u32) -> App {
+    let mut app = game_world::app();
+    app.add_plugins(bevy::state::app::StatesPlugin)
+        .init_state::<Phase>()
+        .register_saveable_state::<Phase>()
+        .register_saveable::<Score>()
+        .add_systems(
+            OnEnter(Phase::Playing),
+            |mut score: ResMut<Score>, mut commands: Commands| {
+                black_box(score.0);
+                score.0 = 0;
+                for _ in 0..100 {
+                    commands.spawn((Saveable, game_world::Velocity(Vec3::ZERO)));
+                }
+            },
+        );
+    app.insert_resource(Score(0));
+    game_world::populate(app.world_mut(), count);
+    app.world_mut()
+        .run_schedule(bevy::state::state::StateTransition);
+    app
+}
+
+fn go_to(app: &mut App, phase: Phase) {
+    app.world_mut()
+        .resource_mut::<NextState<Phase>>()
+        .set(phase);
+    app.world_mut()
+        .run_schedule(bevy::state::state::StateTransition);
+}
+
+/// A world of `count` entities saved while playing (score 42), then gone back to the menu.
+fn saved_while_playing(count: u32) -> (App, snapshot::Snapshot) {
+    let mut app = world_with_states(count);
+    go_to(&mut app, Phase::Playing);
+    app.world_mut().resource_mut::<Score>().0 = 42;
+    let saved = snapshot::capture(app.world()).unwrap();
+    go_to(&mut app, Phase::Menu);
+    (app, saved)
+}
+
+/// What a load that changes `States` costs: the transitions run first, reading the saved
+/// resources, and the apply puts the save over what `OnEnter` made. Respawning into a fresh
+/// world, and in place into the world the save was captured from.
+fn states_load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("states_load");
+    group.sample_size(10);
+    for count in env::counts(&[1_000], &[1_000, 10_000]) {
+        let (_, saved) = saved_while_playing(count);
+        for (name, mode) in [
+            ("respawn", LoadMode::Respawn),
+            ("in_place", LoadMode::InPlace),
+        ] {
+            group.bench_function(BenchmarkId::new(name, count), |b| {
+                b.iter_batched_ref(
+                    || match mode {
+                        LoadMode::Respawn => (world_with_states(count), saved.clone()),
+                        LoadMode::InPlace => saved_while_playing(count),
+                    },
+                    |(app, saved)| {
+                        let world = app.world_mut();
+                        let registry = world.resource::<SaveRegistry>().clone();
+                        let types = world.resource::<AppTypeRegistry>().clone();
+                        let decoded = snapshot::decode(
+                            &saved.blob,
+                            saved.state_hash,
+                            &registry,
+                            &types.read(),
+                        )
+                        .unwrap();
+                        let report = snapshot::apply(world, decoded, mode);
+                        assert_eq!(world.resource::<Score>().0, 42);
+                        report
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    save,
+    load,
+    real_save,
+    real_load,
+    handles,
+    states_load
+);
 criterion_main!(benches);

@@ -24,7 +24,9 @@ use crate::SlotId;
 use bevy::prelude::*;
 
 /// The world was restored from a save or a rewind point: the saved entities and resources are
-/// the restored ones. Rebuild here what the game derives from them. An observer event,
+/// the restored ones, and the saved `States` are entered, with no change of them pending (see
+/// [`register_saveable_state`](crate::snapshot::SaveableAppExt::register_saveable_state)).
+/// Rebuild here what the game derives from them. An observer event,
 /// triggered once, right after [`LoadCompleted`](super::LoadCompleted) or
 /// [`RewindCompleted`](super::RewindCompleted); those carry the details (entity map, missing
 /// components, time taken), this only says which restore it was.

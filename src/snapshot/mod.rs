@@ -144,10 +144,12 @@ pub use capture::{
     SnapshotHistory, capture, capture_incremental,
 };
 pub use error::{NamedEntity, SnapshotError};
+pub(crate) use load::apply_entering;
 pub use load::{
     ApplyReport, DecodedSnapshot, DroppedField, DroppedReference, EntityRecord, LevelKeyMiss,
-    LoadMode, PreparedLoad, SavedIds, SkippedType, apply, apply_in_place, apply_prepared, decode,
-    decode_with_assets, dump, dump_with_assets, merge, prepare, restore, restore_within,
+    LoadMode, PreparedLoad, SameState, SavedIds, SkippedType, apply, apply_in_place,
+    apply_prepared, decode, decode_with_assets, dump, dump_with_assets, merge, prepare, restore,
+    restore_within,
 };
 pub use register::{
     BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,

@@ -30,6 +30,7 @@ mod plugin_after_load;
 mod plugin_channels;
 mod plugin_in_place;
 mod plugin_rewind;
+mod plugin_state_screens;
 mod plugin_states;
 mod plugin_thumbnails;
 mod plugin_unsaved;

@@ -2,7 +2,8 @@
 //! rewind into another state goes through `NextState`, so `OnExit` and `OnEnter` run and
 //! `DespawnOnExit` entities go, as in play; what `OnEnter` starts afresh (a level, a countdown)
 //! is then replaced by the save's; saved entities scoped to a state come back scoped to it; a
-//! load into the state the game is in runs no transition.
+//! load into the state the game is in runs no transition, unless an `OnEnter` system of the
+//! state reads a resource the load changes (then it enters it again).
 
 use crate::common::keepsake_app;
 use bevy::prelude::*;
@@ -143,6 +144,48 @@ fn a_load_into_another_state_runs_its_transitions_and_despawns_the_menu() {
     assert_eq!(keepsake_app::count::<With<Hud>>(&mut app), 0);
 }
 
+/// The countdown as the HUD showed it when it was built.
+#[derive(Component, Debug, PartialEq)]
+struct HudCountdown(u32);
+
+#[test]
+fn a_load_into_the_state_the_game_is_in_enters_it_again_when_its_on_enter_reads_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    // The HUD shows the countdown, read once on entering play.
+    app.add_systems(
+        OnEnter(GameState::Playing),
+        |countdown: Res<Countdown>, mut commands: Commands| {
+            commands.spawn((HudCountdown(countdown.0), DespawnOnExit(GameState::Playing)));
+        },
+    );
+    start_playing(&mut app);
+    keepsake_app::save(&mut app, SlotId::Quick);
+    log(&mut app);
+
+    app.world_mut().resource_mut::<Countdown>().0 = 1;
+    keepsake_app::load(&mut app, SlotId::Quick);
+    assert_eq!(state(&app), GameState::Playing);
+    assert_eq!(log(&mut app), ["exit Playing", "enter Playing"]);
+    let world = app.world_mut();
+    let shown: Vec<_> = world.query::<&HudCountdown>().iter(world).collect();
+    assert_eq!(
+        shown,
+        [&HudCountdown(2)],
+        "built again, from the saved countdown"
+    );
+    assert_eq!(keepsake_app::count::<With<Hud>>(&mut app), 1);
+    // OnExit took the saved pieces scoped to play and OnEnter laid out a fresh level; the
+    // save's pieces are back, still scoped to play.
+    assert_eq!(
+        keepsake_app::count::<(With<Piece>, With<DespawnOnExit<GameState>>)>(&mut app),
+        2
+    );
+    assert_eq!(countdown(&app), 2);
+}
+
+/// The game's `OnEnter(Playing)` reads no resource the load changes (it writes the countdown
+/// through a command): nothing to build again.
 #[test]
 fn a_load_into_the_state_the_game_is_in_runs_no_transition() {
     let dir = tempfile::tempdir().unwrap();

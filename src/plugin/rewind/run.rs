@@ -19,7 +19,7 @@ use crate::plugin::settings::KeepsakeSettings;
 use crate::plugin::unsaved;
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, KeptSnapshot, LoadMode, PendingSnapshot, PreparedLoad,
-    SaveRegistry, SnapshotError, UnsavedComponent,
+    SameState, SaveRegistry, SnapshotError, UnsavedComponent,
 };
 use bevy::asset::AssetServer;
 use bevy::ecs::message::MessageCursor;
@@ -310,8 +310,9 @@ fn finish_rewind(world: &mut World) -> bool {
     let started = Instant::now();
     let mut ready = ready;
     if let Ok(Landing::InPlace(prepared)) = &mut ready {
-        // The saved States first (see `runner::load::enter_states`).
-        prepared.enter_saved_states(world);
+        // The saved States first (see `runner::load::enter_states`). A rewind steps back
+        // through moments of the same play: a state the game is in is not entered again.
+        prepared.enter_saved_states(world, SameState::Stay);
     }
     let (applied, missing) = unsaved::apply_noting_losses(
         world,
@@ -341,7 +342,9 @@ fn finish_rewind(world: &mut World) -> bool {
 fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool), SnapshotError> {
     match ready {
         Landing::Respawn(decoded) => {
-            Ok((snapshot::apply(world, *decoded, LoadMode::Respawn), true))
+            let applied =
+                snapshot::apply_entering(world, *decoded, LoadMode::Respawn, SameState::Stay);
+            Ok((applied, true))
         }
         Landing::InPlace(prepared) => {
             // The saved States were entered: the capture sees what their OnExit and OnEnter

@@ -29,7 +29,7 @@ use crate::plugin::settings::{KeepsakeSettings, Playtime};
 use crate::plugin::{restored, unsaved};
 use crate::snapshot::{
     self, ApplyReport, DecodedSnapshot, EntityRecord, LoadMode, PendingSnapshot, PreparedLoad,
-    SaveRegistry, SavedIds, SnapshotError,
+    SameState, SaveRegistry, SavedIds, SnapshotError,
 };
 use crate::store::{GenerationFailure, SlotStore};
 use bevy::asset::AssetServer;
@@ -271,7 +271,7 @@ fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, Snapsh
 /// `snapshot::apply`.
 fn enter_states(world: &mut World, ready: &mut Ready) {
     if let Ready::InPlace(prepared, _) = ready {
-        prepared.enter_saved_states(world);
+        prepared.enter_saved_states(world, SameState::Reenter);
     }
 }
 

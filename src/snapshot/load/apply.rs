@@ -11,7 +11,7 @@ use super::dynamic_bundle::DynamicBundle;
 use super::entity_mapping::{ResolvedKeys, SavedEntityMapper};
 use super::in_place::{self, EntityRecord, SavedIds};
 use super::report::{ApplyReport, warn_mapping};
-use super::states;
+use super::states::{self, SameState};
 use super::world_types::{Placement, WorldTypes};
 use crate::snapshot::capture::CaptureCache;
 use crate::snapshot::register::SaveFilter;
@@ -50,7 +50,10 @@ pub enum LoadMode {
 ///
 /// Saved `States` (`register_saveable_state`) go first: each is asked for through its
 /// `NextState` and the `StateTransition` schedule runs (with `StatesPlugin`), so `OnExit` /
-/// `OnEnter` run as in play and what they start afresh is then replaced by the save's.
+/// `OnEnter` run as in play, reading the saved resources, and what they start afresh is then
+/// replaced by the save's; a state change they ask for meanwhile is dropped (the saved state
+/// stands). A saved state the game is in is entered again when one of its `OnEnter` systems
+/// reads a resource the load changes ([`SameState::Reenter`]).
 ///
 /// With [`LoadMode::InPlace`], saved entities alive in this world are kept (see the mode), and
 /// [`ApplyReport::entity_map`] lists only the saved entities whose id changed.
@@ -65,9 +68,19 @@ pub enum LoadMode {
 /// (the child loads as a root), counted in [`ApplyReport::dropped_relationships`]. Relationship
 /// targets (`Children`) are never inserted directly: Bevy rebuilds them from the sources.
 pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> ApplyReport {
+    apply_entering(world, snapshot, mode, SameState::Reenter)
+}
+
+/// [`apply`], entering again the saved states the game is in as `same` says (a rewind stays).
+pub(crate) fn apply_entering(
+    world: &mut World,
+    snapshot: DecodedSnapshot,
+    mode: LoadMode,
+    same: SameState,
+) -> ApplyReport {
     match mode {
-        LoadMode::InPlace => apply_in_place_captured(world, snapshot),
-        LoadMode::Respawn => respawn(world, snapshot, Existing::Despawn),
+        LoadMode::InPlace => apply_in_place_captured(world, snapshot, same),
+        LoadMode::Respawn => respawn(world, snapshot, Existing::Despawn, same),
     }
 }
 
@@ -76,7 +89,7 @@ pub fn apply(world: &mut World, snapshot: DecodedSnapshot, mode: LoadMode) -> Ap
 /// resources. Saved `States`, references and relationships are handled as by [`apply`]; every
 /// saved entity gets a new id, listed in [`ApplyReport::entity_map`].
 pub fn merge(world: &mut World, snapshot: DecodedSnapshot) -> ApplyReport {
-    respawn(world, snapshot, Existing::Keep)
+    respawn(world, snapshot, Existing::Keep, SameState::Reenter)
 }
 
 /// What a respawning apply does with the entities the save filter matches.
@@ -90,18 +103,22 @@ enum Existing {
 
 /// [`LoadMode::InPlace`] through [`apply`]: the world is captured whole to be compared, and
 /// captured again after the saved `States`' transitions ran, if they ran.
-fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> ApplyReport {
+fn apply_in_place_captured(
+    world: &mut World,
+    snapshot: DecodedSnapshot,
+    same: SameState,
+) -> ApplyReport {
     let mut cache = CaptureCache::default();
     let live = match cache.capture(world) {
         Ok(live) => live,
         Err(error) => {
             warn!("keepsake: the world could not be compared ({error}); respawning instead");
-            return respawn(world, snapshot, Existing::Despawn);
+            return respawn(world, snapshot, Existing::Despawn, same);
         }
     };
     let mut record = EntityRecord::new(SavedIds::ThisWorld);
     let mut prepared = in_place::prepare(snapshot, &live, &record);
-    if !prepared.enter_saved_states(world) {
+    if !prepared.enter_saved_states(world, same) {
         return in_place::apply_prepared(world, prepared, &live, &mut record);
     }
     match cache.capture(world) {
@@ -115,7 +132,12 @@ fn apply_in_place_captured(world: &mut World, snapshot: DecodedSnapshot) -> Appl
 }
 
 /// [`LoadMode::Respawn`] and [`merge`].
-fn respawn(world: &mut World, snapshot: DecodedSnapshot, existing: Existing) -> ApplyReport {
+fn respawn(
+    world: &mut World,
+    snapshot: DecodedSnapshot,
+    existing: Existing,
+    same: SameState,
+) -> ApplyReport {
     let DecodedSnapshot {
         registry,
         saved_ids,
@@ -128,7 +150,7 @@ fn respawn(world: &mut World, snapshot: DecodedSnapshot, existing: Existing) -> 
         refused_asset_paths: _,
     } = snapshot;
     // The saved states first, through their transitions (OnExit, OnEnter), as in play.
-    states::restore_states(world, registry.entries(), &mut resources);
+    states::restore_states(world, registry.entries(), &mut resources, same);
 
     let despawned = match existing {
         Existing::Despawn => despawn_saved_entities(world, registry.filter()),

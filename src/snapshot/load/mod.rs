@@ -16,6 +16,7 @@ mod report;
 mod states;
 mod world_types;
 
+pub(crate) use apply::apply_entering;
 pub use apply::{LoadMode, apply, merge};
 pub use decode::{DecodedSnapshot, DroppedField, SkippedType, decode, decode_with_assets};
 pub use dump::{dump, dump_with_assets};
@@ -25,3 +26,4 @@ pub use in_place::{
     restore_within,
 };
 pub use report::ApplyReport;
+pub use states::SameState;

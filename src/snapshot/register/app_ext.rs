@@ -92,8 +92,13 @@ pub trait SaveableAppExt {
 
     /// Saves the current state of `S` and restores it through `NextState<S>`, so a load or a
     /// rewind runs `OnExit` / `OnEnter` and despawns `DespawnOnExit` entities as play does.
-    /// `DespawnOnExit<S>` and `DespawnOnEnter<S>` are registered with it. A load that brings
-    /// the state the game is already in runs no transition (`NextState::set_if_different`).
+    /// `DespawnOnExit<S>` and `DespawnOnEnter<S>` are registered with it. The transitions read
+    /// the saved resources, the saved data wins over what `OnEnter` resets or spawns, and a
+    /// change of `S` the transition systems ask for meanwhile is dropped (the saved state
+    /// stands). A load into the state the game is already in enters it again only when one of
+    /// its `OnEnter` systems reads a resource the load changes (a screen built from it); a
+    /// rewind never does. See the guide's
+    /// [After a load](crate::_guide::after_load#states-and-screens-built-in-onenter).
     ///
     /// Do not `register_saveable::<State<S>>()`: that writes the state without its
     /// transitions.

@@ -48,6 +48,37 @@ impl LegacyDecoder {
     }
 }
 
+/// What a load does with a saved `State<S>`, monomorphised for `S` at registration.
+#[derive(Clone, Copy)]
+pub(crate) struct StateOps {
+    /// Asks for the saved state through `NextState<S>`. The slice holds the resources the load
+    /// changes that, read by an `OnEnter` system of the saved state, make the load enter the
+    /// state again when the game is already in it (empty: never).
+    pub(crate) enter: fn(&mut World, Box<dyn Reflect>, &[ComponentId]) -> Entering,
+    /// Drops a change of `S` that is pending in `NextState<S>` (asked for by the game's
+    /// transition systems while the load entered its states), and returns it for the log.
+    pub(crate) drop_pending: fn(&mut World) -> Option<String>,
+}
+
+/// What [`StateOps::enter`] asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Entering {
+    /// Nothing to run: the game is in the saved state (or has no `NextState<S>`, warned about).
+    Stays,
+    /// The saved state differs from the game's: `NextState::set_if_different`.
+    Changes,
+    /// The game is in the saved state, and this `OnEnter` system reads a resource the load
+    /// changes: `NextState::set`, which runs `OnExit` and `OnEnter` again.
+    Reenters { reader: String },
+}
+
+impl Entering {
+    /// Whether the `StateTransition` schedule has something to run.
+    pub(crate) fn runs_a_transition(&self) -> bool {
+        !matches!(self, Entering::Stays)
+    }
+}
+
 /// One registered saveable type.
 #[derive(Clone)]
 pub(crate) struct SaveableEntry {
@@ -68,9 +99,9 @@ pub(crate) struct SaveableEntry {
     /// The entity's value, if it has one.
     pub(crate) get: for<'a> fn(&'a EntityRef<'a>) -> Option<&'a dyn Reflect>,
     pub(crate) insert_resource: fn(&mut World, Box<dyn Reflect>),
-    /// A `States` type's `State<S>` (`register_saveable_state`): `insert_resource` asks for the
-    /// state through `NextState<S>`, and a load does so before anything else is applied.
-    pub(crate) state: bool,
+    /// Set for a `States` type's `State<S>` (`register_saveable_state`): a load goes to the
+    /// saved state through these before anything else is applied (`snapshot::load::states`).
+    pub(crate) state: Option<StateOps>,
     /// The type's layout, encoded on first use and shared by the registry's clones: every save
     /// writes it and every load compares it, and describing a type walks its whole `TypeInfo`.
     /// Types are registered at startup, before the first save or load builds it.
@@ -119,7 +150,7 @@ impl SaveableEntry {
                     }
                 }
             },
-            state: false,
+            state: None,
             layout: Arc::default(),
         }
     }

@@ -25,7 +25,7 @@ pub(crate) use app_ext::ensure_registry;
 pub(crate) use bevy_types::bevy_made_assets;
 pub(crate) use entity_fields::EntityMapping;
 pub use entity_fields::UnmappedEntityField;
-pub(crate) use entry::{ConvertFn, SaveableEntry};
+pub(crate) use entry::{ConvertFn, Entering, SaveableEntry};
 pub use filter::{SaveFilter, Saveable};
 pub(crate) use key::Keyed;
 pub use key::{LevelKey, LevelKeys};

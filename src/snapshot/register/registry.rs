@@ -198,6 +198,7 @@ impl SaveRegistry {
             // A state registered again through `register_saveable_state` loads through
             // `NextState`.
             existing.insert_resource = entry.insert_resource;
+            existing.state = entry.state;
             return;
         }
         let inner = self.change();

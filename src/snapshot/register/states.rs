@@ -4,22 +4,19 @@
 //! entities go. Writing `State<S>` itself would change the state without its transitions: the
 //! game would read `Playing` with the menu still on screen.
 //!
-//! The transition is [`NextState::set_if_different`]: a load that brings the state the game is
-//! in runs none (as in play, where nobody leaves the state they stay in). A load goes to the
-//! saved states *first* (`snapshot::apply` runs the `StateTransition` schedule before it
-//! touches anything else), then puts the saved entities and resources in place: `OnEnter`
-//! runs as when the player enters the state, and whatever it starts afresh (a level, a
-//! timer) is then replaced by the save's, as a load replaces what play made. What `OnEnter`
-//! built from the data the load replaces (UI from a resource) the game rebuilds after the
-//! load, as it does after a load into the same state (see
-//! [`WorldRestored`](crate::plugin::WorldRestored)).
+//! What a load does around the transitions (the saved resources first, the saved states
+//! standing over what the transition systems ask for, when a state the game is in is entered
+//! again) is `snapshot::load::states`; this file holds the typed operations it calls through
+//! the registry entry ([`StateOps`]).
 //!
 //! `DespawnOnExit<S>` and `DespawnOnEnter<S>` are registered with it: saved entities scoped to
 //! a state come back scoped to it.
 
-use super::entry::SaveableEntry;
+use super::entry::{Entering, SaveableEntry, StateOps};
 use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::value::ViaReflect;
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::schedule::Schedules;
 use bevy::prelude::*;
 use bevy::reflect::TypePath;
 use bevy::state::state::FreelyMutableState;
@@ -31,30 +28,87 @@ where
     State<S>: Component + Reflect + FromReflect + TypePath,
 {
     let mut entry = SaveableEntry::new::<State<S>, ViaReflect>(ColumnKind::Resource);
-    entry.insert_resource = restore_state::<S>;
-    entry.state = true;
+    // Where a state is written as a plain resource (never, when a load enters its states
+    // first; this keeps the transitions if it ever is).
+    entry.insert_resource = |world, value| {
+        enter_state::<S>(world, value, &[]);
+    };
+    entry.state = Some(StateOps {
+        enter: enter_state::<S>,
+        drop_pending: drop_pending::<S>,
+    });
     entry
 }
 
-/// Asks for the loaded state through `NextState<S>` instead of writing `State<S>`.
-fn restore_state<S>(world: &mut World, value: Box<dyn Reflect>)
+/// [`StateOps::enter`] for `S`.
+fn enter_state<S>(world: &mut World, value: Box<dyn Reflect>, changed: &[ComponentId]) -> Entering
 where
     S: FreelyMutableState,
     State<S>: Reflect,
 {
     let Ok(state) = value.take::<State<S>>() else {
-        return;
+        return Entering::Stays;
     };
-    match world.get_resource_mut::<NextState<S>>() {
-        Some(mut next) => next.set_if_different(state.get().clone()),
-        None => warn!(
-            "keepsake: the save holds the state {:?}, but the app has no NextState<{}> (is the \
-             state added with app.init_state, and StatesPlugin in the app?); the state is left \
-             as it is",
-            state.get(),
+    let saved = state.get().clone();
+    if !world.contains_resource::<NextState<S>>() {
+        warn!(
+            "keepsake: the save holds the state {saved:?}, but the app has no NextState<{}> (is \
+             the state added with app.init_state, and StatesPlugin in the app?); the state is \
+             left as it is",
             std::any::type_name::<S>()
-        ),
+        );
+        return Entering::Stays;
     }
+    let current = world.get_resource::<State<S>>().map(|s| s.get().clone());
+    let entering = match current {
+        Some(current) if current == saved => match reader_on_enter(world, &saved, changed) {
+            Some(reader) => Entering::Reenters { reader },
+            None => Entering::Stays,
+        },
+        _ => Entering::Changes,
+    };
+    let mut next = world.resource_mut::<NextState<S>>();
+    match entering {
+        Entering::Reenters { .. } => next.set(saved),
+        // Also when staying: it replaces a change the game asked for before the load landed.
+        Entering::Changes | Entering::Stays => next.set_if_different(saved),
+    }
+    entering
+}
+
+/// The first `OnEnter(state)` system that reads one of `resources`, by name. Bevy's access
+/// model says what a system reads: an exclusive system (`&mut World`) reads everything. A
+/// schedule never run has no access yet and counts as reading nothing; the game is in
+/// `state`, so its `OnEnter` has run unless the state was set without a transition.
+fn reader_on_enter<S: States>(
+    world: &World,
+    state: &S,
+    resources: &[ComponentId],
+) -> Option<String> {
+    if resources.is_empty() {
+        return None;
+    }
+    let schedule = world
+        .get_resource::<Schedules>()?
+        .get(OnEnter(state.clone()))?;
+    let mut systems = schedule.systems_with_access().ok()?;
+    let reader = systems.find(|(_, system)| {
+        let access = system.access().to_filtered_access_set();
+        let reads = access.combined_access();
+        resources.iter().any(|&resource| reads.has_read(resource))
+    })?;
+    Some(reader.1.system().name().to_string())
+}
+
+/// [`StateOps::drop_pending`] for `S`.
+fn drop_pending<S: FreelyMutableState>(world: &mut World) -> Option<String> {
+    let mut next = world.get_resource_mut::<NextState<S>>()?;
+    let asked = match &*next {
+        NextState::Unchanged => return None,
+        NextState::Pending(state) | NextState::PendingIfDifferent(state) => format!("{state:?}"),
+    };
+    next.reset();
+    Some(asked)
 }
 
 /// Whether `type_path` is Bevy's `State<S>`, which `register_saveable` would write without

@@ -12,7 +12,7 @@ use crate::snapshot::blob::ColumnKind;
 use crate::snapshot::capture::{DenseIndex, Hierarchy, PendingSnapshot, Piece, Rows};
 use crate::snapshot::load::decode::{DecodedColumn, DecodedSnapshot, DroppedField, SkippedType};
 use crate::snapshot::load::report::ApplyReport;
-use crate::snapshot::load::states;
+use crate::snapshot::load::states::{self, SameState};
 use crate::snapshot::register::SaveRegistry;
 use crate::snapshot::value::assets::RefusedAssetPath;
 use bevy::prelude::*;
@@ -273,15 +273,21 @@ impl PreparedLoad {
     /// Goes to the saved `States` (see
     /// [`register_saveable_state`](crate::snapshot::SaveableAppExt::register_saveable_state))
     /// through their transitions, as a respawning load does first, and takes them out of the
-    /// apply. Call it before the capture [`apply_prepared`] compares with, so that capture
-    /// holds what `OnExit` and `OnEnter` did. Returns whether the save held any state.
-    pub fn enter_saved_states(&mut self, world: &mut World) -> bool {
+    /// apply: when a transition runs, the saved resources that differ from the world's are put
+    /// in place before it (so `OnExit` and `OnEnter` read them), and a change of a saved state
+    /// the transition systems ask for is dropped. `same` says whether a saved state the game
+    /// is in is entered again. Call it before the capture [`apply_prepared`] compares with, so
+    /// that capture holds what the transitions did. Returns whether a transition ran.
+    pub fn enter_saved_states(&mut self, world: &mut World, same: SameState) -> bool {
         let entries = self.target.registry.entries();
         let states = (self.target.resources.iter_mut())
-            .filter(|(entry, _)| entries[*entry].state)
+            .filter(|(entry, _)| entries[*entry].state.is_some())
             .filter_map(|(entry, value)| Some((*entry, value.take()?)))
             .collect();
-        states::enter_states(world, entries, states)
+        let resources: Vec<_> = (self.target.resources.iter())
+            .filter_map(|(entry, value)| Some((*entry, value.as_deref()?)))
+            .collect();
+        states::enter_states(world, entries, states, &resources, same)
     }
 
     /// How many saved entities the snapshot holds.
@@ -446,7 +452,8 @@ fn drop_off_thread<T: Send + 'static>(leftover: T) {
 /// apply, and `OnEnter` would build afresh over the loaded world.
 fn drop_unentered_states(target: &mut DecodedTarget) {
     let entries = target.registry.entries();
-    let states = (target.resources.iter_mut()).filter(|(entry, _)| entries[*entry].state);
+    let resources = target.resources.iter_mut();
+    let states = resources.filter(|(entry, _)| entries[*entry].state.is_some());
     for (entry, value) in states {
         if value.take().is_some() {
             warn!(

@@ -63,7 +63,8 @@ pub fn restore_within(
     let counterparts = Counterparts::new(saved, live.matched(), record);
     let mut delta = kept_delta(kept, live, &registry, &counterparts);
     let entries = registry.entries();
-    let changes_state = (delta.resources.iter()).any(|&(entry, _)| entries[entry as usize].state);
+    let changes_state =
+        (delta.resources.iter()).any(|&(entry, _)| entries[entry as usize].state.is_some());
     if delta.values() > max_values || changes_state {
         return Ok(None);
     }

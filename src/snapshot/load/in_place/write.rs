@@ -208,7 +208,7 @@ fn add_referencing_resources(job: &mut Job<'_>, types: &WorldTypes<'_>, moved: &
     }
     for (at, entry) in types.entries.iter().enumerate() {
         let written = job.delta.resources.iter().any(|&(e, _)| e as usize == at);
-        let skip = entry.kind != ColumnKind::Resource || entry.state || written;
+        let skip = entry.kind != ColumnKind::Resource || entry.state.is_some() || written;
         if skip || !types.field_mappers.holds_entities(at) {
             continue;
         }
