@@ -3,7 +3,7 @@
 //! game-shaped bundles; compression also on a repeated byte, the reference report's data, so the
 //! figures compare.
 
-#[path = "../tests/it/common/fixtures.rs"]
+#[path = "../keepsake-core/tests/core/common/fixtures.rs"]
 mod fixtures;
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;

@@ -5,7 +5,7 @@
 
 // Each bench uses a part of the test helpers.
 #[allow(dead_code)]
-#[path = "../tests/it/common/alloc.rs"]
+#[path = "../keepsake-core/tests/core/common/alloc.rs"]
 mod alloc;
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;

@@ -29,7 +29,7 @@
 
 // Each bench uses a part of the test helpers.
 #[allow(dead_code)]
-#[path = "../tests/it/common/alloc.rs"]
+#[path = "../keepsake-core/tests/core/common/alloc.rs"]
 mod alloc;
 #[path = "common/env.rs"]
 mod env;

@@ -10,7 +10,7 @@
 //! `scaling/save`, `round_trip` and `concurrency` save the same bundle over and over: they reuse
 //! chunks as `reuse_save` does.
 
-#[path = "../tests/it/common/fixtures.rs"]
+#[path = "../keepsake-core/tests/core/common/fixtures.rs"]
 mod fixtures;
 #[path = "../tests/it/common/game_world.rs"]
 mod game_world;

@@ -7,7 +7,7 @@
 //! tag taken as the plaintext), so the chunk table and chunks behind a seal are fuzzed too.
 #![no_main]
 
-#[path = "../../tests/it/common/crc_fixup.rs"]
+#[path = "../../keepsake-core/tests/core/common/crc_fixup.rs"]
 mod crc_fixup;
 
 use bevy_keepsake::format::{self, DecodeOptions, SealKey, Sealing, UnsealedSaves};

@@ -1,6 +1,8 @@
-//! Every integration test in one binary, so Bevy is linked once rather than once per file.
-//! Each module was a test file of its own; `common` holds what they share. The crash and
-//! disk-full harnesses start this same binary again as a child process, filtered to one test.
+//! Every integration test that needs Bevy in one binary, so Bevy is linked once rather than once
+//! per file. Each module was a test file of its own; `common` holds what they share. The tests
+//! of the engine-free core alone (format, store, power loss, damaged files, a full disk) are
+//! keepsake-core's, in `keepsake-core/tests/core/`. The crash-save tests start the `crash_save`
+//! example as their child process.
 
 // Counts allocations per thread (tests running in parallel do not disturb each other); the
 // hostile-input tests use it to prove forged lengths are refused before allocating.
@@ -13,15 +15,7 @@ mod bevy_fixtures;
 mod cloud;
 mod common;
 mod compat;
-mod corruption_corpus;
 mod crash_save;
-mod crash_sigkill;
-mod disk_full;
-mod format_chunks;
-mod format_corruption;
-mod format_hostile;
-mod format_roundtrip;
-mod format_seal;
 mod fuzz_corpus;
 mod glossary;
 mod memory_budget;
@@ -49,9 +43,3 @@ mod snapshot_one_parser;
 mod snapshot_real_world;
 mod snapshot_resources;
 mod snapshot_roundtrip;
-mod store_backups;
-mod store_faults;
-mod store_odd_files;
-mod store_power_loss;
-mod store_seal;
-mod store_slots;

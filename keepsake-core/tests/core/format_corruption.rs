@@ -2,8 +2,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FORMAT_VERSION, FormatError,
     PayloadLayout, SaveBundle, SaveMeta, SealKey, Sealing, Section, Timestamp, WorldState,
 };
@@ -276,8 +276,10 @@ fn a_newer_version_is_told_apart_from_a_damaged_version_field_by_the_header_chec
 // ---------------------------------------------------------------------------------------------
 // Golden files: one per released format version, decoded to the same values forever.
 
+/// The workspace's `tests/golden/`, not this crate's: the Bevy crate's memory tests and the CLI's
+/// tests read the same files, beside the Bevy saves kept there.
 fn golden_path(version: u16) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/v{version}.ksav"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/golden/v{version}.ksav"))
 }
 
 /// The values the version-1 golden file holds.
@@ -424,7 +426,7 @@ fn todays_encoder_writes_the_v3_golden_file_byte_for_byte() {
 
 /// Writes the golden files of the current versions (the newest, sealed, and the newest
 /// unsealed). Run once when a format version is released:
-/// `cargo test --test it -- --ignored format_corruption::write_golden_file`.
+/// `cargo test -p keepsake-core --test core -- --ignored format_corruption::write_golden_file`.
 #[test]
 #[ignore = "writes tests/golden; run by hand when releasing a format version"]
 fn write_golden_file() {

@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::FORMAT_VERSION;
-use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::format::FORMAT_VERSION;
+use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
 use common::test_fs::snapshot_dir;
 use common::{crc_fixup, fixtures};
 use std::path::{Path, PathBuf};

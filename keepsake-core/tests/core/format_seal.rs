@@ -3,8 +3,8 @@
 
 use crate::common::{crc_fixup, fixtures};
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{
     self, ChunkCache, DecodeOptions, EncodeOptions, FormatError, HEADER_LEN, PayloadLayout,
     SEALED_VERSION, SaveBundle, SaveMeta, SealKey, Sealing, Section, UnsealedSaves,
 };

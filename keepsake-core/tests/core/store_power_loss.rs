@@ -21,8 +21,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
 use common::fixtures;
 use common::power_fs::{CrashState, DirSync, PowerFs, PowerLog, Tree};
 use std::collections::BTreeMap;
@@ -149,14 +149,14 @@ fn record(config: StoreConfig, dir_sync: DirSync) -> Run {
     }
 }
 
-fn bundle(seq: u64) -> bevy_keepsake::format::SaveBundle {
+fn bundle(seq: u64) -> keepsake_core::format::SaveBundle {
     fixtures::bundle(300, seq)
 }
 
 /// A finished save file made on another device.
 fn remote_save(slot: SlotId, seq: u64) -> Vec<u8> {
-    let options = bevy_keepsake::format::EncodeOptions::default();
-    bevy_keepsake::format::encode(&fixtures::meta(slot, seq), &bundle(seq), &options)
+    let options = keepsake_core::format::EncodeOptions::default();
+    keepsake_core::format::encode(&fixtures::meta(slot, seq), &bundle(seq), &options)
         .unwrap()
         .to_vec()
 }
@@ -300,7 +300,7 @@ fn power_loss_without_folder_fsync_is_reported() {
 /// store's durable write avoids) loses the file in some state.
 #[test]
 fn the_model_catches_a_rename_before_fsync() {
-    use bevy_keepsake::store::FileSystem;
+    use keepsake_core::store::FileSystem;
     use std::io::Write;
     let fs = PowerFs::new(DirSync::Flushes);
     let dir = Path::new("/saves");
@@ -328,7 +328,7 @@ fn the_model_catches_a_rename_before_fsync() {
 }
 
 fn read_all(fs: &PowerFs, path: &Path) -> Option<Vec<u8>> {
-    use bevy_keepsake::store::FileSystem;
+    use keepsake_core::store::FileSystem;
     use std::io::Read;
     let mut bytes = Vec::new();
     fs.open_read(path).ok()?.read_to_end(&mut bytes).ok()?;
@@ -340,7 +340,7 @@ fn read_all(fs: &PowerFs, path: &Path) -> Option<Vec<u8>> {
 /// store's `rename_new` is what the scenario above runs (a `PowerFs` implements `hard_link`).
 #[test]
 fn the_model_covers_a_link_and_an_unlink_landing_apart() {
-    use bevy_keepsake::store::FileSystem;
+    use keepsake_core::store::FileSystem;
     use std::io::Write;
     let fs = PowerFs::new(DirSync::Flushes);
     let dir = Path::new("/saves");
@@ -402,17 +402,17 @@ impl FlakyDirSync {
     }
 }
 
-impl bevy_keepsake::store::FileSystem for FlakyDirSync {
+impl keepsake_core::store::FileSystem for FlakyDirSync {
     fn create_dir_all(&self, path: &Path) -> std::io::Result<()> {
         self.fs.create_dir_all(path)
     }
     fn list_dir(&self, path: &Path) -> std::io::Result<Vec<std::ffi::OsString>> {
         self.fs.list_dir(path)
     }
-    fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::ReadFile>> {
+    fn open_read(&self, path: &Path) -> std::io::Result<Box<dyn keepsake_core::store::ReadFile>> {
         self.fs.open_read(path)
     }
-    fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::WriteFile>> {
+    fn create_new(&self, path: &Path) -> std::io::Result<Box<dyn keepsake_core::store::WriteFile>> {
         self.fs.create_new(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
@@ -433,7 +433,7 @@ impl bevy_keepsake::store::FileSystem for FlakyDirSync {
         }
         self.fs.sync_dir(path)
     }
-    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn bevy_keepsake::store::LockGuard>> {
+    fn lock(&self, path: &Path) -> std::io::Result<Box<dyn keepsake_core::store::LockGuard>> {
         self.fs.lock(path)
     }
 }

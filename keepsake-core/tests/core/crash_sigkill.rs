@@ -4,7 +4,8 @@
 //! the store reopens.
 //!
 //! The child is this test binary itself, re-run with `KEEPSAKE_CRASH_CHILD` set to a folder.
-//! `cargo test` runs 200 kills; `cargo test --test crash_sigkill -- --ignored` runs 2000.
+//! `cargo test` runs 200 kills; `cargo test -p keepsake-core --test core -- --ignored sigkill`
+//! runs 2000.
 //!
 //! A child that cannot go on saving after a kill must fail the test, not pass 200 quiet cycles:
 //! a confirmation that does not come, or a child that exits by itself, fails it with the child's
@@ -17,8 +18,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{SlotStore, StoreConfig};
+use keepsake_core::SlotId;
+use keepsake_core::store::{SlotStore, StoreConfig};
 use common::fixtures::{self, Rng};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -31,7 +32,7 @@ const CHILD_ENV: &str = "KEEPSAKE_CRASH_CHILD";
 const START_ENV: &str = "KEEPSAKE_CRASH_START";
 
 /// The content of save number `seq`: sizes vary so writes take different times.
-fn bundle(seq: u64) -> bevy_keepsake::format::SaveBundle {
+fn bundle(seq: u64) -> keepsake_core::format::SaveBundle {
     fixtures::bundle(2_000 + (seq as usize % 7) * 30_000, seq)
 }
 
@@ -202,7 +203,7 @@ fn kill_cycles(cycles: usize) {
             match store.load(SLOT) {
                 Ok(loaded) => assert_eq!(loaded.bundle, bundle(0), "cycle {cycle}"),
                 Err(error) => assert!(
-                    matches!(error, bevy_keepsake::store::StoreError::EmptySlot(_)),
+                    matches!(error, keepsake_core::store::StoreError::EmptySlot(_)),
                     "cycle {cycle}: {error}"
                 ),
             }

@@ -1,7 +1,7 @@
 //! Deterministic, game-shaped test data.
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
+use keepsake_core::SlotId;
+use keepsake_core::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use uuid::Uuid;

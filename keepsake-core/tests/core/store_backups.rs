@@ -9,9 +9,9 @@
 
 use crate::common::fixtures;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, PayloadLayout, SaveMeta, SealKey};
-use bevy_keepsake::store::{ImportOutcome, SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::format::{self, EncodeOptions, PayloadLayout, SaveMeta, SealKey};
+use keepsake_core::store::{ImportOutcome, SlotStore, StoreConfig, StoreError};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use uuid::Uuid;

@@ -1,6 +1,6 @@
 //! A [`FileSystem`] for tests: records every call, counts bytes read, and injects faults.
 
-use bevy_keepsake::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
+use keepsake_core::store::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 use std::ffi::OsString;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};

@@ -5,9 +5,9 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{self, EncodeOptions, FormatError};
-use bevy_keepsake::store::{SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::format::{self, EncodeOptions, FormatError};
+use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
 use common::fixtures;
 use std::path::Path;
 use std::process::Command;

@@ -3,9 +3,9 @@
 
 use crate::common::{crc_fixup, fixtures};
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{FormatError, SEALED_VERSION, SealKey, UnsealedSaves};
-use bevy_keepsake::store::{SlotStatus, SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::format::{FormatError, SEALED_VERSION, SealKey, UnsealedSaves};
+use keepsake_core::store::{SlotStatus, SlotStore, StoreConfig, StoreError};
 use std::path::{Path, PathBuf};
 
 const KEY: SealKey = SealKey::from_bytes([0x21; 32]);

@@ -9,9 +9,9 @@
 #![cfg(unix)]
 
 use crate::common::fixtures;
-use bevy_keepsake::SlotId;
-use bevy_keepsake::store::testing::Forward;
-use bevy_keepsake::store::{ReadFile, SlotStatus, SlotStore, StoreConfig, StoreError};
+use keepsake_core::SlotId;
+use keepsake_core::store::testing::Forward;
+use keepsake_core::store::{ReadFile, SlotStatus, SlotStore, StoreConfig, StoreError};
 use std::ffi::CString;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;

@@ -27,8 +27,8 @@
 //! ([`PowerFs::set_clock`]), for a folder used as cloud storage.
 
 use super::fixtures::Rng;
-use bevy_keepsake::format::{Clock, SystemClock};
-use bevy_keepsake::store::{FileSystem, LockGuard, ReadFile, WriteFile};
+use keepsake_core::format::{Clock, SystemClock};
+use keepsake_core::store::{FileSystem, LockGuard, ReadFile, WriteFile};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{self, Cursor, Write};

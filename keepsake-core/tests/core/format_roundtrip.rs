@@ -2,8 +2,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, LZ4_MAX_RATIO,
     LZ4_PAYS_AT_PERCENT, Limits, SaveBundle, SaveMeta, Timestamp, WorldState,
 };

@@ -1,8 +1,8 @@
 //! A filesystem whose writes wait until the test opens a gate: it holds a save "in flight" for
 //! as long as a test needs, without sleeping.
 
-use bevy_keepsake::store::WriteFile;
-use bevy_keepsake::store::testing::Forward;
+use keepsake_core::store::WriteFile;
+use keepsake_core::store::testing::Forward;
 use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex};
 

@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{FORMAT_VERSION, FormatError, PayloadLayout, SaveMeta, Section};
-use bevy_keepsake::store::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{FORMAT_VERSION, FormatError, PayloadLayout, SaveMeta, Section};
+use keepsake_core::store::{
     ProfileName, SlotLayout, SlotStatus, SlotStore, StoreConfig, StoreError,
 };
 use common::test_fs::{Op, TestFs, snapshot_dir};
@@ -333,7 +333,7 @@ fn a_newest_generation_without_read_permission_is_treated_as_damaged() {
         "{error}"
     );
     let listing = store.list().unwrap();
-    let status = |listing: &[bevy_keepsake::store::SlotEntry]| {
+    let status = |listing: &[keepsake_core::store::SlotEntry]| {
         listing
             .iter()
             .find(|e| e.slot == slot)
@@ -611,8 +611,8 @@ fn profiles_are_separate_folders_and_unsafe_names_are_refused() {
             "{error}"
         );
     }
-    assert!(bevy_keepsake::store::default_save_root("../escape").is_err());
-    let root = bevy_keepsake::store::default_save_root("my-game");
+    assert!(keepsake_core::store::default_save_root("../escape").is_err());
+    let root = keepsake_core::store::default_save_root("my-game");
     if let Ok(root) = root {
         assert!(root.ends_with("my-game/saves"));
     }
@@ -711,7 +711,7 @@ fn concurrent_saves_to_one_slot_never_tear_or_share_a_generation() {
     // Every generation holds exactly the save that was reported for it, complete.
     for (generation, seq) in receipts {
         let bytes = std::fs::read(store.path_of(slot, generation)).unwrap();
-        let decoded = bevy_keepsake::format::decode(&bytes, &Default::default()).unwrap();
+        let decoded = keepsake_core::format::decode(&bytes, &Default::default()).unwrap();
         assert_eq!(decoded.bundle, fixtures::bundle(40_000, seq));
     }
 }
@@ -748,12 +748,12 @@ fn the_autosave_ring_passes_over_a_slot_it_cannot_save_in() {
 fn a_far_future_autosave_does_not_freeze_the_ring() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
-    let now = bevy_keepsake::format::Timestamp::now().unix_millis();
+    let now = keepsake_core::format::Timestamp::now().unix_millis();
     for index in 0..5u16 {
         let slot = SlotId::Auto(index);
         let minutes_ago = i64::from(10 - index);
         let mut meta = fixtures::meta(slot, u64::from(index));
-        meta.created_at = bevy_keepsake::format::Timestamp::from_unix_millis(match index {
+        meta.created_at = keepsake_core::format::Timestamp::from_unix_millis(match index {
             2 => now + 86_400_000,
             _ => now - minutes_ago * 60_000,
         });
@@ -784,8 +784,8 @@ fn saves_of_one_millisecond_head_the_slot_the_same_way_on_every_device() {
     };
     let (first, second) = (save(1), save(2));
     let file_of = |meta: &SaveMeta| {
-        let options = bevy_keepsake::format::EncodeOptions::default();
-        bevy_keepsake::format::encode(meta, &fixtures::bundle(2_000, 1), &options)
+        let options = keepsake_core::format::EncodeOptions::default();
+        keepsake_core::format::encode(meta, &fixtures::bundle(2_000, 1), &options)
             .unwrap()
             .to_vec()
     };
@@ -846,7 +846,7 @@ fn a_delete_records_the_version_vector_of_what_the_slot_held() {
         receipt.unwrap().meta
     };
     let first = save(0);
-    for seq in 1..=bevy_keepsake::format::MAX_FOLLOWS as u64 + 4 {
+    for seq in 1..=keepsake_core::format::MAX_FOLLOWS as u64 + 4 {
         save(seq);
     }
     store.delete(slot).unwrap();

@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::store::{
+use keepsake_core::SlotId;
+use keepsake_core::store::{
     FileSystem, ImportOutcome, LockGuard, OsFileSystem, ReadFile, SaveReceipt, SlotStore,
     StoreConfig, StoreError, WriteFile,
 };
@@ -267,8 +267,8 @@ fn an_interrupted_import_of_an_older_save_never_heads_the_slot() {
     let slot = SlotId::Quick;
     let older = {
         let meta = fixtures::meta(slot, 2);
-        let options = bevy_keepsake::format::EncodeOptions::default();
-        bevy_keepsake::format::encode(&meta, &fixtures::bundle(5_000, 2), &options)
+        let options = keepsake_core::format::EncodeOptions::default();
+        keepsake_core::format::encode(&meta, &fixtures::bundle(5_000, 2), &options)
             .unwrap()
             .to_vec()
     };
@@ -486,8 +486,8 @@ fn an_import_the_listing_does_not_show_yet_completes() {
     let store = SlotStore::open_with(StoreConfig::new(dir.path()), fs).unwrap();
     let file = {
         let meta = fixtures::meta(SlotId::Quick, 4);
-        let options = bevy_keepsake::format::EncodeOptions::default();
-        bevy_keepsake::format::encode(&meta, &fixtures::bundle(1_000, 4), &options)
+        let options = keepsake_core::format::EncodeOptions::default();
+        keepsake_core::format::encode(&meta, &fixtures::bundle(1_000, 4), &options)
             .unwrap()
             .to_vec()
     };

@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{
     self, Compression, DecodeOptions, EncodeOptions, FormatError, HEADER_LEN, Header, SaveBundle,
     SaveMeta, Section, WorldState,
 };

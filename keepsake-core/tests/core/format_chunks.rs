@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{
+use keepsake_core::SlotId;
+use keepsake_core::format::{
     self, ChunkCache, ChunkStats, CompressWhen, Compression, DecodeOptions, EncodeOptions,
     FormatError, Header, PayloadLayout, SaveBundle, SaveMeta, Section, WorldState,
 };
@@ -391,8 +391,8 @@ fn version_1_files_are_still_written_on_request_and_read() {
 #[test]
 fn consecutive_saves_of_a_profile_share_its_chunk_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let config = bevy_keepsake::store::StoreConfig::new(dir.path());
-    let store = bevy_keepsake::store::SlotStore::open(config).unwrap();
+    let config = keepsake_core::store::StoreConfig::new(dir.path());
+    let store = keepsake_core::store::SlotStore::open(config).unwrap();
     assert!(store.chunk_cache().is_empty());
     let world = bundle(world_blob(1 << 20, 11), 1);
     store
