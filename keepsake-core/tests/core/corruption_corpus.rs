@@ -3,11 +3,11 @@
 
 use crate::common;
 
+use common::test_fs::snapshot_dir;
+use common::{crc_fixup, fixtures};
 use keepsake_core::SlotId;
 use keepsake_core::format::FORMAT_VERSION;
 use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
-use common::test_fs::snapshot_dir;
-use common::{crc_fixup, fixtures};
 use std::path::{Path, PathBuf};
 
 const SLOT: SlotId = SlotId::Manual(0);

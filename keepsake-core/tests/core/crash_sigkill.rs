@@ -18,9 +18,9 @@
 
 use crate::common;
 
+use common::fixtures::{self, Rng};
 use keepsake_core::SlotId;
 use keepsake_core::store::{SlotStore, StoreConfig};
-use common::fixtures::{self, Rng};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};

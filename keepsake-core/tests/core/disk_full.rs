@@ -5,10 +5,10 @@
 
 use crate::common;
 
+use common::fixtures;
 use keepsake_core::SlotId;
 use keepsake_core::format::{self, EncodeOptions, FormatError};
 use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
-use common::fixtures;
 use std::path::Path;
 use std::process::Command;
 

@@ -3,13 +3,13 @@
 
 use crate::common;
 
+use common::alloc::peak_allocation;
+use common::fixtures::{self, Rng};
 use keepsake_core::SlotId;
 use keepsake_core::format::{
     self, ChunkCache, ChunkStats, CompressWhen, Compression, DecodeOptions, EncodeOptions,
     FormatError, Header, PayloadLayout, SaveBundle, SaveMeta, Section, WorldState,
 };
-use common::alloc::peak_allocation;
-use common::fixtures::{self, Rng};
 
 /// A game-shaped blob that LZ4 shrinks enough to be compressed by default (a real world's blob
 /// does: names, enum tags, small integers repeat).

@@ -2,12 +2,12 @@
 
 use crate::common;
 
+use common::{crc_fixup, fixtures};
 use keepsake_core::SlotId;
 use keepsake_core::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, FORMAT_VERSION, FormatError,
     PayloadLayout, SaveBundle, SaveMeta, SealKey, Sealing, Section, Timestamp, WorldState,
 };
-use common::{crc_fixup, fixtures};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,13 +3,13 @@
 
 use crate::common;
 
+use common::alloc::peak_allocation;
+use common::fixtures;
 use keepsake_core::SlotId;
 use keepsake_core::format::{
     self, Compression, DecodeOptions, EncodeOptions, FormatError, HEADER_LEN, Header, SaveBundle,
     SaveMeta, Section, WorldState,
 };
-use common::alloc::peak_allocation;
-use common::fixtures;
 use std::io::Read;
 
 /// Builds a file from raw sections with correct checksums, so only the lengths lie.

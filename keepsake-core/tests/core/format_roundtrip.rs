@@ -2,12 +2,12 @@
 
 use crate::common;
 
+use common::fixtures::game_like_blob;
 use keepsake_core::SlotId;
 use keepsake_core::format::{
     self, CompressWhen, Compression, DecodeOptions, EncodeOptions, LZ4_MAX_RATIO,
     LZ4_PAYS_AT_PERCENT, Limits, SaveBundle, SaveMeta, Timestamp, WorldState,
 };
-use common::fixtures::game_like_blob;
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use std::time::Duration;

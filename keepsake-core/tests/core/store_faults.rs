@@ -3,14 +3,14 @@
 
 use crate::common;
 
+use common::fixtures;
+use common::gate_fs::GateFs;
+use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
 use keepsake_core::SlotId;
 use keepsake_core::store::{
     FileSystem, ImportOutcome, LockGuard, OsFileSystem, ReadFile, SaveReceipt, SlotStore,
     StoreConfig, StoreError, WriteFile,
 };
-use common::fixtures;
-use common::gate_fs::GateFs;
-use common::test_fs::{Fault, Op, TestFs, snapshot_dir};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -21,10 +21,10 @@
 
 use crate::common;
 
-use keepsake_core::SlotId;
-use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
 use common::fixtures;
 use common::power_fs::{CrashState, DirSync, PowerFs, PowerLog, Tree};
+use keepsake_core::SlotId;
+use keepsake_core::store::{SlotStore, StoreConfig, StoreError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

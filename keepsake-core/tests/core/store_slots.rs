@@ -3,13 +3,13 @@
 
 use crate::common;
 
+use common::test_fs::{Op, TestFs, snapshot_dir};
+use common::{crc_fixup, fixtures};
 use keepsake_core::SlotId;
 use keepsake_core::format::{FORMAT_VERSION, FormatError, PayloadLayout, SaveMeta, Section};
 use keepsake_core::store::{
     ProfileName, SlotLayout, SlotStatus, SlotStore, StoreConfig, StoreError,
 };
-use common::test_fs::{Op, TestFs, snapshot_dir};
-use common::{crc_fixup, fixtures};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
