@@ -63,8 +63,8 @@ pub(crate) fn save_warning(unsaved: &[&UnsavedComponent]) -> String {
         "keepsake: saved entities carry component types that saves leave out, so a load brings \
          those entities back without them: {}. Register each for saving \
          (app.register_saveable::<T>(), after #[derive(Reflect)] on your own types; \
-         app.register_saveable_bevy_types() registers Bevy's Transform, Visibility, Name, \
-         Sprite and Anchor), or declare the ones the game makes again itself after a load \
+         app.register_saveable_bevy_types() registers Bevy's Transform, Name, Visibility, \
+         Sprite, lights and WorldAssetRoot), or declare the ones the game makes again itself after a load \
          (a mesh made with Assets::add, UI built from saved data) with \
          app.rebuilt_after_load::<T>()",
         list(unsaved.iter().copied(), "saved entity", "saved entities")

@@ -10,6 +10,7 @@
 static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
 
 mod assets;
+mod bevy_made;
 mod bevy_fixtures;
 #[cfg(feature = "cloud")]
 mod cloud;

@@ -65,20 +65,27 @@ pub trait SaveableAppExt {
             + DeserializeOwned;
 
     /// Saves Bevy's own components that hold a game's data, so a game saves where its
-    /// entities are and what they look like without naming Bevy's types:
+    /// entities are, what they look like and what lights them without naming Bevy's types:
     ///
     /// | type | with the library's feature |
     /// |---|---|
     /// | `Transform`, `Name` | always |
-    /// | `Visibility` | `bevy_sprite` (default) or `save_menu` (default) |
+    /// | `Visibility` | `bevy_camera` (on with any below, or `save_menu`) |
     /// | `Sprite` (its image by asset path), `Anchor` | `bevy_sprite` (default) |
+    /// | `PointLight`, `DirectionalLight` and its `CascadeShadowConfig`, `SpotLight` | `bevy_light` (default) |
+    /// | `WorldAssetRoot` (a glTF scene, by asset path), `DynamicWorldRoot` | `bevy_world_serialization` (default) |
     ///
-    /// What Bevy computes from these (`GlobalTransform`, `InheritedVisibility`, the quad mesh
-    /// Bevy 0.20 gives every sprite, …) is never saved: Bevy puts it back after a load. Handles
-    /// to meshes and materials are not registered here, since games usually make those at run
-    /// time (`Assets::add`), where a save cannot keep them: register `Mesh3d` yourself when
-    /// its meshes come from files (saved by path), or rebuild them (see
-    /// [`rebuilt_after_load`](Self::rebuilt_after_load)).
+    /// What Bevy makes itself on such entities (`GlobalTransform`, `InheritedVisibility`, a
+    /// light's frusta and bounding `Sphere`, a world asset's `WorldInstance` and its spawned
+    /// children, the quad mesh Bevy 0.20 gives every sprite, …) is never saved: Bevy gives it
+    /// back after a load, and the check of what saves leave out does not name it. Handles to
+    /// meshes and materials (`Mesh3d`, `MeshMaterial3d<M>`) are not registered here, since games
+    /// usually make those at run time (`Assets::add`), where a save cannot keep them: register
+    /// them yourself when they come from files (saved by path), or rebuild them (see
+    /// [`rebuilt_after_load`](Self::rebuilt_after_load)). Cameras are not registered either:
+    /// Bevy 0.20 lets a save read only some of a camera's settings (`Exposure` and
+    /// `CameraMainTextureUsages` are opaque to reflection), so a game spawns its camera itself
+    /// and steers it from saved state.
     ///
     /// ```
     /// use bevy::prelude::*;
@@ -296,12 +303,26 @@ impl SaveableAppExt for App {
         register::<Transform, ViaReflect>(self);
         register::<Name, ViaReflect>(self);
         // Only the types whose crates the library's features enable can be named here.
-        #[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
+        #[cfg(feature = "bevy_camera")]
         register::<bevy::camera::visibility::Visibility, ViaReflect>(self);
         #[cfg(feature = "bevy_sprite")]
         {
             register::<bevy::sprite::Sprite, ViaReflect>(self);
             register::<bevy::sprite::Anchor, ViaReflect>(self);
+        }
+        // A directional light's cascade settings are the game's (Bevy requires them with its
+        // defaults, and computes the cascades from them).
+        #[cfg(feature = "bevy_light")]
+        {
+            register::<bevy::light::PointLight, ViaReflect>(self);
+            register::<bevy::light::DirectionalLight, ViaReflect>(self);
+            register::<bevy::light::CascadeShadowConfig, ViaReflect>(self);
+            register::<bevy::light::SpotLight, ViaReflect>(self);
+        }
+        #[cfg(feature = "bevy_world_serialization")]
+        {
+            register::<bevy::world_serialization::WorldAssetRoot, ViaReflect>(self);
+            register::<bevy::world_serialization::DynamicWorldRoot, ViaReflect>(self);
         }
         self
     }

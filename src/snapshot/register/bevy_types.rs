@@ -1,127 +1,437 @@
-//! Bevy's own component types on saved entities, in two kinds:
+//! The components Bevy makes itself on the entities a game spawns, which a save leaves out and
+//! the check of what saves leave out (`unsaved`) does not count: a load loses nothing by them,
+//! since Bevy gives them back to the loaded entities. Those that hold a game's data (where a
+//! thing is, what it looks like, which light it is) are registered for saving instead, by
+//! [`register_saveable_bevy_types`](crate::snapshot::SaveableAppExt::register_saveable_bevy_types)
+//! (in `app_ext`).
 //!
-//! - those that hold the game's data (where a thing is, what it looks like, what it is
-//!   called), which [`register_saveable_bevy_types`](crate::snapshot::SaveableAppExt::register_saveable_bevy_types)
-//!   registers for saving in one call (in `app_ext`);
-//! - those Bevy computes from others and puts back by itself after a load (`GlobalTransform`
-//!   from `Transform`, the visibility a frame computes, the render world's links, the quad
-//!   mesh and material Bevy 0.20 gives every `Sprite`), which a save never needs: the check of
-//!   what saves leave out (`unsaved`) does not count them.
+//! Bevy makes a component in one of three ways, and the list says which (`MadeOn`):
 //!
-//! Types are named by type where the library is built with their crate, else by type path
-//! (looked up in the app's type registry): the library's `bevy` dependency has no rendering
-//! crates unless its `save_menu` feature is on, and no sprites without `bevy_sprite`.
+//! - **required**: a component of the entity requires it (`#[require]`), so Bevy inserts it
+//!   with that one, and computes its value (`GlobalTransform`, `CubemapFrusta`,
+//!   `ComputedNode`). Which components require which is read from Bevy's own registry of
+//!   required components, at each check. A required component the game sets (`TextFont`,
+//!   `CascadeShadowConfig`) is the game's, not in the list: a save that left it out would load
+//!   Bevy's default in its place.
+//! - **added by Bevy's systems** to entities with one of a few types, a frame or so after they
+//!   appear (`Sphere` for lights, `Aabb` for meshes and sprites, `WorldInstance` for world
+//!   assets, the quad mesh Bevy 0.20 gives every `Sprite`);
+//! - **on every entity**: `Children`, rebuilt from the `ChildOf`s of the children.
+//!
+//! The list is checked against Bevy: `tests/it/bevy_made.rs` runs Bevy's own plugins (3D
+//! lights and meshes, world assets, sprites, UI and text, without a window or a GPU) on the
+//! bundles games spawn, saves and loads, and fails when a component Bevy made is reported, or
+//! when the loaded entities do not get back what the saved ones carried. Not checked there:
+//! the render world's link (`RenderEntity`, made only with a GPU) and `bevy_pbr`'s
+//! `PreviousGlobalTransform` (the tests do not build `bevy_pbr`).
+//!
+//! Types are named by type where the library is built with their crate (its features), so they
+//! are found whatever Bevy keeps of names; else by type path, found through the app's type
+//! registry (Bevy registers its types there with its default `reflect_auto_register`) or
+//! Bevy's type names (its `debug` feature).
 
 use bevy::asset::UntypedAssetId;
 use bevy::ecs::archetype::Archetype;
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
-use bevy::transform::components::TransformTreeChanged;
+use bevy::utils::DebugName;
 use std::any::TypeId;
+use std::collections::HashMap;
 
-/// Components Bevy computes, by type path: from crates the library may be built without.
-/// Generic types are matched by their full path.
-const DERIVED_PATHS: &[&str] = &[
-    // The material Bevy 0.20's sprite renderer gives every `Sprite` (`bevy_sprite_render`).
-    "bevy_sprite_render::mesh2d::material::MeshMaterial2d<bevy_sprite_render::sprite_mesh::sprite_mesh_material::SpriteMeshMaterial>",
-    // Layout and text results (`bevy_ui`, `bevy_text`), computed every frame.
-    "bevy_ui::ui_node::ComputedNode",
-    "bevy_ui::ui_node::ComputedUiTargetCamera",
-    "bevy_ui::ui_node::ComputedUiRenderTargetInfo",
-    "bevy_ui::ui_transform::UiGlobalTransform",
-    "bevy_ui::measurement::ContentSize",
-    "bevy_ui::widget::text::TextNodeFlags",
-    "bevy_text::pipeline::TextLayoutInfo",
-    "bevy_text::text::ComputedTextBlock",
+/// One of Bevy's types: by its type path, and by type where the library is built with its
+/// crate.
+#[derive(Clone, Copy)]
+struct BevyType {
+    /// Its type path (with the full paths of its type parameters).
+    path: &'static str,
+    /// The type itself, where the library's features name it.
+    named: Option<Named>,
+}
+
+/// A type the library names.
+#[derive(Clone, Copy)]
+struct Named {
+    id: fn() -> TypeId,
+    /// Its `std::any::type_name`, which the unit tests compare with the listed path.
+    #[cfg(test)]
+    name: fn() -> &'static str,
+}
+
+impl Named {
+    const fn of<T: 'static>() -> Self {
+        Named {
+            id: TypeId::of::<T>,
+            #[cfg(test)]
+            name: std::any::type_name::<T>,
+        }
+    }
+}
+
+/// `bevy_type!("a::B")`: by path alone. `bevy_type!("a::B", a::B)`: by type too, always.
+/// `bevy_type!("a::B", "feature", a::B)`: by type too when the library has `feature`.
+macro_rules! bevy_type {
+    ($path:literal) => {
+        BevyType {
+            path: $path,
+            named: None,
+        }
+    };
+    ($path:literal, $ty:ty) => {
+        BevyType {
+            path: $path,
+            named: Some(Named::of::<$ty>()),
+        }
+    };
+    ($path:literal, $feature:literal, $ty:ty) => {
+        BevyType {
+            path: $path,
+            #[cfg(feature = $feature)]
+            named: Some(Named::of::<$ty>()),
+            #[cfg(not(feature = $feature))]
+            named: None,
+        }
+    };
+}
+
+/// A component Bevy makes, and on which entities.
+struct Made {
+    what: BevyType,
+    on: MadeOn,
+}
+
+/// Which entities Bevy gives a component it makes.
+enum MadeOn {
+    /// Those with a component that requires it (Bevy's registry of required components says
+    /// which).
+    Required,
+    /// Those with one of these: Bevy's systems add it.
+    With(&'static [BevyType]),
+    /// Every entity.
+    Every,
+}
+
+const fn required(what: BevyType) -> Made {
+    Made {
+        what,
+        on: MadeOn::Required,
+    }
+}
+
+const fn with(what: BevyType, on: &'static [BevyType]) -> Made {
+    Made {
+        what,
+        on: MadeOn::With(on),
+    }
+}
+
+const POINT_LIGHT: BevyType = bevy_type!(
+    "bevy_light::point_light::PointLight",
+    "bevy_light",
+    bevy::light::PointLight
+);
+const SPOT_LIGHT: BevyType = bevy_type!(
+    "bevy_light::spot_light::SpotLight",
+    "bevy_light",
+    bevy::light::SpotLight
+);
+const MESH_3D: BevyType = bevy_type!(
+    "bevy_mesh::components::Mesh3d",
+    "bevy_camera",
+    bevy::mesh::Mesh3d
+);
+const MESH_2D: BevyType = bevy_type!(
+    "bevy_mesh::components::Mesh2d",
+    "bevy_camera",
+    bevy::mesh::Mesh2d
+);
+const SPRITE: BevyType = bevy_type!(
+    "bevy_sprite::sprite::Sprite",
+    "bevy_sprite",
+    bevy::sprite::Sprite
+);
+const TEXT_2D: BevyType = bevy_type!("bevy_sprite::text2d::Text2d");
+const UI_NODE: BevyType = bevy_type!("bevy_ui::ui_node::Node");
+const SYNC_TO_RENDER_WORLD: BevyType = bevy_type!(
+    "bevy_extract::sync_world::SyncToSubWorld<bevy_render::RenderApp>",
+    "save_menu",
+    bevy::render::sync_world::SyncToRenderWorld
+);
+
+/// What Bevy 0.20 makes on the entities of the bundles games spawn.
+const MADE: &[Made] = &[
+    // Transforms, computed every frame (`bevy_transform`); `Children`, from the children.
+    required(bevy_type!(
+        "bevy_transform::components::global_transform::GlobalTransform",
+        GlobalTransform
+    )),
+    required(bevy_type!(
+        "bevy_transform::components::transform::TransformTreeChanged",
+        bevy::transform::components::TransformTreeChanged
+    )),
+    Made {
+        what: bevy_type!("bevy_ecs::hierarchy::Children", Children),
+        on: MadeOn::Every,
+    },
+    // Visibility, and what each camera and light sees and culls with (`bevy_camera`).
+    required(bevy_type!(
+        "bevy_camera::visibility::InheritedVisibility",
+        "bevy_camera",
+        bevy::camera::visibility::InheritedVisibility
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::ViewVisibility",
+        "bevy_camera",
+        bevy::camera::visibility::ViewVisibility
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::VisibilityClass",
+        "bevy_camera",
+        bevy::camera::visibility::VisibilityClass
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::VisibleEntities",
+        "bevy_camera",
+        bevy::camera::visibility::VisibleEntities
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::VisibleMeshEntities",
+        "bevy_camera",
+        bevy::camera::visibility::VisibleMeshEntities
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::CubemapVisibleEntities",
+        "bevy_camera",
+        bevy::camera::visibility::CubemapVisibleEntities
+    )),
+    required(bevy_type!(
+        "bevy_camera::visibility::CascadesVisibleEntities",
+        "bevy_camera",
+        bevy::camera::visibility::CascadesVisibleEntities
+    )),
+    required(bevy_type!(
+        "bevy_camera::primitives::Frustum",
+        "bevy_camera",
+        bevy::camera::primitives::Frustum
+    )),
+    required(bevy_type!(
+        "bevy_camera::primitives::CubemapFrusta",
+        "bevy_camera",
+        bevy::camera::primitives::CubemapFrusta
+    )),
+    required(bevy_type!(
+        "bevy_camera::primitives::CascadesFrusta",
+        "bevy_camera",
+        bevy::camera::primitives::CascadesFrusta
+    )),
+    // Bounds: of meshes, sprites and 2D text from their size (`bevy_camera`, `bevy_sprite`),
+    // of point and spot lights from their range (`bevy_light`).
+    with(
+        bevy_type!(
+            "bevy_camera::primitives::Aabb",
+            "bevy_camera",
+            bevy::camera::primitives::Aabb
+        ),
+        &[MESH_3D, MESH_2D, SPRITE, TEXT_2D],
+    ),
+    with(
+        bevy_type!(
+            "bevy_camera::primitives::Sphere",
+            "bevy_camera",
+            bevy::camera::primitives::Sphere
+        ),
+        &[POINT_LIGHT, SPOT_LIGHT],
+    ),
+    // A directional light's shadow cascades, computed from its `CascadeShadowConfig`.
+    required(bevy_type!(
+        "bevy_light::cascade::Cascades",
+        "bevy_light",
+        bevy::light::Cascades
+    )),
+    // The spawned instance of a world asset (`bevy_world_serialization`: a glTF scene).
+    with(
+        bevy_type!(
+            "bevy_world_serialization::world_asset_spawner::WorldInstance",
+            "bevy_world_serialization",
+            bevy::world_serialization::WorldInstance
+        ),
+        &[
+            bevy_type!(
+                "bevy_world_serialization::components::WorldAssetRoot",
+                "bevy_world_serialization",
+                bevy::world_serialization::WorldAssetRoot
+            ),
+            bevy_type!(
+                "bevy_world_serialization::components::DynamicWorldRoot",
+                "bevy_world_serialization",
+                bevy::world_serialization::DynamicWorldRoot
+            ),
+        ],
+    ),
+    // The quad mesh and material Bevy 0.20's sprite renderer gives every `Sprite`
+    // (`bevy_sprite_render`): on an entity with a `Sprite`, the `Mesh2d` is Bevy's.
+    with(MESH_2D, &[SPRITE]),
+    with(
+        bevy_type!(
+            "bevy_sprite_render::mesh2d::material::MeshMaterial2d<bevy_sprite_render::sprite_mesh::sprite_mesh_material::SpriteMeshMaterial>"
+        ),
+        &[SPRITE],
+    ),
+    // The links to the render world (`bevy_render`); the link itself only with a GPU.
+    required(SYNC_TO_RENDER_WORLD),
+    with(
+        bevy_type!(
+            "bevy_extract::sync_world::SubEntity<bevy_render::RenderApp>",
+            "save_menu",
+            bevy::render::sync_world::RenderEntity
+        ),
+        &[SYNC_TO_RENDER_WORLD],
+    ),
+    // Layout results (`bevy_ui`), and the camera and target each UI tree is drawn to,
+    // propagated from its root.
+    required(bevy_type!("bevy_ui::ui_node::ComputedNode")),
+    required(bevy_type!("bevy_ui::stack::ComputedStackIndex")),
+    required(bevy_type!("bevy_ui::ui_transform::UiGlobalTransform")),
+    required(bevy_type!("bevy_ui::ui_node::ComputedUiTargetCamera")),
+    required(bevy_type!("bevy_ui::ui_node::ComputedUiRenderTargetInfo")),
+    required(bevy_type!("bevy_ui::measurement::ContentSize")),
+    required(bevy_type!("bevy_ui::widget::text::TextNodeFlags")),
+    with(
+        bevy_type!("bevy_app::propagate::Propagate<bevy_ui::ui_node::ComputedUiTargetCamera>"),
+        &[UI_NODE],
+    ),
+    with(
+        bevy_type!("bevy_app::propagate::Inherited<bevy_ui::ui_node::ComputedUiTargetCamera>"),
+        &[UI_NODE],
+    ),
+    with(
+        bevy_type!(
+            "bevy_app::propagate::Propagate<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"
+        ),
+        &[UI_NODE],
+    ),
+    with(
+        bevy_type!(
+            "bevy_app::propagate::Inherited<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"
+        ),
+        &[UI_NODE],
+    ),
+    // Text layout results (`bevy_text`), and the em size taken from the `TextFont`.
+    required(bevy_type!("bevy_text::text::ComputedTextBlock")),
+    required(bevy_type!("bevy_text::pipeline::TextLayoutInfo")),
+    required(bevy_type!("bevy_text::text::EmSize")),
     // The previous frame's transform, for motion blur and TAA (`bevy_pbr`).
-    "bevy_pbr::prepass::PreviousGlobalTransform",
-    // The entities a camera or a light sees, found every frame (`bevy_camera`).
-    "bevy_camera::visibility::VisibleEntities",
+    with(
+        bevy_type!("bevy_pbr::prepass::PreviousGlobalTransform"),
+        &[MESH_3D],
+    ),
 ];
 
-/// Components Bevy computes, by type, from the crates the library is built with.
-fn derived_types() -> Vec<TypeId> {
-    let always = [
-        TypeId::of::<GlobalTransform>(),
-        TypeId::of::<TransformTreeChanged>(),
-        // Rebuilt from the saved `ChildOf`s.
-        TypeId::of::<Children>(),
-    ];
-    (always.into_iter())
-        .chain(visibility_types())
-        .chain(render_world_types())
-        .collect()
+/// The components of one world that Bevy makes itself (`MADE`, looked up among the world's
+/// components; types the world never saw are left out).
+pub(crate) struct BevyMade {
+    /// Made with the components that require them.
+    required: Vec<ComponentId>,
+    /// Made on entities with one of the others.
+    with: Vec<(ComponentId, Vec<ComponentId>)>,
+    /// Made on every entity.
+    every: Vec<ComponentId>,
 }
 
-/// What a frame computes of visibility and bounds (`bevy_camera`).
-#[cfg(any(feature = "bevy_sprite", feature = "save_menu"))]
-fn visibility_types() -> Vec<TypeId> {
-    use bevy::camera::primitives::Aabb;
-    use bevy::camera::visibility::{InheritedVisibility, ViewVisibility, VisibilityClass};
-    vec![
-        TypeId::of::<InheritedVisibility>(),
-        TypeId::of::<ViewVisibility>(),
-        TypeId::of::<VisibilityClass>(),
-        TypeId::of::<Aabb>(),
-    ]
-}
-
-#[cfg(not(any(feature = "bevy_sprite", feature = "save_menu")))]
-fn visibility_types() -> Vec<TypeId> {
-    Vec::new()
-}
-
-/// The links to the render world (`bevy_render`): not registered for reflection, so they
-/// could not be found by path.
-#[cfg(feature = "save_menu")]
-fn render_world_types() -> Vec<TypeId> {
-    use bevy::render::sync_world::{RenderEntity, SyncToRenderWorld};
-    vec![
-        TypeId::of::<SyncToRenderWorld>(),
-        TypeId::of::<RenderEntity>(),
-    ]
-}
-
-#[cfg(not(feature = "save_menu"))]
-fn render_world_types() -> Vec<TypeId> {
-    Vec::new()
-}
-
-/// The components of one world that Bevy computes and puts back by itself: a save leaves them
-/// out and a load loses nothing by it.
-pub(crate) struct BevyDerived {
-    ids: Vec<ComponentId>,
-    /// `Mesh2d` and `Sprite`: Bevy 0.20 gives every sprite a quad `Mesh2d` of its own making,
-    /// so on an entity with a `Sprite` the `Mesh2d` is Bevy's.
-    sprite_quad: Option<(ComponentId, ComponentId)>,
-}
-
-impl BevyDerived {
-    /// Looks the types up among `world`'s components (types the world never saw are skipped).
+impl BevyMade {
     pub(crate) fn of(world: &World, types: &TypeRegistry) -> Self {
-        let by_type = derived_types().into_iter();
-        let by_path = DERIVED_PATHS
-            .iter()
-            .filter_map(|path| types.get_with_type_path(path))
-            .map(|registration| registration.type_id());
-        let ids = by_type
-            .chain(by_path)
-            .filter_map(|type_id| world.components().get_id(type_id))
-            .collect();
-        BevyDerived {
-            ids,
-            sprite_quad: sprite_quad(world),
+        let find = Finder::new(world, types);
+        let mut made = BevyMade {
+            required: Vec::new(),
+            with: Vec::new(),
+            every: Vec::new(),
+        };
+        for entry in MADE {
+            let Some(id) = find.id(&entry.what) else {
+                continue;
+            };
+            match entry.on {
+                MadeOn::Required => made.required.push(id),
+                MadeOn::Every => made.every.push(id),
+                MadeOn::With(on) => {
+                    let on: Vec<ComponentId> = on.iter().filter_map(|t| find.id(t)).collect();
+                    if !on.is_empty() {
+                        made.with.push((id, on));
+                    }
+                }
+            }
+        }
+        made
+    }
+
+    /// The components of `archetype` Bevy makes itself.
+    pub(crate) fn made_in(&self, world: &World, archetype: &Archetype) -> Vec<ComponentId> {
+        let required = required_in(world, archetype);
+        (archetype.iter_components())
+            .filter(|id| {
+                self.every.contains(id)
+                    || (self.required.contains(id) && required.contains(id))
+                    || (self.with.iter()).any(|(made, on)| {
+                        made == id && on.iter().any(|&with| archetype.contains(with))
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The components the components of `archetype` require (directly or through others), from
+/// Bevy's registry.
+fn required_in(world: &World, archetype: &Archetype) -> Vec<ComponentId> {
+    let components = world.components();
+    let mut required: Vec<ComponentId> = (archetype.iter_components())
+        .filter_map(|id| components.get_info(id))
+        .flat_map(|info| info.required_components().iter_ids())
+        .collect();
+    required.sort_unstable();
+    required.dedup();
+    required
+}
+
+/// Finds a [`BevyType`] among a world's components: by type, else by type path in the type
+/// registry, else by Bevy's type names.
+struct Finder<'w> {
+    world: &'w World,
+    types: &'w TypeRegistry,
+    /// Bevy's name of each component (empty when Bevy keeps no names).
+    names: HashMap<String, ComponentId>,
+}
+
+impl<'w> Finder<'w> {
+    fn new(world: &'w World, types: &'w TypeRegistry) -> Self {
+        let names = match debug_names_on() {
+            true => (world.components().iter_registered())
+                .map(|(id, info)| (info.name().to_string(), id))
+                .collect(),
+            false => HashMap::new(),
+        };
+        Finder {
+            world,
+            types,
+            names,
         }
     }
 
-    /// Whether `component`, in `archetype`, is Bevy's to put back.
-    pub(crate) fn covers(&self, archetype: &Archetype, component: ComponentId) -> bool {
-        self.ids.contains(&component)
-            || self
-                .sprite_quad
-                .is_some_and(|(mesh, sprite)| component == mesh && archetype.contains(sprite))
+    fn id(&self, bevy_type: &BevyType) -> Option<ComponentId> {
+        let components = self.world.components();
+        if let Some(named) = bevy_type.named {
+            return components.get_id((named.id)());
+        }
+        match self.types.get_with_type_path(bevy_type.path) {
+            Some(registration) => components.get_id(registration.type_id()),
+            None => self.names.get(bevy_type.path).copied(),
+        }
     }
+}
+
+/// Whether Bevy keeps type names (its `debug` feature); without it every name reads as a
+/// placeholder.
+pub(crate) fn debug_names_on() -> bool {
+    DebugName::borrowed("keepsake").to_string() == "keepsake"
 }
 
 /// The assets Bevy made at run time for entities a save holds, which a save leaves out without
@@ -166,7 +476,30 @@ fn sprite_quad(world: &World) -> Option<(ComponentId, ComponentId)> {
     Some((mesh, sprite))
 }
 
-#[cfg(not(feature = "bevy_sprite"))]
-fn sprite_quad(_: &World) -> Option<(ComponentId, ComponentId)> {
-    None
+#[cfg(test)]
+mod tests {
+    use super::{BevyType, MADE, MadeOn};
+
+    /// Every type the list names, its triggers included.
+    fn listed() -> Vec<BevyType> {
+        let mut listed = Vec::new();
+        for entry in MADE {
+            listed.push(entry.what);
+            if let MadeOn::With(on) = entry.on {
+                listed.extend(on.iter().copied());
+            }
+        }
+        listed
+    }
+
+    /// A path is what finds a type when the library is built without its crate: it must be
+    /// the type's own.
+    #[test]
+    fn the_listed_paths_are_the_named_types_paths() {
+        for bevy_type in listed() {
+            if let Some(named) = bevy_type.named {
+                assert_eq!((named.name)(), bevy_type.path);
+            }
+        }
+    }
 }

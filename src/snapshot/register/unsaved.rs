@@ -1,8 +1,8 @@
 //! What saved entities carry that saves leave out: the component types on entities the
 //! [`SaveFilter`](super::SaveFilter) matches that are neither registered for saving, nor
 //! declared rebuilt by the game
-//! ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)), nor computed
-//! by Bevy (`bevy_types`). A load brings such entities back without them, so a save that
+//! ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)), nor made
+//! by Bevy itself (`bevy_types`). A load brings such entities back without them, so a save that
 //! leaves out what the game needs is, to the player, a lost save; the plugin names them in a
 //! warning at the first save that meets them and in every
 //! [`SaveCompleted`](crate::plugin::SaveCompleted).
@@ -18,13 +18,12 @@
 //! Both walk archetypes, not entities: a world of 100k saved entities in 20 archetypes costs
 //! 20 looks at an archetype's component list.
 
-use super::bevy_types::BevyDerived;
+use super::bevy_types::{BevyMade, debug_names_on};
 use super::registry::SaveRegistry;
 use bevy::ecs::archetype::{Archetype, ArchetypeId};
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use bevy::reflect::TypeRegistry;
-use bevy::utils::DebugName;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A component type on saved entities that saves do not hold.
@@ -83,7 +82,8 @@ struct Coverage<'w> {
     saved: Vec<ComponentId>,
     /// Declared rebuilt by the game.
     rebuilt: Vec<ComponentId>,
-    derived: BevyDerived,
+    /// Made by Bevy itself.
+    made: BevyMade,
 }
 
 impl<'w> Coverage<'w> {
@@ -100,7 +100,7 @@ impl<'w> Coverage<'w> {
             types,
             saved,
             rebuilt,
-            derived: BevyDerived::of(world, types),
+            made: BevyMade::of(world, types),
         }
     }
 
@@ -117,11 +117,10 @@ impl<'w> Coverage<'w> {
 
     /// The archetype's components a save leaves out without anyone putting them back.
     fn unsaved_in(&self, archetype: &Archetype) -> Vec<ComponentId> {
+        let made = self.made.made_in(self.world, archetype);
         (archetype.iter_components())
             .filter(|id| {
-                !self.saved.contains(id)
-                    && !self.rebuilt.contains(id)
-                    && !self.derived.covers(archetype, *id)
+                !self.saved.contains(id) && !self.rebuilt.contains(id) && !made.contains(id)
             })
             .collect()
     }
@@ -186,12 +185,6 @@ impl<'w> Coverage<'w> {
         });
         report
     }
-}
-
-/// Whether Bevy keeps type names (its `debug` feature); without it every name reads as a
-/// placeholder.
-fn debug_names_on() -> bool {
-    DebugName::borrowed("keepsake").to_string() == "keepsake"
 }
 
 /// The component types saved entities carry that saves leave out, with how many saved

@@ -31,8 +31,14 @@ pub struct Seen {
 pub fn app(root: &Path) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
-        .init_resource::<ButtonInput<KeyCode>>()
+        .init_resource::<ButtonInput<KeyCode>>();
+    with_plugin(app, root)
+}
+
+/// `app`'s plugin, time and results on an app that has Bevy's plugins already (`MinimalPlugins`,
+/// or `DefaultPlugins` without a window).
+pub fn with_plugin(mut app: App, root: &Path) -> App {
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(FRAME))
         .add_plugins(
             KeepsakePlugins::new("keepsake-game-tests")
                 .save_root(root)
