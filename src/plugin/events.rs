@@ -125,7 +125,9 @@ pub struct SaveCompleted {
     /// Component types the saved entities carry that the save left out: neither registered
     /// for saving, nor declared rebuilt by the game
     /// ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)), nor
-    /// computed by Bevy. A load brings those entities back without them. The first save that
+    /// made by Bevy itself (see
+    /// [`register_saveable_bevy_types`](crate::snapshot::SaveableAppExt::register_saveable_bevy_types)).
+    /// A load brings those entities back without them. The first save that
     /// meets a type also names it in a warning. Empty when the save holds everything.
     #[reflect(ignore)]
     pub unsaved_components: Arc<Vec<UnsavedComponent>>,

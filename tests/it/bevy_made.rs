@@ -173,7 +173,11 @@ fn spawn_game(app: &mut App, sparkle: bool) {
         Transform::from_xyz(4.0, 10.0, 4.0),
     ));
     world.spawn((Saveable, DirectionalLight::default(), Transform::default()));
-    world.spawn((Saveable, SpotLight::default(), Transform::from_xyz(0.0, 5.0, 0.0)));
+    world.spawn((
+        Saveable,
+        SpotLight::default(),
+        Transform::from_xyz(0.0, 5.0, 0.0),
+    ));
     for i in 0..3 {
         world.spawn((
             Saveable,

@@ -10,8 +10,17 @@
 static ALLOC: common::alloc::CountingAlloc = common::alloc::CountingAlloc;
 
 mod assets;
-mod bevy_made;
+// Needs the library to register Bevy's lights and world assets, and to find Bevy's UI and text
+// types by name: this build has no reflection auto-registration (Bevy's `default_app`), and
+// Bevy keeps type names here through bevy_egui (`save_menu`).
 mod bevy_fixtures;
+#[cfg(all(
+    feature = "bevy_light",
+    feature = "bevy_world_serialization",
+    feature = "bevy_sprite",
+    feature = "save_menu"
+))]
+mod bevy_made;
 #[cfg(feature = "cloud")]
 mod cloud;
 mod common;

@@ -305,15 +305,11 @@ const MADE: &[Made] = &[
         &[UI_NODE],
     ),
     with(
-        bevy_type!(
-            "bevy_app::propagate::Propagate<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"
-        ),
+        bevy_type!("bevy_app::propagate::Propagate<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"),
         &[UI_NODE],
     ),
     with(
-        bevy_type!(
-            "bevy_app::propagate::Inherited<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"
-        ),
+        bevy_type!("bevy_app::propagate::Inherited<bevy_ui::ui_node::ComputedUiRenderTargetInfo>"),
         &[UI_NODE],
     ),
     // Text layout results (`bevy_text`), and the em size taken from the `TextFont`.
