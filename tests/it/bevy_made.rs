@@ -21,7 +21,7 @@ use bevy::ui::FocusPolicy;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldInstance};
-use bevy_keepsake::plugin::{KeepsakeSettings, LoadApply};
+use bevy_keepsake::plugin::{KeepsakeSettings, LoadMode};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::UnsavedComponent;
 use bevy_keepsake::testing;
@@ -108,9 +108,7 @@ fn bevy_game(dir: &Path) -> App {
             }),
     );
     let mut app = keepsake_app::with_plugin(app, &dir.join("saves"));
-    app.world_mut()
-        .resource_mut::<KeepsakeSettings>()
-        .load_apply = LoadApply::Respawn;
+    app.world_mut().resource_mut::<KeepsakeSettings>().load_mode = LoadMode::Respawn;
     app.register_asset_loader(TileLoader)
         .register_saveable_bevy_types()
         .register_saveable::<Cake>()
