@@ -237,8 +237,13 @@ fn spawn_game(app: &mut App, sparkle: bool) {
 
 /// Runs frames until Bevy has made what it makes: every world asset spawned, the crate's
 /// bounds from its mesh.
+/// Frames a wait on Bevy's asset loading may take: the loads run on Bevy's IO threads, which
+/// the other tests running beside this one on a busy machine may hold up for many frames.
+/// The bound only ends a test that would otherwise never finish.
+const ASSET_FRAMES: u32 = 500_000;
+
 fn settle(app: &mut App) {
-    testing::update_until(app, "the world assets and bounds", 10_000, |world| {
+    testing::update_until(app, "the world assets and bounds", ASSET_FRAMES, |world| {
         count::<With<WorldInstance>>(world) == 4
             && count::<(With<Crate>, With<bevy::camera::primitives::Aabb>)>(world) == 1
     });
@@ -292,9 +297,12 @@ fn nothing_bevy_makes_on_a_3d_ui_and_text_world_is_reported_left_out_or_lost() {
         "the load would show an error toast naming these"
     );
     // Bevy gives each loaded entity back what it makes: the same types as before the load.
-    testing::update_until(&mut app, "Bevy's own components back", 10_000, |world| {
-        saved_shapes(world) == before
-    });
+    testing::update_until(
+        &mut app,
+        "Bevy's own components back",
+        ASSET_FRAMES,
+        |world| saved_shapes(world) == before,
+    );
     let seen = app.world().resource::<Seen>();
     assert_eq!(seen.restored.len(), 1);
 }
