@@ -9,7 +9,8 @@
 //! - damage at rest excuses a save on a device only while that device holds no intact copy of
 //!   it (marked when the simulator destroys the last one, lifted when a copy is back), and
 //!   when it destroys the player's last confirmed save the slot may fall back only to a save
-//!   that save was made over (its backups), never to one the player deleted or passed over;
+//!   that save was made over (its backups), never to one the player deleted, nor to one they
+//!   passed over while a save they chose over it is intact there;
 //! - a save arriving releases a confirmed save only when its own record (what the store wrote
 //!   into it, not what the simulator saw) names that save, in its list of ids or in its
 //!   version vector: the store decides by that record.
@@ -45,8 +46,9 @@ struct Book {
     entered: HashMap<Uuid, u64>,
     /// Saves the player removed here: deleted (a delete that removed them).
     deleted: HashSet<Uuid>,
-    /// Saves the player passed over here by choosing another device's save.
-    passed_over: HashSet<Uuid>,
+    /// Saves the player passed over here by choosing another device's save, each with the
+    /// saves chosen over it.
+    passed_over: HashMap<Uuid, BTreeSet<Uuid>>,
     /// The saves confirmed here: what they were made in view of, the player here moved past.
     made: HashSet<Uuid>,
 }
@@ -230,7 +232,9 @@ impl Oracle {
         let seq = self.tick();
         let book = self.book(device, slot);
         book.entered.insert(id, seq);
-        book.passed_over.extend(over);
+        if let Some(over) = over {
+            book.passed_over.entry(over).or_default().insert(id);
+        }
     }
 
     /// Whether the player set `id` aside in `slot` on `device` (deleted it, passed it over,
@@ -239,7 +243,7 @@ impl Oracle {
         let Some(book) = self.books.get(&(device, slot)) else {
             return false;
         };
-        let mut aside = book.deleted.iter().chain(&book.passed_over);
+        let mut aside = book.deleted.iter().chain(book.passed_over.keys());
         aside.any(|aside| aside == id || self.follows(aside, id))
             || book.made.iter().any(|made| self.follows(made, id))
     }
@@ -325,14 +329,17 @@ impl Oracle {
     /// Why `id` may not head `slot` on `device`, if it may not: it entered the slot before the
     /// player's last confirmed save or delete there (an older save brought back). When the
     /// disk destroyed that save, the slot may fall back to what it was made over (its
-    /// backups), but never to a save the player deleted or passed over.
+    /// backups), but never to a save the player deleted, nor to one they passed over while a
+    /// save they chose over it is intact.
     pub fn inadmissible_head(&self, device: usize, slot: SlotId, id: &Uuid) -> Option<String> {
         let book = self.books.get(&(device, slot))?;
         let fallback = book
             .floor_save
             .filter(|floor| self.is_damaged(device, floor));
         let backup_of_lost = fallback.is_some_and(|floor| {
-            self.records(&floor, id) && !book.deleted.contains(id) && !book.passed_over.contains(id)
+            self.records(&floor, id)
+                && !book.deleted.contains(id)
+                && !self.passed_over_and_kept(device, book, id)
         });
         match book.entered.get(id) {
             Some(&entered) if entered >= book.floor || backup_of_lost => None,
@@ -347,10 +354,22 @@ impl Oracle {
         }
     }
 
-    /// Whether the player chose `id` on `device` (promoted it over the head).
+    /// Whether the player passed `id` over on `device` (chose another device's save over it).
     pub fn passed_over(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
         self.books
             .get(&(device, slot))
-            .is_some_and(|book| book.passed_over.contains(id))
+            .is_some_and(|book| book.passed_over.contains_key(id))
+    }
+
+    /// Whether the player passed `id` over and a save they chose over it is still intact on
+    /// `device`. A choice keeps the save it passes over one generation below as its backup
+    /// ([`SlotStore::promote`]): once the disk destroys every save chosen over it (and the
+    /// saves made over those), it is what the slot falls back to, as any backup.
+    ///
+    /// [`SlotStore::promote`]: bevy_keepsake::store::SlotStore::promote
+    fn passed_over_and_kept(&self, device: usize, book: &Book, id: &Uuid) -> bool {
+        book.passed_over
+            .get(id)
+            .is_some_and(|chosen| chosen.iter().any(|c| !self.is_damaged(device, c)))
     }
 }

@@ -61,6 +61,11 @@ pub struct Stats {
     pub newer_builds: usize,
     pub long_sessions: usize,
     pub lost_states: usize,
+    /// Steps after which a slot of the acting device held one save in two generations (a
+    /// promotion or an import cut short leaves the copy it was moving).
+    pub twin_copies: usize,
+    /// Deletes begun over a slot holding such a second copy.
+    pub deletes_over_twins: usize,
     pub peak_bytes: usize,
 }
 
@@ -85,6 +90,8 @@ impl Stats {
             (&mut self.newer_builds, other.newer_builds),
             (&mut self.long_sessions, other.long_sessions),
             (&mut self.lost_states, other.lost_states),
+            (&mut self.twin_copies, other.twin_copies),
+            (&mut self.deletes_over_twins, other.deletes_over_twins),
         ];
         for (total, more) in fields {
             *total += more;
@@ -255,7 +262,18 @@ impl Sim {
         self.recover(device)?;
         self.learn_failed_saves(device);
         self.resolve_delete(device);
+        self.count_twins(device);
         self.check_device(device)
+    }
+
+    /// Counts a step that left one save in two generations of a slot on `device`.
+    fn count_twins(&mut self, device: usize) {
+        let Ok(store) = self.devices[device].checker() else {
+            return;
+        };
+        if self.layout.slots().any(|slot| has_twin(&store, slot)) {
+            self.stats.twin_copies += 1;
+        }
     }
 
     fn take_largest_reads(&self) -> u64 {
@@ -431,6 +449,9 @@ impl Sim {
         };
         let held = disk.paused(|| held_ids(&running.store, slot));
         let head = disk.paused(|| running.store.load(slot).ok().map(|l| l.meta.save_id));
+        if disk.paused(|| has_twin(&running.store, slot)) {
+            self.stats.deletes_over_twins += 1;
+        }
         match running.store.delete(slot) {
             Ok(_) => {
                 self.oracle.confirm_delete(device, slot, held);
@@ -752,6 +773,12 @@ pub fn held_by_slot(store: &SlotStore, layout: SlotLayout) -> BTreeMap<SlotId, B
 pub fn held_ids(store: &SlotStore, slot: SlotId) -> BTreeSet<Uuid> {
     let saves = store.saves_in(slot).unwrap_or_default();
     saves.iter().map(|save| save.meta.save_id).collect()
+}
+
+/// Whether `slot` holds one save in two generations.
+pub fn has_twin(store: &SlotStore, slot: SlotId) -> bool {
+    let saves = store.saves_in(slot).unwrap_or_default();
+    saves.len() > held_ids(store, slot).len()
 }
 
 /// What the running game of a device is, for the convergence.

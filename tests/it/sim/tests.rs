@@ -715,3 +715,67 @@ fn seed_101328_a_failed_save_whose_file_stayed_loads_as_the_store_wrote_it() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// The file index [`Sim::rot`] takes for generation `generation` of `SLOT` on device 0 (the
+/// save files sorted by name).
+fn file_index(sim: &Sim, generation: u64) -> u32 {
+    let dev = &sim.devices[0];
+    let mut names = dev.disk.tree().list(&dev.profile_dir());
+    names.retain(|name| name.ends_with(".ksav"));
+    names.sort();
+    let name = format!("manual-00.g{generation:06}.ksav");
+    let index = names.iter().position(|n| *n == name);
+    index.expect("the generation's file is there") as u32
+}
+
+/// Device 0: its last save (3) destroyed, the slot on its backup (1); device 1's save (2)
+/// arrives and the player chooses it over 1. What the two tests below start from.
+fn chose_over_a_backup() -> Sim {
+    use super::plan::{Action, Step};
+    let mut sim = sim(1);
+    sim.save(1, Some(SLOT), 2);
+    sim.sync(1, true);
+    sim.save(0, Some(SLOT), 1);
+    sim.save(0, Some(SLOT), 3);
+    sim.rot(0, file_index(&sim, generation_of(&sim, 3)), Rot::Truncate(5));
+    assert!(sim.oracle.is_damaged(0, &Uuid::from_u128(3)));
+    sim.sync(0, true);
+    let choose = Action::ChooseOther {
+        device: 0,
+        slot: SLOT,
+    };
+    let step = Step {
+        dt_ms: 0,
+        action: choose,
+    };
+    sim.step(&step).expect("the player chooses device 1's save");
+    assert!(sim.oracle.passed_over(0, SLOT, &Uuid::from_u128(1)));
+    sim.check_device(0).expect("the chosen save heads");
+    sim
+}
+
+/// Seeds 200203 and 200609 (cut down): a choice keeps the save it passes over one generation
+/// below, as its backup. When the disk destroys the chosen save too, the slot falls back to
+/// that backup: the disk's doing, not a save brought back.
+#[test]
+fn a_passed_over_save_is_the_fallback_once_the_save_chosen_over_it_is_destroyed() {
+    let mut sim = chose_over_a_backup();
+    let chosen = generation_of(&sim, 2);
+    sim.rot(0, file_index(&sim, chosen), Rot::Truncate(5));
+    assert!(sim.oracle.is_damaged(0, &Uuid::from_u128(2)));
+    sim.check_device(0)
+        .expect("the backup below a destroyed choice heads");
+}
+
+/// The same slot, but the chosen save is removed behind the store's back: no damage at rest
+/// excuses the passed-over save heading again.
+#[test]
+fn a_passed_over_save_heading_over_a_lost_choice_is_seen() {
+    let mut sim = chose_over_a_backup();
+    lose(&sim, generation_of(&sim, 2));
+    let found = sim.check_device(0);
+    assert!(
+        found.is_err(),
+        "a save the player passed over headed the slot again: {found:?}"
+    );
+}
