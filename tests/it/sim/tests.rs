@@ -735,9 +735,15 @@ fn chose_over_a_backup() -> Sim {
     let mut sim = sim(1);
     sim.save(1, Some(SLOT), 2);
     sim.sync(1, true);
+    // Device 0's saves are the newer: its own stays on top when device 1's arrives.
+    sim.pass(60_000);
     sim.save(0, Some(SLOT), 1);
     sim.save(0, Some(SLOT), 3);
-    sim.rot(0, file_index(&sim, generation_of(&sim, 3)), Rot::Truncate(5));
+    sim.rot(
+        0,
+        file_index(&sim, generation_of(&sim, 3)),
+        Rot::Truncate(5),
+    );
     assert!(sim.oracle.is_damaged(0, &Uuid::from_u128(3)));
     sim.sync(0, true);
     let choose = Action::ChooseOther {
