@@ -11,6 +11,9 @@
 //! - `capture_cpu`, `dw_postcard_save_cpu`, `decode_apply_cpu`, `dw_postcard_load_cpu`: the
 //!   same four by the CPU time the whole process spends (every thread, pool work joined), so
 //!   the two contenders are compared on equal work (issue 53);
+//! - `floor_save`, `floor_load` and their `_cpu` twins: the floor (issue 52, `common/floor.rs`),
+//!   the same world written by typed serde (postcard) straight from typed queries and read
+//!   back into one bundle per entity, references remapped: what any saver at least pays;
 //! - `apply_at_start`: the main thread's part of a load at start (issue 42), our apply alone
 //!   (decoded untimed) into a fresh app, against `dw_apply`: `write_to_world` alone
 //!   (deserialized untimed); both also print p50 / p99;
@@ -34,6 +37,8 @@
 
 #[path = "common/env.rs"]
 mod env;
+#[path = "common/floor.rs"]
+mod floor;
 #[path = "../tests/it/common/real_world.rs"]
 mod real_world;
 #[path = "common/shapes.rs"]
@@ -75,6 +80,7 @@ struct Fixture {
     app: App,
     ours: snapshot::Snapshot,
     dw_postcard: Vec<u8>,
+    floor: Vec<u8>,
 }
 
 impl Fixture {
@@ -92,10 +98,14 @@ impl Fixture {
             ours.blob.len(),
             dw_postcard.len(),
         );
+        let floor = floor::save(world, shape);
+        let (name, floor_len) = (shape.name(), floor.len());
+        println!("shapes size, {name}, {count} entities: floor postcard {floor_len} bytes");
         Fixture {
             app,
             ours,
             dw_postcard,
+            floor,
         }
     }
 }
@@ -215,16 +225,17 @@ fn bench_apply_only(
     }
 }
 
-/// Loads both contenders' encodings into fresh apps, captures each loaded world and compares
+/// Loads the three contenders' encodings into fresh apps, captures each loaded world and compares
 /// its values with the saved world's (entities named by the saved ids they stand for, see
 /// `bevy_keepsake::testing::SavedValues`); panics on the first difference, before anything is timed, so a load
 /// that writes wrong values fails the bench and `cargo bench -- --test` alike.
 fn verify_round_trips(shape: Shape, fixture: &Fixture, count: u32) {
     let expected = SavedValues::of(&fixture.ours.blob).without_sibling_order();
-    for name in ["keepsake", "dynamic_world_postcard"] {
+    for name in ["keepsake", "dynamic_world_postcard", "floor"] {
         let mut app = shape.app();
         let entity_map = match name {
             "keepsake" => keepsake_load(&mut app, &fixture.ours),
+            "floor" => floor::load(app.world_mut(), shape, &fixture.floor),
             _ => dynamic_world_load(&mut app, &fixture.dw_postcard),
         };
         let recaptured = snapshot::capture(app.world()).unwrap();
@@ -290,6 +301,7 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
         mut app,
         ours,
         dw_postcard,
+        floor,
     } = fixture;
     let world = app.world_mut();
     let types = world.resource::<AppTypeRegistry>().clone();
@@ -337,7 +349,29 @@ fn bench_full(group: &mut BenchmarkGroup<'_, WallTime>, shape: Shape, count: u32
         || shape.app(),
         dw_load,
     );
+    bench_floor(group, (shape, count), world, &floor);
     bench_apply_only(group, (shape, count), &ours, &dw_postcard);
+}
+
+/// The floor's rows (`common/floor.rs`), timed as the contenders' are: `floor_save` and
+/// `floor_load` by wall clock (the load into a fresh app, as ours), their `_cpu` twins by the
+/// process's CPU time. The floor runs on the calling thread alone.
+fn bench_floor(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    (shape, count): (Shape, u32),
+    world: &mut World,
+    bytes: &[u8],
+) {
+    group.bench_function(BenchmarkId::new("floor_save", count), |b| {
+        b.iter(|| floor::save(black_box(&mut *world), shape))
+    });
+    let load = |app: &mut App| drop(black_box(floor::load(app.world_mut(), shape, bytes)));
+    group.bench_function(BenchmarkId::new("floor_load", count), |b| {
+        b.iter_batched_ref(|| shape.app(), load, BatchSize::PerIteration)
+    });
+    let save = |_: &mut ()| drop(black_box(floor::save(&mut *world, shape)));
+    bench_cpu(group, ("floor_save_cpu", count), || (), save);
+    bench_cpu(group, ("floor_load_cpu", count), || shape.app(), load);
 }
 
 /// The pool's part of a save: the blob joined and hashed, then the file encoded (metadata,

@@ -11,8 +11,9 @@ Usage: python3 scripts/bench_report.py [--quick] [--no-run] [--only RUN[,RUN...]
             when its figures were measured, so figures of earlier runs still at hand stay:
               frame_time     the game-like frame bench (frame times, F9, load at start, held
                              rewind) and its per-frame traces for the plots
-              capture_load   shapes bench: capture and load against DynamicWorld at 1k/10k/100k,
-                             the main thread's and the pool's part of a save at 100k
+              capture_load   shapes bench: capture and load against DynamicWorld and the typed
+                             floor at 1k/10k/100k, the main thread's and the pool's part of a
+                             save at 100k
               load_at_start  shapes bench: load at start against DynamicWorld at 100k
               rewind         the rewind bench (step, point, memory) at 10k
               store_targets  store bench: 1 MB save/load against a bare write/read, sealed, listing
@@ -87,7 +88,8 @@ RUNS = {
     # against DynamicWorld at every count (and the plot), the main thread's and the pool's part
     # of a save at 100k.
     "capture_load": ("shapes", "shapes_capture_load", {"KEEPSAKE_BENCH_COUNTS": "1000,10000,100000"},
-                     ["/(capture|decode_apply|dw_postcard_save|dw_postcard_load)(_cpu)?/"
+                     ["/(capture|decode_apply|dw_postcard_save|dw_postcard_load|floor_save|floor_load)"
+                      "(_cpu)?/"
                       "|/(main_10pct|pool_1pct|pool_full)/100000", *TIMING]),
     "load_at_start": ("shapes", "shapes_load_at_start", {"KEEPSAKE_BENCH_COUNTS": "100000"},
                       ["apply_at_start|dw_apply", *TIMING]),
@@ -715,7 +717,47 @@ def capture_load_section(data, targets):
     if not all(t.met() for t in group[:3]):
         out += [CAPTURE_WHY, ""]
     targets += group
-    return out
+    return out + floor_section(data)
+
+
+# The counts the floor is compared at (issue 52), and its rows beside ours and DynamicWorld's.
+FLOOR_COUNTS = (10000, 100000)
+FLOOR_PARTS = (("capture_cpu", "floor_save_cpu", "dw_postcard_save_cpu"),
+               ("decode_apply_cpu", "floor_load_cpu", "dw_postcard_load_cpu"))
+
+
+def floor_section(data):
+    """Ours against the typed floor (issue 52), beside ours against `DynamicWorld`: CPU time of
+    capture + encode and of decode + apply, per shape at 10k and 100k."""
+    out = ["### Against the floor: typed serde\n",
+           "The floor (`benches/common/floor.rs`): the same world written by typed serde (postcard) "
+           "straight from typed queries and read back into one bundle per entity spawned on an "
+           "entity allocated first, references remapped (one archetype move each); no reflection, "
+           "no slots, no checksums: what any saver at least pays. Its load was checked value by "
+           "value against the saved world before timing, as ours. CPU time, same run; "
+           "ours / floor and ours / `DynamicWorld` (below 1: ours is faster).\n"]
+    mean, rows, stale = data["mean"], [], {}
+    ratio = lambda a, b: a / b if a and b else None
+    for s in dict.fromkeys([s for s, _ in data["sizes"]] + list(SHAPES)):
+        for n in FLOOR_COUNTS:
+            keys = [(s, part, n) for parts in FLOOR_PARTS for part in parts]
+            got = {part: mean.get((s, part, n)) for _, part, _ in keys}
+            if not any(got.values()):
+                continue
+            reasons = row_staleness(data, keys)
+            if reasons:
+                stale[row_label(s, n)] = reasons
+            row = [f"`{s}`", mark(f"{n // 1000}k", bool(reasons))]
+            for ours, floor, dw in FLOOR_PARTS:
+                row += [fmt_ns(got[ours]), fmt_ns(got[floor]), fmt_ns(got[dw]),
+                        fmt_ratio(ratio(got[ours], got[floor])), fmt_ratio(ratio(got[ours], got[dw]))]
+            rows.append(row)
+    if not rows:
+        return out + ["Not measured: no floor rows in this run (`--only capture_load`).\n"]
+    out += [table(["shape", "entities", "capture + encode, CPU", "floor save, CPU", "DW save, CPU",
+                   "ours / floor", "ours / DW", "decode + apply, CPU", "floor load, CPU",
+                   "DW load, CPU", "ours / floor", "ours / DW"], rows), ""]
+    return out + stale_note(stale)
 
 
 def fmt_ratio(value):
@@ -1355,6 +1397,7 @@ SAMPLE_MEANS = {  # ns
     "shapes_real-game/capture_cpu/10000": 6e6, "shapes_real-game/dw_postcard_save_cpu/10000": 54e6,
     "shapes_real-game/decode_apply_cpu/10000": 40e6,
     "shapes_real-game/dw_postcard_load_cpu/10000": 130e6,
+    "shapes_real-game/floor_save_cpu/10000": 1.5e6, "shapes_real-game/floor_load_cpu/10000": 8e6,
     "save_load/first_save/1MB": 2e6, "save_load/reuse_save/1MB": 1.6e6,
     "save_load/baseline_durable_write/1MB": 1.5e6,
     "save_load/full_load/1MB": 0.1e6, "save_load/baseline_fs_read/1MB": 0.05e6,
@@ -1394,6 +1437,8 @@ SAMPLE_EXPECTED = [
     "| Listing 16 slots, 5 MB saves / 10 KB saves (headers only) | ≤ 1.2× | — | not measured (1 row stale) |",
     "is from after its run",
     "## Load at start\n\nNot measured",
+    # The floor: ours / floor beside ours / DW, CPU time, for the shapes and counts measured.
+    "| `real-game` | 10k | 6.00 ms | 1.50 ms | 54.0 ms | 4.00× | 0.11× | 40.0 ms | 8.00 ms | 130.0 ms | 5.00× | 0.31× |",
 ]
 
 

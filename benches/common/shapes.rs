@@ -6,6 +6,10 @@
 //!
 //! Used by `benches/shapes.rs`, `benches/frame_time.rs` and `benches/layouts.rs` (through
 //! `#[path]`), next to `real_world.rs`, which this module expects as its sibling `real_world`.
+//!
+//! The reflection-only types also derive serde without reflecting it (`#[reflect(Serialize)]`
+//! is absent), so keepsake and `DynamicWorld` still read them by reflection: only the typed
+//! floor of `floor.rs` (issue 52) writes them through serde.
 #![allow(dead_code)]
 
 use super::real_world::{self, Rng};
@@ -369,18 +373,18 @@ pub mod tried {
     #[reflect(Component, Serialize, Deserialize)]
     pub struct Wear(pub u16);
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Banner {
         pub motto: String,
         pub colors: Vec<u8>,
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Tally(pub HashMap<String, u32>);
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub enum Orders {
         Hold,
@@ -388,11 +392,11 @@ pub mod tried {
         Escort { ward: Option<u32>, route: Vec<u16> },
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Nickname(pub Option<String>);
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub enum ItemKind {
         Weapon { damage: u16, mods: Vec<String> },
@@ -510,7 +514,7 @@ pub mod deep {
     use super::*;
 
     /// Where a node sits in its tree (reflection-only).
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Node {
         pub depth: u8,
@@ -562,14 +566,14 @@ pub mod strings_maps {
     #[reflect(Component, Serialize, Deserialize)]
     pub struct Title(pub String);
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Dialogue {
         pub speaker: String,
         pub lines: Vec<String>,
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Tags(pub HashMap<String, u32>);
 
@@ -621,7 +625,7 @@ pub mod many_small {
     macro_rules! small_components {
         ($($name:ident),*) => {
             $(
-                #[derive(Component, Reflect, Default, Clone)]
+                #[derive(Component, Reflect, Default, Clone, Serialize, Deserialize)]
                 #[reflect(Component, Default)]
                 pub struct $name {
                     pub level: u8,
@@ -664,7 +668,7 @@ pub mod large {
     //! (96 `u16`) on every entity, about 500 bytes of values per entity.
     use super::*;
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Waypoints(pub Vec<Vec2>);
 
@@ -700,7 +704,7 @@ pub mod reflect_only {
     //! and an option, in groups of a parent and three children.
     use super::*;
 
-    #[derive(Component, Reflect, Clone, Default)]
+    #[derive(Component, Reflect, Clone, Default, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Pos {
         pub x: f32,
@@ -714,7 +718,7 @@ pub mod reflect_only {
         }
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub enum Kind {
         Plain,
@@ -722,24 +726,24 @@ pub mod reflect_only {
         Named { name: String, rank: u8 },
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Label(pub String);
 
-    #[derive(Reflect, Clone)]
+    #[derive(Reflect, Clone, Serialize, Deserialize)]
     pub struct Slot {
         pub id: u32,
         pub count: u16,
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Bag {
         pub slots: Vec<Slot>,
         pub gold: u64,
     }
 
-    #[derive(Component, Reflect, Clone)]
+    #[derive(Component, Reflect, Clone, Serialize, Deserialize)]
     #[reflect(Component)]
     pub struct Charge(pub Option<u32>);
 
