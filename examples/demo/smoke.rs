@@ -193,6 +193,8 @@ fn quicksave(world: &mut World) {
 struct Script {
     step: usize,
     step_started: u32,
+    /// When the current step began, in real time (`None` for the first).
+    step_began: Option<Instant>,
     frame: u32,
     began: Option<Instant>,
     shots: PathBuf,
@@ -397,8 +399,15 @@ type Step = fn(&mut World, u32) -> Result<bool, String>;
 
 const STEPS: &[(&str, Step)] = &[
     (
-        "let the window and the first listing settle",
-        |_, frames| Ok(frames >= 30),
+        "let the window, the first listing and the first picture settle",
+        |world, frames| {
+            // Saves take the picture the thumbnails plugin already holds, never waiting for
+            // one; its first is taken `recent_every` (2 s) into the game. The check below
+            // wants a thumbnail on the first quicksave, so it plays past that first.
+            let began = world.resource::<Script>().began;
+            let first_picture = Duration::from_secs(3);
+            Ok(frames >= 30 && began.is_some_and(|began| began.elapsed() >= first_picture))
+        },
     ),
     ("walk right and up", |world, frames| {
         walk(world, frames, &[KeyCode::KeyD, KeyCode::KeyW], 40)
@@ -655,6 +664,19 @@ const STEPS: &[(&str, Step)] = &[
             }
         },
     ),
+    (
+        "play on a moment before closing the window",
+        |world, frames| {
+            // A load forgets the pictures of the world it replaced and has a new one taken at
+            // once; the exit save (checked after the app exits) carries it once it is encoded,
+            // in the background. A player closes the game some time after a load, not in the
+            // frame after it; here 2 s, when the regular picture is due too.
+            walk(world, frames, &[KeyCode::KeyD], 20)?;
+            let script = world.resource::<Script>();
+            let since = script.step_began.map_or(Duration::ZERO, |at| at.elapsed());
+            Ok(frames >= 20 && since >= Duration::from_secs(2))
+        },
+    ),
 ];
 
 /// Checks that every coin is a child of the live arena root (an unsaved level entity the
@@ -876,6 +898,7 @@ fn run_script(world: &mut World) {
             script.step += 1;
             // The next step sees frame 0 on its first call, next frame.
             script.step_started = script.frame + 1;
+            script.step_began = Some(Instant::now());
         }
         Ok(false) => {}
         Err(message) => {

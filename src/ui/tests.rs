@@ -998,7 +998,8 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
 }
 
 /// The exit save is made in the app's last frame, when no screenshot can be taken: it gets the
-/// latest picture the thumbnail camera kept (headless here, so that picture is set by hand).
+/// latest picture the thumbnail camera kept (headless here, so that picture is set by hand),
+/// like every save.
 #[test]
 fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
     use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
@@ -1023,8 +1024,7 @@ fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
                 })
                 .disable::<AutosavePlugin>(),
         )
-        // A wait far longer than the exit's: only a picture at hand can make it.
-        .add_plugins(SaveThumbnailsPlugin::default().wait(1000, Duration::from_secs(60)))
+        .add_plugins(SaveThumbnailsPlugin::default())
         .register_saveable::<Marker>();
     app.world_mut().spawn((Saveable, Marker));
     app.update();
