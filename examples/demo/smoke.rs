@@ -181,11 +181,14 @@ impl std::fmt::Display for QuicksaveTiming {
 /// Presses F5, and starts timing the quicksave it asks for.
 fn quicksave(world: &mut World) {
     let frame = world.resource::<FrameCount>().0;
-    world.resource_mut::<Log>().quicksaves.push(QuicksaveTiming {
-        pressed: (frame, Instant::now()),
-        started: None,
-        completed: None,
-    });
+    world
+        .resource_mut::<Log>()
+        .quicksaves
+        .push(QuicksaveTiming {
+            pressed: (frame, Instant::now()),
+            started: None,
+            completed: None,
+        });
     tap(world, KeyCode::F5);
 }
 

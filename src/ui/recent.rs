@@ -128,5 +128,4 @@ mod tests {
             assert_eq!(held, expected, "script {script}");
         }
     }
-
 }

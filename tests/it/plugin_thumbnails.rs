@@ -38,11 +38,7 @@ fn app(root: &std::path::Path, capture: Option<ThumbnailCapture>) -> App {
 }
 
 /// The app, its store on `filesystem`.
-fn app_on(
-    root: &std::path::Path,
-    capture: Option<ThumbnailCapture>,
-    filesystem: Forward,
-) -> App {
+fn app_on(root: &std::path::Path, capture: Option<ThumbnailCapture>, filesystem: Forward) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
@@ -169,10 +165,7 @@ fn a_save_whose_provider_never_answers_is_written_in_the_frame_it_is_asked() {
     drop(gate);
     let done = save_and_wait_for_completion(&mut app);
     assert_eq!(done.slot, SlotId::Quick);
-    assert_eq!(
-        stored_thumbnail(&app, SlotId::Quick, done.generation),
-        None
-    );
+    assert_eq!(stored_thumbnail(&app, SlotId::Quick, done.generation), None);
 }
 
 /// Runs frames until the first save completes.
@@ -216,7 +209,11 @@ fn a_thumbnail_handed_over_a_frame_later_is_refused_and_the_save_goes_without() 
     // The provider answers one frame after being asked, as a screenshot would at best.
     app.add_systems(Update, |mut seen: ResMut<Seen>| {
         let frame = seen.frame;
-        if seen.wanted.last().is_some_and(|(asked, _)| frame == asked + 1) {
+        if seen
+            .wanted
+            .last()
+            .is_some_and(|(asked, _)| frame == asked + 1)
+        {
             for ticket in seen.held.drain(..) {
                 assert!(!ticket.fulfil(b"\x89PNG picture".to_vec()), "too late");
             }
