@@ -118,7 +118,7 @@ fn main() -> AppExit {
         ..default()
     }))
     .add_plugins(keepsake)
-    .add_plugins(menu_plugins(smoke.is_some()))
+    .add_plugins(SaveMenuPlugins)
     .add_plugins(game::ArenaPlugin)
     .add_plugins(crowd::CrowdPlugin(crowd));
     if let Err(message) = sync.add_cloud(&mut app) {
@@ -181,20 +181,5 @@ impl SyncOptions {
                     .into(),
             )
         }
-    }
-}
-
-/// The save menu, toasts and thumbnails. Under `--smoke` a save waits longer for its thumbnail:
-/// the check runs a debug build with a crowd of critters on software rendering, often on a busy
-/// machine, where the screenshot can take more than the default 4 frames and 150 ms (the check
-/// then fails on a save without a thumbnail, though nothing is wrong).
-fn menu_plugins(smoke: bool) -> bevy::app::PluginGroupBuilder {
-    let plugins = SaveMenuPlugins.build();
-    match smoke {
-        true => plugins.set(
-            bevy_keepsake::ui::SaveThumbnailsPlugin::default()
-                .wait(12, Duration::from_millis(1000)),
-        ),
-        false => plugins,
     }
 }

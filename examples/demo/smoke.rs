@@ -92,10 +92,28 @@ impl Plugin for SmokePlugin {
             ..Script::default()
         })
         .init_resource::<Log>()
-        .add_observer(|e: On<SaveStarted>, mut log: ResMut<Log>| log.started.push(e.target))
-        .add_observer(|e: On<SaveCompleted>, mut log: ResMut<Log>| {
-            log.saved.push((e.slot, e.path.clone()));
-        })
+        .add_observer(
+            |e: On<SaveStarted>, frames: Res<FrameCount>, mut log: ResMut<Log>| {
+                log.started.push(e.target);
+                if e.target == SaveTarget::Slot(SlotId::Quick)
+                    && let Some(timing) = log.quicksaves.last_mut()
+                {
+                    timing.started.get_or_insert((frames.0, Instant::now()));
+                }
+            },
+        )
+        .add_observer(
+            |e: On<SaveCompleted>, frames: Res<FrameCount>, mut log: ResMut<Log>| {
+                log.saved.push((e.slot, e.path.clone()));
+                if e.slot == SlotId::Quick
+                    && let Some(timing) = log.quicksaves.last_mut()
+                    && timing.completed.is_none()
+                {
+                    timing.completed = Some((frames.0, Instant::now()));
+                    println!("smoke: {timing}");
+                }
+            },
+        )
         .add_observer(|e: On<LoadCompleted>, mut log: ResMut<Log>| log.loaded.push(e.slot))
         .add_observer(|e: On<SaveFailed>, mut log: ResMut<Log>| {
             log.failures.push(format!("save failed: {}", e.error));
@@ -129,12 +147,57 @@ struct Log {
     shots: Vec<Result<PathBuf, String>>,
     points_taken: Vec<RewindPointId>,
     rewound: Vec<RewindPointId>,
+    /// Each F5 the script pressed, timed: the measure of how long a quicksave keeps the player
+    /// waiting for its toast.
+    quicksaves: Vec<QuicksaveTiming>,
+}
+
+/// When F5 was pressed, the quicksave started and it completed: frame number and time each.
+struct QuicksaveTiming {
+    pressed: (u32, Instant),
+    started: Option<(u32, Instant)>,
+    completed: Option<(u32, Instant)>,
+}
+
+impl std::fmt::Display for QuicksaveTiming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (pressed_frame, pressed_at) = self.pressed;
+        let since = |(frame, at): (u32, Instant)| {
+            format!(
+                "{} frames, {:.1} ms",
+                frame - pressed_frame,
+                (at - pressed_at).as_secs_f64() * 1000.0
+            )
+        };
+        write!(
+            f,
+            "F5 (frame {pressed_frame}) -> SaveStarted {} -> SaveCompleted {}",
+            self.started.map_or("never".into(), since),
+            self.completed.map_or("never".into(), since)
+        )
+    }
+}
+
+/// Presses F5, and starts timing the quicksave it asks for.
+fn quicksave(world: &mut World) {
+    let frame = world.resource::<FrameCount>().0;
+    world
+        .resource_mut::<Log>()
+        .quicksaves
+        .push(QuicksaveTiming {
+            pressed: (frame, Instant::now()),
+            started: None,
+            completed: None,
+        });
+    tap(world, KeyCode::F5);
 }
 
 #[derive(Resource, Default)]
 struct Script {
     step: usize,
     step_started: u32,
+    /// When the current step began, in real time (`None` for the first).
+    step_began: Option<Instant>,
     frame: u32,
     began: Option<Instant>,
     shots: PathBuf,
@@ -339,15 +402,22 @@ type Step = fn(&mut World, u32) -> Result<bool, String>;
 
 const STEPS: &[(&str, Step)] = &[
     (
-        "let the window and the first listing settle",
-        |_, frames| Ok(frames >= 30),
+        "let the window, the first listing and the first picture settle",
+        |world, frames| {
+            // Saves take the picture the thumbnails plugin already holds, never waiting for
+            // one; its first is taken `recent_every` (2 s) into the game. The check below
+            // wants a thumbnail on the first quicksave, so it plays past that first.
+            let began = world.resource::<Script>().began;
+            let first_picture = Duration::from_secs(3);
+            Ok(frames >= 30 && began.is_some_and(|began| began.elapsed() >= first_picture))
+        },
     ),
     ("walk right and up", |world, frames| {
         walk(world, frames, &[KeyCode::KeyD, KeyCode::KeyW], 40)
     }),
     ("quicksave with F5", |world, frames| {
         if frames == 0 {
-            tap(world, KeyCode::F5);
+            quicksave(world);
         }
         if let Some(slot) = world.resource::<Log>().started.last().copied()
             && slot == SaveTarget::Slot(SlotId::Quick)
@@ -543,7 +613,7 @@ const STEPS: &[(&str, Step)] = &[
     ),
     ("quicksave again and catch the toast", |world, frames| {
         if frames == 0 {
-            tap(world, KeyCode::F5);
+            quicksave(world);
         }
         if world.resource::<SaveMenu>().is_open() {
             return Err("the menu opened again".into());
@@ -595,6 +665,19 @@ const STEPS: &[(&str, Step)] = &[
                 }
                 _ => Ok(false),
             }
+        },
+    ),
+    (
+        "play on a moment before closing the window",
+        |world, frames| {
+            // A load forgets the pictures of the world it replaced and has a new one taken at
+            // once; the exit save (checked after the app exits) carries it once it is encoded,
+            // in the background. A player closes the game some time after a load, not in the
+            // frame after it; here 2 s, when the regular picture is due too.
+            walk(world, frames, &[KeyCode::KeyD], 20)?;
+            let script = world.resource::<Script>();
+            let since = script.step_began.map_or(Duration::ZERO, |at| at.elapsed());
+            Ok(frames >= 20 && since >= Duration::from_secs(2))
         },
     ),
 ];
@@ -818,6 +901,7 @@ fn run_script(world: &mut World) {
             script.step += 1;
             // The next step sees frame 0 on its first call, next frame.
             script.step_started = script.frame + 1;
+            script.step_began = Some(Instant::now());
         }
         Ok(false) => {}
         Err(message) => {

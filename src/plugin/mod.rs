@@ -50,8 +50,8 @@
 //!    incrementally: a [`CaptureCache`](crate::snapshot::CaptureCache), a resource created with
 //!    the plugin and kept between saves, re-encodes only what changed since the last one, and
 //!    the blob is joined and hashed on the task pool; [`SaveCompleted::capture_time`] is what
-//!    stayed on the main thread; it then reports [`SaveStarted`] and, with a
-//!    [`ThumbnailCapture`] provider, waits a few frames for its thumbnail before writing), the
+//!    stayed on the main thread; it then reports [`SaveStarted`], takes the thumbnail a
+//!    [`ThumbnailCapture`] provider hands over at once, and starts the write), the
 //!    [`SaveSlots`] listing refreshes in the background and [`KeepsakeStatus`] is brought up to
 //!    date.
 //!

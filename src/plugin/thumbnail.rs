@@ -1,130 +1,95 @@
-//! The thumbnail hook: a save may wait a few frames for a picture of the game.
+//! The thumbnail hook: a save takes the picture it is handed at once, and never waits for one.
 //!
 //! The plugin itself never renders. When a [`ThumbnailCapture`] resource is present, every save
-//! triggers [`ThumbnailWanted`] right after capturing the world, and waits (without blocking the
-//! main thread) until the observer fulfils the [`ThumbnailTicket`] or drops it, or until both
-//! [`ThumbnailCapture::max_wait_frames`] frames and [`ThumbnailCapture::max_wait_time`] have
-//! passed; then it writes, with or without the picture. Counting both keeps the wait short at
-//! low frame rates and still long enough for a screenshot at high ones. The `save_menu` feature's
-//! [`SaveThumbnailsPlugin`](crate::ui::SaveThumbnailsPlugin) provides thumbnails from window
-//! screenshots; a game can provide its own instead:
+//! triggers [`ThumbnailWanted`] right after capturing the world; the observers run before
+//! `trigger` returns, and whatever PNG one of them hands over through the [`ThumbnailTicket`]
+//! by then goes into the save. The write starts in the same frame, with or without a picture:
+//! a ticket fulfilled later finds the save gone ([`ThumbnailTicket::fulfil`] returns `false`).
 //!
-//! ```
-//! use bevy::prelude::*;
-//! use bevy_keepsake::plugin::{ThumbnailCapture, ThumbnailWanted};
-//!
-//! fn provide_thumbnails(app: &mut App) {
-//!     app.insert_resource(ThumbnailCapture::default())
-//!         .add_observer(|wanted: On<ThumbnailWanted>| {
-//!             let png: Vec<u8> = Vec::new(); // render and encode a PNG here
-//!             wanted.ticket.clone().fulfil(png);
-//!         });
-//! }
-//! # provide_thumbnails(&mut App::new());
-//! ```
+//! **Why the picture is one the provider already has.** A screenshot of the window arrives
+//! frames after it is asked for; at a low frame rate (a 3D game on software rendering) waiting
+//! for it held every save back by seconds, and a save that waits is a save a crash or a
+//! closed window can still lose. A picture that joined the save later would have to be a
+//! second file or a rewrite of the save's own, which is sealed with its metadata, synced to
+//! the cloud and trusted as immutable bytes. So a provider keeps a recent picture of the game
+//! ready and hands that over: see [`ThumbnailCapture`] for a game's own provider.
 
 use super::job::{SaveReason, SaveTarget};
 use bevy::prelude::*;
-use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::{SyncSender, sync_channel};
 
-/// Present when something provides thumbnails for saves; saves then wait for one until both
-/// `max_wait_frames` frames and `max_wait_time` have passed (default 4 frames and 150 ms).
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+/// Present when something provides thumbnails for saves: each save then triggers
+/// [`ThumbnailWanted`] and takes the picture handed over before the trigger returns. A save
+/// never waits for a picture (it is written in the frame it is asked for), so a provider keeps
+/// a recent one ready. The `save_menu` feature's `SaveThumbnailsPlugin` (in `ui`) does so from
+/// window screenshots
+/// (taken every few seconds of play, at every save for the next one, as its menu opens and
+/// after every load); a game can provide its own instead:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_keepsake::plugin::{ThumbnailCapture, ThumbnailWanted};
+///
+/// /// The newest picture of the game, encoded as PNG (kept fresh by the game's own camera).
+/// #[derive(Resource, Default)]
+/// struct LatestPicture(Option<Vec<u8>>);
+///
+/// fn provide_thumbnails(app: &mut App) {
+///     app.insert_resource(ThumbnailCapture)
+///         .init_resource::<LatestPicture>()
+///         .add_observer(|wanted: On<ThumbnailWanted>, latest: Res<LatestPicture>| {
+///             if let Some(png) = &latest.0 {
+///                 wanted.ticket.clone().fulfil(png.clone());
+///             }
+///         });
+/// }
+/// # provide_thumbnails(&mut App::new());
+/// ```
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Resource, Clone, Debug, Default, PartialEq)]
-pub struct ThumbnailCapture {
-    /// Frames a save waits for its thumbnail, at least.
-    pub max_wait_frames: u32,
-    /// Real time a save waits for its thumbnail, at least (`Duration::ZERO`: frames only).
-    pub max_wait_time: Duration,
-}
-
-impl Default for ThumbnailCapture {
-    fn default() -> Self {
-        ThumbnailCapture {
-            max_wait_frames: 4,
-            max_wait_time: Duration::from_millis(150),
-        }
-    }
-}
+pub struct ThumbnailCapture;
 
 /// A save has captured the world and would like a thumbnail (triggered only while a
-/// [`ThumbnailCapture`] resource exists).
+/// [`ThumbnailCapture`] resource exists). Answer from the observer itself: the save is written
+/// as soon as the observers return.
 #[derive(Event, Clone, Debug)]
 pub struct ThumbnailWanted {
     /// Where the save goes.
     pub target: SaveTarget,
     /// Why it is made. An exit save ([`SaveReason::Exit`]) is written in the app's last
-    /// frame: no frame is drawn after it, so a provider hands over a picture it took before
-    /// (the save menu's thumbnails keep a recent one) rather than a new screenshot.
+    /// frame: no frame is drawn after it, so a provider should not count on taking another
+    /// picture for the next save.
     pub reason: SaveReason,
-    /// Hand the PNG bytes over with this, from any thread.
+    /// Hand the PNG bytes over with this, before the observer returns.
     pub ticket: ThumbnailTicket,
 }
 
-/// The way back to a save waiting for its thumbnail. Dropping every clone without fulfilling
-/// it lets the save go ahead at once without a thumbnail.
+/// The way into the save that asked for a thumbnail, open only while [`ThumbnailWanted`]'s
+/// observers run.
 #[derive(Clone, Debug)]
 pub struct ThumbnailTicket(SyncSender<Vec<u8>>);
 
 impl ThumbnailTicket {
-    /// Hands over the encoded thumbnail (PNG). Returns `false` when the save no longer waits
-    /// (it gave up after [`ThumbnailCapture::max_wait_frames`], or a thumbnail was already
-    /// delivered).
+    /// Hands over the encoded thumbnail (PNG). Returns `false` when the save no longer takes
+    /// one: the observers have returned and the save is being written, or a thumbnail was
+    /// already handed over.
     pub fn fulfil(self, png: Vec<u8>) -> bool {
         self.0.try_send(png).is_ok()
     }
 }
 
-/// The save's side of a ticket.
-pub(crate) struct ThumbnailWait {
-    /// In a mutex only to be `Sync` (resources must be); polling uses `get_mut`, no locking.
-    receiver: Mutex<Receiver<Vec<u8>>>,
-    frames_left: u32,
-    deadline: Instant,
-}
-
-/// What a waiting save should do now.
-pub(crate) enum WaitState {
-    /// Keep waiting.
-    Pending,
-    /// Write now, with this thumbnail if one arrived.
-    Done(Option<Vec<u8>>),
-}
-
-impl ThumbnailWait {
-    /// A new ticket and the wait that ends once `capture.max_wait_frames` calls to
-    /// [`Self::poll`] and `capture.max_wait_time` have passed.
-    pub(crate) fn new(capture: ThumbnailCapture) -> (ThumbnailTicket, Self) {
-        let (sender, receiver) = sync_channel(1);
-        let wait = ThumbnailWait {
-            receiver: Mutex::new(receiver),
-            frames_left: capture.max_wait_frames,
-            deadline: Instant::now() + capture.max_wait_time,
-        };
-        (ThumbnailTicket(sender), wait)
-    }
-
-    /// Checks for the thumbnail; call once per frame.
-    pub(crate) fn poll(&mut self) -> WaitState {
-        let receiver = self
-            .receiver
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match receiver.try_recv() {
-            Ok(png) => WaitState::Done(Some(png)),
-            Err(TryRecvError::Disconnected) => WaitState::Done(None),
-            Err(TryRecvError::Empty)
-                if self.frames_left == 0 && Instant::now() >= self.deadline =>
-            {
-                debug!("keepsake: thumbnail did not arrive in time; saving without it");
-                WaitState::Done(None)
-            }
-            Err(TryRecvError::Empty) => {
-                self.frames_left = self.frames_left.saturating_sub(1);
-                WaitState::Pending
-            }
-        }
-    }
+/// Asks the providers for a thumbnail and returns the one handed over while they ran, if
+/// any; `None` at once when no [`ThumbnailCapture`] resource exists. Never waits: a provider
+/// that keeps the ticket for later, or hands over nothing, leaves the save without a picture,
+/// exactly as it would be without a provider.
+pub(crate) fn ask(world: &mut World, target: SaveTarget, reason: SaveReason) -> Option<Vec<u8>> {
+    world.get_resource::<ThumbnailCapture>()?;
+    let (sender, receiver) = sync_channel(1);
+    world.trigger(ThumbnailWanted {
+        target,
+        reason,
+        ticket: ThumbnailTicket(sender),
+    });
+    // The receiver drops on return, so a later `fulfil` reports that the save has gone.
+    receiver.try_recv().ok()
 }

@@ -35,10 +35,10 @@
 //! What the menu shows and allows is plain data (the menu model, [`SaveMenu`], [`Toasts`]),
 //! tested without rendering; the `view` module only draws it and returns the clicks.
 
-mod backdrop;
 mod menu;
 mod model;
 mod overlay;
+mod recent;
 mod screenshot_warmup;
 mod state;
 #[cfg(feature = "cloud")]

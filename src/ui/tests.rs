@@ -998,7 +998,8 @@ fn the_conflict_button_asks_cloud_sync_for_the_save_kept_below() {
 }
 
 /// The exit save is made in the app's last frame, when no screenshot can be taken: it gets the
-/// latest picture the thumbnail camera kept (headless here, so that picture is set by hand).
+/// latest picture the thumbnail camera kept (headless here, so that picture is set by hand),
+/// like every save.
 #[test]
 fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
     use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
@@ -1023,8 +1024,7 @@ fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
                 })
                 .disable::<AutosavePlugin>(),
         )
-        // A wait far longer than the exit's: only a picture at hand can make it.
-        .add_plugins(SaveThumbnailsPlugin::default().wait(1000, Duration::from_secs(60)))
+        .add_plugins(SaveThumbnailsPlugin::default())
         .register_saveable::<Marker>();
     app.world_mut().spawn((Saveable, Marker));
     app.update();
@@ -1041,4 +1041,101 @@ fn the_exit_save_carries_the_latest_picture_without_waiting_for_a_screenshot() {
         .read_thumbnail(SlotId::Auto(0), generations[0])
         .unwrap();
     assert_eq!(thumbnail.as_deref(), Some(picture.as_slice()));
+}
+
+/// Runs frames until `done` holds, for at most 30 s of real time (the saves and loads run in
+/// the background).
+fn update_until(
+    app: &mut bevy::prelude::App,
+    what: &str,
+    done: impl Fn(&bevy::prelude::World) -> bool,
+) {
+    let started = std::time::Instant::now();
+    while !done(app.world()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{what} did not happen"
+        );
+        app.update();
+        std::thread::yield_now();
+    }
+}
+
+/// A save takes the thumbnail camera's recent picture in the frame it is asked in; a load
+/// forgets it (it shows the world the load replaced), so the next save goes without until a
+/// picture of the loaded world is taken.
+#[test]
+fn saves_take_the_recent_picture_and_a_load_forgets_it() {
+    use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
+    use crate::plugin::{
+        AutosavePlugin, KeepsakePlugins, LoadCompleted, LoadRequest, SaveCompleted, SaveRequest,
+    };
+    use crate::snapshot::{Saveable, SaveableAppExt};
+    use crate::store::{SlotStore, StoreConfig};
+    use bevy::prelude::*;
+
+    #[derive(Component, Reflect)]
+    struct Marker;
+
+    #[derive(Resource, Default)]
+    struct Seen {
+        saved: Vec<SaveCompleted>,
+        loaded: usize,
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let picture =
+        encode_thumbnail(&image::DynamicImage::new_rgb8(64, 36), UVec2::new(32, 18)).unwrap();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(
+            KeepsakePlugins::new("recent-thumbnail")
+                .save_root(dir.path())
+                .build()
+                .disable::<AutosavePlugin>(),
+        )
+        .add_plugins(SaveThumbnailsPlugin::default())
+        .register_saveable::<Marker>()
+        .init_resource::<Seen>()
+        .add_observer(|e: On<SaveCompleted>, mut seen: ResMut<Seen>| {
+            seen.saved.push(e.event().clone());
+        })
+        .add_observer(|_: On<LoadCompleted>, mut seen: ResMut<Seen>| seen.loaded += 1);
+    app.world_mut().spawn((Saveable, Marker));
+    app.update();
+    app.world()
+        .resource::<ThumbnailCamera>()
+        .set_recent(picture.clone());
+
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Quick));
+    update_until(&mut app, "the quicksave", |w| {
+        w.resource::<Seen>().saved.len() == 1
+    });
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Quick,
+    });
+    update_until(&mut app, "the quickload", |w| {
+        w.resource::<Seen>().loaded == 1
+    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    update_until(&mut app, "the save after the load", |w| {
+        w.resource::<Seen>().saved.len() == 2
+    });
+
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let thumbnail_of = |slot| {
+        let generation = store.generations(slot).unwrap()[0]; // newest first
+        store.read_thumbnail(slot, generation).unwrap()
+    };
+    assert_eq!(
+        thumbnail_of(SlotId::Quick).as_deref(),
+        Some(picture.as_slice())
+    );
+    assert_eq!(
+        thumbnail_of(SlotId::Manual(0)),
+        None,
+        "no picture of the world the load replaced"
+    );
 }

@@ -1,32 +1,36 @@
-//! Thumbnails ([`SaveThumbnailsPlugin`]): a picture of the primary window when a save starts,
-//! downscaled and PNG-encoded on the task pool and handed to the save through its
-//! [`ThumbnailTicket`](crate::plugin::ThumbnailTicket). While the menu is open, saves get the
-//! [backdrop](super::backdrop) instead, a picture of the game taken as the menu opened (the menu
-//! is not drawn on that frame).
+//! Thumbnails ([`SaveThumbnailsPlugin`]): pictures of the primary window, downscaled and
+//! PNG-encoded on the task pool, kept as the [recent picture](super::recent) that every save
+//! takes at once through its [`ThumbnailTicket`](crate::plugin::ThumbnailTicket) (a save never
+//! waits for a screenshot: see [`crate::plugin::thumbnail`]).
 //!
-//! **The exit save** is written in the app's last frame, after which nothing is drawn (and a
-//! window closed by the player is gone already), so it cannot wait for a screenshot: it gets
-//! the most recent picture of the game instead. Every picture taken for a save or the backdrop
-//! is kept as the recent one, and a new one is taken every
-//! [`SaveThumbnailsPlugin::recent_every`] (5 s) of play while no menu or toast is on screen,
-//! so the exit save shows what the player saw at most that long before closing.
+//! **What keeps the picture fresh.** A picture is taken
+//! - every [`SaveThumbnailsPlugin::recent_every`] (2 s) of play while no menu or toast is on
+//!   screen (hiding an overlay for the picture's frame would make it blink);
+//! - at every save, for the next one: the save itself gets the picture from before, the next
+//!   save (a quicksave, the exit save) one from this moment at the latest;
+//! - as the save menu opens (the backdrop: the menu is not drawn on that frame), so the saves
+//!   made from the menu show the game behind it;
+//! - right after a load, which also forgets every picture of the world before it: a save after
+//!   a load never shows the world the load replaced (it goes without a picture until the new
+//!   one is encoded, a few frames).
+//!
+//! The exit save is written in the app's last frame, after which nothing is drawn; it takes the
+//! recent picture like every other save.
 //!
 //! **No black frame.** A window screenshot makes Bevy draw the frame into a texture of its own
 //! and then copy it to the window with a pipeline it compiles the first time (in the
 //! background); until that pipeline is ready, Bevy 0.20 skips the copy, and the window shows
 //! a black frame (the first save of a session, on slow drivers such as software Vulkan). The
 //! plugin has Bevy compile that pipeline for the window's format as soon as the window has a
-//! surface (`screenshot_warmup`), long before the first save.
+//! surface (`screenshot_warmup`), long before the first picture.
 
-use super::backdrop::Backdrop;
 use super::overlay::{SaveMenuSystems, ScreenshotCurtain};
+use super::recent::RecentPicture;
 use super::screenshot_warmup;
 use super::state::SaveMenu;
 use super::toast_queue::Toasts;
 use crate::plugin::pool::task_pool;
-use crate::plugin::{
-    LoadCompleted, SaveReason, ThumbnailCapture, ThumbnailTicket, ThumbnailWanted,
-};
+use crate::plugin::{LoadCompleted, SaveReason, ThumbnailCapture, ThumbnailWanted};
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
@@ -40,47 +44,17 @@ use std::io::Cursor;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-/// Where an encoded picture goes (each also becomes the recent picture).
-enum Destination {
-    /// One save.
-    Save(ThumbnailTicket),
-    /// The menu's backdrop (picture number), and the saves waiting for it.
-    Backdrop(Arc<Mutex<Backdrop>>, u64),
-    /// Only the recent picture, for the exit save.
-    Recent,
-}
-
-impl Destination {
-    fn deliver(self, png: Option<Vec<u8>>) {
-        match (self, png) {
-            (Destination::Save(ticket), Some(png)) => {
-                ticket.fulfil(png);
-            }
-            // Dropping the ticket tells the save not to wait.
-            (Destination::Save(_), None) | (Destination::Recent, _) => {}
-            (Destination::Backdrop(backdrop, number), png) => lock(&backdrop).deliver(number, png),
-        }
-    }
-}
-
-/// The latest picture of the game, for the exit save.
-type RecentPicture = Arc<Mutex<Option<Vec<u8>>>>;
-
-/// Where the picture taken this frame goes (Bevy takes one screenshot per window per frame, so
-/// saves started in the same frame share it).
-type Destinations = Arc<Mutex<Vec<Destination>>>;
-
-/// Screenshot thumbnails for every save, and the backdrop picture for saves made while the
-/// menu is open. Part of [`SaveMenuPlugins`](super::SaveMenuPlugins); works without the menu too.
+/// Screenshot thumbnails for every save, from a picture of the game kept ready (see the module
+/// docs in `thumbnails.rs`). Part of [`SaveMenuPlugins`](super::SaveMenuPlugins); works without
+/// the menu too.
 #[derive(Clone, Debug)]
 pub struct SaveThumbnailsPlugin {
     /// The size thumbnails are stored at. Default 320×180.
     pub size: UVec2,
-    /// How long a save waits for its thumbnail. Default 4 frames and 150 ms.
-    pub wait: ThumbnailCapture,
-    /// How often a picture is taken for the exit save, which cannot take one (see the
-    /// module docs in `thumbnails.rs`); only while no menu or toast is on screen. Default 5 s of real
-    /// time; `Duration::ZERO` takes none (the exit save then gets the last save's picture).
+    /// How often a picture is taken during play, while no menu or toast is on screen: a save
+    /// shows the game at most this long before it (or as of the last save or load, if later).
+    /// Default 2 s of real time; `Duration::ZERO` takes none this way (pictures are then taken
+    /// only at saves, for the next one, and as the menu opens and after loads).
     pub recent_every: Duration,
 }
 
@@ -88,27 +62,14 @@ impl Default for SaveThumbnailsPlugin {
     fn default() -> Self {
         SaveThumbnailsPlugin {
             size: UVec2::new(320, 180),
-            wait: ThumbnailCapture::default(),
-            recent_every: Duration::from_secs(5),
+            recent_every: Duration::from_secs(2),
         }
-    }
-}
-
-impl SaveThumbnailsPlugin {
-    /// Waits for each thumbnail until both `frames` frames and `time` have passed.
-    #[must_use]
-    pub fn wait(mut self, frames: u32, time: Duration) -> Self {
-        self.wait = ThumbnailCapture {
-            max_wait_frames: frames,
-            max_wait_time: time,
-        };
-        self
     }
 }
 
 impl Plugin for SaveThumbnailsPlugin {
     fn build(&self, app: &mut App) {
-        app.insert_resource(self.wait)
+        app.insert_resource(ThumbnailCapture)
             .insert_resource(ThumbnailCamera::new(self.size, self.recent_every))
             .init_resource::<ScreenshotCurtain>()
             .add_observer(on_thumbnail_wanted)
@@ -130,54 +91,47 @@ impl Plugin for SaveThumbnailsPlugin {
 #[derive(Resource)]
 pub(crate) struct ThumbnailCamera {
     size: UVec2,
-    backdrop: Arc<Mutex<Backdrop>>,
-    /// The frame of the last screenshot requested, and who gets it.
-    this_frame: Option<(u32, Destinations)>,
-    /// The latest picture encoded, whatever it was taken for.
-    recent: RecentPicture,
-    /// How often a picture is taken only to be the recent one (zero: never).
-    recent_every: Duration,
-    /// Real time the last picture for the recent one alone was taken.
+    /// The newest picture encoded, shared with the encoding tasks.
+    recent: Arc<Mutex<RecentPicture>>,
+    /// The frame of the last screenshot asked for (Bevy takes one per window per frame).
+    shot_frame: Option<u32>,
+    /// Real time the last screenshot was asked for.
     last_shot: Duration,
+    /// How often a picture is taken during play (zero: never this way).
+    recent_every: Duration,
+    /// The menu's backdrop was taken since the menu opened (or since a load under it).
+    backdrop_taken: bool,
+    /// A load replaced the world: a picture is due at once.
+    refresh_now: bool,
 }
 
 impl ThumbnailCamera {
     fn new(size: UVec2, recent_every: Duration) -> Self {
         ThumbnailCamera {
             size,
-            backdrop: Arc::default(),
-            this_frame: None,
             recent: Arc::default(),
-            recent_every,
+            shot_frame: None,
             last_shot: Duration::ZERO,
+            recent_every,
+            backdrop_taken: false,
+            refresh_now: false,
         }
     }
 
-    /// Takes a picture of the primary window as it is drawn this frame (overlays hidden).
-    fn shoot(
-        &mut self,
-        commands: &mut Commands,
-        curtain: &mut ScreenshotCurtain,
-        frame: u32,
-        destination: Destination,
-    ) {
-        let size = self.size;
-        curtain.hide_through(frame);
-        if let Some((shot_frame, destinations)) = &self.this_frame
-            && *shot_frame == frame
-        {
-            lock(destinations).push(destination);
+    /// Takes a picture of the primary window as it is drawn this frame (overlays hidden), to
+    /// become the recent picture once encoded.
+    fn shoot(&mut self, commands: &mut Commands, curtain: &mut ScreenshotCurtain, now: Now) {
+        curtain.hide_through(now.frame);
+        self.last_shot = now.time;
+        self.refresh_now = false;
+        if self.shot_frame == Some(now.frame) {
             return;
         }
-        let destinations: Destinations = Arc::new(Mutex::new(vec![destination]));
-        self.this_frame = Some((frame, Arc::clone(&destinations)));
-        let recent = Arc::clone(&self.recent);
+        self.shot_frame = Some(now.frame);
+        let number = lock(&self.recent).begin();
+        let (recent, size) = (Arc::clone(&self.recent), self.size);
         commands.spawn(Screenshot::primary_window()).observe(
             move |captured: On<ScreenshotCaptured>| {
-                let destinations = std::mem::take(&mut *lock(&destinations));
-                if destinations.is_empty() {
-                    return;
-                }
                 let image = captured.image.clone();
                 let recent = Arc::clone(&recent);
                 task_pool()
@@ -186,12 +140,9 @@ impl ThumbnailCamera {
                             .try_into_dynamic()
                             .map_err(|error| error.to_string())
                             .and_then(|picture| encode_thumbnail(&picture, size));
-                        match &png {
-                            Ok(png) => *lock(&recent) = Some(png.clone()),
-                            Err(error) => warn!("keepsake: no thumbnail for this save: {error}"),
-                        }
-                        for destination in destinations {
-                            destination.deliver(png.as_ref().ok().cloned());
+                        match png {
+                            Ok(png) => lock(&recent).deliver(number, png),
+                            Err(error) => warn!("keepsake: no picture for the next save: {error}"),
                         }
                     })
                     .detach();
@@ -200,11 +151,36 @@ impl ThumbnailCamera {
     }
 }
 
+/// The frame and real time a picture is asked for.
+#[derive(Clone, Copy)]
+struct Now {
+    frame: u32,
+    time: Duration,
+}
+
+/// The clocks [`Now`] is read from.
+#[derive(SystemParam)]
+struct Clocks<'w> {
+    frames: Res<'w, FrameCount>,
+    time: Res<'w, Time<Real>>,
+}
+
+impl Clocks<'_> {
+    fn now(&self) -> Now {
+        Now {
+            frame: self.frames.0,
+            time: self.time.elapsed(),
+        }
+    }
+}
+
 #[cfg(test)]
 impl ThumbnailCamera {
-    /// Sets the recent picture, as a screenshot delivered to any destination does.
+    /// Sets the recent picture, as an encoded screenshot does.
     pub(crate) fn set_recent(&self, png: Vec<u8>) {
-        *lock(&self.recent) = Some(png);
+        let mut recent = lock(&self.recent);
+        let number = recent.begin();
+        recent.deliver(number, png);
     }
 }
 
@@ -240,28 +216,26 @@ pub(crate) fn decode_thumbnail(png: &[u8]) -> Option<egui::ColorImage> {
     ))
 }
 
-/// Keeps the backdrop in step with the menu: takes it on the frame the menu opens (and again
-/// after a load changed the world under the open menu), forgets it when the menu closes.
+/// Takes the backdrop on the frame the menu opens (and again after a load changed the world
+/// under the open menu), when the menu is not drawn yet; it becomes the recent picture, so the
+/// saves made from the menu show the game behind it.
 fn take_backdrop(
     menu: Option<Res<SaveMenu>>,
     windows: Query<(), With<PrimaryWindow>>,
-    frames: Res<FrameCount>,
+    clocks: Clocks,
     mut camera: ResMut<ThumbnailCamera>,
     mut curtain: ResMut<ScreenshotCurtain>,
     mut commands: Commands,
 ) {
-    let mut backdrop = lock(&camera.backdrop);
     if !menu.is_some_and(|menu| menu.is_open()) {
-        backdrop.invalidate();
+        camera.backdrop_taken = false;
         return;
     }
-    if windows.is_empty() || backdrop.is_current() {
+    if windows.is_empty() || camera.backdrop_taken {
         return;
     }
-    let number = backdrop.begin();
-    drop(backdrop);
-    let destination = Destination::Backdrop(Arc::clone(&camera.backdrop), number);
-    camera.shoot(&mut commands, &mut curtain, frames.0, destination);
+    camera.backdrop_taken = true;
+    camera.shoot(&mut commands, &mut curtain, clocks.now());
 }
 
 /// The overlays a picture of the game should not show.
@@ -272,65 +246,64 @@ struct Overlays<'w> {
 }
 
 impl Overlays<'_> {
-    /// Whether the menu or a toast is on screen.
-    fn shown(&self) -> bool {
+    fn menu_open(&self) -> bool {
         self.menu.as_ref().is_some_and(|menu| menu.is_open())
-            || self
-                .toasts
-                .as_ref()
-                .is_some_and(|toasts| !toasts.is_empty())
+    }
+
+    fn toast_shown(&self) -> bool {
+        self.toasts
+            .as_ref()
+            .is_some_and(|toasts| !toasts.is_empty())
     }
 }
 
-/// Every `recent_every`, while nothing but the game is on screen, a picture for the exit save.
+/// Every `recent_every` while nothing but the game is on screen, and right after a load, a
+/// picture for the next save. After a load a toast may be up: it is hidden for the picture's
+/// frame, the first of its fade-in, where it does not show yet. The open menu is never hidden:
+/// its backdrop is the picture then.
 fn take_recent_picture(
     windows: Query<(), With<PrimaryWindow>>,
     overlays: Overlays,
-    frames: Res<FrameCount>,
-    time: Res<Time<Real>>,
+    clocks: Clocks,
     mut camera: ResMut<ThumbnailCamera>,
     mut curtain: ResMut<ScreenshotCurtain>,
     mut commands: Commands,
 ) {
-    let now = time.elapsed();
-    let due = !camera.recent_every.is_zero()
-        && now.saturating_sub(camera.last_shot) >= camera.recent_every;
-    if !due || overlays.shown() || windows.is_empty() {
+    let now = clocks.now();
+    let periodic = !camera.recent_every.is_zero()
+        && now.time.saturating_sub(camera.last_shot) >= camera.recent_every
+        && !overlays.toast_shown();
+    if !(camera.refresh_now || periodic) || overlays.menu_open() || windows.is_empty() {
         return;
     }
-    camera.last_shot = now;
-    camera.shoot(&mut commands, &mut curtain, frames.0, Destination::Recent);
+    camera.shoot(&mut commands, &mut curtain, now);
 }
 
-/// A save wants a picture: the backdrop while the menu is open, otherwise a new screenshot;
-/// the exit save (no frame follows it) and a save without a window get the recent picture.
+/// A save wants a picture: it gets the newest there is, at once (it is written as soon as this
+/// returns), and, in play, a picture of this moment is taken for the next save. Not for the exit
+/// save (no frame is drawn after it), not headless, not over the open menu (its backdrop shows
+/// the game behind it, and hiding the menu would make it blink).
 fn on_thumbnail_wanted(
     wanted: On<ThumbnailWanted>,
     windows: Query<(), With<PrimaryWindow>>,
-    menu: Option<Res<SaveMenu>>,
-    frames: Res<FrameCount>,
+    overlays: Overlays,
+    clocks: Clocks,
     mut camera: ResMut<ThumbnailCamera>,
     mut curtain: ResMut<ScreenshotCurtain>,
     mut commands: Commands,
 ) {
-    if wanted.reason == SaveReason::Exit || windows.is_empty() {
-        // Headless, or no recent picture yet: the ticket drops and the save goes on without.
-        if let Some(png) = lock(&camera.recent).clone() {
-            wanted.ticket.clone().fulfil(png);
-        }
-        return;
+    if let Some(png) = lock(&camera.recent).picture() {
+        wanted.ticket.clone().fulfil(png.to_vec());
     }
-    let mut ticket = Some(wanted.ticket.clone());
-    if menu.is_some_and(|menu| menu.is_open()) {
-        ticket = ticket.and_then(|ticket| lock(&camera.backdrop).request(ticket));
-    }
-    if let Some(ticket) = ticket {
-        let destination = Destination::Save(ticket);
-        camera.shoot(&mut commands, &mut curtain, frames.0, destination);
+    if wanted.reason != SaveReason::Exit && !windows.is_empty() && !overlays.menu_open() {
+        camera.shoot(&mut commands, &mut curtain, clocks.now());
     }
 }
 
-/// A load changed the world: the backdrop no longer shows it.
-fn on_load_completed(_: On<LoadCompleted>, camera: Res<ThumbnailCamera>) {
-    lock(&camera.backdrop).invalidate();
+/// A load replaced the world: the pictures of the one before are forgotten, and a new one is
+/// due (the backdrop, if the menu is open).
+fn on_load_completed(_: On<LoadCompleted>, mut camera: ResMut<ThumbnailCamera>) {
+    lock(&camera.recent).invalidate();
+    camera.backdrop_taken = false;
+    camera.refresh_now = true;
 }

@@ -7,7 +7,7 @@
 //! per thing it runs:
 //!
 //! - `queue`: the jobs waiting and running, which may start, and [`KeepsakeStatus`];
-//! - `save`: capture, thumbnail wait, write, [`SaveCompleted`] / [`SaveFailed`];
+//! - `save`: capture, the thumbnail at hand, write, [`SaveCompleted`] / [`SaveFailed`];
 //! - `load`: read, verify, decode, apply, [`LoadCompleted`] / [`LoadFailed`];
 //! - `delete`: delete, [`DeleteCompleted`] / [`DeleteFailed`].
 //!

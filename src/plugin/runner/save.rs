@@ -1,6 +1,6 @@
-//! Saves: the world captured on the main thread, [`SaveStarted`], a wait of a few frames at
-//! most for a thumbnail, then the write on the task pool; [`SaveCompleted`] or [`SaveFailed`]
-//! once it is durable or failed.
+//! Saves: the world captured on the main thread, [`SaveStarted`], the thumbnail a provider has
+//! at hand, then the write on the task pool, started in the same frame; [`SaveCompleted`] or
+//! [`SaveFailed`] once it is durable or failed.
 //!
 //! The capture is incremental: [`SaveCaptureCache`](crate::plugin::capture::SaveCaptureCache) keeps the encoded rows of the last save, so
 //! the main thread re-encodes only the values that changed since and reads the entity table.
@@ -19,7 +19,7 @@ use crate::plugin::events::{SaveCompleted, SaveFailed, SaveStarted, report};
 use crate::plugin::job::{SaveReason, SaveTarget};
 use crate::plugin::pool::{BackgroundThread, SavePriority, spawn_thread, task_pool};
 use crate::plugin::settings::{KeepsakeSettings, Playtime, SaveTitle};
-use crate::plugin::thumbnail::{ThumbnailCapture, ThumbnailWait, ThumbnailWanted, WaitState};
+use crate::plugin::thumbnail;
 use crate::plugin::unsaved;
 use crate::snapshot::{LeftOutHandle, PendingSnapshot, RuntimeAssetHandles, UnsavedComponent};
 use crate::store::{SaveReceipt, SlotStore, StoreError};
@@ -30,9 +30,13 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// Captures the world on the main thread, reports [`SaveStarted`], then writes on the pool
-/// (after waiting for a thumbnail when a provider is present); `None` when the capture failed
-/// (its [`SaveFailed`] is already reported).
+/// Captures the world on the main thread, reports [`SaveStarted`], takes the thumbnail a
+/// provider hands over at once (if any), and starts the write on the pool in this same frame;
+/// `None` when the capture failed (its [`SaveFailed`] is already reported).
+///
+/// Nothing waits between the capture and the write: a save that waited for a picture could
+/// still be lost (a crash, a window closed, the app killed) after the player saw it start,
+/// and at a low frame rate a wait of a few frames was seconds. See [`crate::plugin::thumbnail`].
 pub(super) fn start(
     world: &mut World,
     target: SaveTarget,
@@ -47,20 +51,8 @@ pub(super) fn start(
         }
     };
     report(world, SaveStarted { target, reason });
-    let Some(capture) = world.get_resource::<ThumbnailCapture>().copied() else {
-        return Some(Box::new(SaveWork::Writing(spawn_write(store, save, None))));
-    };
-    let (ticket, wait) = ThumbnailWait::new(capture);
-    world.trigger(ThumbnailWanted {
-        target,
-        reason,
-        ticket,
-    });
-    let mut work = SaveWork::AwaitingThumbnail(Box::new(PendingWrite { wait, save, store }));
-    // A provider that declines (e.g. no window) lets the write start this frame; a write only
-    // just started cannot have finished, so there is no outcome to keep.
-    let _no_outcome_yet = work.poll();
-    Some(Box::new(work))
+    let thumbnail = thumbnail::ask(world, target, reason);
+    Some(Box::new(spawn_write(store, save, thumbnail)))
 }
 
 /// The outcome of a save that could not be captured or started.
@@ -99,7 +91,7 @@ struct CapturedSave {
     /// Component types the saved entities carry that the save leaves out.
     unsaved: Arc<Vec<UnsavedComponent>>,
     /// The captured world, joined into the blob on the pool; taken by the one write of the
-    /// save (the save is shared with the thumbnail wait until then).
+    /// save.
     snapshot: Mutex<Option<PendingSnapshot>>,
     created_at: Timestamp,
     playtime: Duration,
@@ -196,15 +188,7 @@ fn warn_left_out_handles(world: &mut World, left_out: &[LeftOutHandle]) -> u32 {
 pub(crate) struct WarnedHandleFields(std::collections::HashSet<String>);
 
 // ---------------------------------------------------------------------------------------------
-// Waiting for the thumbnail, then writing on the pool
-
-/// A save's work after its capture.
-enum SaveWork {
-    /// Captured, waiting (a few frames at most) for its thumbnail.
-    AwaitingThumbnail(Box<PendingWrite>),
-    /// Being written.
-    Writing(Writing),
-}
+// Writing on the pool
 
 /// A write under way, where [`SavePriority`] put it.
 enum Writing {
@@ -214,28 +198,12 @@ enum Writing {
     Thread(BackgroundThread<Box<dyn Outcome>>),
 }
 
-/// A captured save, not yet handed to the pool.
-struct PendingWrite {
-    wait: ThumbnailWait,
-    save: Arc<CapturedSave>,
-    store: Arc<SlotStore>,
-}
-
-impl Work for SaveWork {
-    /// A waiting save starts writing once its thumbnail is in (or the wait is over); a write is
-    /// checked for completion.
+impl Work for Writing {
+    /// Checks the write for completion.
     fn poll(&mut self) -> Option<Box<dyn Outcome>> {
         match self {
-            SaveWork::AwaitingThumbnail(pending) => {
-                if let WaitState::Done(thumbnail) = pending.wait.poll() {
-                    let store = Arc::clone(&pending.store);
-                    let task = spawn_write(store, Arc::clone(&pending.save), thumbnail);
-                    *self = SaveWork::Writing(task);
-                }
-                None
-            }
-            SaveWork::Writing(Writing::Pool(task)) => task.poll(),
-            SaveWork::Writing(Writing::Thread(thread)) => thread.poll(),
+            Writing::Pool(task) => task.poll(),
+            Writing::Thread(thread) => thread.poll(),
         }
     }
 }
