@@ -6,6 +6,8 @@
 //! A simplified implementation of the classic game "Breakout".
 
 use bevy::prelude::*;
+use bevy_keepsake::prelude::*;
+use std::time::Duration;
 
 // These constants are defined in `Transform` units.
 // Using the default 2D camera they correspond 1:1 with screen pixels.
@@ -51,6 +53,20 @@ const SCORE_COLOR: Color = Color::srgb(1.0, 0.5, 0.5);
 fn main() {
     App::new()
         .add_plugins(DefaultPlugins)
+        .add_plugins((KeepsakePlugins::new("ported-breakout"), SaveMenuPlugins))
+        .register_saveable_bevy_types()
+        .register_saveable::<Paddle>()
+        .register_saveable::<Ball>()
+        .register_saveable::<Velocity>()
+        .register_saveable::<Brick>()
+        .register_saveable::<Collider>()
+        .register_saveable::<Score>()
+        .rebuilt_after_load::<Mesh2d>()
+        .rebuilt_after_load::<MeshMaterial2d<ColorMaterial>>()
+        .add_observer(dress_ball)
+        // Not for saving: at most 50 ms of motion a frame, so the ball cannot pass through a wall
+        // in the long frames of software rendering (Bevy's default allows 250 ms).
+        .insert_resource(Time::<Virtual>::from_max_delta(Duration::from_millis(50)))
         .insert_resource(Score(0))
         .insert_resource(ClearColor(BACKGROUND_COLOR))
         .add_systems(Startup, setup)
@@ -66,20 +82,20 @@ fn main() {
         .run();
 }
 
-#[derive(Component)]
+#[derive(Component, Reflect)]
 struct Paddle;
 
-#[derive(Component)]
+#[derive(Component, Reflect)]
 struct Ball;
 
-#[derive(Component, Deref, DerefMut)]
+#[derive(Component, Reflect, Deref, DerefMut)]
 struct Velocity(Vec2);
 
-#[derive(Component)]
+#[derive(Component, Reflect)]
 struct Brick;
 
 // Default must be implemented to define this as a required component for the Wall component below
-#[derive(Component, Default)]
+#[derive(Component, Reflect, Default)]
 struct Collider;
 
 // This is a collection of the components that define a "Wall" in our game
@@ -148,18 +164,14 @@ impl Wall {
 }
 
 // This resource tracks the game's score
-#[derive(Resource, Deref, DerefMut)]
+#[derive(Resource, Reflect, Deref, DerefMut)]
 struct Score(usize);
 
 #[derive(Component)]
 struct ScoreboardUi;
 
 // Add the game's entities to our world
-fn setup(
-    mut commands: Commands,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<ColorMaterial>>,
-) {
+fn setup(mut commands: Commands) {
     // Camera
     commands.spawn(Camera2d);
 
@@ -175,12 +187,12 @@ fn setup(
         },
         Paddle,
         Collider,
+        Saveable,
     ));
 
     // Ball
     commands.spawn((
-        Mesh2d(meshes.add(Circle::default())),
-        MeshMaterial2d(materials.add(BALL_COLOR)),
+        Saveable,
         Transform::from_translation(BALL_STARTING_POSITION)
             .with_scale(Vec2::splat(BALL_DIAMETER).extend(1.)),
         Ball,
@@ -265,9 +277,23 @@ fn setup(
                 },
                 Brick,
                 Collider,
+                Saveable,
             ));
         }
     }
+}
+
+// The ball's mesh and material are made at run time: given when the ball appears, after loads too.
+fn dress_ball(
+    add: On<Add<Ball>>,
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
+    commands.entity(add.entity).insert_if_new((
+        Mesh2d(meshes.add(Circle::default())),
+        MeshMaterial2d(materials.add(BALL_COLOR)),
+    ));
 }
 
 fn move_paddle(

@@ -8,8 +8,13 @@
 use bevy::color::palettes::css::{DARK_GREEN, LIME, ORANGE, ORANGE_RED, RED, SEA_GREEN, YELLOW};
 use bevy::prelude::*;
 use bevy::text::LineHeight;
+use bevy_keepsake::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::ChaCha8Rng;
 use rand::seq::SliceRandom;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::ops::Range;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 const TILE_SIZE: f32 = 30.0;
 const TILE_GAP: f32 = 6.0;
@@ -23,13 +28,14 @@ const SOME_DANGER_COLOR: Color = Color::Srgba(ORANGE);
 const VERY_DANGER_COLOR: Color = Color::Srgba(ORANGE_RED);
 const MOST_DANGER_COLOR: Color = Color::Srgba(RED);
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, Reflect)]
 struct Tile {
     mined: bool,
     revealed: bool,
     flagged: bool,
 }
 
+#[derive(Reflect)]
 struct MineField {
     width: i32,
     height: i32,
@@ -53,14 +59,14 @@ impl MineField {
         }
     }
 
-    fn new(width: i32, height: i32, mines: usize) -> Self {
+    fn new(width: i32, height: i32, mines: usize, rng: &mut ChaCha8Rng) -> Self {
         let mut tiles = vec![Tile::default(); (width * height) as usize];
         tiles
             .iter_mut()
             .take(mines)
             .for_each(|tile| tile.mined = true);
 
-        tiles.shuffle(&mut rand::rng());
+        tiles.shuffle(rng);
 
         Self {
             width,
@@ -148,23 +154,52 @@ enum Difficulty {
 }
 
 impl Difficulty {
-    fn field(self) -> MineField {
+    fn field(self, rng: &mut ChaCha8Rng) -> MineField {
         match self {
-            Difficulty::Easy => MineField::new(15, 10, 15),
-            Difficulty::Normal => MineField::new(20, 15, 50),
-            Difficulty::Hard => MineField::new(25, 15, 75),
+            Difficulty::Easy => MineField::new(15, 10, 15, rng),
+            Difficulty::Normal => MineField::new(20, 15, 50, rng),
+            Difficulty::Hard => MineField::new(25, 15, 75, rng),
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, Eq, PartialEq, Hash, States)]
+/// The boards' random source, saved by its state (the guide's "A seeded RNG").
+#[derive(Resource, Reflect)]
+#[reflect(opaque)]
+#[reflect(Resource, Serialize, Deserialize)]
+struct GameRng(ChaCha8Rng);
+
+impl Clone for GameRng {
+    fn clone(&self) -> Self {
+        GameRng(ChaCha8Rng::deserialize_state(&self.0.serialize_state()))
+    }
+}
+
+impl Serialize for GameRng {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let rng = &self.0;
+        (rng.get_seed(), rng.get_stream(), rng.get_word_pos()).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for GameRng {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (seed, stream, word_pos) = <([u8; 32], u64, u128)>::deserialize(deserializer)?;
+        let mut rng = ChaCha8Rng::from_seed(seed);
+        rng.set_stream(stream);
+        rng.set_word_pos(word_pos);
+        Ok(GameRng(rng))
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Eq, PartialEq, Hash, States, Reflect)]
 enum GameState {
     #[default]
     Menu,
     Playing,
 }
 
-#[derive(Resource)]
+#[derive(Resource, Reflect)]
 struct Game {
     field: MineField,
     game_over: bool,
@@ -173,7 +208,7 @@ struct Game {
 impl Default for Game {
     fn default() -> Self {
         Self {
-            field: Difficulty::Normal.field(),
+            field: Difficulty::Normal.field(&mut ChaCha8Rng::seed_from_u64(0)),
             game_over: false,
         }
     }
@@ -424,6 +459,7 @@ fn on_button_click(
     click: On<PointerClick>,
     buttons: Query<&ButtonAction>,
     mut game: ResMut<Game>,
+    mut rng: ResMut<GameRng>,
     mut next_state: ResMut<NextState<GameState>>,
 ) {
     if click.button != PointerButton::Primary {
@@ -436,7 +472,7 @@ fn on_button_click(
 
     match *action {
         ButtonAction::NewGame(difficulty) => {
-            game.field = difficulty.field();
+            game.field = difficulty.field(&mut rng.0);
             game.game_over = false;
             next_state.set(GameState::Playing);
         }
@@ -518,10 +554,16 @@ fn on_tile_click(
 }
 
 fn main() {
+    let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
     App::new()
         .add_plugins(DefaultPlugins)
+        .add_plugins((KeepsakePlugins::new("ported-mines"), SaveMenuPlugins))
         .init_resource::<Game>()
         .init_state::<GameState>()
+        .register_saveable::<Game>()
+        .register_saveable_state::<GameState>()
+        .register_saveable::<GameRng>()
+        .insert_resource(GameRng(ChaCha8Rng::seed_from_u64(seed)))
         .add_systems(Startup, setup)
         .add_systems(OnEnter(GameState::Menu), setup_menu)
         .add_systems(OnEnter(GameState::Playing), setup_game)
