@@ -554,7 +554,10 @@ fn on_tile_click(
 }
 
 fn main() {
-    let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
     App::new()
         .add_plugins(DefaultPlugins)
         .add_plugins((KeepsakePlugins::new("ported-mines"), SaveMenuPlugins))
