@@ -83,7 +83,7 @@ pub(super) struct Coverage<'w> {
     /// Declared rebuilt by the game.
     pub(super) rebuilt: Vec<ComponentId>,
     /// Made by Bevy itself.
-    made: BevyMade,
+    pub(super) made: BevyMade,
 }
 
 impl<'w> Coverage<'w> {

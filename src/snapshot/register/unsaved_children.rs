@@ -31,8 +31,8 @@ pub struct UnsavedChildren {
     /// How many such children, those parents' together.
     pub children: usize,
     /// The children's own types, which tell what they are (short names, sorted: the types
-    /// that no other type on the child requires, `ChildOf` aside; types without `Reflect`
-    /// are not named).
+    /// that no other type on the child requires and Bevy does not make, `ChildOf` aside;
+    /// types without `Reflect` are not named).
     pub child_types: Vec<String>,
 }
 
@@ -127,11 +127,13 @@ impl<'w> Walk<'_, 'w> {
     }
 
     /// The short names of the types of `archetype` that no other type of it requires
-    /// (`TextSpan`, not the `LineHeight` it requires), `ChildOf` aside.
+    /// (`TextSpan`, not the `LineHeight` it requires) and Bevy does not make (the UI target
+    /// it propagates), `ChildOf` aside.
     fn own_types(&self, archetype: &Archetype) -> Vec<String> {
         let required = required_in(self.world, archetype);
+        let made = self.coverage.made.made_in(self.world, archetype);
         (archetype.iter_components())
-            .filter(|id| !required.contains(id))
+            .filter(|id| !required.contains(id) && !made.contains(id))
             .filter_map(|id| self.coverage.type_path(id))
             .map(|path| short_type_name(&path))
             .filter(|name| name != "ChildOf")
