@@ -359,6 +359,13 @@ impl BevyMade {
         made
     }
 
+    /// Whether Bevy makes `id` on some entities: a type that never tells what an entity is.
+    pub(crate) fn lists(&self, id: ComponentId) -> bool {
+        self.every.contains(&id)
+            || self.required.contains(&id)
+            || self.with.iter().any(|(made, _)| *made == id)
+    }
+
     /// The components of `archetype` Bevy makes itself.
     pub(crate) fn made_in(&self, world: &World, archetype: &Archetype) -> Vec<ComponentId> {
         let required = required_in(world, archetype);

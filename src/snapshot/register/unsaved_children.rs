@@ -131,9 +131,8 @@ impl<'w> Walk<'_, 'w> {
     /// it propagates), `ChildOf` aside.
     fn own_types(&self, archetype: &Archetype) -> Vec<String> {
         let required = required_in(self.world, archetype);
-        let made = self.coverage.made.made_in(self.world, archetype);
         (archetype.iter_components())
-            .filter(|id| !required.contains(id) && !made.contains(id))
+            .filter(|id| !required.contains(id) && !self.coverage.made.lists(*id))
             .filter_map(|id| self.coverage.type_path(id))
             .map(|path| short_type_name(&path))
             .filter(|name| name != "ChildOf")
