@@ -12,18 +12,21 @@
 //!   game's `On<Add>` observers), with one warning; the save menu's toast says it too.
 
 use crate::snapshot::{
-    ApplyReport, LiveComponents, SaveRegistry, UnsavedComponent, unsaved_components,
+    ApplyReport, LiveComponents, SaveRegistry, UnsavedChildren, UnsavedComponent, unsaved_children,
+    unsaved_components,
 };
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The component types already named in a save's warning (ids of the app's world), and
-/// whether a save that held nothing was warned about.
+/// The component types already named in a save's warning (ids of the app's world), the kinds
+/// of parent (saved types) already named for their unsaved children, and whether a save that
+/// held nothing was warned about.
 #[derive(Resource, Default)]
 pub(crate) struct WarnedUnsaved {
     types: HashSet<ComponentId>,
+    parents: HashSet<Vec<String>>,
     empty: bool,
 }
 
@@ -42,6 +45,7 @@ pub(crate) fn check_save(world: &mut World, entities: usize) -> Arc<Vec<UnsavedC
              app.register_saveable::<T>()"
         );
     }
+    warn_unsaved_children(world);
     let found = unsaved_components(world);
     if found.is_empty() {
         return Arc::default();
@@ -55,6 +59,49 @@ pub(crate) fn check_save(world: &mut World, entities: usize) -> Arc<Vec<UnsavedC
         warn!("{}", save_warning(&new));
     }
     Arc::new(found.into_iter().map(|(_, unsaved)| unsaved).collect())
+}
+
+/// Warns of saved entities whose children saves leave out, for the kinds of parent not
+/// warned about before.
+fn warn_unsaved_children(world: &mut World) {
+    let found = unsaved_children(world);
+    if found.is_empty() {
+        return;
+    }
+    let mut warned = world.resource_mut::<WarnedUnsaved>();
+    let new: Vec<&UnsavedChildren> = (found.iter())
+        .filter(|group| warned.parents.insert(group.parent_types.clone()))
+        .collect();
+    if !new.is_empty() {
+        warn!("{}", children_warning(&new));
+    }
+}
+
+/// The one warning about children saves leave out: which, under which parents, and the two
+/// fixes.
+pub(crate) fn children_warning(groups: &[&UnsavedChildren]) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let parts: Vec<String> = (groups.iter())
+        .map(|group| {
+            format!(
+                "{} ({}) of {} with {}",
+                plural(group.children, "child", "children"),
+                group.child_types.join(", "),
+                plural(group.parents, "saved entity", "saved entities"),
+                group.parent_types.join(", "),
+            )
+        })
+        .collect();
+    format!(
+        "keepsake: saved entities have children that saves leave out (without Saveable, or \
+         outside the save filter), so a load that spawns those entities again (in a new \
+         session, with LoadMode::Respawn, or after they were despawned) brings them back \
+         without these children: {}. Give the children Saveable too and register their \
+         components, or, when the game spawns them again as their parent appears (an On<Add> \
+         observer), declare one of their components with app.rebuilt_after_load::<T>()",
+        parts.join("; ")
+    )
 }
 
 /// The one warning about types saves leave out: each named, and the two fixes.

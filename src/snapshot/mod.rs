@@ -153,7 +153,7 @@ pub use load::{
 };
 pub use register::{
     BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
-    UnmappedEntityField, UnsavedComponent,
+    UnmappedEntityField, UnsavedChildren, UnsavedComponent, unsaved_children,
 };
 pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};
 pub use value::assets;

@@ -7,7 +7,7 @@ use crate::common::keepsake_app::{self, Seen};
 use bevy::prelude::*;
 use bevy_keepsake::plugin::{KeepsakeSettings, LoadMode, RestoredFrom};
 use bevy_keepsake::prelude::*;
-use bevy_keepsake::snapshot::UnsavedComponent;
+use bevy_keepsake::snapshot::{UnsavedChildren, UnsavedComponent, unsaved_children};
 
 /// Saved, registered.
 #[derive(Component, Reflect, Clone, Copy, Debug, PartialEq)]
@@ -314,4 +314,97 @@ mod sprites {
         assert!(saved.unsaved_components.is_empty(), "{saved:?}");
         assert_eq!(saved.handles_left_out, 0);
     }
+}
+
+/// A child of a saved entity: the number span under breakout's score text.
+#[derive(Component, Reflect, Clone, Copy, Debug, Default, PartialEq)]
+#[reflect(Component)]
+struct Span;
+
+/// How a saved entity's child stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ChildKind {
+    /// `Saveable` too: it comes back under its loaded parent.
+    Saved,
+    /// Left out: a load that spawns its parent again brings the parent back without it.
+    LeftOut,
+}
+
+/// Every list of at most `len` children kinds.
+fn child_lists(len: usize) -> Vec<Vec<ChildKind>> {
+    let mut lists = vec![Vec::new()];
+    let mut last = vec![Vec::new()];
+    for _ in 0..len {
+        last = (last.iter())
+            .flat_map(|list: &Vec<ChildKind>| {
+                [ChildKind::Saved, ChildKind::LeftOut].map(|kind| {
+                    let mut longer = list.clone();
+                    longer.push(kind);
+                    longer
+                })
+            })
+            .collect();
+        lists.extend(last.iter().cloned());
+    }
+    lists
+}
+
+#[test]
+fn a_save_names_the_children_of_saved_entities_it_leaves_out_which_a_respawning_load_loses() {
+    // Every arrangement of up to three saved and left-out children, one paddle each.
+    let lists = child_lists(3);
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paddle_app(dir.path());
+    app.register_saveable::<Span>();
+    for (i, list) in lists.iter().enumerate() {
+        let parent = (app.world_mut())
+            .spawn((Saveable, Paddle { speed: i as f32 }))
+            .id();
+        for kind in list {
+            let mut child = app.world_mut().spawn((Span, ChildOf(parent)));
+            if *kind == ChildKind::Saved {
+                child.insert(Saveable);
+            }
+        }
+    }
+    app.update();
+    let left_out =
+        |list: &Vec<ChildKind>| list.iter().filter(|k| **k == ChildKind::LeftOut).count();
+    let expected = UnsavedChildren {
+        parent_types: vec!["Paddle".to_owned()],
+        parents: lists.iter().filter(|list| left_out(list) > 0).count(),
+        children: lists.iter().map(left_out).sum(),
+        child_types: vec!["Span".to_owned()],
+    };
+    assert_eq!(unsaved_children(app.world()), [expected]);
+
+    // What the report warns of: the respawning load brings each paddle back with its saved
+    // children only.
+    keepsake_app::save(&mut app, SlotId::Quick);
+    keepsake_app::load(&mut app, SlotId::Quick);
+    let world = app.world_mut();
+    let mut paddles = world.query::<(&Paddle, Option<&Children>)>();
+    let mut back: Vec<(usize, usize)> = (paddles.iter(world))
+        .map(|(paddle, children)| (paddle.speed as usize, children.map_or(0, |c| c.len())))
+        .collect();
+    back.sort_unstable();
+    let kept: Vec<(usize, usize)> = (lists.iter().enumerate())
+        .map(|(i, list)| (i, list.len() - left_out(list)))
+        .collect();
+    assert_eq!(back, kept);
+    assert!(unsaved_children(app.world()).is_empty());
+}
+
+#[test]
+fn children_the_game_declares_rebuilt_or_saves_are_not_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paddle_app(dir.path());
+    app.register_type::<Span>().rebuilt_after_load::<Span>();
+    let world = app.world_mut();
+    // The game spawns the span again as the paddle appears: declared rebuilt.
+    world.spawn((Saveable, Paddle { speed: 1.0 }, children![Span]));
+    // A child that is not Saveable under a parent that is not saved either.
+    world.spawn((Paddle { speed: 2.0 }, children![Collider]));
+    app.update();
+    assert_eq!(unsaved_children(app.world()), []);
 }

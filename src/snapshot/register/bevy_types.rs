@@ -152,6 +152,16 @@ const SPRITE: BevyType = bevy_type!(
 );
 const TEXT_2D: BevyType = bevy_type!("bevy_sprite::text2d::Text2d");
 const UI_NODE: BevyType = bevy_type!("bevy_ui::ui_node::Node");
+const WORLD_ASSET_ROOT: BevyType = bevy_type!(
+    "bevy_world_serialization::components::WorldAssetRoot",
+    "bevy_world_serialization",
+    bevy::world_serialization::WorldAssetRoot
+);
+const DYNAMIC_WORLD_ROOT: BevyType = bevy_type!(
+    "bevy_world_serialization::components::DynamicWorldRoot",
+    "bevy_world_serialization",
+    bevy::world_serialization::DynamicWorldRoot
+);
 const SYNC_TO_RENDER_WORLD: BevyType = bevy_type!(
     "bevy_extract::sync_world::SyncToSubWorld<bevy_render::RenderApp>",
     "save_menu",
@@ -255,18 +265,7 @@ const MADE: &[Made] = &[
             "bevy_world_serialization",
             bevy::world_serialization::WorldInstance
         ),
-        &[
-            bevy_type!(
-                "bevy_world_serialization::components::WorldAssetRoot",
-                "bevy_world_serialization",
-                bevy::world_serialization::WorldAssetRoot
-            ),
-            bevy_type!(
-                "bevy_world_serialization::components::DynamicWorldRoot",
-                "bevy_world_serialization",
-                bevy::world_serialization::DynamicWorldRoot
-            ),
-        ],
+        &[WORLD_ASSET_ROOT, DYNAMIC_WORLD_ROOT],
     ),
     // The quad mesh and material Bevy 0.20's sprite renderer gives every `Sprite`
     // (`bevy_sprite_render`): on an entity with a `Sprite`, the `Mesh2d` is Bevy's.
@@ -360,6 +359,13 @@ impl BevyMade {
         made
     }
 
+    /// Whether Bevy makes `id` on some entities: a type that never tells what an entity is.
+    pub(crate) fn lists(&self, id: ComponentId) -> bool {
+        self.every.contains(&id)
+            || self.required.contains(&id)
+            || self.with.iter().any(|(made, _)| *made == id)
+    }
+
     /// The components of `archetype` Bevy makes itself.
     pub(crate) fn made_in(&self, world: &World, archetype: &Archetype) -> Vec<ComponentId> {
         let required = required_in(world, archetype);
@@ -375,9 +381,19 @@ impl BevyMade {
     }
 }
 
+/// The components whose entities' children Bevy spawns itself, and spawns again after a load:
+/// the roots of world assets (a glTF scene's entities are spawned under its root).
+pub(crate) fn spawning_children(world: &World, types: &TypeRegistry) -> Vec<ComponentId> {
+    let find = Finder::new(world, types);
+    [WORLD_ASSET_ROOT, DYNAMIC_WORLD_ROOT]
+        .iter()
+        .filter_map(|root| find.id(root))
+        .collect()
+}
+
 /// The components the components of `archetype` require (directly or through others), from
 /// Bevy's registry.
-fn required_in(world: &World, archetype: &Archetype) -> Vec<ComponentId> {
+pub(crate) fn required_in(world: &World, archetype: &Archetype) -> Vec<ComponentId> {
     let components = world.components();
     let mut required: Vec<ComponentId> = (archetype.iter_components())
         .filter_map(|id| components.get_info(id))

@@ -18,6 +18,7 @@ mod registry;
 mod schema_of;
 mod states;
 mod unsaved;
+mod unsaved_children;
 mod walk;
 
 pub use app_ext::SaveableAppExt;
@@ -32,5 +33,6 @@ pub use key::{LevelKey, LevelKeys};
 pub use registry::SaveRegistry;
 pub use schema_of::BevySchema;
 pub use unsaved::UnsavedComponent;
+pub use unsaved_children::{UnsavedChildren, unsaved_children};
 pub(crate) use unsaved::{LiveComponents, unsaved_components};
 pub(crate) use walk::{ColumnSink, EncodeResource, EncodeRow};

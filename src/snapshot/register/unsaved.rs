@@ -53,7 +53,7 @@ impl UnsavedComponent {
 }
 
 /// `a::b::C<d::E>` → `C<E>`.
-fn short_type_name(path: &str) -> String {
+pub(super) fn short_type_name(path: &str) -> String {
     let mut short = String::with_capacity(path.len());
     let mut segment = String::new();
     for c in path.chars() {
@@ -75,19 +75,19 @@ fn short_type_name(path: &str) -> String {
 type Counts = BTreeMap<ComponentId, (usize, BTreeSet<String>)>;
 
 /// Sorts each component of saved entities into saved, accounted for, or left out.
-struct Coverage<'w> {
+pub(super) struct Coverage<'w> {
     world: &'w World,
     types: &'w TypeRegistry,
     /// Registered for saving, and the relationship targets Bevy rebuilds from them.
     saved: Vec<ComponentId>,
     /// Declared rebuilt by the game.
-    rebuilt: Vec<ComponentId>,
+    pub(super) rebuilt: Vec<ComponentId>,
     /// Made by Bevy itself.
-    made: BevyMade,
+    pub(super) made: BevyMade,
 }
 
 impl<'w> Coverage<'w> {
-    fn new(world: &'w World, registry: &SaveRegistry, types: &'w TypeRegistry) -> Self {
+    pub(super) fn new(world: &'w World, registry: &SaveRegistry, types: &'w TypeRegistry) -> Self {
         let components = world.components();
         let saved = (registry.entries().iter())
             .filter_map(|entry| components.get_id(entry.ops.type_id))
@@ -106,7 +106,7 @@ impl<'w> Coverage<'w> {
 
     /// The archetypes of the entities a save holds (none when the filter names a type the world
     /// never saw).
-    fn saved_archetypes(&self, registry: &SaveRegistry) -> Vec<&'w Archetype> {
+    pub(super) fn saved_archetypes(&self, registry: &SaveRegistry) -> Vec<&'w Archetype> {
         let Some(filter) = registry.filter().resolve(self.world) else {
             return Vec::new();
         };
@@ -135,7 +135,7 @@ impl<'w> Coverage<'w> {
     }
 
     /// The short names of the archetype's saved types, `Saveable` and `ChildOf` aside.
-    fn saved_names(&self, archetype: &Archetype) -> Vec<String> {
+    pub(super) fn saved_names(&self, archetype: &Archetype) -> Vec<String> {
         (archetype.iter_components())
             .filter(|id| self.saved.contains(id))
             .filter_map(|id| self.type_path(id))
@@ -145,7 +145,7 @@ impl<'w> Coverage<'w> {
     }
 
     /// The type path of a component, from the type registry, else from Bevy's debug names.
-    fn type_path(&self, id: ComponentId) -> Option<String> {
+    pub(super) fn type_path(&self, id: ComponentId) -> Option<String> {
         let info = self.world.components().get_info(id)?;
         if let Some(registration) = info.type_id().and_then(|t| self.types.get(t)) {
             return Some(registration.type_info().type_path().to_owned());
