@@ -33,6 +33,6 @@ pub use key::{LevelKey, LevelKeys};
 pub use registry::SaveRegistry;
 pub use schema_of::BevySchema;
 pub use unsaved::UnsavedComponent;
-pub use unsaved_children::{UnsavedChildren, unsaved_children};
 pub(crate) use unsaved::{LiveComponents, unsaved_components};
+pub use unsaved_children::{UnsavedChildren, unsaved_children};
 pub(crate) use walk::{ColumnSink, EncodeResource, EncodeRow};
