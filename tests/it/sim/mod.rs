@@ -184,7 +184,7 @@ fn run_seeds(part: u64) {
 
 /// Fails a run of many seeds whose faults did not fire: a model whose crashes, faults and
 /// hostile objects never meet the code proves nothing. Per 100 seeds, at least this many.
-const FIRED_PER_100_SEEDS: [(&str, usize); 13] = [
+const FIRED_PER_100_SEEDS: [(&str, usize); 15] = [
     ("crashes", 150),
     ("power losses", 150),
     ("starts after a crash that met a fault or died again", 50),
@@ -198,6 +198,10 @@ const FIRED_PER_100_SEEDS: [(&str, usize); 13] = [
     ("long offline sessions", 40),
     ("sync states lost", 40),
     ("failed deletes", 15),
+    // CI's seeds: 270 and 360 per 100 (a promotion or an import cut short).
+    ("steps that left one save in two generations of a slot", 150),
+    // CI's seeds: 1 and 1.5 per 100; the long run of 1,000 seeds, 3.3.
+    ("deletes begun over a slot holding two copies of a save", 1),
 ];
 
 fn faults_fired(seeds: usize, total: &Stats) {
@@ -218,6 +222,8 @@ fn faults_fired(seeds: usize, total: &Stats) {
         total.long_sessions,
         total.lost_states,
         total.failed_deletes,
+        total.twin_copies,
+        total.deletes_over_twins,
     ];
     for ((what, per_100), count) in FIRED_PER_100_SEEDS.iter().zip(counts) {
         let least = per_100 * seeds / 100;
