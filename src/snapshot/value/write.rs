@@ -2,12 +2,13 @@
 
 use super::assets::{CaptureAssets, CaptureProblem, contains_handles, diagnose};
 use super::ops::TypeOps;
-use super::plan::Plan;
+use super::plan::{Flat, Plan};
 use bevy::prelude::*;
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{ReflectSerialize, TypeRegistry};
 use postcard::ser_flavors::Flavor;
 use serde::{Serialize, Serializer};
+use std::sync::OnceLock;
 
 /// Serialises values of one type, with the type data looked up (and its plan built) once.
 pub(crate) struct ValueWriter<'a> {
@@ -22,7 +23,7 @@ enum WritePath<'a> {
     /// The type's own serde implementation, through `ReflectSerialize`.
     Serde(&'a ReflectSerialize),
     /// The reflection plan (same bytes as [`WritePath::Generic`]).
-    Plan(Plan),
+    Plan(PlannedWrites),
     /// Bevy's reflection serializer, for types the plan does not know; `handles` says whether
     /// the type can hold an asset handle (only then is every field checked for one).
     Generic { handles: bool },
@@ -39,7 +40,9 @@ impl<'a> ValueWriter<'a> {
             Some(serde) => WritePath::Serde(serde),
             None if contains_handles(registry, type_id) => WritePath::Generic { handles: true },
             None => Plan::for_type(registry, type_id)
-                .map_or(WritePath::Generic { handles: false }, WritePath::Plan),
+                .map_or(WritePath::Generic { handles: false }, |plan| {
+                    WritePath::Plan(PlannedWrites::new(plan))
+                }),
         };
         ValueWriter {
             registry,
@@ -87,7 +90,7 @@ impl<'a> ValueWriter<'a> {
     ) -> Result<(), CaptureProblem> {
         let written = match &self.path {
             WritePath::Serde(serde) => append_postcard(&WithSerde { serde, value }, out),
-            WritePath::Plan(plan) => plan.write(value.as_partial_reflect(), out),
+            WritePath::Plan(planned) => planned.write(value.as_partial_reflect(), out),
             &WritePath::Generic { handles } => self.write_generic(value, handles, out),
         };
         written.map_err(|reason| self.explain(value, reason))
@@ -121,6 +124,29 @@ impl<'a> ValueWriter<'a> {
             policy,
         )
         .unwrap_or_else(|| CaptureProblem::whole(self.type_path, reason))
+    }
+}
+
+/// A type's plan, and its flat form (see `plan::Flat`) once the first value written shows
+/// whether the type is flat.
+struct PlannedWrites {
+    plan: Plan,
+    flat: OnceLock<Option<Flat>>,
+}
+
+impl PlannedWrites {
+    fn new(plan: Plan) -> Self {
+        PlannedWrites {
+            plan,
+            flat: OnceLock::new(),
+        }
+    }
+
+    fn write(&self, value: &dyn PartialReflect, out: &mut Vec<u8>) -> Result<(), String> {
+        match self.flat.get_or_init(|| Flat::of(&self.plan, value)) {
+            Some(flat) => flat.write(value, out),
+            None => self.plan.write(value, out),
+        }
     }
 }
 

@@ -18,9 +18,11 @@
 //! handles, whose serialization a processor may override), a struct with
 //! `#[reflect(skip_serializing)]` fields, or nesting deeper than `MAX_DEPTH` (recursive types).
 
+mod flat;
 mod read;
 mod shape;
 mod write;
 
+pub(crate) use flat::Flat;
 pub(crate) use read::{Named, NewValue, Prototypes, read_leaf};
 pub(crate) use shape::Plan;

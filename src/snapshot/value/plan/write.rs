@@ -19,7 +19,7 @@ impl Plan {
     ) -> Result<(), String> {
         // A leaf needs no `reflect_ref` (a virtual call per leaf, and leaves are most calls).
         if let Plan::Leaf(leaf) = self {
-            return write_leaf(*leaf, value, out);
+            return write_leaf(*leaf, &Reflected(value), out);
         }
         match (self, value.reflect_ref()) {
             (Plan::Struct(_, fields), ReflectRef::Struct(s)) if s.field_len() == fields.len() => {
@@ -179,48 +179,82 @@ fn mismatch(value: &dyn PartialReflect, found: &str) -> String {
     )
 }
 
-fn downcast<T: 'static>(value: &dyn PartialReflect) -> Result<&T, String> {
-    value.try_downcast_ref::<T>().ok_or_else(|| {
+/// Where [`write_leaf`] takes a leaf's value from: a reflected value ([`Reflected`]), or a
+/// flat value's memory (`flat`).
+pub(super) trait LeafSource {
+    /// The leaf as `T`, the type its `Leaf` names (`leaf_of`'s table).
+    fn copied<T: Copy + 'static>(&self) -> Result<T, String>;
+    /// A `String` leaf's text.
+    fn text(&self) -> Result<&str, String>;
+}
+
+/// A leaf given by reflection, downcast to its type.
+struct Reflected<'a>(&'a dyn PartialReflect);
+
+impl LeafSource for Reflected<'_> {
+    #[inline]
+    fn copied<T: Copy + 'static>(&self) -> Result<T, String> {
+        self.0
+            .try_downcast_ref::<T>()
+            .copied()
+            .ok_or_else(|| self.expected::<T>())
+    }
+
+    fn text(&self) -> Result<&str, String> {
+        self.0
+            .try_downcast_ref::<String>()
+            .map(String::as_str)
+            .ok_or_else(|| self.expected::<String>())
+    }
+}
+
+impl Reflected<'_> {
+    fn expected<T>(&self) -> String {
         format!(
             "expected a {} but found a {}",
             std::any::type_name::<T>(),
-            value.reflect_type_path()
+            self.0.reflect_type_path()
         )
-    })
+    }
 }
 
 /// Writes a leaf as postcard does (the rules are `schema::bytes`'s, beside its reader).
-fn write_leaf(leaf: Leaf, value: &dyn PartialReflect, out: &mut Vec<u8>) -> Result<(), String> {
+#[inline]
+pub(super) fn write_leaf(
+    leaf: Leaf,
+    value: &impl LeafSource,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     match leaf {
-        Leaf::Bool => put_bool(out, *downcast::<bool>(value)?),
-        Leaf::U8 => put_unsigned(out, 8, (*downcast::<u8>(value)?).into()),
-        Leaf::I8 => put_signed(out, 8, (*downcast::<i8>(value)?).into()),
-        Leaf::U16 => put_unsigned(out, 16, (*downcast::<u16>(value)?).into()),
-        Leaf::U32 => put_unsigned(out, 32, (*downcast::<u32>(value)?).into()),
-        Leaf::U64 => put_unsigned(out, 64, (*downcast::<u64>(value)?).into()),
-        Leaf::U128 => put_unsigned(out, 128, *downcast::<u128>(value)?),
-        Leaf::Usize => put_unsigned(out, 64, *downcast::<usize>(value)? as u128),
-        Leaf::I16 => put_signed(out, 16, (*downcast::<i16>(value)?).into()),
-        Leaf::I32 => put_signed(out, 32, (*downcast::<i32>(value)?).into()),
-        Leaf::I64 => put_signed(out, 64, (*downcast::<i64>(value)?).into()),
-        Leaf::I128 => put_signed(out, 128, *downcast::<i128>(value)?),
-        Leaf::Isize => put_signed(out, 64, *downcast::<isize>(value)? as i128),
-        Leaf::F32 => put_f32(out, *downcast::<f32>(value)?),
-        Leaf::F64 => put_f64(out, *downcast::<f64>(value)?),
-        Leaf::Char => put_str(out, downcast::<char>(value)?.encode_utf8(&mut [0; 4])),
-        Leaf::String => put_str(out, downcast::<String>(value)?),
-        Leaf::Entity => put_unsigned(out, 64, downcast::<Entity>(value)?.to_bits().into()),
-        Leaf::Vec2 => put_f32s(out, &downcast::<Vec2>(value)?.to_array()),
-        Leaf::Vec3 => put_f32s(out, &downcast::<Vec3>(value)?.to_array()),
-        Leaf::Vec3A => put_f32s(out, &downcast::<Vec3A>(value)?.to_array()),
-        Leaf::Vec4 => put_f32s(out, &downcast::<Vec4>(value)?.to_array()),
-        Leaf::Quat => put_f32s(out, &downcast::<Quat>(value)?.to_array()),
-        Leaf::IVec2 => put_i32s(out, &downcast::<IVec2>(value)?.to_array()),
-        Leaf::IVec3 => put_i32s(out, &downcast::<IVec3>(value)?.to_array()),
-        Leaf::IVec4 => put_i32s(out, &downcast::<IVec4>(value)?.to_array()),
-        Leaf::UVec2 => put_u32s(out, &downcast::<UVec2>(value)?.to_array()),
-        Leaf::UVec3 => put_u32s(out, &downcast::<UVec3>(value)?.to_array()),
-        Leaf::UVec4 => put_u32s(out, &downcast::<UVec4>(value)?.to_array()),
+        Leaf::Bool => put_bool(out, value.copied::<bool>()?),
+        Leaf::U8 => put_unsigned(out, 8, value.copied::<u8>()?.into()),
+        Leaf::I8 => put_signed(out, 8, value.copied::<i8>()?.into()),
+        Leaf::U16 => put_unsigned(out, 16, value.copied::<u16>()?.into()),
+        Leaf::U32 => put_unsigned(out, 32, value.copied::<u32>()?.into()),
+        Leaf::U64 => put_unsigned(out, 64, value.copied::<u64>()?.into()),
+        Leaf::U128 => put_unsigned(out, 128, value.copied::<u128>()?),
+        Leaf::Usize => put_unsigned(out, 64, value.copied::<usize>()? as u128),
+        Leaf::I16 => put_signed(out, 16, value.copied::<i16>()?.into()),
+        Leaf::I32 => put_signed(out, 32, value.copied::<i32>()?.into()),
+        Leaf::I64 => put_signed(out, 64, value.copied::<i64>()?.into()),
+        Leaf::I128 => put_signed(out, 128, value.copied::<i128>()?),
+        Leaf::Isize => put_signed(out, 64, value.copied::<isize>()? as i128),
+        Leaf::F32 => put_f32(out, value.copied::<f32>()?),
+        Leaf::F64 => put_f64(out, value.copied::<f64>()?),
+        Leaf::Char => put_str(out, value.copied::<char>()?.encode_utf8(&mut [0; 4])),
+        Leaf::String => put_str(out, value.text()?),
+        Leaf::Entity => put_unsigned(out, 64, value.copied::<Entity>()?.to_bits().into()),
+        Leaf::Vec2 => put_f32s(out, &value.copied::<Vec2>()?.to_array()),
+        Leaf::Vec3 => put_f32s(out, &value.copied::<Vec3>()?.to_array()),
+        Leaf::Vec3A => put_f32s(out, &value.copied::<Vec3A>()?.to_array()),
+        Leaf::Vec4 => put_f32s(out, &value.copied::<Vec4>()?.to_array()),
+        Leaf::Quat => put_f32s(out, &value.copied::<Quat>()?.to_array()),
+        Leaf::IVec2 => put_i32s(out, &value.copied::<IVec2>()?.to_array()),
+        Leaf::IVec3 => put_i32s(out, &value.copied::<IVec3>()?.to_array()),
+        Leaf::IVec4 => put_i32s(out, &value.copied::<IVec4>()?.to_array()),
+        Leaf::UVec2 => put_u32s(out, &value.copied::<UVec2>()?.to_array()),
+        Leaf::UVec3 => put_u32s(out, &value.copied::<UVec3>()?.to_array()),
+        Leaf::UVec4 => put_u32s(out, &value.copied::<UVec4>()?.to_array()),
     }
     Ok(())
 }
