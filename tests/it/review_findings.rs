@@ -31,11 +31,20 @@ static ONE_PANIC_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// An app whose crash image is taken every second of real time; real time advances only when
 /// [`real_time_runs`] says so, so the test decides when an image may be taken.
 fn app_on(root: &Path, filesystem: Forward) -> App {
+    app_with(root, filesystem, |plugins| plugins)
+}
+
+/// [`app_on`], its plugin group changed by `change` first.
+fn app_with(
+    root: &Path,
+    filesystem: Forward,
+    change: impl FnOnce(KeepsakePlugins) -> KeepsakePlugins,
+) -> App {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins)
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::ZERO))
         .add_plugins(
-            KeepsakePlugins::new("review-findings")
+            change(KeepsakePlugins::new("review-findings"))
                 .save_root(root)
                 .filesystem(Arc::new(filesystem))
                 .build()
@@ -289,4 +298,24 @@ fn finding_6_every_save_walks_every_unsaved_child_on_the_main_thread() {
         "the unsaved-children walk ({walk:?}) is at least half of the capture of an unchanged \
          world ({incremental:?}), at every save"
     );
+}
+
+/// Finding 7: a game without autosave slots (`slots(manual, 0)`) keeps `CrashSavePlugin` on
+/// (it is on by default, its target the autosave ring) and pays for an image every 5 s, but no
+/// crash save can ever be written: the ring has no slot (`StoreError::NoSuchSlot`), said only on
+/// stderr at the crash. Nothing warns at startup, and nothing falls back to another slot.
+#[test]
+fn finding_7_without_autosave_slots_no_crash_save_is_ever_written() {
+    let _one = ONE_PANIC_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(dir.path(), Forward::os(), |plugins| plugins.slots(10, 0));
+    arm_at(&mut app, 1);
+    survived_panic();
+    let crash_saves = (store(&app).list().unwrap().iter())
+        .filter_map(|entry| entry.shown_save())
+        .filter(|save| save.meta.crash().is_some())
+        .count();
+    assert_eq!(crash_saves, 1, "the armed image of progress 1 was not written anywhere");
 }
