@@ -1197,7 +1197,9 @@ fn review_finding_4_a_save_after_a_rewind_carries_the_picture_of_the_world_befor
         .set_recent(picture.clone());
     let point = app.world().resource::<Seen>().points[0];
     app.world_mut().commands().rewind_to(RewindTo::Point(point));
-    update_until(&mut app, "the rewind", |w| w.resource::<Seen>().rewound == 1);
+    update_until(&mut app, "the rewind", |w| {
+        w.resource::<Seen>().rewound == 1
+    });
     app.world_mut()
         .write_message(SaveRequest::slot(SlotId::Manual(0)));
     update_until(&mut app, "the save after the rewind", |w| {

@@ -66,7 +66,11 @@ fn app_with(
 }
 
 fn real_time_runs(app: &mut App, runs: bool) {
-    let step = if runs { Duration::from_secs(1) } else { Duration::ZERO };
+    let step = if runs {
+        Duration::from_secs(1)
+    } else {
+        Duration::ZERO
+    };
     app.insert_resource(TimeUpdateStrategy::ManualDuration(step));
 }
 
@@ -292,7 +296,9 @@ fn finding_6_every_save_walks_every_unsaved_child_on_the_main_thread() {
     let found = bevy_keepsake::snapshot::unsaved_children(app.world());
     let walk = started.elapsed();
     assert_eq!(found.first().map(|group| group.children), Some(10_000));
-    eprintln!("finding 6: capture of an unchanged world {incremental:?}, of which the walk {walk:?}");
+    eprintln!(
+        "finding 6: capture of an unchanged world {incremental:?}, of which the walk {walk:?}"
+    );
     assert!(
         walk * 2 < incremental,
         "the unsaved-children walk ({walk:?}) is at least half of the capture of an unchanged \
@@ -317,5 +323,8 @@ fn finding_7_without_autosave_slots_no_crash_save_is_ever_written() {
         .filter_map(|entry| entry.shown_save())
         .filter(|save| save.meta.crash().is_some())
         .count();
-    assert_eq!(crash_saves, 1, "the armed image of progress 1 was not written anywhere");
+    assert_eq!(
+        crash_saves, 1,
+        "the armed image of progress 1 was not written anywhere"
+    );
 }
