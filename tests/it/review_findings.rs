@@ -284,7 +284,7 @@ fn finding_6_every_save_walks_every_unsaved_child_on_the_main_thread() {
             .spawn((Saveable, Progress(index)))
             .with_child(HealthBar);
     }
-    let mut save = |app: &mut App| -> Duration {
+    let save = |app: &mut App| -> Duration {
         app.world_mut()
             .write_message(SaveRequest::slot(SlotId::Manual(2)));
         let saved: SaveCompleted = run_until(app, 100);
@@ -327,4 +327,70 @@ fn finding_7_without_autosave_slots_no_crash_save_is_ever_written() {
         crash_saves, 1,
         "the armed image of progress 1 was not written anywhere"
     );
+}
+
+/// Finding 8: a load that lands while a crash save is being written (a panic the game survives,
+/// on another thread) does not reach the image: `rebase` leaves the `Writing` state alone, and
+/// a write that then fails arms the image again, of the world the load replaced. The next crash
+/// writes that world as the newest autosave: after it the game continues from the timeline the
+/// player left by loading.
+///
+/// The filesystem holds the crash save's write until the load has landed, then fails it as a
+/// full disk would.
+#[test]
+fn finding_8_a_failed_crash_write_re_arms_the_world_a_load_replaced() {
+    let _one = ONE_PANIC_AT_A_TIME
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let (filesystem, write_held, release) = fail_first_crash_write_when_released();
+    let mut app = app_on(dir.path(), filesystem);
+    set_progress(&mut app, 5);
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    let _: SaveCompleted = run_until(&mut app, 100);
+    arm_at(&mut app, 7);
+
+    let panicking = std::thread::spawn(survived_panic);
+    write_held
+        .recv_timeout(BACKGROUND_WAIT)
+        .expect("the crash save's write started");
+    app.world_mut().write_message(LoadRequest {
+        slot: SlotId::Manual(0),
+    });
+    let _: LoadCompleted = run_until(&mut app, 100);
+    drop(release);
+    panicking.join().unwrap();
+
+    // A later crash writes what is armed now.
+    survived_panic();
+    let crash_saves: Vec<String> = (store(&app).list().unwrap().iter())
+        .filter_map(|entry| entry.shown_save())
+        .filter(|save| save.meta.crash().is_some())
+        .map(|save| save.meta.title.clone())
+        .collect();
+    assert!(
+        !crash_saves.contains(&"progress 7".to_owned()),
+        "after loading progress 5, the crash save holds the world the load replaced: \
+         {crash_saves:?}"
+    );
+}
+
+/// A filesystem whose first new file written by the crash save's thread reports on the first
+/// channel, waits until the returned sender is dropped, then fails as a full disk.
+fn fail_first_crash_write_when_released() -> (Forward, Receiver<()>, std::sync::mpsc::Sender<()>) {
+    let (started, write_held) = channel();
+    let (release, gate) = channel::<()>();
+    let (started, gate) = (Mutex::new(started), Mutex::new(gate));
+    let first = AtomicBool::new(true);
+    let filesystem = Forward::os().on_create_new(move |inner, path| {
+        let crash_thread = std::thread::current().name() == Some("keepsake crash save");
+        if crash_thread && first.swap(false, Ordering::SeqCst) {
+            let _ = started.lock().unwrap().send(());
+            let _ = gate.lock().unwrap().recv_timeout(BACKGROUND_WAIT);
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        inner.create_new(path)
+    });
+    (filesystem, write_held, release)
 }
