@@ -1139,3 +1139,81 @@ fn saves_take_the_recent_picture_and_a_load_forgets_it() {
         "no picture of the world the load replaced"
     );
 }
+
+/// Review finding 4 (a reproduction; the review fixes nothing): a rewind replaces the world as a
+/// load does, but the thumbnail camera forgets its picture only on `LoadCompleted`, so a save
+/// right after a rewind carries the picture of the world the rewind left (`recent.rs`: "a save
+/// must never carry a picture of a world it does not hold"). Not reachable through the public
+/// API without a renderer, hence here, beside the load's test.
+#[test]
+fn review_finding_4_a_save_after_a_rewind_carries_the_picture_of_the_world_before_it() {
+    use super::thumbnails::{SaveThumbnailsPlugin, ThumbnailCamera};
+    use crate::plugin::{
+        AutosavePlugin, KeepsakeCommandsExt, KeepsakePlugins, RewindPointCompleted, SaveRequest,
+    };
+    use crate::snapshot::{Saveable, SaveableAppExt};
+    use crate::store::{SlotStore, StoreConfig};
+    use bevy::prelude::*;
+
+    #[derive(Component, Reflect)]
+    struct Progress(u32);
+
+    #[derive(Resource, Default)]
+    struct Seen {
+        points: Vec<RewindPointId>,
+        rewound: usize,
+        saved: usize,
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let picture =
+        encode_thumbnail(&image::DynamicImage::new_rgb8(64, 36), UVec2::new(32, 18)).unwrap();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .add_plugins(
+            KeepsakePlugins::new("rewind-thumbnail")
+                .save_root(dir.path())
+                .build()
+                .disable::<AutosavePlugin>(),
+        )
+        .add_plugins(SaveThumbnailsPlugin::default())
+        .register_saveable::<Progress>()
+        .init_resource::<Seen>()
+        .add_observer(|e: On<RewindPointCompleted>, mut seen: ResMut<Seen>| {
+            seen.points.push(e.point);
+        })
+        .add_observer(|_: On<RewindCompleted>, mut seen: ResMut<Seen>| seen.rewound += 1)
+        .add_observer(|_: On<SaveCompleted>, mut seen: ResMut<Seen>| seen.saved += 1);
+    let unit = app.world_mut().spawn((Saveable, Progress(0))).id();
+    app.update();
+    app.world_mut().commands().rewind_point();
+    update_until(&mut app, "the rewind point", |w| {
+        !w.resource::<Seen>().points.is_empty()
+    });
+    // The player moves on; the camera's recent picture shows the world at progress 1.
+    app.world_mut().get_mut::<Progress>(unit).unwrap().0 = 1;
+    app.world()
+        .resource::<ThumbnailCamera>()
+        .set_recent(picture.clone());
+    let point = app.world().resource::<Seen>().points[0];
+    app.world_mut().commands().rewind_to(RewindTo::Point(point));
+    update_until(&mut app, "the rewind", |w| {
+        w.resource::<Seen>().rewound == 1
+    });
+    app.world_mut()
+        .write_message(SaveRequest::slot(SlotId::Manual(0)));
+    update_until(&mut app, "the save after the rewind", |w| {
+        w.resource::<Seen>().saved == 1
+    });
+
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let saved = store.load(SlotId::Manual(0)).unwrap();
+    let generation = saved.generation;
+    let thumbnail = store.read_thumbnail(SlotId::Manual(0), generation).unwrap();
+    assert!(
+        thumbnail.is_none(),
+        "the save holds the world the rewind restored, its picture ({} bytes) the world the \
+         rewind left",
+        thumbnail.map_or(0, |png| png.len())
+    );
+}
