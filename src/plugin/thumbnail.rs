@@ -72,7 +72,8 @@ pub struct ThumbnailTicket(SyncSender<Vec<u8>>);
 impl ThumbnailTicket {
     /// Hands over the encoded thumbnail (PNG). Returns `false` when the save no longer takes
     /// one: the observers have returned and the save is being written, or a thumbnail was
-    /// already handed over.
+    /// already handed over. A picture over the store's limit (`Limits::max_thumbnail`, 8 MiB
+    /// by default) is left out of the save, with a warning; the save is written without it.
     pub fn fulfil(self, png: Vec<u8>) -> bool {
         self.0.try_send(png).is_ok()
     }
@@ -82,7 +83,28 @@ impl ThumbnailTicket {
 /// any; `None` at once when no [`ThumbnailCapture`] resource exists. Never waits: a provider
 /// that keeps the ticket for later, or hands over nothing, leaves the save without a picture,
 /// exactly as it would be without a provider.
-pub(crate) fn ask(world: &mut World, target: SaveTarget, reason: SaveReason) -> Option<Vec<u8>> {
+///
+/// A picture over `max_bytes` (the store's `Limits::max_thumbnail`, 8 MiB by default) is left
+/// out with a warning: the picture is decoration, and taking it would fail the whole save.
+pub(crate) fn ask(
+    world: &mut World,
+    target: SaveTarget,
+    reason: SaveReason,
+    max_bytes: u32,
+) -> Option<Vec<u8>> {
+    let png = handed_over(world, target, reason)?;
+    if png.len() as u64 > u64::from(max_bytes) {
+        warn!(
+            "keepsake: the thumbnail handed over for this save is {} bytes, over the limit of              {max_bytes} (Limits::max_thumbnail); the save is written without it. Hand over a              smaller picture (SaveThumbnailsPlugin's are 320x180)",
+            png.len()
+        );
+        return None;
+    }
+    Some(png)
+}
+
+/// The picture a provider handed over while [`ThumbnailWanted`]'s observers ran.
+fn handed_over(world: &mut World, target: SaveTarget, reason: SaveReason) -> Option<Vec<u8>> {
     world.get_resource::<ThumbnailCapture>()?;
     let (sender, receiver) = sync_channel(1);
     world.trigger(ThumbnailWanted {

@@ -12,8 +12,8 @@
 //!   game's `On<Add>` observers), with one warning; the save menu's toast says it too.
 
 use crate::snapshot::{
-    ApplyReport, LiveComponents, SaveRegistry, UnsavedChildren, UnsavedComponent, unsaved_children,
-    unsaved_components,
+    ApplyReport, LiveComponents, SaveRegistry, UnsavedChildren, UnsavedComponent,
+    unsaved_children_except, unsaved_components,
 };
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::*;
@@ -64,7 +64,7 @@ pub(crate) fn check_save(world: &mut World, entities: usize) -> Arc<Vec<UnsavedC
 /// Warns of saved entities whose children saves leave out, for the kinds of parent not
 /// warned about before.
 fn warn_unsaved_children(world: &mut World) {
-    let found = unsaved_children(world);
+    let found = unsaved_children_except(world, &world.resource::<WarnedUnsaved>().parents);
     if found.is_empty() {
         return;
     }

@@ -155,6 +155,8 @@ pub use register::{
     BevySchema, LevelKey, LevelKeys, SaveFilter, SaveRegistry, Saveable, SaveableAppExt,
     UnmappedEntityField, UnsavedChildren, UnsavedComponent, unsaved_children,
 };
-pub(crate) use register::{LiveComponents, ensure_registry, unsaved_components};
+pub(crate) use register::{
+    LiveComponents, ensure_registry, unsaved_children_except, unsaved_components,
+};
 pub use value::assets;
 pub use value::assets::{LeftOutHandle, RefusedAssetPath, RuntimeAssetHandles};

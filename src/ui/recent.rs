@@ -4,7 +4,7 @@
 //!
 //! Screenshots are numbered as they are asked for and arrive out of order (each is encoded on
 //! the task pool), so a picture is kept only when it is newer than the one held; and a load
-//! replaces the world, so pictures asked for before it are refused even when they arrive after
+//! (or a rewind) replaces the world, so pictures asked for before it are refused even when they arrive after
 //! it: a save must never carry a picture of a world it does not hold.
 
 use std::sync::Arc;

@@ -10,9 +10,9 @@
 //!   save (a quicksave, the exit save) one from this moment at the latest;
 //! - as the save menu opens (the backdrop: the menu is not drawn on that frame), so the saves
 //!   made from the menu show the game behind it;
-//! - right after a load, which also forgets every picture of the world before it: a save after
-//!   a load never shows the world the load replaced (it goes without a picture until the new
-//!   one is encoded, a few frames).
+//! - right after a load or a rewind, which also forgets every picture of the world before it: a
+//!   save after either never shows the world it replaced (it goes without a picture until the
+//!   new one is encoded, a few frames).
 //!
 //! The exit save is written in the app's last frame, after which nothing is drawn; it takes the
 //! recent picture like every other save.
@@ -30,7 +30,7 @@ use super::screenshot_warmup;
 use super::state::SaveMenu;
 use super::toast_queue::Toasts;
 use crate::plugin::pool::task_pool;
-use crate::plugin::{LoadCompleted, SaveReason, ThumbnailCapture, ThumbnailWanted};
+use crate::plugin::{SaveReason, ThumbnailCapture, ThumbnailWanted, WorldRestored};
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
@@ -73,7 +73,7 @@ impl Plugin for SaveThumbnailsPlugin {
             .insert_resource(ThumbnailCamera::new(self.size, self.recent_every))
             .init_resource::<ScreenshotCurtain>()
             .add_observer(on_thumbnail_wanted)
-            .add_observer(on_load_completed)
+            .add_observer(on_world_restored)
             .add_systems(Update, take_recent_picture)
             .add_systems(
                 EguiPrimaryContextPass,
@@ -300,9 +300,9 @@ fn on_thumbnail_wanted(
     }
 }
 
-/// A load replaced the world: the pictures of the one before are forgotten, and a new one is
-/// due (the backdrop, if the menu is open).
-fn on_load_completed(_: On<LoadCompleted>, mut camera: ResMut<ThumbnailCamera>) {
+/// A load or a rewind replaced the world: the pictures of the one before are forgotten, and a
+/// new one is due (the backdrop, if the menu is open).
+fn on_world_restored(_: On<WorldRestored>, mut camera: ResMut<ThumbnailCamera>) {
     lock(&camera.recent).invalidate();
     camera.backdrop_taken = false;
     camera.refresh_now = true;

@@ -265,12 +265,17 @@ fn finding_5_an_oversized_thumbnail_fails_the_whole_save() {
 #[reflect(Component)]
 struct HealthBar;
 
-/// Finding 6 (measured): every save walks every saved entity with children to warn of
+/// Finding 6 (measured): every save walked every saved entity with children to warn of
 /// unsaved children (`unsaved::check_save` → `unsaved_children`), on the main thread, even
-/// once every kind of parent was warned about, and per child it recomputes the archetype's
-/// required components and allocates its type names. A save of an unchanged world of 10k
-/// saved units, each with one unsaved child, costs its main thread this walk again and again.
-/// Asserted: the walk costs less than the incremental capture itself (it is a warning).
+/// once every kind of parent was warned about, and per child it recomputed the archetype's
+/// required components and allocated its type names: in a debug build, 39–54 ms of the 40–57 ms
+/// capture of an unchanged world of 10k saved units with one unsaved child each.
+///
+/// The walk now starts from the children saves leave out, once per archetype for their types,
+/// and a save skips it when every kind of saved parent was warned about; its cost is the frame
+/// bench's (a save's main-thread part), not a timed test's. Here: what it finds is unchanged,
+/// with saved children beside the unsaved ones, and the saves after the warning still say
+/// nothing new.
 #[test]
 fn finding_6_every_save_walks_every_unsaved_child_on_the_main_thread() {
     let _one = ONE_PANIC_AT_A_TIME
@@ -282,28 +287,21 @@ fn finding_6_every_save_walks_every_unsaved_child_on_the_main_thread() {
     for index in 0..10_000 {
         app.world_mut()
             .spawn((Saveable, Progress(index)))
-            .with_child(HealthBar);
+            .with_child(HealthBar)
+            .with_child((Saveable, Progress(index)));
     }
-    let save = |app: &mut App| -> Duration {
+    let save = |app: &mut App| {
         app.world_mut()
             .write_message(SaveRequest::slot(SlotId::Manual(2)));
-        let saved: SaveCompleted = run_until(app, 100);
-        saved.capture_time
+        let _: SaveCompleted = run_until(app, 100);
     };
     save(&mut app); // the first save encodes everything, and warns
-    let incremental = save(&mut app);
-    let started = Instant::now();
+    save(&mut app);
     let found = bevy_keepsake::snapshot::unsaved_children(app.world());
-    let walk = started.elapsed();
-    assert_eq!(found.first().map(|group| group.children), Some(10_000));
-    eprintln!(
-        "finding 6: capture of an unchanged world {incremental:?}, of which the walk {walk:?}"
-    );
-    assert!(
-        walk * 2 < incremental,
-        "the unsaved-children walk ({walk:?}) is at least half of the capture of an unchanged \
-         world ({incremental:?}), at every save"
-    );
+    let units: Vec<(usize, usize, Vec<String>)> = (found.iter())
+        .map(|group| (group.parents, group.children, group.child_types.clone()))
+        .collect();
+    assert_eq!(units, [(10_000, 10_000, vec!["HealthBar".to_owned()])]);
 }
 
 /// Finding 7: a game without autosave slots (`slots(manual, 0)`) keeps `CrashSavePlugin` on

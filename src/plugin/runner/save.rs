@@ -51,7 +51,8 @@ pub(super) fn start(
         }
     };
     report(world, SaveStarted { target, reason });
-    let thumbnail = thumbnail::ask(world, target, reason);
+    let max_thumbnail = store.config().encode.limits.max_thumbnail;
+    let thumbnail = thumbnail::ask(world, target, reason, max_thumbnail);
     Some(Box::new(spawn_write(store, save, thumbnail)))
 }
 

@@ -34,5 +34,6 @@ pub use registry::SaveRegistry;
 pub use schema_of::BevySchema;
 pub use unsaved::UnsavedComponent;
 pub(crate) use unsaved::{LiveComponents, unsaved_components};
+pub(crate) use unsaved_children::unsaved_children_except;
 pub use unsaved_children::{UnsavedChildren, unsaved_children};
 pub(crate) use walk::{ColumnSink, EncodeResource, EncodeRow};

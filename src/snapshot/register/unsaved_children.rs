@@ -10,15 +10,15 @@
 //! ([`rebuilt_after_load`](crate::snapshot::SaveableAppExt::rebuilt_after_load)): the game
 //! spawns those again itself.
 //!
-//! Unlike the components check, this walks entities: those of the saved archetypes that have
-//! children, and their children.
+//! Unlike the components check, this walks entities: those saves leave out that have a parent
+//! (see [`unsaved_children_except`] for why from that side).
 
 use super::bevy_types::{required_in, spawning_children};
 use super::registry::SaveRegistry;
 use super::unsaved::{Coverage, short_type_name};
 use bevy::ecs::archetype::{Archetype, ArchetypeId};
 use bevy::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Children that saves leave out, of the saved entities with the same saved types.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -43,87 +43,116 @@ pub struct UnsavedChildren {
 /// The plugin warns of them at the first save that meets each kind of parent; a game's test
 /// can assert that its world has none.
 pub fn unsaved_children(world: &World) -> Vec<UnsavedChildren> {
+    unsaved_children_except(world, &HashSet::new())
+}
+
+/// [`unsaved_children`] but for the kinds of parent in `known` (their sorted saved types): what
+/// a save has not warned about yet.
+///
+/// Why it walks from the children: a save runs this on the main thread, and a world whose
+/// saved entities have children that are saved too (a deep hierarchy) would otherwise walk
+/// every child of every saved parent at every save. From the other side it walks only the
+/// entities saves leave out that have a parent, and nothing at all once every kind of saved
+/// parent is `known` (a review measured the parent-side walk at most of the main thread's part
+/// of a save of 10k units with one unsaved child each, at every save).
+pub(crate) fn unsaved_children_except(
+    world: &World,
+    known: &HashSet<Vec<String>>,
+) -> Vec<UnsavedChildren> {
     let (Some(registry), Some(types)) = (
         world.get_resource::<SaveRegistry>(),
         world.get_resource::<AppTypeRegistry>(),
     ) else {
         return Vec::new();
     };
-    let Some(children) = world.component_id::<Children>() else {
+    let (Some(children), Some(child_of)) = (
+        world.component_id::<Children>(),
+        world.component_id::<ChildOf>(),
+    ) else {
         return Vec::new();
     };
     let types = types.read();
     let coverage = Coverage::new(world, registry, &types);
     let saved = coverage.saved_archetypes(registry);
+    let spawned_by_bevy = spawning_children(world, &types);
+    // The kind of every saved parent not known yet, by archetype.
+    let parents: HashMap<ArchetypeId, Vec<String>> = (saved.iter())
+        .filter(|archetype| {
+            archetype.contains(children)
+                && !spawned_by_bevy.iter().any(|&id| archetype.contains(id))
+        })
+        .map(|archetype| (archetype.id(), sorted(coverage.saved_names(archetype))))
+        .filter(|(_, kind)| !known.contains(kind))
+        .collect();
+    if parents.is_empty() {
+        return Vec::new();
+    }
     let walk = Walk {
         world,
         coverage: &coverage,
-        saved: saved.iter().map(|archetype| archetype.id()).collect(),
+        parents,
     };
-    let spawned_by_bevy = spawning_children(world, &types);
+    let saved: HashSet<ArchetypeId> = saved.iter().map(|archetype| archetype.id()).collect();
     let mut groups: BTreeMap<Vec<String>, Group> = BTreeMap::new();
-    let parents = (saved.iter()).filter(|archetype| {
-        archetype.contains(children) && !spawned_by_bevy.iter().any(|&id| archetype.contains(id))
+    let left_out = (world.archetypes().iter()).filter(|archetype| {
+        archetype.contains(child_of)
+            && !saved.contains(&archetype.id())
+            && !(coverage.rebuilt.iter()).any(|&id| archetype.contains(id))
     });
-    for archetype in parents {
-        walk.parents_in(archetype, &mut groups);
+    for archetype in left_out {
+        walk.children_in(archetype, &mut groups);
     }
     (groups.into_iter())
         .map(|(parent_types, group)| UnsavedChildren {
             parent_types,
-            parents: group.parents,
+            parents: group.parents.len(),
             children: group.children,
             child_types: group.child_types.into_iter().collect(),
         })
         .collect()
 }
 
+fn sorted(mut names: Vec<String>) -> Vec<String> {
+    names.sort();
+    names
+}
+
 /// One kind of parent's count.
 #[derive(Default)]
 struct Group {
-    parents: usize,
+    parents: HashSet<Entity>,
     children: usize,
     child_types: BTreeSet<String>,
 }
 
-/// What the walk reads: the world, and which archetypes saves hold.
+/// What the walk reads: the world, and the kinds of the saved parents it counts, by archetype.
 struct Walk<'a, 'w> {
     world: &'w World,
     coverage: &'a Coverage<'w>,
-    saved: HashSet<ArchetypeId>,
+    parents: HashMap<ArchetypeId, Vec<String>>,
 }
 
-impl<'w> Walk<'_, 'w> {
-    /// Counts the entities of `archetype` (saved, with children) that have unsaved children.
-    fn parents_in(&self, archetype: &Archetype, groups: &mut BTreeMap<Vec<String>, Group>) {
-        let mut parent_types = self.coverage.saved_names(archetype);
-        parent_types.sort();
-        for parent in archetype.entities() {
-            let left_out = self.left_out_children(parent.id());
-            if left_out.is_empty() {
+impl Walk<'_, '_> {
+    /// Counts the entities of `archetype` (left out by saves, with a parent, not declared
+    /// rebuilt) whose parent is a saved entity of a kind counted.
+    fn children_in(&self, archetype: &Archetype, groups: &mut BTreeMap<Vec<String>, Group>) {
+        let mut own_types = None;
+        for child in archetype.entities() {
+            let Some(child_of) = self.world.get::<ChildOf>(child.id()) else {
                 continue;
-            }
-            let group = groups.entry(parent_types.clone()).or_default();
-            group.parents += 1;
-            group.children += left_out.len();
-            for child in left_out {
-                group.child_types.extend(self.own_types(child));
-            }
+            };
+            let parent = child_of.parent();
+            let Some(kind) = (self.world.entities().get_spawned(parent).ok())
+                .and_then(|location| self.parents.get(&location.archetype_id))
+            else {
+                continue;
+            };
+            let group = groups.entry(kind.clone()).or_default();
+            group.parents.insert(parent);
+            group.children += 1;
+            let own = own_types.get_or_insert_with(|| self.own_types(archetype));
+            group.child_types.extend(own.iter().cloned());
         }
-    }
-
-    /// The archetypes of `parent`'s children that saves leave out and the game does not
-    /// declare rebuilt.
-    fn left_out_children(&self, parent: Entity) -> Vec<&'w Archetype> {
-        let Some(children) = self.world.get::<Children>(parent) else {
-            return Vec::new();
-        };
-        (children.iter())
-            .filter_map(|child| self.world.get_entity(child).ok())
-            .filter_map(|child| self.world.archetypes().get(child.archetype().id()))
-            .filter(|archetype| !self.saved.contains(&archetype.id()))
-            .filter(|archetype| !(self.coverage.rebuilt.iter()).any(|&id| archetype.contains(id)))
-            .collect()
     }
 
     /// The short names of the types of `archetype` that no other type of it requires
