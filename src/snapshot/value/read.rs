@@ -3,13 +3,13 @@
 
 use super::assets::{HandleLoader, contains_handles};
 use super::ops::{DecodeFn, TypeOps};
-use super::plan::{Plan, Prototypes};
+use super::plan::{Flat, Plan, Prototypes};
 use super::resolve::{Incompatible, Resolution};
 use crate::snapshot::schema::TypeLayout;
 use crate::snapshot::schema::bytes::ValueBytes;
 use bevy::prelude::*;
 use bevy::reflect::{ReflectDeserialize, TypeRegistration, TypeRegistry};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 /// Decodes values of one concrete type.
 pub(crate) struct ValueReader<'a> {
@@ -43,6 +43,9 @@ struct PlannedReads {
     prototype: RefCell<Option<Box<dyn Reflect>>>,
     /// Values met in the column so far, read over (see [`Prototypes`]).
     kept: RefCell<Prototypes>,
+    /// The flat form of the plan (see `plan::Flat`), once the prototype shows whether the type
+    /// is flat.
+    flat: OnceCell<Option<Flat>>,
 }
 
 impl<'a> ValueReader<'a> {
@@ -165,6 +168,7 @@ impl PlannedReads {
             plan,
             prototype: RefCell::new(None),
             kept: RefCell::default(),
+            flat: OnceCell::new(),
         }
     }
 
@@ -177,9 +181,15 @@ impl PlannedReads {
         let mut input = ValueBytes::new(bytes);
         let value = match self.clone_prototype(ops) {
             Some(mut value) => {
-                let kept = &mut self.kept.borrow_mut();
-                self.plan
-                    .read_into(value.as_partial_reflect_mut(), &mut input, kept)?;
+                let target = value.as_partial_reflect_mut();
+                let flat = (self.flat).get_or_init(|| Flat::of(&self.plan, &*target));
+                match flat {
+                    Some(flat) => flat.read_into(target, &mut input)?,
+                    None => {
+                        let kept = &mut self.kept.borrow_mut();
+                        self.plan.read_into(target, &mut input, kept)?;
+                    }
+                }
                 value
             }
             None => self.read_first(&mut input, ops)?,

@@ -24,8 +24,10 @@
 //! The bytes are the plan's (`flat_writes_the_plans_bytes` searches random values of several
 //! shapes), so saves do not depend on which path wrote them.
 
+use super::read::{LeafSink, read_leaf};
 use super::shape::{Leaf, Plan};
 use super::write::{LeafSource, write_leaf};
+use crate::snapshot::schema::bytes::ValueBytes;
 use crate::snapshot::value::layout_of::leaf_of;
 use bevy::reflect::{PartialReflect, ReflectRef};
 use std::any::TypeId;
@@ -72,6 +74,51 @@ impl Flat {
             write_leaf(leaf, &at, out)?;
         }
         Ok(())
+    }
+}
+
+impl Flat {
+    /// Reads a value's leaves from `input` over `value` (a value of the planned type: a clone of
+    /// the column's first value), as the plan's `read_into` would; refuses a value of another
+    /// type.
+    pub(crate) fn read_into(
+        &self,
+        value: &mut dyn PartialReflect,
+        input: &mut ValueBytes<'_>,
+    ) -> Result<(), String> {
+        if concrete_type(value) != Some(self.type_id) {
+            return Err(format!(
+                "the flat plan met a value of another type ({})",
+                value.reflect_type_path()
+            ));
+        }
+        let base = (value as *mut dyn PartialReflect).cast::<u8>();
+        for &(offset, leaf) in &self.leaves {
+            // SAFETY: as in `write`; `value` is borrowed mutably, so nothing else reads it.
+            let at = unsafe { AtMut(base.add(offset)) };
+            read_leaf(leaf, input, at)?;
+        }
+        Ok(())
+    }
+}
+
+/// A leaf in a flat value's memory, written as the type its `Leaf` names.
+struct AtMut(*mut u8);
+
+impl LeafSink for AtMut {
+    type Out = ();
+
+    #[inline]
+    fn put<T: PartialReflect>(self, value: T) -> Result<(), String> {
+        // SAFETY: `read_leaf` puts each leaf as the type its `Leaf` names (`leaf_of`'s table),
+        // `Flat::of` recorded this offset only for a leaf of that type, and leaves own nothing
+        // (no `String`), so the value overwritten needs no drop.
+        unsafe { self.0.cast::<T>().write_unaligned(value) };
+        Ok(())
+    }
+
+    fn put_str(self, _: &str) -> Result<(), String> {
+        Err("a flat plan has no strings".to_owned())
     }
 }
 
@@ -278,14 +325,31 @@ mod tests {
         )
     }
 
+    /// Reads `value`'s bytes by the flat plan over a clone of `first`, and writes the result
+    /// again: the same bytes.
+    fn check_read<T: Reflect + Clone>(registry: &TypeRegistry, first: &T, value: &T) {
+        let plan = Plan::for_type(registry, TypeId::of::<T>()).expect("a plan");
+        let flat = Flat::of(&plan, first).expect("a flat type");
+        let mut bytes = Vec::new();
+        plan.write(value, &mut bytes).unwrap();
+        let mut read = first.clone();
+        let mut input = ValueBytes::new(&bytes);
+        flat.read_into(&mut read, &mut input).unwrap();
+        assert_eq!(input.remaining(), 0);
+        let mut again = Vec::new();
+        plan.write(&read, &mut again).unwrap();
+        assert_eq!(again, bytes);
+    }
+
     proptest! {
         /// Any two values of a flat type: the offsets found on the first write the second as
-        /// the plan and Bevy's reflection serializer write it.
+        /// the plan and Bevy's reflection serializer write it, and read it back over the first.
         #[test]
         fn flat_writes_the_plans_bytes(first in mixed(), value in mixed()) {
             let registry = registry();
             check_flat(&registry, &first, &value);
             check_flat(&registry, &first.small, &value.small);
+            check_read(&registry, &first, &value);
         }
     }
 

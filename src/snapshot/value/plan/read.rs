@@ -260,6 +260,8 @@ fn read_enum(
 
 /// Where a decoded leaf goes: a new boxed value ([`NewValue`]) or over an existing one
 /// ([`Over`]). [`read_leaf`] decodes each leaf once for both.
+/// Where [`read_leaf`] puts a leaf: a new value, over a reflected value, or into a flat value's
+/// memory (`flat`).
 pub(crate) trait LeafSink {
     type Out;
     fn put<T: PartialReflect>(self, value: T) -> Result<Self::Out, String>;
