@@ -60,12 +60,7 @@ impl Flat {
         value: &dyn PartialReflect,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
-        if concrete_type(value) != Some(self.type_id) {
-            return Err(format!(
-                "the flat plan met a value of another type ({})",
-                value.reflect_type_path()
-            ));
-        }
+        self.check_type(value)?;
         let base = (value as *const dyn PartialReflect).cast::<u8>();
         for &(offset, leaf) in &self.leaves {
             // SAFETY: `value` is of the type the offsets were taken from (checked above), and
@@ -75,9 +70,7 @@ impl Flat {
         }
         Ok(())
     }
-}
 
-impl Flat {
     /// Reads a value's leaves from `input` over `value` (a value of the planned type: a clone of
     /// the column's first value), as the plan's `read_into` would; refuses a value of another
     /// type.
@@ -86,12 +79,7 @@ impl Flat {
         value: &mut dyn PartialReflect,
         input: &mut ValueBytes<'_>,
     ) -> Result<(), String> {
-        if concrete_type(value) != Some(self.type_id) {
-            return Err(format!(
-                "the flat plan met a value of another type ({})",
-                value.reflect_type_path()
-            ));
-        }
+        self.check_type(value)?;
         let base = (value as *mut dyn PartialReflect).cast::<u8>();
         for &(offset, leaf) in &self.leaves {
             // SAFETY: as in `write`; `value` is borrowed mutably, so nothing else reads it.
@@ -99,6 +87,17 @@ impl Flat {
             read_leaf(leaf, input, at)?;
         }
         Ok(())
+    }
+
+    /// Refuses a value of another type than the one the offsets were taken from.
+    fn check_type(&self, value: &dyn PartialReflect) -> Result<(), String> {
+        match concrete_type(value) == Some(self.type_id) {
+            true => Ok(()),
+            false => Err(format!(
+                "the flat plan met a value of another type ({})",
+                value.reflect_type_path()
+            )),
+        }
     }
 }
 
