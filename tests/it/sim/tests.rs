@@ -896,3 +896,24 @@ fn seed_300982_a_file_made_after_a_power_loss_is_a_file_of_its_own() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// The check on a newer build's files is not blind (seed 300982 left it as it was): a newer
+/// build's save emptied behind the store's back, by no step the simulator records as the
+/// disk's damage, is reported by that check itself (the slot's own checks see it too, here).
+#[test]
+fn a_newer_builds_save_emptied_behind_the_stores_back_is_seen() {
+    let mut sim = sim(0);
+    sim.save(0, Some(SLOT), 1);
+    sim.newer_build(0, SLOT, 2, true);
+    sim.check_device(0).expect("the newer build's save is kept");
+    let disk = &sim.devices[0].disk;
+    assert!(disk.rot(&generation_path(&sim, 2), Vec::clear));
+    assert!(sim.check_device(0).is_err());
+    let found = sim.newer_files_kept(0);
+    assert!(
+        found
+            .as_ref()
+            .is_err_and(|message| message.contains("a newer build's save")),
+        "an emptied newer build's save passed: {found:?}"
+    );
+}
