@@ -683,7 +683,7 @@ impl Sim {
     }
 
     /// Every file of a newer build is still there, byte for byte.
-    fn newer_files_kept(&self, device: usize) -> Result<(), String> {
+    pub(super) fn newer_files_kept(&self, device: usize) -> Result<(), String> {
         let dev = &self.devices[device];
         let tree = dev.disk.tree();
         for file in self.newer.iter().filter(|f| f.device == device) {
