@@ -75,6 +75,27 @@ impl Record {
         }
     }
 
+    /// Covers the generations above the newest save the delete read that it could not read
+    /// (a file the player may not open, one the disk destroyed, a newer format's): their ids
+    /// are unknown. Each may be a save made in view of that save, counted next on its line
+    /// (the device's next save of the slot, whose file is then lost or locked), so the line
+    /// is raised by one count per such generation. A generation below it needs nothing more:
+    /// the save it read there records what it was made over (ids and vector, see
+    /// [`add`](Self::add)). Without this, once the sync state (and with it the device id) is
+    /// lost, sync took the player's own newest save, deleted with its unreadable file, for
+    /// another device's and placed it again (simulator seed 300824).
+    fn reserve_unread(&mut self, held: &[StoredSave], listed: &[u64]) {
+        let Some(newest) = held.iter().max_by_key(|save| save.generation) else {
+            return;
+        };
+        let above = listed.iter().filter(|g| **g > newest.generation).count() as u64;
+        let Some(versions) = newest.meta.versions().filter(|_| above > 0) else {
+            return;
+        };
+        let (line, count) = versions.own();
+        self.raise(line, count.saturating_add(above));
+    }
+
     /// Records `count` on `line`, unless the record holds a higher one there.
     fn raise(&mut self, line: &str, count: u64) {
         let held = self.lines.iter().position(|(seen, _)| seen == line);
@@ -187,10 +208,12 @@ impl SlotStore {
     /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
     /// fails.
     pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
-        let held = self.saves_in(slot)?;
+        let listed = self.generations(slot)?;
+        let held = self.metas_of(slot, listed.clone(), super::import::Reading::List)?;
         let before = self.record_of(slot)?;
         let mut record = before.clone();
         record.add(&held);
+        record.reserve_unread(&held, &listed);
         self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
         Ok(DeleteNote {
             record: before,
@@ -282,6 +305,43 @@ mod tests {
         assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
         save(&store, slot, "desk", 40);
         assert_eq!(store.generations(slot).unwrap().len(), 2);
+    }
+
+    /// Simulator seed 300824: the slot's newest save did not read (a file the player may not
+    /// open) when the player deleted the slot, so the record could not name it; the sync
+    /// state was lost, and sync placed it again from the cloud. The record covers the count
+    /// it would hold on the line of the newest save read; another device's save and this
+    /// device's next save still arrive.
+    #[test]
+    fn a_deleted_save_whose_file_did_not_read_is_not_placed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let slot = SlotId::Manual(2);
+        for tick in 0..3 {
+            save(&store, slot, "desk", tick);
+        }
+        let newest = store.read_generation_bytes(slot, 3).unwrap();
+        std::fs::write(store.path_of(slot, 3), b"not a save").unwrap();
+        assert_eq!(
+            store.saves_in(slot).unwrap().len(),
+            2,
+            "the newest does not read"
+        );
+        store.delete(slot).unwrap();
+
+        let lost = store.decode_import(&newest).unwrap();
+        assert!(store.is_deleted(lost.meta()));
+        let outcome = store.import(lost).unwrap();
+        assert_eq!(outcome, ImportOutcome::Deleted { slot });
+
+        let other = tempfile::tempdir().unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
+        save(&laptop, slot, "laptop", 1);
+        let apart = laptop.read_generation_bytes(slot, 1).unwrap();
+        let arrived = store.import(store.decode_import(&apart).unwrap()).unwrap();
+        assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
+        let next = save(&store, slot, "desk", 4);
+        assert!(!store.is_deleted(&next), "a save made after the delete");
     }
 
     /// Issue 49 (simulator seeds 101136, 101764): a delete that failed part way left the

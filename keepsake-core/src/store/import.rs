@@ -392,7 +392,7 @@ impl SlotStore {
 
     /// The readable ones of `generations` of `slot` with their metadata, in the order given,
     /// read as `reading` says.
-    fn metas_of(
+    pub(super) fn metas_of(
         &self,
         slot: SlotId,
         generations: Vec<u64>,
@@ -533,7 +533,7 @@ fn line_to_go_on(device: &str, held: &[StoredSave]) -> Option<String> {
 
 /// How a listing of a slot's saves reads each generation.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Reading {
+pub(super) enum Reading {
     /// Header and metadata only; a generation that does not read is left out, as a damaged
     /// one (listings, which must stay cheap).
     List,

@@ -92,6 +92,17 @@
 //! a slot (a promotion or an import cut short: 4,457 on those seeds) and the deletes begun over
 //! such a slot (33), so the search is seen to reach them.
 //!
+//! A run of 150 steps on seeds from 300,000 found, among others, seeds 300824 and 301008.
+//! Seed 300824 was the store's: the slot's newest save became a file the player may not open,
+//! the sync state was lost, and the player deleted the slot; the record of deleted saves could
+//! not name the save it could not read, and sync placed it again (a delete now records the
+//! next count on the line of the newest save it read for each unread generation above it).
+//! Seed 301008 was the oracle's: a round's import failed at the folder flush and was removed,
+//! and a power loss undid the removal after the player deleted the (empty) slot; the save is
+//! another device's that the next round places anyway, and the oracle now counts it as placed
+//! (only a save that never entered the slot there and was not set aside; `tests.rs` plants a
+//! deleted save coming back that way).
+//!
 //! A long run on seeds from 300,000 (150 steps) found seed 300982, the model's: the disk
 //! rebuilt after a power loss numbered new files from the largest one holding bytes, so a lock
 //! file (never written) and the next file made, a newer build's save, were one file under two

@@ -198,6 +198,19 @@ impl Oracle {
         }
     }
 
+    /// A power loss brought `id` into `slot` on `device` after a sync round there failed: the
+    /// round placed it, then removed it when its folder flush failed, and the removal did not
+    /// last. It counts as placed by a round now (what the next round would place anyway),
+    /// only when it never entered the slot here: a save that did (made here, placed before,
+    /// pruned or deleted since) coming back is a save brought back from the dead, and one the
+    /// player set aside here keeps its place ([`arrived`](Self::arrived)).
+    pub fn import_came_back(&mut self, device: usize, slot: SlotId, id: Uuid) {
+        let book = self.books.get(&(device, slot));
+        if book.is_none_or(|book| !book.entered.contains_key(&id)) {
+            self.arrived(device, slot, id);
+        }
+    }
+
     /// Whether the save `later` records being made in view of `earlier` (what the store
     /// itself can tell).
     pub fn records(&self, later: &Uuid, earlier: &Uuid) -> bool {

@@ -194,6 +194,9 @@ pub(super) struct Sim {
     /// Failed saves whose file was not there when they failed: if it appears later, what the
     /// store wrote in it is learned.
     pub unread_failed_saves: Vec<(usize, SlotId, Uuid)>,
+    /// Devices whose last full sync round failed: an import it made may have been placed
+    /// and removed again (its folder flush failed), a removal a power loss can undo.
+    pub rounds_cut: BTreeSet<usize>,
     /// Files of a newer build this build must leave alone.
     pub newer: Vec<NewerFile>,
     /// Slots of a device a newer build saved in, until the player deletes them: this build
@@ -230,6 +233,7 @@ impl Sim {
             config,
             interrupted_delete: None,
             unread_failed_saves: Vec::new(),
+            rounds_cut: BTreeSet::new(),
             newer: Vec::new(),
             frozen: Default::default(),
         }
@@ -527,6 +531,11 @@ impl Sim {
         };
         let after = disk.paused(|| held_by_slot(&running.store, layout));
         self.stats.rounds += 1;
+        if full && round.error.is_some() {
+            self.rounds_cut.insert(device);
+        } else if full {
+            self.rounds_cut.remove(&device);
+        }
         self.stats.refused += round.refused.len();
         self.secrets_kept(&round);
         // The receipts name the saves placed and pruned again within the round, too.
@@ -589,11 +598,11 @@ impl Sim {
             let dev = &mut self.devices[device];
             dev.stop();
             if death.power {
-                dev.disk.lose_power(death.pick);
-                self.stats.power_losses += 1;
+                self.lose_power(device, death.pick);
             } else {
                 self.stats.crashes += 1;
             }
+            let dev = &mut self.devices[device];
             dev.disk.heal();
             restarts += 1;
             let restart = if restarts > 2 {
@@ -604,6 +613,31 @@ impl Sim {
             self.restart(device, restart)?;
         }
         Ok(())
+    }
+
+    /// A power loss on `device`. After a sync round that failed there, a save it placed and
+    /// removed again may be back (the power loss undid the removal): it counts as placed by
+    /// that round, now (see [`Oracle::import_came_back`]).
+    fn lose_power(&mut self, device: usize, pick: u64) {
+        let layout = self.layout;
+        let held = |dev: &Device| dev.checker().ok().map(|s| held_by_slot(&s, layout));
+        let dev = &self.devices[device];
+        let before = self
+            .rounds_cut
+            .contains(&device)
+            .then(|| held(dev))
+            .flatten();
+        dev.disk.lose_power(pick);
+        self.stats.power_losses += 1;
+        let (Some(before), Some(after)) = (before, held(dev)) else {
+            return;
+        };
+        let none = BTreeSet::new();
+        for (slot, ids) in &after {
+            for id in ids.difference(before.get(slot).unwrap_or(&none)) {
+                self.oracle.import_came_back(device, *slot, *id);
+            }
+        }
     }
 
     /// The start right after a crash, meeting `restart`.
