@@ -122,7 +122,12 @@ impl Plugin for CrashSavePlugin {
                 Last,
                 close_at_exit.in_set(OnAppExitSystems).before(ExitWork),
             )
-            .add_systems(schedule, keep_image.in_set(KeepsakeSystems::Jobs))
+            .add_systems(
+                schedule,
+                keep_image
+                    .in_set(KeepsakeSystems::Jobs)
+                    .run_if(resource_exists::<CrashImageTimer>),
+            )
             .add_observer(follow_saves)
             .add_observer(follow_loads);
     }
@@ -136,16 +141,31 @@ impl Plugin for CrashSavePlugin {
     }
 }
 
-fn hand_store_to_image(store: Res<KeepsakeStore>, image: Res<CrashImageHandle>) {
-    if let Ok(store) = store.get() {
-        image.0.set_store(Arc::clone(store));
+/// Gives the image the store. A target the store has no slot for (the autosave ring of a
+/// game without autosave slots) could never be written: that is said now, and no image is
+/// taken (they would cost a capture every `every` for nothing).
+fn hand_store_to_image(
+    mut commands: Commands,
+    store: Res<KeepsakeStore>,
+    image: Res<CrashImageHandle>,
+) {
+    let Ok(store) = store.get() else {
+        return;
+    };
+    if let Err(error) = image.0.set_store(Arc::clone(store)) {
+        warn!(
+            "keepsake: no crash save: its target has no slot ({error}); give the game \
+             autosave slots, or set CrashSavePlugin::target to a slot it has, or disable \
+             CrashSavePlugin"
+        );
+        commands.remove_resource::<CrashImageTimer>();
     }
 }
 
-/// A save that lands disarms an image it is newer than (a crash then loses nothing the save
-/// lacks).
+/// A save that lands is the world a crash then loses nothing of: its state is the baseline,
+/// and it disarms an image it is newer than.
 fn follow_saves(saved: On<SaveCompleted>, image: Res<CrashImageHandle>) {
-    image.0.saved_at(saved.meta.game_tick);
+    image.0.saved_at(saved.meta.game_tick, saved.state_hash);
 }
 
 /// After a load lands, the world is a save's again: the next image is its baseline, and it is
@@ -153,10 +173,13 @@ fn follow_saves(saved: On<SaveCompleted>, image: Res<CrashImageHandle>) {
 fn follow_loads(
     _: On<LoadCompleted>,
     image: Res<CrashImageHandle>,
-    mut timer: ResMut<CrashImageTimer>,
+    frames: Option<Res<FrameCount>>,
+    timer: Option<ResMut<CrashImageTimer>>,
 ) {
-    image.0.rebase();
-    timer.since = timer.every;
+    image.0.rebase(frames.map_or(0, |frames| u64::from(frames.0)));
+    if let Some(mut timer) = timer {
+        timer.since = timer.every;
+    }
 }
 
 /// As the app exits: waits for a crash save a signal started (so the exit save lands after
