@@ -504,7 +504,7 @@ fn supersedes(head: &SaveMeta, image: &SaveMeta) -> bool {
 mod tests {
     use super::*;
     use crate::SlotId;
-    use crate::format::WorldState;
+    use crate::format::{Timestamp, WorldState};
     use crate::store::StoreConfig;
 
     fn store(dir: &std::path::Path) -> Arc<SlotStore> {
@@ -597,6 +597,179 @@ mod tests {
         );
         image.offer(ready(&image, 2, 3));
         assert!(!image.is_armed(), "the saved state is the baseline now");
+    }
+
+    /// Finding 2 beside the app-level test: the saved world, not the armed image, is the
+    /// baseline, also when no image was armed at the save.
+    #[test]
+    fn the_saved_world_is_the_baseline() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = armed_image(dir.path());
+        image.saved_at(3, 3);
+        image.offer(ready(&image, 3, 4));
+        assert!(!image.is_armed(), "the world as saved: nothing to lose");
+        image.saved_at(5, 5);
+        image.offer(ready(&image, 5, 6));
+        assert!(!image.is_armed(), "a save while clean moves the baseline too");
+        image.offer(ready(&image, 3, 7));
+        assert!(image.is_armed(), "a change from the saved world arms");
+    }
+
+    /// Finding 3: an image captured before a save but finished on the pool after the save
+    /// landed holds nothing the save lacks, whatever its state.
+    #[test]
+    fn an_image_finished_after_a_newer_save_does_not_arm() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = CrashImage::new(SaveTarget::AutosaveRing, Duration::from_secs(5));
+        image.set_store(store(dir.path())).unwrap();
+        image.offer(ready(&image, 1, 1));
+        let captured_before = ready(&image, 2, 5);
+        image.saved_at(6, 3);
+        image.offer(captured_before);
+        assert!(!image.is_armed(), "an image older than the save arms");
+        image.offer(ready(&image, 4, 7));
+        assert!(image.is_armed(), "an image newer than the save arms");
+    }
+
+    /// A save captured before the last load, or before a newer save that landed first, is not
+    /// the world now: it moves no baseline.
+    #[test]
+    fn a_save_older_than_a_load_or_a_newer_save_moves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = armed_image(dir.path());
+        image.rebase(10);
+        image.offer(ready(&image, 7, 11));
+        image.saved_at(9, 2);
+        image.offer(ready(&image, 7, 12));
+        assert!(!image.is_armed(), "the loaded world is the baseline still");
+        image.saved_at(20, 8);
+        image.saved_at(15, 7);
+        image.offer(ready(&image, 8, 21));
+        assert!(!image.is_armed(), "the newest save's world is the baseline");
+    }
+
+    /// Finding 1 beside the app-level test: the slot's newest save, captured after the image
+    /// (an autosave in flight that took the slot's lock first), keeps heading it; a save of an
+    /// earlier run (older by the clock, whatever its tick) gets the image on top.
+    #[test]
+    fn a_newer_save_in_the_slot_keeps_its_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let slot = SlotId::Auto(0);
+        let image = Arc::new(CrashImage::new(
+            SaveTarget::Slot(slot),
+            Duration::from_secs(5),
+        ));
+        let store = store(dir.path());
+        image.set_store(Arc::clone(&store)).unwrap();
+        image.offer(ready(&image, 1, 1));
+        let armed = ready(&image, 2, 5);
+        let (tick, created_at) = (armed.meta.game_tick, armed.meta.created_at);
+        image.offer(armed);
+        let save = |title: &str, tick: u64, created_at: Timestamp| {
+            let mut meta = SaveMeta::new(slot).with_title(title);
+            meta.game_tick = tick;
+            meta.created_at = created_at;
+            store.save(slot, meta, &ready(&image, 9, tick).bundle).unwrap();
+        };
+        let a_minute_before = Timestamp::from_unix_millis(created_at.unix_millis() - 60_000);
+        save("earlier run", tick + 100, a_minute_before);
+        let WriteOutcome::Written(..) = write(&image) else {
+            panic!("over a save of an earlier run, the image is written");
+        };
+        let armed = ready(&image, 3, 6);
+        let (tick, created_at) = (armed.meta.game_tick, armed.meta.created_at);
+        image.offer(armed);
+        save("autosave in flight", tick + 1, created_at);
+        let outcome = write(&image);
+        assert!(matches!(outcome, WriteOutcome::Superseded(_)), "{outcome:?}");
+        let head = store.load(slot).unwrap();
+        assert_eq!(head.meta.title, "autosave in flight");
+        assert!(!image.is_armed(), "the newer save holds the image");
+    }
+
+    /// What can land while a crash save is written, for [`what_lands_during_a_write_settles_it`].
+    #[derive(Clone, Copy, Debug)]
+    enum During {
+        Load,
+        /// A save captured before the image (tick 1; the image is at tick 2), of state 7.
+        OlderSave,
+        /// A save captured after it, of state 8.
+        NewerSave,
+    }
+
+    /// What the state should be after the write, by the rules in the guide: after a load
+    /// nothing of the image is kept (the baseline is a save since the load, if any); a save
+    /// at or after the image is the baseline; otherwise a written image is, and a failed one
+    /// is armed against the newest save's world (or the baseline it had, state 1).
+    fn expected(during: &[During], landed: bool) -> (bool, Option<u64>) {
+        let (mut loaded, mut newest) = (false, None::<(u64, u64)>);
+        for (at, event) in during.iter().enumerate() {
+            let at = 10 + at as u64;
+            match event {
+                During::Load => (loaded, newest) = (true, None),
+                During::OlderSave if !loaded && newest.is_none_or(|(tick, _)| tick <= 1) => {
+                    newest = Some((1, 7));
+                }
+                During::OlderSave => {}
+                During::NewerSave => newest = Some((at, 8)),
+            }
+        }
+        match (loaded, newest) {
+            (true, _) => (false, newest.map(|(_, hash)| hash)),
+            (false, Some((tick, hash))) if tick >= 2 => (false, Some(hash)),
+            _ if landed => (false, Some(2)),
+            _ => (true, Some(newest.map_or(1, |(_, hash)| hash))),
+        }
+    }
+
+    /// Finding 8 beside the app-level test, and every order of up to two of what can land
+    /// while a crash save is written (a load, a save older or newer than the image), the
+    /// write landing or failing: the writer settles as the rules say. Fails on a writer that
+    /// re-arms whatever failed.
+    #[test]
+    fn what_lands_during_a_write_settles_it() {
+        let all = [During::Load, During::OlderSave, During::NewerSave];
+        let mut sequences = vec![vec![]];
+        for first in all {
+            sequences.push(vec![first]);
+            sequences.extend(all.map(|second| vec![first, second]));
+        }
+        for during in &sequences {
+            for landed in [true, false] {
+                let dir = tempfile::tempdir().unwrap();
+                let image = armed_image(dir.path());
+                // As `begin` does: the writer holds the image, the state says `Writing`.
+                let writing = ImageState::Writing { saved: None };
+                let taken = std::mem::replace(&mut image.lock().state, writing);
+                let ImageState::Armed {
+                    store,
+                    baseline,
+                    image: ready,
+                } = taken
+                else {
+                    panic!("armed_image arms it");
+                };
+                for (at, event) in during.iter().enumerate() {
+                    let at = 10 + at as u64;
+                    match event {
+                        During::Load => image.rebase(at),
+                        During::OlderSave => image.saved_at(1, 7),
+                        During::NewerSave => image.saved_at(at, 8),
+                    }
+                }
+                let ImageState::Writing { saved } = image.lock().state else {
+                    panic!("only the writer leaves `Writing`");
+                };
+                let (state, _) = image.settle(store, baseline, *ready, saved, landed);
+                let settled = match state {
+                    ImageState::Armed { baseline, .. } => (true, Some(baseline)),
+                    ImageState::Clean { baseline, .. } => (false, baseline),
+                    _ => panic!("a write settles clean or armed"),
+                };
+                let case = format!("{during:?}, landed: {landed}");
+                assert_eq!(settled, expected(during, landed), "{case}");
+            }
+        }
     }
 
     #[test]

@@ -11,16 +11,24 @@
 //! **The bound:** a crash loses at most `every` plus the time one image takes to finish on the
 //! pool (a few milliseconds at 10k entities), against the last autosave interval without it.
 //!
-//! - Nothing is written when the world is as it was at start or right after the last load (the
-//!   title screen, a load and an immediate crash), nor when a save that landed since is newer
-//!   than the image: the image is compared with that baseline by its state hash, so a crash
-//!   save never pushes a real autosave out of the ring for nothing.
+//! - Nothing is written when the world is as it was at start, right after the last load (the
+//!   title screen, a load and an immediate crash) or as the last save that landed left it, nor
+//!   when that save is newer than the image: the image is compared with that baseline by its
+//!   state hash (the saved world's, after a save), and an image captured no later than the
+//!   save is dropped, so a crash save never pushes a real autosave out of the ring for nothing.
+//! - A crash save never heads a slot over a save captured after its image (an autosave in
+//!   flight at the crash, which took the slot's lock first): read under the lock, such a head
+//!   holds all the image does, and nothing is written. A load during the write leaves nothing
+//!   of the image armed, even if the write fails.
+//! - A target without a slot in the store's layout (the ring, with no autosave slots) is
+//!   warned about at startup, and no image is taken.
 //! - The write starts before the panic's message is printed (the hook wraps the one installed
 //!   before it), on a thread of its own that the hook waits for at most
 //!   [`write_wait`](CrashSavePlugin::write_wait): a panic inside the write itself, a full disk
 //!   or a save in flight never hang the dying game, and the write is the store's atomic one,
 //!   so a failure leaves every earlier save as it was. A second panic while it is written
-//!   waits for that write (under `panic = "abort"` its return would end the process).
+//!   waits for that write (under `panic = "abort"` its return would end the process); a second
+//!   signal ends the process at once (the first one's write runs on a thread of its own).
 //! - A panic the game survives (one caught with `catch_unwind`, a detached task's) writes the
 //!   image too: the hook cannot tell. The written state becomes the baseline and protection
 //!   goes on. The one panic the plugin catches itself (a load naming an asset type the app never
