@@ -104,7 +104,10 @@ pub(crate) enum Begun {
     /// Another hook (a second panic, a signal) is writing the image.
     OtherWriting,
     /// This hook's write, on its thread, and how old the image is.
-    Started(mpsc::Receiver<Result<SaveOrSuperseded, WriteFailure>>, Duration),
+    Started(
+        mpsc::Receiver<Result<SaveOrSuperseded, WriteFailure>>,
+        Duration,
+    ),
 }
 
 /// Why a write did not land.
@@ -610,7 +613,10 @@ mod tests {
         assert!(!image.is_armed(), "the world as saved: nothing to lose");
         image.saved_at(5, 5);
         image.offer(ready(&image, 5, 6));
-        assert!(!image.is_armed(), "a save while clean moves the baseline too");
+        assert!(
+            !image.is_armed(),
+            "a save while clean moves the baseline too"
+        );
         image.offer(ready(&image, 3, 7));
         assert!(image.is_armed(), "a change from the saved world arms");
     }
@@ -669,7 +675,9 @@ mod tests {
             let mut meta = SaveMeta::new(slot).with_title(title);
             meta.game_tick = tick;
             meta.created_at = created_at;
-            store.save(slot, meta, &ready(&image, 9, tick).bundle).unwrap();
+            store
+                .save(slot, meta, &ready(&image, 9, tick).bundle)
+                .unwrap();
         };
         let a_minute_before = Timestamp::from_unix_millis(created_at.unix_millis() - 60_000);
         save("earlier run", tick + 100, a_minute_before);
@@ -681,7 +689,10 @@ mod tests {
         image.offer(armed);
         save("autosave in flight", tick + 1, created_at);
         let outcome = write(&image);
-        assert!(matches!(outcome, WriteOutcome::Superseded(_)), "{outcome:?}");
+        assert!(
+            matches!(outcome, WriteOutcome::Superseded(_)),
+            "{outcome:?}"
+        );
         let head = store.load(slot).unwrap();
         assert_eq!(head.meta.title, "autosave in flight");
         assert!(!image.is_armed(), "the newer save holds the image");

@@ -184,7 +184,9 @@ fn follow_loads(
     frames: Option<Res<FrameCount>>,
     timer: Option<ResMut<CrashImageTimer>>,
 ) {
-    image.0.rebase(frames.map_or(0, |frames| u64::from(frames.0)));
+    image
+        .0
+        .rebase(frames.map_or(0, |frames| u64::from(frames.0)));
     if let Some(mut timer) = timer {
         timer.since = timer.every;
     }
