@@ -199,7 +199,7 @@ pub struct SaveReceipt {
 #[derive(Debug)]
 pub enum SaveOrSuperseded {
     /// The save was written.
-    Saved(SaveReceipt),
+    Saved(Box<SaveReceipt>),
     /// Nothing was written: the slot's newest save (its metadata here) holds everything the
     /// save would have.
     Superseded(Box<SaveMeta>),
@@ -334,7 +334,7 @@ impl SlotStore {
         bundle: &SaveBundle,
     ) -> Result<SaveReceipt, StoreError> {
         match self.save_unless_superseded(slot, meta, bundle, |_| false)? {
-            SaveOrSuperseded::Saved(receipt) => Ok(receipt),
+            SaveOrSuperseded::Saved(receipt) => Ok(*receipt),
             SaveOrSuperseded::Superseded(_) => unreachable!("no head supersedes this save"),
         }
     }
@@ -381,7 +381,7 @@ impl SlotStore {
             Placement::New,
         )?;
         let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
-        Ok(SaveOrSuperseded::Saved(SaveReceipt {
+        Ok(SaveOrSuperseded::Saved(Box::new(SaveReceipt {
             slot,
             generation,
             path,
@@ -393,7 +393,7 @@ impl SlotStore {
             },
             pruned,
             prune_error,
-        }))
+        })))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the

@@ -437,9 +437,7 @@ impl CrashImage {
                 WriteOutcome::Nothing
             }
             Begun::Started(receiver, age) => match receiver.recv_timeout(self.write_wait) {
-                Ok(Ok(SaveOrSuperseded::Saved(receipt))) => {
-                    WriteOutcome::Written(Box::new(receipt), age)
-                }
+                Ok(Ok(SaveOrSuperseded::Saved(receipt))) => WriteOutcome::Written(receipt, age),
                 Ok(Ok(SaveOrSuperseded::Superseded(head))) => WriteOutcome::Superseded(head),
                 Ok(Err(failure)) => WriteOutcome::Failed(failure),
                 Err(RecvTimeoutError::Disconnected) => WriteOutcome::Failed(WriteFailure::Panicked),
