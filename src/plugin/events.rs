@@ -112,6 +112,9 @@ pub struct SaveCompleted {
     /// The metadata stored with it (without the thumbnail).
     #[reflect(ignore)]
     pub meta: SaveMeta,
+    /// The saved world's state hash ([`WorldState::state_hash`](crate::format::WorldState)):
+    /// equal for two saves of the same state.
+    pub state_hash: u64,
     /// How many entities were saved.
     pub entities: usize,
     /// Time the main thread spent capturing the world: re-encoding what changed since the last

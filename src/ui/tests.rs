@@ -617,6 +617,7 @@ fn completed(slot: SlotId, reason: SaveReason) -> SaveCompleted {
         path: "x".into(),
         bytes: 1,
         meta: SaveMeta::new(slot),
+        state_hash: 0,
         entities: 1,
         capture_time: Duration::ZERO,
         handles_left_out: 0,

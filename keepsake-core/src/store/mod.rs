@@ -153,4 +153,6 @@ pub use folders::create_dir_durably;
 pub use layout::{is_temp_file, parse_slot_stem, slot_stem};
 pub use listing::{SavedSlot, SlotEntry, SlotStatus};
 pub use names::{MAX_NAME_LEN, ProfileName};
-pub use slot_store::{LoadedSave, SaveReceipt, SlotStore, StoreConfig, default_save_root};
+pub use slot_store::{
+    LoadedSave, SaveOrSuperseded, SaveReceipt, SlotStore, StoreConfig, default_save_root,
+};

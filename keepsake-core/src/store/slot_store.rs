@@ -195,6 +195,16 @@ pub struct SaveReceipt {
     pub prune_error: Option<StoreError>,
 }
 
+/// What [`SlotStore::save_unless_superseded`] did.
+#[derive(Debug)]
+pub enum SaveOrSuperseded {
+    /// The save was written.
+    Saved(Box<SaveReceipt>),
+    /// Nothing was written: the slot's newest save (its metadata here) holds everything the
+    /// save would have.
+    Superseded(Box<SaveMeta>),
+}
+
 /// A save loaded from a slot, possibly from an older generation.
 #[derive(Debug)]
 pub struct LoadedSave {
@@ -320,9 +330,27 @@ impl SlotStore {
     pub fn save(
         &self,
         slot: SlotId,
-        mut meta: SaveMeta,
+        meta: SaveMeta,
         bundle: &SaveBundle,
     ) -> Result<SaveReceipt, StoreError> {
+        match self.save_unless_superseded(slot, meta, bundle, |_| false)? {
+            SaveOrSuperseded::Saved(receipt) => Ok(*receipt),
+            SaveOrSuperseded::Superseded(_) => unreachable!("no head supersedes this save"),
+        }
+    }
+
+    /// Saves as [`save`](Self::save) does, unless the slot's newest readable save, read under
+    /// the slot's lock, is one `supersedes` says holds everything this one would: then nothing
+    /// is written and that save's metadata is returned. For a save of an older state that
+    /// must never head a slot over a newer one written meanwhile (the crash save of an
+    /// in-memory image, when an autosave in flight took the slot's lock first).
+    pub fn save_unless_superseded(
+        &self,
+        slot: SlotId,
+        mut meta: SaveMeta,
+        bundle: &SaveBundle,
+        supersedes: impl Fn(&SaveMeta) -> bool,
+    ) -> Result<SaveOrSuperseded, StoreError> {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         meta.slot = slot;
@@ -335,6 +363,9 @@ impl SlotStore {
         // autosave in flight in another) may have placed a save since. A save recording an
         // older view would be ordered as made apart from that one, so it is made again.
         let held = self.held_in_view(slot)?;
+        if let Some(head) = held.0.first().filter(|head| supersedes(&head.meta)) {
+            return Ok(SaveOrSuperseded::Superseded(Box::new(head.meta.clone())));
+        }
         if held != seen {
             made = self.encode_in_view(meta, bundle, &held)?;
         }
@@ -350,7 +381,7 @@ impl SlotStore {
             Placement::New,
         )?;
         let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
-        Ok(SaveReceipt {
+        Ok(SaveOrSuperseded::Saved(Box::new(SaveReceipt {
             slot,
             generation,
             path,
@@ -362,7 +393,7 @@ impl SlotStore {
             },
             pruned,
             prune_error,
-        })
+        })))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the

@@ -7,7 +7,7 @@ use crate::format::CrashCause;
 use crate::snapshot::assets::panic_is_caught_here;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Once, PoisonError, TryLockError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The crash images of the apps alive in this process.
 static IMAGES: Mutex<Vec<Weak<CrashImage>>> = Mutex::new(Vec::new());
@@ -52,18 +52,28 @@ fn install_panic_hook() {
     }));
 }
 
-/// The images of the apps alive now. Never waits: a panic while this thread registers an
-/// image must not wait on itself.
+/// The images of the apps alive now. The registry's lock is held only to add an image, so it
+/// is waited for, but at most [`REGISTRY_WAIT`]: a panic on the thread holding it (while it
+/// registers an app) must not wait on itself.
 fn live_images() -> Vec<Arc<CrashImage>> {
     let upgrade = |images: &Vec<Weak<CrashImage>>| -> Vec<Arc<CrashImage>> {
         images.iter().filter_map(Weak::upgrade).collect()
     };
-    match IMAGES.try_lock() {
-        Ok(images) => upgrade(&images),
-        Err(TryLockError::Poisoned(images)) => upgrade(&images.into_inner()),
-        Err(TryLockError::WouldBlock) => Vec::new(),
+    let deadline = Instant::now() + REGISTRY_WAIT;
+    loop {
+        match IMAGES.try_lock() {
+            Ok(images) => return upgrade(&images),
+            Err(TryLockError::Poisoned(images)) => return upgrade(&images.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(TryLockError::WouldBlock) => return Vec::new(),
+        }
     }
 }
+
+/// How long a hook waits for the registry of images (see [`live_images`]).
+const REGISTRY_WAIT: Duration = Duration::from_millis(500);
 
 /// Starts writing every armed image of the process.
 fn begin_all(cause: CrashCause) -> Vec<(Arc<CrashImage>, Begun)> {
@@ -88,6 +98,12 @@ fn finish_all(begun: Vec<(Arc<CrashImage>, Begun)>, cause: CrashCause) {
                 age.as_secs_f64(),
                 receipt.slot,
                 receipt.path.display()
+            ),
+            WriteOutcome::Superseded(head) => eprintln!(
+                "keepsake: {} — {} holds a save newer than the game's state in memory; \
+                 nothing more to save",
+                cause.label(),
+                head.slot
             ),
             WriteOutcome::Failed(WriteFailure::Store(error)) => {
                 eprintln!("keepsake: the crash save failed ({error}); earlier saves are intact")
@@ -162,6 +178,9 @@ mod signals {
         }
     }
 
+    /// The first signal's saves are written on a thread of their own, so this thread is free
+    /// to end the process at once on a second signal (writes are atomic: earlier saves stay
+    /// intact).
     fn on_signal(signal: i32, grace: Duration) {
         let code = (128 + signal) as u8;
         let first = STOP_SIGNAL
@@ -170,6 +189,17 @@ mod signals {
         if !first {
             end_now(signal);
         }
+        let spawned = std::thread::Builder::new()
+            .name("keepsake signal save".into())
+            .spawn(move || save_then_exit(signal, grace));
+        if spawned.is_err() {
+            save_then_exit(signal, grace);
+        }
+    }
+
+    /// Writes every armed image, then lets the apps exit, with a watchdog for those that do
+    /// not.
+    fn save_then_exit(signal: i32, grace: Duration) {
         let begun = begin_all(CrashCause::Signal);
         finish_all(begun, CrashCause::Signal);
         SIGNAL_SAVED.store(true, Ordering::SeqCst);

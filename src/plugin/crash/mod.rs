@@ -11,16 +11,24 @@
 //! **The bound:** a crash loses at most `every` plus the time one image takes to finish on the
 //! pool (a few milliseconds at 10k entities), against the last autosave interval without it.
 //!
-//! - Nothing is written when the world is as it was at start or right after the last load (the
-//!   title screen, a load and an immediate crash), nor when a save that landed since is newer
-//!   than the image: the image is compared with that baseline by its state hash, so a crash
-//!   save never pushes a real autosave out of the ring for nothing.
+//! - Nothing is written when the world is as it was at start, right after the last load (the
+//!   title screen, a load and an immediate crash) or as the last save that landed left it, nor
+//!   when that save is newer than the image: the image is compared with that baseline by its
+//!   state hash (the saved world's, after a save), and an image captured no later than the
+//!   save is dropped, so a crash save never pushes a real autosave out of the ring for nothing.
+//! - A crash save never heads a slot over a save captured after its image (an autosave in
+//!   flight at the crash, which took the slot's lock first): read under the lock, such a head
+//!   holds all the image does, and nothing is written. A load during the write leaves nothing
+//!   of the image armed, even if the write fails.
+//! - A target without a slot in the store's layout (the ring, with no autosave slots) is
+//!   warned about at startup, and no image is taken.
 //! - The write starts before the panic's message is printed (the hook wraps the one installed
 //!   before it), on a thread of its own that the hook waits for at most
 //!   [`write_wait`](CrashSavePlugin::write_wait): a panic inside the write itself, a full disk
 //!   or a save in flight never hang the dying game, and the write is the store's atomic one,
 //!   so a failure leaves every earlier save as it was. A second panic while it is written
-//!   waits for that write (under `panic = "abort"` its return would end the process).
+//!   waits for that write (under `panic = "abort"` its return would end the process); a second
+//!   signal ends the process at once (the first one's write runs on a thread of its own).
 //! - A panic the game survives (one caught with `catch_unwind`, a detached task's) writes the
 //!   image too: the hook cannot tell. The written state becomes the baseline and protection
 //!   goes on. The one panic the plugin catches itself (a load naming an asset type the app never
@@ -122,7 +130,12 @@ impl Plugin for CrashSavePlugin {
                 Last,
                 close_at_exit.in_set(OnAppExitSystems).before(ExitWork),
             )
-            .add_systems(schedule, keep_image.in_set(KeepsakeSystems::Jobs))
+            .add_systems(
+                schedule,
+                keep_image
+                    .in_set(KeepsakeSystems::Jobs)
+                    .run_if(resource_exists::<CrashImageTimer>),
+            )
             .add_observer(follow_saves)
             .add_observer(follow_loads);
     }
@@ -136,16 +149,31 @@ impl Plugin for CrashSavePlugin {
     }
 }
 
-fn hand_store_to_image(store: Res<KeepsakeStore>, image: Res<CrashImageHandle>) {
-    if let Ok(store) = store.get() {
-        image.0.set_store(Arc::clone(store));
+/// Gives the image the store. A target the store has no slot for (the autosave ring of a
+/// game without autosave slots) could never be written: that is said now, and no image is
+/// taken (they would cost a capture every `every` for nothing).
+fn hand_store_to_image(
+    mut commands: Commands,
+    store: Res<KeepsakeStore>,
+    image: Res<CrashImageHandle>,
+) {
+    let Ok(store) = store.get() else {
+        return;
+    };
+    if let Err(error) = image.0.set_store(Arc::clone(store)) {
+        warn!(
+            "keepsake: no crash save: its target has no slot ({error}); give the game \
+             autosave slots, or set CrashSavePlugin::target to a slot it has, or disable \
+             CrashSavePlugin"
+        );
+        commands.remove_resource::<CrashImageTimer>();
     }
 }
 
-/// A save that lands disarms an image it is newer than (a crash then loses nothing the save
-/// lacks).
+/// A save that lands is the world a crash then loses nothing of: its state is the baseline,
+/// and it disarms an image it is newer than.
 fn follow_saves(saved: On<SaveCompleted>, image: Res<CrashImageHandle>) {
-    image.0.saved_at(saved.meta.game_tick);
+    image.0.saved_at(saved.meta.game_tick, saved.state_hash);
 }
 
 /// After a load lands, the world is a save's again: the next image is its baseline, and it is
@@ -153,10 +181,15 @@ fn follow_saves(saved: On<SaveCompleted>, image: Res<CrashImageHandle>) {
 fn follow_loads(
     _: On<LoadCompleted>,
     image: Res<CrashImageHandle>,
-    mut timer: ResMut<CrashImageTimer>,
+    frames: Option<Res<FrameCount>>,
+    timer: Option<ResMut<CrashImageTimer>>,
 ) {
-    image.0.rebase();
-    timer.since = timer.every;
+    image
+        .0
+        .rebase(frames.map_or(0, |frames| u64::from(frames.0)));
+    if let Some(mut timer) = timer {
+        timer.since = timer.every;
+    }
 }
 
 /// As the app exits: waits for a crash save a signal started (so the exit save lands after

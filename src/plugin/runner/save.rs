@@ -250,7 +250,7 @@ fn write(
     store: &SlotStore,
     save: &CapturedSave,
     thumbnail: Option<Vec<u8>>,
-) -> Result<SaveReceipt, StoreError> {
+) -> Result<(SaveReceipt, u64), StoreError> {
     let pending = save
         .snapshot
         .lock()
@@ -264,7 +264,8 @@ fn write(
         SaveTarget::Slot(slot) => slot,
         SaveTarget::AutosaveRing => store.next_autosave_slot()?,
     };
-    store.save(slot, save.meta(slot, thumbnail), &bundle)
+    let receipt = store.save(slot, save.meta(slot, thumbnail), &bundle)?;
+    Ok((receipt, bundle.world.state_hash))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,7 +277,7 @@ struct Saved {
     reason: SaveReason,
     capture: CaptureStats,
     unsaved: Arc<Vec<UnsavedComponent>>,
-    result: Result<SaveReceipt, KeepsakeError>,
+    result: Result<(SaveReceipt, u64), KeepsakeError>,
 }
 
 impl Outcome for Saved {
@@ -289,7 +290,9 @@ impl Outcome for Saved {
             result,
         } = *self;
         match result {
-            Ok(receipt) => report_saved(world, reason, (capture, unsaved), receipt),
+            Ok((receipt, state_hash)) => {
+                report_saved(world, reason, (capture, unsaved), (receipt, state_hash))
+            }
             Err(error) => {
                 warn!("keepsake: save failed: {error}");
                 let error = Arc::new(error);
@@ -311,7 +314,7 @@ fn report_saved(
     world: &mut World,
     reason: SaveReason,
     (capture, unsaved): (CaptureStats, Arc<Vec<UnsavedComponent>>),
-    receipt: SaveReceipt,
+    (receipt, state_hash): (SaveReceipt, u64),
 ) {
     if let Some(error) = &receipt.prune_error {
         warn!(
@@ -328,6 +331,7 @@ fn report_saved(
             path: receipt.path,
             bytes: receipt.bytes,
             meta: receipt.meta,
+            state_hash,
             entities: capture.entities,
             capture_time: capture.time,
             handles_left_out: capture.handles_left_out,
