@@ -38,7 +38,6 @@ mod plugin_state_screens;
 mod plugin_states;
 mod plugin_thumbnails;
 mod plugin_unsaved;
-mod review_findings;
 #[cfg(feature = "cloud")]
 mod sim;
 mod snapshot_entity_refs;

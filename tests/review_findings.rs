@@ -2,7 +2,9 @@
 //! code it was written against (the review fixes nothing; the fixes come with each test).
 //!
 //! The crash-save tests panic on purpose inside `catch_unwind`: the crash save's hook is per
-//! process and writes the armed image of every app alive, so they run one at a time.
+//! process and writes the armed image of every app alive, so they run one at a time, and in a
+//! test binary of their own: inside `tests/it` their panics wrote crash saves into the other
+//! tests' apps running beside them (an exit-save test then found an autosave it never made).
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
