@@ -109,6 +109,11 @@
 //! names; a FIFO put in the lock's place emptied the save, and the check blamed this build.
 //! A new file now takes an inode no name uses (`tests.rs`, and the model's own test in
 //! `keepsake-core/tests/core/store_power_loss.rs`).
+//!
+//! Seeds 309440, 312437 and 317351 of that run were the oracle's, one case: the disk destroyed
+//! a slot's head, the slot loaded a fallback, and the player chose the conflict's hidden save.
+//! The store passes over the head it lists, and keeps it below the choice once a round repairs
+//! it; the oracle knew only the fallback passed over. It now counts the destroyed head too.
 
 mod check;
 mod converge;

@@ -250,6 +250,26 @@ impl Oracle {
         }
     }
 
+    /// The player chose `chosen` over the slot's head `listed`, whose last copy here the disk
+    /// had destroyed (the slot loaded a fallback, passed over too: see
+    /// [`promoted`](Self::promoted)). The choice settles the conflict against the slot's head
+    /// as the store lists it, loaded or not, and the store records that save as passed over:
+    /// once a round repairs it, it stays below the player's choice. Only a head the disk
+    /// destroyed: a head that loads is the one [`promoted`](Self::promoted) names.
+    pub fn passed_over_destroyed_head(
+        &mut self,
+        device: usize,
+        slot: SlotId,
+        listed: Uuid,
+        chosen: Uuid,
+    ) {
+        if listed == chosen || !self.is_damaged(device, &listed) {
+            return;
+        }
+        let book = self.book(device, slot);
+        book.passed_over.entry(listed).or_default().insert(chosen);
+    }
+
     /// Whether the player set `id` aside in `slot` on `device` (deleted it, passed it over,
     /// or did so with a save made in view of it, here or where that save was made).
     pub fn set_aside(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {

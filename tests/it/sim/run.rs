@@ -570,6 +570,15 @@ impl Sim {
         };
         let head_id = || disk.paused(|| running.store.load(slot).ok().map(|h| h.meta.save_id));
         let head = head_id();
+        // The save the store lists first: the one a choice passes over, loaded or not.
+        let listed = disk.paused(|| {
+            running
+                .store
+                .saves_in(slot)
+                .ok()?
+                .first()
+                .map(|s| s.meta.save_id)
+        });
         // Chosen is what heads the slot afterwards: a call that failed after the promotion
         // landed (the state file's write) still made the choice.
         let chosen = self.runtime.block_on(running.core.use_hidden_save(slot));
@@ -579,6 +588,10 @@ impl Sim {
         if head_id() == Some(conflict.hidden_save) {
             self.oracle
                 .promoted(device, slot, conflict.hidden_save, head);
+            if let Some(listed) = listed.filter(|listed| Some(*listed) != head) {
+                self.oracle
+                    .passed_over_destroyed_head(device, slot, listed, conflict.hidden_save);
+            }
             self.stats.choices += 1;
         }
     }

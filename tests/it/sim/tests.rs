@@ -1131,3 +1131,91 @@ fn a_deleted_save_back_as_a_restored_import_is_seen() {
         "a save the player deleted here came back unseen: {found:?}"
     );
 }
+
+/// Seed 309440 (2 devices, 1 backup), cut down; seeds 312437 and 317351 are the same case.
+/// Device 0 holds device 1's newer save of `Manual(1)` over its own, in conflict; the disk
+/// truncates that head, so the slot loads a fallback, and the player chooses device 0's
+/// hidden save. The store passes over the slot's head as it lists it (the truncated one) and
+/// keeps it below the choice once a round repairs it; the oracle knew only the fallback
+/// passed over, and demanded device 0 reach the save the player chose against.
+#[test]
+fn seed_309440_a_choice_over_a_destroyed_head_passes_that_head_over() {
+    use super::plan::{Action, Restart, Step};
+    let step = |dt_ms, action| Step { dt_ms, action };
+    let save = |dt_ms, device, slot, id| step(dt_ms, Action::Save { device, slot, id });
+    let auto = |dt_ms, device, id| step(dt_ms, Action::Autosave { device, id });
+    let m1 = SlotId::Manual(1);
+    let choose = Action::ChooseOther {
+        device: 0,
+        slot: m1,
+    };
+    let steps = vec![
+        save(400_000, 0, SLOT, 190982312164499518210099426246779100548),
+        auto(5, 1, 37559341693970549607361387567028325505),
+        save(0, 0, m1, 167753282003737171941407697481125827126),
+        save(900, 0, m1, 165169854477707612473962203068507341896),
+        save(400_000, 1, m1, 242532032228501338183698895819338005366),
+        save(5, 1, m1, 177445806460341851322555786178627549217),
+        save(
+            900,
+            0,
+            SlotId::Quick,
+            340098043969521159459142809722060107393,
+        ),
+        step(900, Action::Sync { device: 1 }),
+        save(
+            900,
+            0,
+            SlotId::Quick,
+            68499955819865937824145279541815847444,
+        ),
+        auto(5, 0, 122663087471312864198096391955370557678),
+        step(0, Action::Sync { device: 0 }),
+        step(
+            0,
+            Action::Die {
+                device: 0,
+                after: 8,
+                power: false,
+                pick: 18022060664981596381,
+                restart: Restart::Dies {
+                    after: 2,
+                    power: true,
+                    pick: 3449163556875484191,
+                },
+            },
+        ),
+        step(20_000, choose.clone()),
+        save(5, 0, SLOT, 261243289973512696222688255795575717382),
+        auto(400_000, 0, 317569580729397328924885983273560904977),
+        step(
+            400_000,
+            Action::Rot {
+                device: 0,
+                file: 1757721875,
+                how: Rot::Truncate(2987355877),
+            },
+        ),
+        step(400_000, choose),
+    ];
+    let config = Config {
+        devices: 2,
+        backups: 1,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// The exemption of seed 309440 is as narrow as the case: a head passed over that the disk
+/// did not destroy (it loaded, so the choice named it already) is not set aside by it.
+#[test]
+fn a_choice_passes_over_a_listed_head_only_when_the_disk_destroyed_it() {
+    let mut oracle = Oracle::default();
+    let (listed, chosen) = (Uuid::from_u128(1), Uuid::from_u128(2));
+    oracle.passed_over_destroyed_head(0, SLOT, listed, chosen);
+    assert!(!oracle.set_aside(0, SLOT, &listed));
+    oracle.damage(0, listed);
+    oracle.passed_over_destroyed_head(0, SLOT, listed, chosen);
+    assert!(oracle.set_aside(0, SLOT, &listed));
+}
