@@ -207,9 +207,14 @@ impl SlotStore {
     /// vectors, to its record. Call it under the slot's lock, before removing anything; give
     /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
     /// fails.
+    ///
+    /// A generation that cannot be read for a reason that may pass (an I/O error) fails the
+    /// delete before anything is removed, as it fails a save: left out, its save would be
+    /// removed unnamed, and sync would place it again from the cloud once the sync state (and
+    /// with it the device id) is lost (simulator seed 315564).
     pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
         let listed = self.generations(slot)?;
-        let held = self.metas_of(slot, listed.clone(), super::import::Reading::List)?;
+        let held = self.metas_of(slot, listed.clone(), super::import::Reading::View)?;
         let before = self.record_of(slot)?;
         let mut record = before.clone();
         record.add(&held);

@@ -537,8 +537,9 @@ pub(super) enum Reading {
     /// Header and metadata only; a generation that does not read is left out, as a damaged
     /// one (listings, which must stay cheap).
     List,
-    /// Header and metadata only, for what a new save records holding: a damaged generation
-    /// is left out, but one that cannot be read for a reason that may pass fails the listing.
+    /// Header and metadata only, for what a new save records holding and what a delete
+    /// records removing: a damaged generation is left out, but one that cannot be read for a
+    /// reason that may pass fails the listing.
     View,
     /// Every checksum, as pruning does ([`SlotStore::verify_generation`]): the generation that
     /// heads the slot for an import must be one a load returns. A generation that cannot be

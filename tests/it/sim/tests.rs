@@ -1219,3 +1219,57 @@ fn a_choice_passes_over_a_listed_head_only_when_the_disk_destroyed_it() {
     oracle.passed_over_destroyed_head(0, SLOT, listed, chosen);
     assert!(oracle.set_aside(0, SLOT, &listed));
 }
+
+/// Seed 315564 (2 devices, no backups), cut down: device 0 quicksaves and uploads the save,
+/// loses its sync state (and with it its device id), and deletes Quick while the read of the
+/// save's file meets an EIO. The delete left the generation it could not read out of its
+/// record of deleted saves and removed it all the same, so the next round took the save in
+/// the cloud for another device's and placed it again. A delete now fails, removing nothing,
+/// when a generation cannot be read for a reason that may pass, as a save does.
+#[test]
+fn seed_315564_a_delete_that_cannot_read_a_save_for_now_removes_nothing() {
+    use super::plan::{Action, Step};
+    let step = |dt_ms, action| Step { dt_ms, action };
+    let quick = SlotId::Quick;
+    let steps = [
+        step(
+            5,
+            Action::Save {
+                device: 0,
+                slot: quick,
+                id: 279499810751176663276377185889624387436,
+            },
+        ),
+        step(5, Action::Sync { device: 0 }),
+        step(
+            0,
+            Action::LoseState {
+                device: 0,
+                garble: true,
+            },
+        ),
+        step(20_000, Action::UploadDue { device: 0 }),
+        step(
+            0,
+            Action::DiskFault {
+                device: 0,
+                after: 4,
+                fault: DiskFault::IoError,
+            },
+        ),
+        step(
+            5,
+            Action::Delete {
+                device: 0,
+                slot: quick,
+            },
+        ),
+    ];
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
