@@ -240,12 +240,14 @@ impl Oracle {
         made.any(|made| self.is_damaged(device, made) && self.follows(made, id))
     }
 
-    /// The player chose `id` to head the slot over `over`, the save heading it.
+    /// The player chose `id` to head the slot over `over`, the save heading it. Choosing the
+    /// save that already heads the slot (its conflict still shown after an earlier
+    /// choice of it) passes nothing over, as the store records it (`use_hidden_save`).
     pub fn promoted(&mut self, device: usize, slot: SlotId, id: Uuid, over: Option<Uuid>) {
         let seq = self.tick();
         let book = self.book(device, slot);
         book.entered.insert(id, seq);
-        if let Some(over) = over {
+        if let Some(over) = over.filter(|over| *over != id) {
             book.passed_over.entry(over).or_default().insert(id);
         }
     }

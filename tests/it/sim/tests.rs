@@ -164,6 +164,41 @@ fn an_arriving_save_releases_only_what_its_own_record_names() {
     assert!(oracle.must_hold(0, SLOT).is_empty());
 }
 
+/// Seed 320937 (2 devices, 1 backup, sealed; 150 steps), the oracle's: the player chose
+/// their save (1) over another device's (2), and chose again while 1 already headed (the
+/// conflict was still shown), then saved 3 over it; the disk destroyed 3 and the slot fell
+/// back to its backup, 1. The second choice passed nothing over (the store records none),
+/// so 1 is a fallback as any backup; 2, passed over while 1 is intact, still is not.
+#[test]
+fn choosing_the_save_that_heads_passes_nothing_over() {
+    let mut oracle = Oracle::default();
+    let meta = |id: u128, follows: &[u128]| {
+        let follows = follows.iter().map(|id| Uuid::from_u128(*id));
+        SaveMeta {
+            save_id: Uuid::from_u128(id),
+            ..SaveMeta::new(SLOT)
+        }
+        .with_follows(follows)
+    };
+    let id = Uuid::from_u128;
+    let bundle = SaveBundle::new(Default::default());
+    oracle.attempt(0, meta(1, &[]), bundle.clone());
+    oracle.written(meta(1, &[]));
+    oracle.confirm_save(0, SLOT, id(1));
+    oracle.attempt(1, meta(2, &[]), bundle.clone());
+    oracle.written(meta(2, &[]));
+    oracle.arrived(0, SLOT, id(2));
+    oracle.promoted(0, SLOT, id(1), Some(id(2)));
+    oracle.promoted(0, SLOT, id(1), Some(id(1)));
+    assert!(!oracle.passed_over(0, SLOT, &id(1)));
+    oracle.attempt(0, meta(3, &[1, 2]), bundle);
+    oracle.written(meta(3, &[1, 2]));
+    oracle.confirm_save(0, SLOT, id(3));
+    oracle.damage(0, id(3));
+    assert_eq!(oracle.inadmissible_head(0, SLOT, &id(1)), None);
+    assert!(oracle.inadmissible_head(0, SLOT, &id(2)).is_some());
+}
+
 /// `saves` saves of `SLOT` on `device`, a minute apart (a long session).
 fn session(sim: &mut Sim, device: usize, first_id: u128, saves: u128) {
     for id in first_id..first_id + saves {
