@@ -93,10 +93,12 @@
 //! such a slot (33), so the search is seen to reach them.
 //!
 //! A run of 150 steps on seeds from 300,000 found, among others, seeds 300824 and 301008.
-//! Seed 300824 was the store's: the slot's newest save became a file the player may not open,
-//! the sync state was lost, and the player deleted the slot; the record of deleted saves could
-//! not name the save it could not read, and sync placed it again (a delete now records the
-//! next count on the line of the newest save it read for each unread generation above it).
+//! Seed 300824 is the store's, and open: the slot's newest save became a file the player may
+//! not open, the sync state was lost, and the player deleted the slot; the record of deleted
+//! saves could not name the save it could not read, and sync placed it again. A fix that
+//! recorded the next count on the line of the newest save read, per unread generation above
+//! it, took other devices' next saves for deleted (11 of the next 3,000 seeds: "does not reach
+//! … newest save … does not hold it") and was taken out; its tests are kept, ignored.
 //! Seed 301008 was the oracle's: a round's import failed at the folder flush and was removed,
 //! and a power loss undid the removal after the player deleted the (empty) slot; the save is
 //! another device's that the next round places anyway, and the oracle now counts it as placed
