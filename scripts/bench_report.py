@@ -1346,7 +1346,7 @@ def moved_rows(before, after, ratios, label):
 
 def moved_section(before_text, after_text, label):
     before, after = figures(before_text), figures(after_text)
-    machines = [re.search(r"^Machine: (.*)$", text, re.M) for text in (before_text, after_text)]
+    machines = [re.search(r"Machine: ([^;]*)", text) for text in (before_text, after_text)]
     machines = [m.group(1) if m else "not recorded" for m in machines]
     return "\n".join([
         f"## Against {label}\n",
