@@ -15,15 +15,29 @@
 //! over them ([`SlotStore::note_passed_over`]): cloud sync shows them as a conflict no more,
 //! nor places them again, once the sync state that also says so is lost.
 //!
-//! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
-//! lock, before the first file is removed: a delete that cannot write it removes nothing. A
-//! delete that fails later, in a process that lives on, leaves in the record only what it
-//! removed: the saves still in the slot are the player's as before.
+//! A delete names each save in the record before it removes it, so that no interruption leaves
+//! a removed save unnamed, and never names the slot's newest save while it is still there: a
+//! delete cut short (the process dies, the disk fails) leaves that save the player's, and if
+//! the disk destroys it later, sync may place its cloud copy again (simulator seeds 310920,
+//! 319869). No write to a record can do both at once, so the newest save is not removed but
+//! renamed to a *tomb* (`manual-03.g000007.tomb`): one rename takes it out of the slot and
+//! names it deleted. In order, under the slot's lock:
+//! 1. the record gains the saves below the newest (those that do not name the newest one),
+//!    written durably (temporary file, fsync, rename, folder fsync): a delete that cannot write
+//!    it removes nothing;
+//! 2. the saves below the newest are removed, then the folder is flushed;
+//! 3. the newest is renamed to its tomb, then the folder is flushed: the delete has happened;
+//! 4. the record gains every save the slot held, and the tomb is removed. A tomb left (this
+//!    step failed, the process died) still counts: the record is read with the tombs beside
+//!    it, and the next write of the record takes them in.
+//!
+//! A delete that fails before step 3, in a process that lives on, leaves in the record only
+//! what it removed: the saves still in the slot are the player's as before.
 
 use super::error::StoreError;
 use super::fs::FOLDER;
 use super::import::StoredSave;
-use super::layout::slot_stem;
+use super::layout::{parse_tomb_file, slot_stem, tomb_file_name};
 use super::slot_store::SlotStore;
 use crate::format::{SaveMeta, Versions};
 use crate::slot::SlotId;
@@ -161,9 +175,61 @@ impl SlotStore {
             // nothing: replacing the record now would forget the ids it holds, and sync would
             // bring those deleted saves back.
             Err(error) if error.may_pass() => return Err(error),
-            Ok(None) | Err(_) => return Ok(Record::default()),
+            Ok(None) | Err(_) => None,
         };
-        Ok(Record::parse(&String::from_utf8_lossy(&bytes)))
+        let mut record = bytes.map_or_else(Record::default, |bytes| {
+            Record::parse(&String::from_utf8_lossy(&bytes))
+        });
+        record.add(&self.tombs(slot)?);
+        Ok(record)
+    }
+
+    /// The saves in `slot`'s tombs (newest saves of deletes whose record was not written
+    /// after: see the module docs). A tomb that does not read for good names nothing; one
+    /// that fails for a reason that may pass fails the call, as the record's own read does.
+    fn tombs(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
+        let mut saves = Vec::new();
+        for generation in self.tomb_generations(slot)? {
+            let path = self.dir.join(tomb_file_name(slot, generation));
+            match self.read_summary(&path) {
+                Ok(summary) => saves.push(StoredSave {
+                    slot,
+                    generation,
+                    meta: summary.meta,
+                }),
+                Err(error) if error.may_pass() => return Err(error),
+                Err(_) => {}
+            }
+        }
+        Ok(saves)
+    }
+
+    /// The generation numbers of `slot`'s tombs in the folder.
+    fn tomb_generations(&self, slot: SlotId) -> Result<Vec<u64>, StoreError> {
+        let names = self.list_folder()?;
+        let tombs = names.iter().filter_map(|name| name.to_str().and_then(parse_tomb_file));
+        Ok(tombs
+            .filter_map(|(of, generation)| (of == slot).then_some(generation))
+            .collect())
+    }
+
+    /// Writes `slot`'s record, then removes its tombs, which the record took in (it was read
+    /// with them). Best effort for the tombs: one left still counts.
+    fn write_record(&self, slot: SlotId, record: &Record) -> Result<(), StoreError> {
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
+        for generation in self.tomb_generations(slot).unwrap_or_default() {
+            let _ = (self.fs).remove_file(&self.dir.join(tomb_file_name(slot, generation)));
+        }
+        Ok(())
+    }
+
+    /// Takes the slot's newest save out of it and names it deleted in one step, a rename to
+    /// its tomb (see the module docs), then flushes the folder.
+    pub(super) fn bury(&self, slot: SlotId, newest: u64) -> Result<(), StoreError> {
+        let from = self.path_of(slot, newest);
+        let to = self.dir.join(tomb_file_name(slot, newest));
+        (self.fs.rename(&from, &to)).map_err(StoreError::io("delete", &from))?;
+        self.sync_folder()
     }
 
     /// Adds `passed_over` to `slot`'s record: saves the player passed over there by choosing
@@ -179,29 +245,52 @@ impl SlotStore {
         let _lock = self.lock(slot)?;
         let mut record = self.record_of(slot)?;
         record.ids.extend(passed_over);
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())
+        self.write_record(slot, &record)
     }
 
-    /// Adds the saves `slot` holds, those they were made in view of, and their version
-    /// vectors, to its record. Call it under the slot's lock, before removing anything; give
-    /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
-    /// fails.
+    /// Adds the saves `slot` holds below its newest save `newest`, those they were made in view
+    /// of, and their version vectors, to its record (step 1 of a delete, see the module docs),
+    /// leaving out any that would name the newest save (a second copy of it, which an
+    /// interrupted promotion leaves; a save made in view of it). Call it under the slot's
+    /// lock, before removing anything; give what it returns to
+    /// [`note_delete_stopped`](Self::note_delete_stopped) if the delete fails, or to
+    /// [`note_delete_done`](Self::note_delete_done) once the newest save is buried.
     ///
     /// A generation that cannot be read for a reason that may pass (an I/O error) fails the
     /// delete before anything is removed, as it fails a save: left out, its save would be
     /// removed unnamed, and sync would place it again from the cloud once the sync state (and
     /// with it the device id) is lost (simulator seed 315564).
-    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
+    pub(super) fn note_deleted(&self, slot: SlotId, newest: u64) -> Result<DeleteNote, StoreError> {
         let listed = self.generations(slot)?;
         let held = self.metas_of(slot, listed, super::import::Reading::View)?;
         let before = self.record_of(slot)?;
+        let on_top = held.iter().filter(|save| save.generation == newest);
+        let on_top: Vec<&SaveMeta> = on_top.map(|save| &save.meta).collect();
         let mut record = before.clone();
-        record.add(&held);
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
+        for save in held.iter().filter(|save| save.generation != newest) {
+            let mut with = record.clone();
+            with.add(std::slice::from_ref(save));
+            if !on_top.iter().any(|meta| with.covers(meta)) {
+                record = with;
+            }
+        }
+        self.write_record(slot, &record)?;
         Ok(DeleteNote {
             record: before,
             held,
         })
+    }
+
+    /// A delete that buried the slot's newest save (step 4, see the module docs): the record
+    /// names every save the slot held. Best effort: the tomb, left when this fails, names the
+    /// newest save all the same, and the saves below it are named already, but for one that
+    /// named the newest save too, which may come back.
+    pub(super) fn note_delete_done(&self, slot: SlotId, note: DeleteNote) {
+        let Ok(mut record) = self.record_of(slot) else {
+            return;
+        };
+        record.add(&note.held);
+        let _ = self.write_record(slot, &record);
     }
 
     /// A delete that failed part way (the call returned an error, the process lives on): the
@@ -227,7 +316,7 @@ impl SlotStore {
                 record = with;
             }
         }
-        let _ = self.write_profile_file(&record_name(slot), record.text().as_bytes());
+        let _ = self.write_record(slot, &record);
     }
 }
 
@@ -341,11 +430,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let newest = dir.path().join("default/manual-03.g000003.ksav");
         let failing = newest.clone();
-        let fs = Forward::os().on_remove_file(move |fs, path| {
-            if path == failing {
+        let fs = Forward::os().on_rename(move |fs, from, to| {
+            if from == failing {
                 return Err(io::Error::other("EIO"));
             }
-            fs.remove_file(path)
+            fs.rename(from, to)
         });
         let config = StoreConfig::new(dir.path());
         let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
@@ -403,5 +492,108 @@ mod tests {
         assert_eq!(store.generations(slot).unwrap(), [4, 3, 2]);
         assert!(!store.is_deleted(&metas[0]), "its second copy is left");
         assert!(!store.deleted_saves().contains(&metas[0].save_id));
+    }
+
+    /// A store whose disk "dies" at the first touch of `manual-03`'s newest save
+    /// (generation 3): that call and every rename after it fail, so nothing the delete writes
+    /// after that point lands, as when the process dies there.
+    fn dying_at_the_newest(dir: &std::path::Path) -> SlotStore {
+        use crate::store::testing::Forward;
+        use std::io;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let newest = dir.join("default/manual-03.g000003.ksav");
+        let dead = Arc::new(AtomicBool::new(false));
+        let (dead_too, newest_too) = (dead.clone(), newest.clone());
+        let fs = Forward::os()
+            .on_remove_file(move |fs, path| {
+                if path == newest_too {
+                    dead_too.store(true, Ordering::SeqCst);
+                }
+                match dead_too.load(Ordering::SeqCst) {
+                    true => Err(io::Error::other("the process died")),
+                    false => fs.remove_file(path),
+                }
+            })
+            .on_rename(move |fs, from, to| {
+                if from == newest {
+                    dead.store(true, Ordering::SeqCst);
+                }
+                match dead.load(Ordering::SeqCst) {
+                    true => Err(io::Error::other("the process died")),
+                    false => fs.rename(from, to),
+                }
+            });
+        SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap()
+    }
+
+    /// Simulator seeds 310920, 319869: a delete wrote its record naming every save, then
+    /// stopped before removing the newest (the process died; the fsync failed and so did the
+    /// correction). The disk later destroyed that save, and sync refused its cloud copy as
+    /// deleted: a confirmed save lost to a delete that never happened. The record never names
+    /// the save on top while it is there.
+    #[test]
+    fn a_delete_cut_short_never_names_the_save_it_left_on_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dying_at_the_newest(dir.path());
+        let slot = SlotId::Manual(3);
+        let metas: Vec<SaveMeta> = (0..3)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+        let newest = store.read_generation_bytes(slot, 3).unwrap();
+
+        store.delete(slot).unwrap_err();
+
+        assert_eq!(store.generations(slot).unwrap(), [3], "the newest is left");
+        assert!(!store.is_deleted(&metas[2]), "the save left on top");
+        assert!(store.is_deleted(&metas[0]) && store.is_deleted(&metas[1]));
+        // After a restart, the disk destroys it; its cloud copy comes back.
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        std::fs::remove_file(store.path_of(slot, 3)).unwrap();
+        let copy = store.decode_import(&newest).unwrap();
+        let outcome = store.import(copy).unwrap();
+        assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
+    }
+
+    /// A delete whose last step, writing the record, did not land (the process died, the disk
+    /// failed): the newest save's tomb names it deleted all the same, and the next write of
+    /// the record takes it in.
+    #[test]
+    fn a_tomb_names_the_newest_save_until_the_record_does() {
+        use crate::store::testing::Forward;
+        use std::io;
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("default/manual-03.deleted");
+        let tomb = dir.path().join("default/manual-03.g000003.tomb");
+        let tomb_too = tomb.clone();
+        let fs = Forward::os().on_rename(move |fs, from, to| {
+            if to == record && tomb_too.exists() {
+                return Err(io::Error::other("the process died"));
+            }
+            fs.rename(from, to)
+        });
+        let config = StoreConfig::new(dir.path());
+        let store = SlotStore::open_with(config.clone(), Arc::new(fs)).unwrap();
+        let slot = SlotId::Manual(3);
+        let metas: Vec<SaveMeta> = (0..3)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+        let newest = store.read_generation_bytes(slot, 3).unwrap();
+
+        assert_eq!(store.delete(slot).unwrap(), 3, "the delete happened");
+
+        assert!(tomb.exists() && store.generations(slot).unwrap().is_empty());
+        assert!(metas.iter().all(|meta| store.is_deleted(meta)));
+        let copy = store.decode_import(&newest).unwrap();
+        assert_eq!(store.import(copy).unwrap(), ImportOutcome::Deleted { slot });
+
+        // A healthy start: the next write of the record takes the tomb in.
+        let store = SlotStore::open(config).unwrap();
+        store.note_passed_over(slot, []).unwrap();
+        assert!(!tomb.exists(), "the record took the tomb in");
+        assert!(store.deleted_saves().contains(&metas[2].save_id));
+        let copy = store.decode_import(&newest).unwrap();
+        assert_eq!(store.import(copy).unwrap(), ImportOutcome::Deleted { slot });
     }
 }

@@ -520,15 +520,16 @@ impl SlotStore {
     /// Deletes every generation of `slot` and returns how many files were removed.
     ///
     /// The older generations go first and their removal is made durable (a folder fsync)
-    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
+    /// before the newest is taken out, then the folder is fsynced again: two folder fsyncs
     /// whatever the number of generations. Removals not yet flushed may reach the disk in any
     /// combination, so removing all at once with one fsync at the end could leave an older
     /// generation without the newest above it (a deleted slot coming back older), and so could
     /// any order; an fsync after each removal would be correct too, at one fsync per backup.
     /// This way an interruption leaves the slot as it was, or with its newest save and fewer
-    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
-    /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
-    /// brings them back.
+    /// backups, or empty. The saves removed are added to the slot's record of deleted saves
+    /// before they go, and the newest save is renamed to a tomb that names it until the record
+    /// does (see [`deleted_saves`](Self::deleted_saves) and `deleted.rs`), so cloud sync never
+    /// brings them back, while a delete cut short never names the save it left on top.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
@@ -536,10 +537,13 @@ impl SlotStore {
         let Some((&newest, older)) = generations.split_first() else {
             return Ok(0);
         };
-        // What it held is recorded first, so cloud sync never brings it back.
-        let note = self.note_deleted(slot)?;
+        // What lies below the newest is recorded first, so cloud sync never brings it back.
+        let note = self.note_deleted(slot, newest)?;
         match self.remove_generations(slot, newest, older) {
-            Ok(()) => Ok(generations.len()),
+            Ok(()) => {
+                self.note_delete_done(slot, note);
+                Ok(generations.len())
+            }
             Err(error) => {
                 self.note_delete_stopped(slot, note);
                 Err(error)
@@ -547,8 +551,8 @@ impl SlotStore {
         }
     }
 
-    /// Removes a slot's files, the older ones first: a delete cut short leaves the newest
-    /// save on top, never an older one alone.
+    /// Removes a slot's files, the older ones first, then buries the newest: a delete cut
+    /// short leaves the newest save on top, never an older one alone.
     fn remove_generations(
         &self,
         slot: SlotId,
@@ -561,8 +565,7 @@ impl SlotStore {
             }
             self.sync_folder()?;
         }
-        self.remove_for_delete(slot, newest)?;
-        self.sync_folder()
+        self.bury(slot, newest)
     }
 
     fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
@@ -667,10 +670,7 @@ impl SlotStore {
 
     /// Every slot's generations found in the folder, newest first.
     pub(super) fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
-        let names = self
-            .fs
-            .list_dir(&self.dir)
-            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let names = self.list_folder()?;
         let mut slots: BTreeMap<SlotId, Vec<u64>> = BTreeMap::new();
         for name in &names {
             if let Some((slot, generation)) = name.to_str().and_then(parse_generation_file) {
@@ -681,6 +681,11 @@ impl SlotStore {
             generations.sort_unstable_by(|a, b| b.cmp(a));
         }
         Ok(slots)
+    }
+
+    /// The names in the profile folder.
+    pub(super) fn list_folder(&self) -> Result<Vec<std::ffi::OsString>, StoreError> {
+        (self.fs.list_dir(&self.dir)).map_err(StoreError::io("list the save folder", &self.dir))
     }
 
     fn list_slots(
@@ -995,10 +1000,7 @@ impl SlotStore {
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
-        let names = self
-            .fs
-            .list_dir(&self.dir)
-            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let names = self.list_folder()?;
         for name in names.iter().filter_map(|name| name.to_str()) {
             if is_temp_file(name) {
                 self.remove_stale_temp_file(name);
