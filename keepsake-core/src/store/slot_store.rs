@@ -16,6 +16,7 @@ use crate::format::{
 };
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
+use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -333,9 +334,10 @@ impl SlotStore {
         meta: SaveMeta,
         bundle: &SaveBundle,
     ) -> Result<SaveReceipt, StoreError> {
-        match self.save_unless_superseded(slot, meta, bundle, |_| false)? {
-            SaveOrSuperseded::Saved(receipt) => Ok(*receipt),
-            SaveOrSuperseded::Superseded(_) => unreachable!("no head supersedes this save"),
+        // No head supersedes a plain save: the type says so.
+        match self.save_checked(slot, meta, bundle, |_| None::<Infallible>)? {
+            Ok(receipt) => Ok(receipt),
+            Err(never) => match never {},
         }
     }
 
@@ -351,6 +353,22 @@ impl SlotStore {
         bundle: &SaveBundle,
         supersedes: impl Fn(&SaveMeta) -> bool,
     ) -> Result<SaveOrSuperseded, StoreError> {
+        let superseded_by = |head: &SaveMeta| supersedes(head).then(|| Box::new(head.clone()));
+        Ok(match self.save_checked(slot, meta, bundle, superseded_by)? {
+            Ok(receipt) => SaveOrSuperseded::Saved(Box::new(receipt)),
+            Err(head) => SaveOrSuperseded::Superseded(head),
+        })
+    }
+
+    /// Saves as [`save`](Self::save) does, unless `superseded_by` finds, in the slot's newest
+    /// readable save read under the slot's lock, a reason (`S`) to write nothing.
+    fn save_checked<S>(
+        &self,
+        slot: SlotId,
+        mut meta: SaveMeta,
+        bundle: &SaveBundle,
+        superseded_by: impl Fn(&SaveMeta) -> Option<S>,
+    ) -> Result<Result<SaveReceipt, S>, StoreError> {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         meta.slot = slot;
@@ -363,8 +381,8 @@ impl SlotStore {
         // autosave in flight in another) may have placed a save since. A save recording an
         // older view would be ordered as made apart from that one, so it is made again.
         let held = self.held_in_view(slot)?;
-        if let Some(head) = held.0.first().filter(|head| supersedes(&head.meta)) {
-            return Ok(SaveOrSuperseded::Superseded(Box::new(head.meta.clone())));
+        if let Some(reason) = held.0.first().and_then(|head| superseded_by(&head.meta)) {
+            return Ok(Err(reason));
         }
         if held != seen {
             made = self.encode_in_view(meta, bundle, &held)?;
@@ -381,7 +399,7 @@ impl SlotStore {
             Placement::New,
         )?;
         let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
-        Ok(SaveOrSuperseded::Saved(Box::new(SaveReceipt {
+        Ok(Ok(SaveReceipt {
             slot,
             generation,
             path,
@@ -393,7 +411,7 @@ impl SlotStore {
             },
             pruned,
             prune_error,
-        })))
+        }))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
