@@ -186,7 +186,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
-        if self.is_deleted(&meta) {
+        if self.is_deleted(&meta)? {
             return Ok(ImportOutcome::Deleted { slot });
         }
         // A head that cannot be read now must not be taken for missing: the import waits. A
