@@ -179,7 +179,12 @@ impl SlotStore {
 
     /// Refuses ([`StoreError::UnusableEntry`]) a folder under `name`, which a rename cannot
     /// replace: found before anything is written or removed.
-    fn refuse_folder(&self, slot: SlotId, name: &str, role: &'static str) -> Result<(), StoreError> {
+    fn refuse_folder(
+        &self,
+        slot: SlotId,
+        name: &str,
+        role: &'static str,
+    ) -> Result<(), StoreError> {
         let path = self.dir.join(name);
         match self.fs.open_read(&path).map_err(StoreError::open(&path)) {
             Err(StoreError::NotAFile { what, path }) if what == FOLDER => {
@@ -225,7 +230,9 @@ impl SlotStore {
     /// The generation numbers of `slot`'s tombs in the folder.
     fn tomb_generations(&self, slot: SlotId) -> Result<Vec<u64>, StoreError> {
         let names = self.list_folder()?;
-        let tombs = names.iter().filter_map(|name| name.to_str().and_then(parse_tomb_file));
+        let tombs = names
+            .iter()
+            .filter_map(|name| name.to_str().and_then(parse_tomb_file));
         Ok(tombs
             .filter_map(|(of, generation)| (of == slot).then_some(generation))
             .collect())
@@ -269,8 +276,9 @@ impl SlotStore {
         self.metas_of(slot, generations.to_vec(), Reading::View)?;
         self.record_to_change(slot)?;
         let role = "a name a delete renames a save to";
-        (generations.iter())
-            .try_for_each(|&generation| self.refuse_folder(slot, &tomb_file_name(slot, generation), role))
+        (generations.iter()).try_for_each(|&generation| {
+            self.refuse_folder(slot, &tomb_file_name(slot, generation), role)
+        })
     }
 
     /// Takes one generation out of the slot and names it deleted in one step: a rename to its
@@ -387,7 +395,10 @@ mod tests {
         let arrived = store.import(store.decode_import(&apart).unwrap()).unwrap();
         assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
         let next = save(&store, slot, "desk", 4);
-        assert!(!store.is_deleted(&next).unwrap(), "a save made after the delete");
+        assert!(
+            !store.is_deleted(&next).unwrap(),
+            "a save made after the delete"
+        );
     }
 
     /// Issue 49 (simulator seeds 101136, 101764): a delete that failed part way left the
@@ -461,7 +472,10 @@ mod tests {
         store.delete(slot).unwrap_err();
 
         assert_eq!(store.generations(slot).unwrap(), [4, 3, 2]);
-        assert!(!store.is_deleted(&metas[0]).unwrap(), "its second copy is left");
+        assert!(
+            !store.is_deleted(&metas[0]).unwrap(),
+            "its second copy is left"
+        );
         assert!(!store.deleted_saves().unwrap().contains(&metas[0].save_id));
     }
 
@@ -516,7 +530,10 @@ mod tests {
         store.delete(slot).unwrap_err();
 
         assert_eq!(store.generations(slot).unwrap(), [3], "the newest is left");
-        assert!(!store.is_deleted(&metas[2]).unwrap(), "the save left on top");
+        assert!(
+            !store.is_deleted(&metas[2]).unwrap(),
+            "the save left on top"
+        );
         assert!(store.is_deleted(&metas[0]).unwrap() && store.is_deleted(&metas[1]).unwrap());
         // After a restart, the disk destroys it; its cloud copy comes back.
         let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
@@ -588,7 +605,11 @@ mod tests {
             matches!(&error, crate::store::StoreError::UnusableEntry { path, .. } if *path == folder),
             "{error}"
         );
-        assert_eq!(store.generations(slot).unwrap(), [3, 2, 1], "nothing removed");
+        assert_eq!(
+            store.generations(slot).unwrap(),
+            [3, 2, 1],
+            "nothing removed"
+        );
         assert!(store.deleted_saves().unwrap().is_empty());
     }
 
@@ -618,7 +639,10 @@ mod tests {
 
         let record = store.read_profile_file("manual-03.deleted").unwrap();
         let record = String::from_utf8(record.unwrap_or_default()).unwrap();
-        assert!(!record.contains(&metas[2].save_id.simple().to_string()), "{record}");
+        assert!(
+            !record.contains(&metas[2].save_id.simple().to_string()),
+            "{record}"
+        );
         assert!(tomb.exists());
         assert!(store.is_deleted(&metas[2]).unwrap(), "the tomb names it");
     }

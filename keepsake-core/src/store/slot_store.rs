@@ -349,15 +349,17 @@ impl SlotStore {
     pub fn save_unless_superseded(
         &self,
         slot: SlotId,
-        mut meta: SaveMeta,
+        meta: SaveMeta,
         bundle: &SaveBundle,
         supersedes: impl Fn(&SaveMeta) -> bool,
     ) -> Result<SaveOrSuperseded, StoreError> {
         let superseded_by = |head: &SaveMeta| supersedes(head).then(|| Box::new(head.clone()));
-        Ok(match self.save_checked(slot, meta, bundle, superseded_by)? {
-            Ok(receipt) => SaveOrSuperseded::Saved(Box::new(receipt)),
-            Err(head) => SaveOrSuperseded::Superseded(head),
-        })
+        Ok(
+            match self.save_checked(slot, meta, bundle, superseded_by)? {
+                Ok(receipt) => SaveOrSuperseded::Saved(Box::new(receipt)),
+                Err(head) => SaveOrSuperseded::Superseded(head),
+            },
+        )
     }
 
     /// Saves as [`save`](Self::save) does, unless `superseded_by` finds, in the slot's newest
