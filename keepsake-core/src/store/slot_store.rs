@@ -16,6 +16,7 @@ use crate::format::{
 };
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
+use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -333,9 +334,10 @@ impl SlotStore {
         meta: SaveMeta,
         bundle: &SaveBundle,
     ) -> Result<SaveReceipt, StoreError> {
-        match self.save_unless_superseded(slot, meta, bundle, |_| false)? {
-            SaveOrSuperseded::Saved(receipt) => Ok(*receipt),
-            SaveOrSuperseded::Superseded(_) => unreachable!("no head supersedes this save"),
+        // No head supersedes a plain save: the type says so.
+        match self.save_checked(slot, meta, bundle, |_| None::<Infallible>)? {
+            Ok(receipt) => Ok(receipt),
+            Err(never) => match never {},
         }
     }
 
@@ -347,10 +349,28 @@ impl SlotStore {
     pub fn save_unless_superseded(
         &self,
         slot: SlotId,
-        mut meta: SaveMeta,
+        meta: SaveMeta,
         bundle: &SaveBundle,
         supersedes: impl Fn(&SaveMeta) -> bool,
     ) -> Result<SaveOrSuperseded, StoreError> {
+        let superseded_by = |head: &SaveMeta| supersedes(head).then(|| Box::new(head.clone()));
+        Ok(
+            match self.save_checked(slot, meta, bundle, superseded_by)? {
+                Ok(receipt) => SaveOrSuperseded::Saved(Box::new(receipt)),
+                Err(head) => SaveOrSuperseded::Superseded(head),
+            },
+        )
+    }
+
+    /// Saves as [`save`](Self::save) does, unless `superseded_by` finds, in the slot's newest
+    /// readable save read under the slot's lock, a reason (`S`) to write nothing.
+    fn save_checked<S>(
+        &self,
+        slot: SlotId,
+        mut meta: SaveMeta,
+        bundle: &SaveBundle,
+        superseded_by: impl Fn(&SaveMeta) -> Option<S>,
+    ) -> Result<Result<SaveReceipt, S>, StoreError> {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         meta.slot = slot;
@@ -363,8 +383,8 @@ impl SlotStore {
         // autosave in flight in another) may have placed a save since. A save recording an
         // older view would be ordered as made apart from that one, so it is made again.
         let held = self.held_in_view(slot)?;
-        if let Some(head) = held.0.first().filter(|head| supersedes(&head.meta)) {
-            return Ok(SaveOrSuperseded::Superseded(Box::new(head.meta.clone())));
+        if let Some(reason) = held.0.first().and_then(|head| superseded_by(&head.meta)) {
+            return Ok(Err(reason));
         }
         if held != seen {
             made = self.encode_in_view(meta, bundle, &held)?;
@@ -381,7 +401,7 @@ impl SlotStore {
             Placement::New,
         )?;
         let (pruned, prune_error) = self.prune(slot, &generations, &HashSet::new());
-        Ok(SaveOrSuperseded::Saved(Box::new(SaveReceipt {
+        Ok(Ok(SaveReceipt {
             slot,
             generation,
             path,
@@ -393,7 +413,7 @@ impl SlotStore {
             },
             pruned,
             prune_error,
-        })))
+        }))
     }
 
     /// Saves into the autosave ring: the first empty autosave slot, or else the slot after the
@@ -519,16 +539,20 @@ impl SlotStore {
 
     /// Deletes every generation of `slot` and returns how many files were removed.
     ///
-    /// The older generations go first and their removal is made durable (a folder fsync)
-    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
-    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
-    /// combination, so removing all at once with one fsync at the end could leave an older
+    /// Each generation is renamed to its *tomb*, which names its save deleted in the same step,
+    /// and the record of deleted saves then takes the tombs in (see
+    /// [`deleted_saves`](Self::deleted_saves) and `deleted.rs`): cloud sync never brings a
+    /// removed save back, and a delete cut short never names a save it left.
+    ///
+    /// The older generations go first and their renames are made durable (a folder fsync)
+    /// before the newest goes, then the folder is fsynced again: two folder fsyncs whatever
+    /// the number of generations. Renames not yet flushed may reach the disk in any
+    /// combination, so renaming all at once with one fsync at the end could leave an older
     /// generation without the newest above it (a deleted slot coming back older), and so could
-    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
-    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
-    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
-    /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
-    /// brings them back.
+    /// any order; an fsync after each would be correct too, at one fsync per backup. This way
+    /// an interruption leaves the slot as it was, or with its newest save and fewer backups,
+    /// or empty. Nothing is renamed when a generation cannot be read for now, the record
+    /// cannot be changed, or a folder holds a tomb's name.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
@@ -536,40 +560,26 @@ impl SlotStore {
         let Some((&newest, older)) = generations.split_first() else {
             return Ok(0);
         };
-        // What it held is recorded first, so cloud sync never brings it back.
-        let note = self.note_deleted(slot)?;
-        match self.remove_generations(slot, newest, older) {
-            Ok(()) => Ok(generations.len()),
-            Err(error) => {
-                self.note_delete_stopped(slot, note);
-                Err(error)
-            }
-        }
+        self.check_delete(slot, &generations)?;
+        // After a failure the tombs are left as they are: a rename not flushed may yet be
+        // undone by a power loss, and a record naming its save would then name a save left in
+        // the slot. A tomb counts all the same.
+        self.bury_generations(slot, newest, older)?;
+        self.fold_tombs(slot);
+        Ok(generations.len())
     }
 
-    /// Removes a slot's files, the older ones first: a delete cut short leaves the newest
-    /// save on top, never an older one alone.
-    fn remove_generations(
-        &self,
-        slot: SlotId,
-        newest: u64,
-        older: &[u64],
-    ) -> Result<(), StoreError> {
+    /// Buries a slot's generations, the older ones first: a delete cut short leaves the
+    /// newest save on top, never an older one alone.
+    fn bury_generations(&self, slot: SlotId, newest: u64, older: &[u64]) -> Result<(), StoreError> {
         if !older.is_empty() {
             for &generation in older.iter().rev() {
-                self.remove_for_delete(slot, generation)?;
+                self.bury(slot, generation)?;
             }
             self.sync_folder()?;
         }
-        self.remove_for_delete(slot, newest)?;
+        self.bury(slot, newest)?;
         self.sync_folder()
-    }
-
-    fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
-        let path = self.path_of(slot, generation);
-        self.fs
-            .remove_file(&path)
-            .map_err(StoreError::io("delete", &path))
     }
 
     /// Flushes the folders holding the save folder if the open could not
@@ -667,10 +677,7 @@ impl SlotStore {
 
     /// Every slot's generations found in the folder, newest first.
     pub(super) fn scan(&self) -> Result<BTreeMap<SlotId, Vec<u64>>, StoreError> {
-        let names = self
-            .fs
-            .list_dir(&self.dir)
-            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let names = self.list_folder()?;
         let mut slots: BTreeMap<SlotId, Vec<u64>> = BTreeMap::new();
         for name in &names {
             if let Some((slot, generation)) = name.to_str().and_then(parse_generation_file) {
@@ -681,6 +688,11 @@ impl SlotStore {
             generations.sort_unstable_by(|a, b| b.cmp(a));
         }
         Ok(slots)
+    }
+
+    /// The names in the profile folder.
+    pub(super) fn list_folder(&self) -> Result<Vec<std::ffi::OsString>, StoreError> {
+        (self.fs.list_dir(&self.dir)).map_err(StoreError::io("list the save folder", &self.dir))
     }
 
     fn list_slots(
@@ -995,10 +1007,7 @@ impl SlotStore {
     }
 
     fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
-        let names = self
-            .fs
-            .list_dir(&self.dir)
-            .map_err(StoreError::io("list the save folder", &self.dir))?;
+        let names = self.list_folder()?;
         for name in names.iter().filter_map(|name| name.to_str()) {
             if is_temp_file(name) {
                 self.remove_stale_temp_file(name);

@@ -197,7 +197,7 @@ impl SyncCore {
         arriving: &SaveMeta,
         damaged: &HashSet<Uuid>,
     ) -> Result<bool, CloudError> {
-        if self.store.is_deleted(arriving) {
+        if self.store.is_deleted(arriving)? {
             return Ok(true);
         }
         if damaged.contains(&arriving.save_id) {

@@ -300,7 +300,7 @@ impl SyncCore {
         self.upload_pending(round, true).await?;
         // What the player deleted or passed over here never comes back, whatever else a slot
         // looks like.
-        let deleted = self.store.deleted_saves();
+        let deleted = self.store.deleted_saves()?;
         let mut damaged = self.damaged_locally(&local);
         damaged.extend(self.lost_locally(&listing, &local, &damaged)?);
         damaged.retain(|id| !deleted.contains(id));
