@@ -1,4 +1,4 @@
-//! What the player deleted: as a delete removes a slot's files, the ids of the saves it
+//! What the player deleted: before a delete removes a slot's files, the ids of the saves it
 //! held (and of the saves those were made in view of) are added to the slot's record,
 //! `<slot>.deleted` beside its saves, one id per line, newest last, the last
 //! [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest count
@@ -15,26 +15,15 @@
 //! over them ([`SlotStore::note_passed_over`]): cloud sync shows them as a conflict no more,
 //! nor places them again, once the sync state that also says so is lost.
 //!
-//! A delete never writes the record first and removes second, nor the other way round: cut
-//! short between the two, the first left a save in the slot that the record named (the disk
-//! destroying it later, sync refused its cloud copy as deleted: simulator seeds 310920,
-//! 319869), and the second would leave a removed save unnamed. It renames each generation to
-//! its *tomb* (`manual-03.g000007.tomb`) instead: one rename takes the save out of the slot
-//! and names it deleted. The record is read with the slot's tombs beside it, and the delete's
-//! last step writes the record with them and removes them; a tomb left (that step failed, the
-//! process died) counts all the same, and the next write of the record takes it in. A tomb
-//! whose save the slot still holds (a second copy of it, which an interrupted promotion
-//! leaves) names nothing while that save is there: a delete cut short leaves what it did not
-//! bury the player's, as before.
-//!
-//! Before it renames anything, a delete checks under the slot's lock that every generation
-//! reads (or is damaged for good), that the record can be changed, and that no folder holds a
-//! tomb's name: a delete refused then changes nothing.
+//! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
+//! lock, before the first file is removed: a delete that cannot write it removes nothing. A
+//! delete that fails later, in a process that lives on, leaves in the record only what it
+//! removed: the saves still in the slot are the player's as before.
 
 use super::error::StoreError;
 use super::fs::FOLDER;
-use super::import::{Reading, StoredSave};
-use super::layout::{parse_tomb_file, slot_stem, tomb_file_name};
+use super::import::StoredSave;
+use super::layout::slot_stem;
 use super::slot_store::SlotStore;
 use crate::format::{SaveMeta, Versions};
 use crate::slot::SlotId;
@@ -130,9 +119,9 @@ fn record_name(slot: SlotId) -> String {
 
 impl SlotStore {
     /// The saves the player deleted from any slot of this profile, as far as the slots' records
-    /// and tombs go (see the module docs in `deleted.rs`). A record that does not read for
-    /// good counts as empty; one that fails for a reason that may pass (an I/O error) fails
-    /// the call, so that no caller takes a deleted save for one never deleted.
+    /// go (see the module docs in `deleted.rs`). A record that does not read for good (missing,
+    /// a folder, damaged bytes) counts as empty; one that fails for a reason that may pass (an
+    /// I/O error) fails the call, so that no caller takes a deleted save for one never deleted.
     pub fn deleted_saves(&self) -> Result<HashSet<Uuid>, StoreError> {
         let mut deleted = HashSet::new();
         for slot in self.config().layout.slots() {
@@ -142,113 +131,47 @@ impl SlotStore {
     }
 
     /// Whether the player deleted `meta`'s save here, or a save made in view of it: its slot's
-    /// record or a tomb names it, or the record holds its own count in the vector of what was
-    /// deleted (see the module docs in `deleted.rs`). Cloud sync does not place such a save
-    /// again, however it learns of it. Fails as [`deleted_saves`](Self::deleted_saves) does.
+    /// record names it, or holds its own count in the vector of what was deleted (see the
+    /// module docs in `deleted.rs`). Cloud sync does not place such a save again, however it
+    /// learns of it. Fails as [`deleted_saves`](Self::deleted_saves) does.
     pub fn is_deleted(&self, meta: &SaveMeta) -> Result<bool, StoreError> {
         Ok(self.read_record(meta.slot)?.covers(meta))
     }
 
-    /// `slot`'s record with its tombs taken in, to check a save against. A record that does
-    /// not read for good (missing, a folder, a FIFO, damaged bytes) holds nothing; a read that
-    /// fails for a reason that may pass fails the call. The tombs are read first: a delete
-    /// finishing meanwhile writes the record before it removes a tomb.
+    /// `slot`'s record, to check a save against: as [`record_of`](Self::record_of) reads it,
+    /// but a folder under its name holds nothing (no record was written there).
     fn read_record(&self, slot: SlotId) -> Result<Record, StoreError> {
-        let tombs = self.tombs(slot)?;
-        let mut record = match self.read_profile_file(&record_name(slot)) {
-            Ok(Some(bytes)) => Record::parse(&String::from_utf8_lossy(&bytes)),
-            Err(error) if error.may_pass() => return Err(error),
-            Ok(None) | Err(_) => Record::default(),
-        };
-        record.add(&tombs);
-        Ok(record)
+        match self.record_of(slot) {
+            Err(StoreError::UnusableEntry { .. }) => Ok(Record::default()),
+            read => read,
+        }
     }
 
-    /// `slot`'s record, for a change about to replace it: as [`read_record`](Self::read_record)
-    /// reads it, but a folder under its name is refused ([`StoreError::UnusableEntry`]) before
-    /// anything is written or removed: the record is replaced by a rename, which no folder
-    /// gives way to. Any other entry there (a FIFO, a link, a file that does not read for
-    /// good) is replaced: whatever ids it held cannot be read anyway. A read that fails for a
-    /// reason that may pass refuses the change: replacing the record then would forget the
-    /// ids it holds, and sync would bring those deleted saves back.
-    fn record_to_change(&self, slot: SlotId) -> Result<Record, StoreError> {
-        let role = "the slot's record of deleted saves";
-        self.refuse_folder(slot, &record_name(slot), role)?;
-        self.read_record(slot)
-    }
-
-    /// Refuses ([`StoreError::UnusableEntry`]) a folder under `name`, which a rename cannot
-    /// replace: found before anything is written or removed.
-    fn refuse_folder(
-        &self,
-        slot: SlotId,
-        name: &str,
-        role: &'static str,
-    ) -> Result<(), StoreError> {
-        let path = self.dir.join(name);
-        match self.fs.open_read(&path).map_err(StoreError::open(&path)) {
+    /// `slot`'s record, for a change about to replace it. A record that cannot be read counts
+    /// as empty, except a folder under its name, which is refused
+    /// ([`StoreError::UnusableEntry`]) before anything is written or removed: the record is
+    /// replaced by a rename, which no folder gives way to. Any other entry there (a
+    /// FIFO, a link, a file that does not read for good) is replaced: whatever ids it held
+    /// cannot be read anyway. A read that fails for a reason that may pass refuses the delete.
+    fn record_of(&self, slot: SlotId) -> Result<Record, StoreError> {
+        let name = record_name(slot);
+        let bytes = match self.read_profile_file(&name) {
+            Ok(Some(bytes)) => bytes,
             Err(StoreError::NotAFile { what, path }) if what == FOLDER => {
-                Err(StoreError::UnusableEntry {
+                return Err(StoreError::UnusableEntry {
                     slot,
                     path,
                     what,
-                    role,
-                })
+                    role: "the slot's record of deleted saves",
+                });
             }
-            _ => Ok(()),
-        }
-    }
-
-    /// The saves `slot`'s tombs name (generations a delete renamed, see the module docs). A
-    /// tomb that does not read for good names nothing; one that fails for a reason that may
-    /// pass fails the call. A tomb whose save the slot still holds (a second copy of it, which
-    /// an interrupted promotion leaves, or a save made in view of it: a delete cut short
-    /// buried the copy below) names nothing while that save is there.
-    fn tombs(&self, slot: SlotId) -> Result<Vec<StoredSave>, StoreError> {
-        let generations = self.tomb_generations(slot)?;
-        if generations.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut tombs = Vec::new();
-        for generation in generations {
-            let path = self.dir.join(tomb_file_name(slot, generation));
-            match self.read_summary(&path) {
-                Ok(summary) => tombs.push(StoredSave {
-                    slot,
-                    generation,
-                    meta: summary.meta,
-                }),
-                Err(error) if error.may_pass() => return Err(error),
-                Err(_) => {}
-            }
-        }
-        let (left, _) = self.held_in_view(slot)?;
-        tombs.retain(|tomb| !left.iter().any(|save| names(tomb, &save.meta)));
-        Ok(tombs)
-    }
-
-    /// The generation numbers of `slot`'s tombs in the folder.
-    fn tomb_generations(&self, slot: SlotId) -> Result<Vec<u64>, StoreError> {
-        let names = self.list_folder()?;
-        let tombs = names
-            .iter()
-            .filter_map(|name| name.to_str().and_then(parse_tomb_file));
-        Ok(tombs
-            .filter_map(|(of, generation)| (of == slot).then_some(generation))
-            .collect())
-    }
-
-    /// Writes `slot`'s record, then removes the tombs it names now (best effort: a tomb left
-    /// still counts).
-    fn write_record(&self, slot: SlotId, record: &Record) -> Result<(), StoreError> {
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
-        for tomb in self.tombs(slot).unwrap_or_default() {
-            if record.covers(&tomb.meta) {
-                let path = self.dir.join(tomb_file_name(slot, tomb.generation));
-                let _ = self.fs.remove_file(&path);
-            }
-        }
-        Ok(())
+            // A read that may pass (EIO, a lock held elsewhere) refuses the delete, removing
+            // nothing: replacing the record now would forget the ids it holds, and sync would
+            // bring those deleted saves back.
+            Err(error) if error.may_pass() => return Err(error),
+            Ok(None) | Err(_) => return Ok(Record::default()),
+        };
+        Ok(Record::parse(&String::from_utf8_lossy(&bytes)))
     }
 
     /// Adds `passed_over` to `slot`'s record: saves the player passed over there by choosing
@@ -262,47 +185,64 @@ impl SlotStore {
     ) -> Result<(), StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        let mut record = self.record_to_change(slot)?;
+        let mut record = self.record_of(slot)?;
         record.ids.extend(passed_over);
-        self.write_record(slot, &record)
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())
     }
 
-    /// Checks, under the slot's lock and before anything is removed, that a delete of
-    /// `generations` can bury them all: every generation reads or is damaged for good (one that
-    /// cannot be read for a reason that may pass would be buried unnamed until it reads, as it
-    /// fails a save; simulator seed 315564), the record can be changed, and no folder holds a
-    /// tomb's name.
-    pub(super) fn check_delete(&self, slot: SlotId, generations: &[u64]) -> Result<(), StoreError> {
-        self.metas_of(slot, generations.to_vec(), Reading::View)?;
-        self.record_to_change(slot)?;
-        let role = "a name a delete renames a save to";
-        (generations.iter()).try_for_each(|&generation| {
-            self.refuse_folder(slot, &tomb_file_name(slot, generation), role)
+    /// Adds the saves `slot` holds, those they were made in view of, and their version
+    /// vectors, to its record. Call it under the slot's lock, before removing anything; give
+    /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
+    /// fails.
+    ///
+    /// A generation that cannot be read for a reason that may pass (an I/O error) fails the
+    /// delete before anything is removed, as it fails a save: left out, its save would be
+    /// removed unnamed, and sync would place it again from the cloud once the sync state (and
+    /// with it the device id) is lost (simulator seed 315564).
+    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
+        let listed = self.generations(slot)?;
+        let held = self.metas_of(slot, listed, super::import::Reading::View)?;
+        let before = self.record_of(slot)?;
+        let mut record = before.clone();
+        record.add(&held);
+        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
+        Ok(DeleteNote {
+            record: before,
+            held,
         })
     }
 
-    /// Takes one generation out of the slot and names it deleted in one step: a rename to its
-    /// tomb (see the module docs).
-    pub(super) fn bury(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
-        let from = self.path_of(slot, generation);
-        let to = self.dir.join(tomb_file_name(slot, generation));
-        (self.fs.rename(&from, &to)).map_err(StoreError::io("delete", &from))
-    }
-
-    /// Takes the slot's tombs into its record and removes them (the last step of a delete,
-    /// see the module docs). Best effort: a tomb left counts all the same.
-    pub(super) fn fold_tombs(&self, slot: SlotId) {
-        if let Ok(record) = self.record_to_change(slot) {
-            let _ = self.write_record(slot, &record);
+    /// A delete that failed part way (the call returned an error, the process lives on): the
+    /// record names only what it removed. What is left is the player's as before, and cloud
+    /// sync treats it so (a conflict among the saves left is shown, an unsynced one uploaded).
+    /// Best effort: when what is left cannot be listed or the record cannot be written, the
+    /// record stays as the delete wrote it, which brings nothing back; a process that dies in
+    /// the delete leaves it so too.
+    pub(super) fn note_delete_stopped(&self, slot: SlotId, note: DeleteNote) {
+        let Ok(left) = self.generations(slot) else {
+            return;
+        };
+        let DeleteNote { mut record, held } = note;
+        let (left, removed): (Vec<StoredSave>, Vec<StoredSave>) =
+            (held.into_iter()).partition(|save| left.contains(&save.generation));
+        // A removed file that names a save left (a second copy of it, which an interrupted
+        // promotion leaves; a save it was made in view of) is left out of the record too: the
+        // save left must not count as deleted.
+        for save in removed {
+            let mut with = record.clone();
+            with.add(std::slice::from_ref(&save));
+            if !left.iter().any(|save| with.covers(&save.meta)) {
+                record = with;
+            }
         }
+        let _ = self.write_profile_file(&record_name(slot), record.text().as_bytes());
     }
 }
 
-/// Whether a tomb's save names `meta`'s: the same save, or one made in view of it.
-fn names(tomb: &StoredSave, meta: &SaveMeta) -> bool {
-    let mut record = Record::default();
-    record.add(std::slice::from_ref(tomb));
-    record.covers(meta)
+/// What a delete noted before removing anything: the record as it was, and the saves held.
+pub(super) struct DeleteNote {
+    record: Record,
+    held: Vec<StoredSave>,
 }
 
 #[cfg(test)]
@@ -412,11 +352,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let newest = dir.path().join("default/manual-03.g000003.ksav");
         let failing = newest.clone();
-        let fs = Forward::os().on_rename(move |fs, from, to| {
-            if from == failing {
+        let fs = Forward::os().on_remove_file(move |fs, path| {
+            if path == failing {
                 return Err(io::Error::other("EIO"));
             }
-            fs.rename(from, to)
+            fs.remove_file(path)
         });
         let config = StoreConfig::new(dir.path());
         let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
@@ -453,11 +393,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let profile = dir.path().join("default");
         let failing = profile.join("manual-03.g000002.ksav");
-        let fs = Forward::os().on_rename(move |fs, from, to| {
-            if from == failing {
+        let fs = Forward::os().on_remove_file(move |fs, path| {
+            if path == failing {
                 return Err(io::Error::other("EIO"));
             }
-            fs.rename(from, to)
+            fs.remove_file(path)
         });
         let config = StoreConfig::new(dir.path());
         let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
@@ -479,171 +419,32 @@ mod tests {
         assert!(!store.deleted_saves().unwrap().contains(&metas[0].save_id));
     }
 
-    /// A store whose disk "dies" at the first touch of `manual-03`'s newest save
-    /// (generation 3): that call and every rename after it fail, so nothing the delete writes
-    /// after that point lands, as when the process dies there.
-    fn dying_at_the_newest(dir: &std::path::Path) -> SlotStore {
-        use crate::store::testing::Forward;
-        use std::io;
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let newest = dir.join("default/manual-03.g000003.ksav");
-        let dead = Arc::new(AtomicBool::new(false));
-        let (dead_too, newest_too) = (dead.clone(), newest.clone());
-        let fs = Forward::os()
-            .on_remove_file(move |fs, path| {
-                if path == newest_too {
-                    dead_too.store(true, Ordering::SeqCst);
-                }
-                match dead_too.load(Ordering::SeqCst) {
-                    true => Err(io::Error::other("the process died")),
-                    false => fs.remove_file(path),
-                }
-            })
-            .on_rename(move |fs, from, to| {
-                if from == newest {
-                    dead.store(true, Ordering::SeqCst);
-                }
-                match dead.load(Ordering::SeqCst) {
-                    true => Err(io::Error::other("the process died")),
-                    false => fs.rename(from, to),
-                }
-            });
-        SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap()
-    }
-
-    /// Simulator seeds 310920, 319869: a delete wrote its record naming every save, then
-    /// stopped before removing the newest (the process died; the fsync failed and so did the
-    /// correction). The disk later destroyed that save, and sync refused its cloud copy as
-    /// deleted: a confirmed save lost to a delete that never happened. The record never names
-    /// the save on top while it is there.
+    /// Review of this stop: a record of deleted saves that could not be read for now (an I/O
+    /// error) counted as empty, so an import in that moment placed a save the player had
+    /// deleted. The check fails instead, and the import with it (the round tries again).
     #[test]
-    fn a_delete_cut_short_never_names_the_save_it_left_on_top() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dying_at_the_newest(dir.path());
-        let slot = SlotId::Manual(3);
-        let metas: Vec<SaveMeta> = (0..3)
-            .map(|tick| save(&store, slot, "desk", tick))
-            .collect();
-        let newest = store.read_generation_bytes(slot, 3).unwrap();
-
-        store.delete(slot).unwrap_err();
-
-        assert_eq!(store.generations(slot).unwrap(), [3], "the newest is left");
-        assert!(
-            !store.is_deleted(&metas[2]).unwrap(),
-            "the save left on top"
-        );
-        assert!(store.is_deleted(&metas[0]).unwrap() && store.is_deleted(&metas[1]).unwrap());
-        // After a restart, the disk destroys it; its cloud copy comes back.
-        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
-        std::fs::remove_file(store.path_of(slot, 3)).unwrap();
-        let copy = store.decode_import(&newest).unwrap();
-        let outcome = store.import(copy).unwrap();
-        assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
-    }
-
-    /// A delete whose last step, writing the record, did not land (the process died, the disk
-    /// failed): the newest save's tomb names it deleted all the same, and the next write of
-    /// the record takes it in.
-    #[test]
-    fn a_tomb_names_the_newest_save_until_the_record_does() {
+    fn a_record_that_cannot_be_read_for_now_fails_the_import_of_a_deleted_save() {
         use crate::store::testing::Forward;
         use std::io;
         use std::sync::Arc;
         let dir = tempfile::tempdir().unwrap();
-        let record = dir.path().join("default/manual-03.deleted");
-        let tomb = dir.path().join("default/manual-03.g000003.tomb");
-        let tomb_too = tomb.clone();
-        let fs = Forward::os().on_rename(move |fs, from, to| {
-            if to == record && tomb_too.exists() {
-                return Err(io::Error::other("the process died"));
-            }
-            fs.rename(from, to)
-        });
-        let config = StoreConfig::new(dir.path());
-        let store = SlotStore::open_with(config.clone(), Arc::new(fs)).unwrap();
-        let slot = SlotId::Manual(3);
-        let metas: Vec<SaveMeta> = (0..3)
-            .map(|tick| save(&store, slot, "desk", tick))
-            .collect();
-        let newest = store.read_generation_bytes(slot, 3).unwrap();
-
-        assert_eq!(store.delete(slot).unwrap(), 3, "the delete happened");
-
-        assert!(tomb.exists() && store.generations(slot).unwrap().is_empty());
-        assert!(metas.iter().all(|meta| store.is_deleted(meta).unwrap()));
-        let copy = store.decode_import(&newest).unwrap();
-        assert_eq!(store.import(copy).unwrap(), ImportOutcome::Deleted { slot });
-
-        // A healthy start: the next write of the record takes the tomb in.
-        let store = SlotStore::open(config).unwrap();
-        store.note_passed_over(slot, []).unwrap();
-        assert!(!tomb.exists(), "the record took the tomb in");
-        assert!(store.deleted_saves().unwrap().contains(&metas[2].save_id));
-        let copy = store.decode_import(&newest).unwrap();
-        assert_eq!(store.import(copy).unwrap(), ImportOutcome::Deleted { slot });
-    }
-
-    /// Review of the tomb: a folder under a tomb's name made every delete of the slot fail
-    /// at its last rename, after the backups were gone. It is refused before anything is
-    /// renamed, naming the entry.
-    #[test]
-    fn a_folder_under_a_tomb_name_refuses_the_delete_before_anything_goes() {
-        let dir = tempfile::tempdir().unwrap();
         let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
-        let slot = SlotId::Manual(3);
-        for tick in 0..3 {
-            save(&store, slot, "desk", tick);
-        }
-        let folder = dir.path().join("default/manual-03.g000003.tomb");
-        std::fs::create_dir(&folder).unwrap();
+        let slot = SlotId::Manual(2);
+        save(&store, slot, "desk", 0);
+        let deleted = store.read_generation_bytes(slot, 1).unwrap();
+        store.delete(slot).unwrap();
 
-        let error = store.delete(slot).unwrap_err();
-
-        assert!(
-            matches!(&error, crate::store::StoreError::UnusableEntry { path, .. } if *path == folder),
-            "{error}"
-        );
-        assert_eq!(
-            store.generations(slot).unwrap(),
-            [3, 2, 1],
-            "nothing removed"
-        );
-        assert!(store.deleted_saves().unwrap().is_empty());
-    }
-
-    /// Review of the tomb: the folder flush after the newest save's rename failed, and the
-    /// delete wrote the record naming it; a power loss could then undo the rename and keep the
-    /// record, naming a save left on top. After a failed flush the record is not written: the
-    /// tomb names the save while its rename stands.
-    #[test]
-    fn a_failed_flush_after_the_last_rename_leaves_the_record_as_it_was() {
-        use crate::store::testing::Forward;
-        use std::io;
-        let dir = tempfile::tempdir().unwrap();
-        let tomb = dir.path().join("default/manual-03.g000003.tomb");
-        let tomb_too = tomb.clone();
-        let fs = Forward::os().on_sync_dir(move |fs, path| match tomb_too.exists() {
+        let record = dir.path().join("default/manual-02.deleted");
+        let fs = Forward::os().on_open_read(move |fs, path| match path == record {
             true => Err(io::Error::other("EIO")),
-            false => fs.sync_dir(path),
+            false => fs.open_read(path),
         });
-        let store = SlotStore::open_with(StoreConfig::new(dir.path()), std::sync::Arc::new(fs));
-        let store = store.unwrap();
-        let slot = SlotId::Manual(3);
-        let metas: Vec<SaveMeta> = (0..3)
-            .map(|tick| save(&store, slot, "desk", tick))
-            .collect();
-
-        store.delete(slot).unwrap_err();
-
-        let record = store.read_profile_file("manual-03.deleted").unwrap();
-        let record = String::from_utf8(record.unwrap_or_default()).unwrap();
-        assert!(
-            !record.contains(&metas[2].save_id.simple().to_string()),
-            "{record}"
-        );
-        assert!(tomb.exists());
-        assert!(store.is_deleted(&metas[2]).unwrap(), "the tomb names it");
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let file = store.decode_import(&deleted).unwrap();
+        assert!(store.is_deleted(file.meta()).is_err());
+        assert!(store.deleted_saves().is_err());
+        let outcome = store.import(file);
+        assert!(outcome.is_err(), "{outcome:?}");
+        assert!(store.generations(slot).unwrap().is_empty(), "nothing placed");
     }
 }

@@ -25,7 +25,7 @@
 
 use super::durable::{Placement, write_durably};
 use super::error::StoreError;
-use super::layout::{generation_file_name, is_temp_file, parse_generation_file, parse_tomb_file};
+use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
 use super::slot_store::{SlotStore, is_plausible};
 use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp, Versions};
 use crate::slot::SlotId;
@@ -566,7 +566,6 @@ fn check_side_file_name(name: &str) -> Result<(), StoreError> {
     let reason = if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
         Some("it must be a plain file name")
     } else if parse_generation_file(name).is_some()
-        || parse_tomb_file(name).is_some()
         || is_temp_file(name)
         || name.ends_with(".lock")
         || name.ends_with(".tmp")

@@ -9,8 +9,6 @@
 //! | quicksave | `quick-00.g000001.ksav` |
 //! | a save being written | `manual-03.g000008.ksav.<pid>-<n>.tmp` |
 //! | the slot's lock | `manual-03.lock` |
-//! | the slot's record of deleted saves | `manual-03.deleted` |
-//! | generation 7, its slot deleted, not yet in that record | `manual-03.g000007.tomb` |
 
 use crate::slot::{SlotId, SlotKind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,9 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const SAVE_EXTENSION: &str = "ksav";
 
 const TEMP_SUFFIX: &str = ".tmp";
-
-/// File extension of a deleted slot's newest save, renamed so (see `deleted.rs`).
-const TOMB_EXTENSION: &str = "tomb";
 
 /// How many slots of each kind a profile has. There is always exactly one quicksave slot.
 ///
@@ -89,20 +84,6 @@ pub fn slot_stem(slot: SlotId) -> String {
 /// The file name of one generation of a slot.
 pub(crate) fn generation_file_name(slot: SlotId, generation: u64) -> String {
     format!("{}.g{generation:06}.{SAVE_EXTENSION}", slot_stem(slot))
-}
-
-/// The name a delete renames a slot's newest generation to: the rename removes the save and
-/// names it deleted in one step (see `deleted.rs`).
-pub(crate) fn tomb_file_name(slot: SlotId, generation: u64) -> String {
-    format!("{}.g{generation:06}.{TOMB_EXTENSION}", slot_stem(slot))
-}
-
-/// Parses a tomb's name ([`tomb_file_name`]) back into its slot and generation; `None` for
-/// anything else.
-pub(crate) fn parse_tomb_file(name: &str) -> Option<(SlotId, u64)> {
-    let stem = name.strip_suffix(TOMB_EXTENSION)?;
-    let parsed = parse_generation_file(&format!("{stem}{SAVE_EXTENSION}"))?;
-    (tomb_file_name(parsed.0, parsed.1) == name).then_some(parsed)
 }
 
 /// The name of the lock file of a slot.
@@ -209,21 +190,5 @@ mod tests {
         // A side file's (the cloud sync state's), which an interrupted write can leave too.
         assert!(is_temp_file(&temp_file_name("cloud-sync.ron")));
         assert!(!is_temp_file("notes.tmp") && !is_temp_file("cloud-sync.ron.1-x.tmp"));
-    }
-
-    #[test]
-    fn tomb_names_round_trip_and_are_not_generations() {
-        let name = tomb_file_name(SlotId::Manual(3), 7);
-        assert_eq!(name, "manual-03.g000007.tomb");
-        assert_eq!(parse_tomb_file(&name), Some((SlotId::Manual(3), 7)));
-        assert_eq!(parse_generation_file(&name), None);
-        for other in [
-            "manual-03.g000007.ksav",
-            "manual-03.deleted",
-            "manual-03.g7.tomb",
-            "manual-03.g000007.tomb.1-0.tmp",
-        ] {
-            assert_eq!(parse_tomb_file(other), None, "{other}");
-        }
     }
 }

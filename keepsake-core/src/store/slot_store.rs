@@ -539,20 +539,16 @@ impl SlotStore {
 
     /// Deletes every generation of `slot` and returns how many files were removed.
     ///
-    /// Each generation is renamed to its *tomb*, which names its save deleted in the same step,
-    /// and the record of deleted saves then takes the tombs in (see
-    /// [`deleted_saves`](Self::deleted_saves) and `deleted.rs`): cloud sync never brings a
-    /// removed save back, and a delete cut short never names a save it left.
-    ///
-    /// The older generations go first and their renames are made durable (a folder fsync)
-    /// before the newest goes, then the folder is fsynced again: two folder fsyncs whatever
-    /// the number of generations. Renames not yet flushed may reach the disk in any
-    /// combination, so renaming all at once with one fsync at the end could leave an older
+    /// The older generations go first and their removal is made durable (a folder fsync)
+    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
+    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
+    /// combination, so removing all at once with one fsync at the end could leave an older
     /// generation without the newest above it (a deleted slot coming back older), and so could
-    /// any order; an fsync after each would be correct too, at one fsync per backup. This way
-    /// an interruption leaves the slot as it was, or with its newest save and fewer backups,
-    /// or empty. Nothing is renamed when a generation cannot be read for now, the record
-    /// cannot be changed, or a folder holds a tomb's name.
+    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
+    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
+    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
+    /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
+    /// brings them back.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
@@ -560,26 +556,40 @@ impl SlotStore {
         let Some((&newest, older)) = generations.split_first() else {
             return Ok(0);
         };
-        self.check_delete(slot, &generations)?;
-        // After a failure the tombs are left as they are: a rename not flushed may yet be
-        // undone by a power loss, and a record naming its save would then name a save left in
-        // the slot. A tomb counts all the same.
-        self.bury_generations(slot, newest, older)?;
-        self.fold_tombs(slot);
-        Ok(generations.len())
+        // What it held is recorded first, so cloud sync never brings it back.
+        let note = self.note_deleted(slot)?;
+        match self.remove_generations(slot, newest, older) {
+            Ok(()) => Ok(generations.len()),
+            Err(error) => {
+                self.note_delete_stopped(slot, note);
+                Err(error)
+            }
+        }
     }
 
-    /// Buries a slot's generations, the older ones first: a delete cut short leaves the
-    /// newest save on top, never an older one alone.
-    fn bury_generations(&self, slot: SlotId, newest: u64, older: &[u64]) -> Result<(), StoreError> {
+    /// Removes a slot's files, the older ones first: a delete cut short leaves the newest
+    /// save on top, never an older one alone.
+    fn remove_generations(
+        &self,
+        slot: SlotId,
+        newest: u64,
+        older: &[u64],
+    ) -> Result<(), StoreError> {
         if !older.is_empty() {
             for &generation in older.iter().rev() {
-                self.bury(slot, generation)?;
+                self.remove_for_delete(slot, generation)?;
             }
             self.sync_folder()?;
         }
-        self.bury(slot, newest)?;
+        self.remove_for_delete(slot, newest)?;
         self.sync_folder()
+    }
+
+    fn remove_for_delete(&self, slot: SlotId, generation: u64) -> Result<(), StoreError> {
+        let path = self.path_of(slot, generation);
+        self.fs
+            .remove_file(&path)
+            .map_err(StoreError::io("delete", &path))
     }
 
     /// Flushes the folders holding the save folder if the open could not

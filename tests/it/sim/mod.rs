@@ -6,7 +6,7 @@
 //! model of `common::power_fs`, EIO/ENOSPC/failed fsyncs on cue, a process that dies in the
 //! middle of any call, bit flips and truncations at rest, and odd entries — a folder, a FIFO, a
 //! file this user may not open or only read, a link to a device or to nothing — under every
-//! name the store and sync use: save generations, lock files, `.deleted` records, tombs,
+//! name the store and sync use: save generations, lock files, `.deleted` records,
 //! `cloud-sync.ron`, temporary names) with its own clock (skewed by minutes to a day, ahead and
 //! behind), and one simulated cloud (`remote.rs`: requests that fail, answers lost after an
 //! upload landed, refusals whose bodies quote the signed request, keys no object-store path can

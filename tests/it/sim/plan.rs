@@ -67,9 +67,6 @@ pub enum OddName {
     /// A slot's record of deleted saves (only where none was written yet: a record the disk
     /// destroys lets deleted saves come back, which no store can prevent).
     Deleted(SlotId),
-    /// A deleted slot's newest save, renamed so until the record names it (only where none
-    /// is: a tomb the disk destroys is a record destroyed).
-    Tomb { slot: SlotId, generation: u64 },
     /// The cloud sync state (`cloud-sync.ron`): its device id is lost with it.
     State,
     /// A temporary file's name of another process's interrupted save.
@@ -413,13 +410,7 @@ fn odd_name(rng: &mut Rng, slot: SlotId) -> OddName {
             generation: 1 + rng.below(8),
         },
         3 | 4 => OddName::Lock(any_slot),
-        5 => match rng.below(2) {
-            0 => OddName::Deleted(any_slot),
-            _ => OddName::Tomb {
-                slot: any_slot,
-                generation: 1 + rng.below(8),
-            },
-        },
+        5 => OddName::Deleted(any_slot),
         6 => OddName::State,
         _ => OddName::Temp {
             slot: any_slot,

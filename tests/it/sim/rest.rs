@@ -144,9 +144,12 @@ impl Sim {
         let path = match name {
             OddName::Generation { slot, generation } => dir.join(generation_name(slot, generation)),
             OddName::Lock(slot) => dir.join(format!("{}.lock", slot_stem(slot))),
-            OddName::Deleted(slot) => dir.join(format!("{}.deleted", slot_stem(slot))),
-            OddName::Tomb { slot, generation } => {
-                dir.join(format!("{}.g{generation:06}.tomb", slot_stem(slot)))
+            OddName::Deleted(slot) => {
+                let path = dir.join(format!("{}.deleted", slot_stem(slot)));
+                if dev.disk.tree().list(&dir).contains(&file_name(&path)) {
+                    return;
+                }
+                path
             }
             OddName::State => dir.join(STATE_FILE),
             OddName::Temp { slot, n } => {
@@ -154,11 +157,7 @@ impl Sim {
                 dir.join(format!("{}.{pid}-{n}.tmp", generation_name(slot, 1)))
             }
         };
-        // A record or tomb is replaced only where there is none: one the disk destroys lets
-        // deleted saves come back, which no store can prevent.
-        let record = matches!(name, OddName::Deleted(_) | OddName::Tomb { .. });
-        let taken = record && dev.disk.tree().list(&dir).contains(&file_name(&path));
-        if taken || dev.disk.odd_at(&path).is_some() {
+        if dev.disk.odd_at(&path).is_some() {
             return;
         }
         let id = self.id_at(device, &path);
