@@ -445,6 +445,9 @@ mod tests {
         assert!(store.deleted_saves().is_err());
         let outcome = store.import(file);
         assert!(outcome.is_err(), "{outcome:?}");
-        assert!(store.generations(slot).unwrap().is_empty(), "nothing placed");
+        assert!(
+            store.generations(slot).unwrap().is_empty(),
+            "nothing placed"
+        );
     }
 }
