@@ -450,4 +450,41 @@ mod tests {
             "nothing placed"
         );
     }
+
+    /// Simulator seed 336720: the slot's newest file was damaged, so a load returned the save
+    /// below it, the player's confirmed save. A delete removed the older generations first
+    /// (that save among them), then failed on the damaged one: the confirmed save was gone
+    /// though the delete said it failed. The save a load returns is removed last.
+    #[test]
+    fn a_delete_that_fails_keeps_the_save_a_load_returns_below_a_damaged_newest() {
+        use crate::store::testing::Forward;
+        use std::io;
+        let dir = tempfile::tempdir().unwrap();
+        let damaged = dir.path().join("default/manual-03.g000003.ksav");
+        let failing = damaged.clone();
+        let fs = Forward::os().on_remove_file(move |fs, path| match path == failing {
+            true => Err(io::Error::other("EIO")),
+            false => fs.remove_file(path),
+        });
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), std::sync::Arc::new(fs));
+        let store = store.unwrap();
+        let slot = SlotId::Manual(3);
+        let metas: Vec<SaveMeta> = (0..3)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+        let mut bytes = std::fs::read(&damaged).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xFF;
+        std::fs::write(&damaged, bytes).unwrap();
+        assert_eq!(store.load(slot).unwrap().meta.save_id, metas[1].save_id);
+
+        store.delete(slot).unwrap_err();
+
+        let loaded = store.load(slot).map(|loaded| loaded.meta.save_id);
+        assert_eq!(
+            loaded.ok(),
+            Some(metas[1].save_id),
+            "the save a load returned"
+        );
+    }
 }

@@ -539,26 +539,30 @@ impl SlotStore {
 
     /// Deletes every generation of `slot` and returns how many files were removed.
     ///
-    /// The older generations go first and their removal is made durable (a folder fsync)
-    /// before the newest is removed, then the folder is fsynced again: two folder fsyncs
-    /// whatever the number of generations. Removals not yet flushed may reach the disk in any
-    /// combination, so removing all at once with one fsync at the end could leave an older
-    /// generation without the newest above it (a deleted slot coming back older), and so could
-    /// any order; an fsync after each removal would be correct too, at one fsync per backup.
-    /// This way an interruption leaves the slot as it was, or with its newest save and fewer
-    /// backups, or empty. Before anything is removed, the saves the slot holds are added to its
+    /// Every generation but the slot's head (the save a load returns: the newest that
+    /// verifies) goes first and their removal is made durable (a folder fsync) before the head
+    /// is removed, then the folder is fsynced again: two folder fsyncs whatever the number of
+    /// generations. Removals not yet flushed may reach the disk in any combination, so
+    /// removing all at once with one fsync at the end could leave an older generation without
+    /// the head above it (a deleted slot coming back older), and so could any order; an fsync
+    /// after each removal would be correct too, at one fsync per backup. This way an
+    /// interruption leaves the slot as it was, or with its head and fewer other files, or
+    /// empty. Before anything is removed, the saves the slot holds are added to its
     /// record of deleted saves (see [`deleted_saves`](Self::deleted_saves)), so cloud sync never
     /// brings them back.
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
         let generations = self.generations(slot)?;
-        let Some((&newest, older)) = generations.split_first() else {
+        let Some(head) = self.head_generation(slot, &generations)? else {
             return Ok(0);
         };
+        let others: Vec<u64> = (generations.iter().copied())
+            .filter(|&generation| generation != head)
+            .collect();
         // What it held is recorded first, so cloud sync never brings it back.
         let note = self.note_deleted(slot)?;
-        match self.remove_generations(slot, newest, older) {
+        match self.remove_generations(slot, head, &others) {
             Ok(()) => Ok(generations.len()),
             Err(error) => {
                 self.note_delete_stopped(slot, note);
@@ -567,21 +571,41 @@ impl SlotStore {
         }
     }
 
-    /// Removes a slot's files, the older ones first: a delete cut short leaves the newest
-    /// save on top, never an older one alone.
+    /// The generation a load of the slot returns (the newest that verifies), which a delete
+    /// removes last; the newest generation when none verifies, `None` for an empty slot.
+    /// Simulator seed 336720: the newest file was damaged, the load returned the save below
+    /// it, and a delete that removed the older generations first and then failed on the
+    /// damaged one lost that confirmed save. A read that may pass fails the delete.
+    fn head_generation(
+        &self,
+        slot: SlotId,
+        generations: &[u64],
+    ) -> Result<Option<u64>, StoreError> {
+        for &generation in generations {
+            match self.verify_generation(&self.path_of(slot, generation)) {
+                Ok(_) => return Ok(Some(generation)),
+                Err(error) if error.may_pass() => return Err(error),
+                Err(_) => {}
+            }
+        }
+        Ok(generations.first().copied())
+    }
+
+    /// Removes a slot's files, the others first and the head (the save a load returns) last:
+    /// a delete cut short leaves the slot's head where it was, never an older save alone.
     fn remove_generations(
         &self,
         slot: SlotId,
-        newest: u64,
-        older: &[u64],
+        head: u64,
+        others: &[u64],
     ) -> Result<(), StoreError> {
-        if !older.is_empty() {
-            for &generation in older.iter().rev() {
+        if !others.is_empty() {
+            for &generation in others.iter().rev() {
                 self.remove_for_delete(slot, generation)?;
             }
             self.sync_folder()?;
         }
-        self.remove_for_delete(slot, newest)?;
+        self.remove_for_delete(slot, head)?;
         self.sync_folder()
     }
 
