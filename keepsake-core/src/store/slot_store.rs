@@ -571,8 +571,9 @@ impl SlotStore {
         }
     }
 
-    /// The generation a load of the slot returns (the newest that verifies), which a delete
-    /// removes last; the newest generation when none verifies, `None` for an empty slot.
+    /// The generation a load of the slot stops at (the newest that verifies, or a newer
+    /// build's save, which a load refuses), which a delete removes last; the newest generation
+    /// when none verifies, `None` for an empty slot.
     /// Simulator seed 336720: the newest file was damaged, the load returned the save below
     /// it, and a delete that removed the older generations first and then failed on the
     /// damaged one lost that confirmed save. A read that may pass fails the delete.
@@ -583,7 +584,9 @@ impl SlotStore {
     ) -> Result<Option<u64>, StoreError> {
         for &generation in generations {
             match self.verify_generation(&self.path_of(slot, generation)) {
+                // A newer build's save heads the slot as a load sees it (which refuses there).
                 Ok(_) => return Ok(Some(generation)),
+                Err(error) if error.is_newer_format() => return Ok(Some(generation)),
                 Err(error) if error.may_pass() => return Err(error),
                 Err(_) => {}
             }
