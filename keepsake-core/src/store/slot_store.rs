@@ -539,8 +539,8 @@ impl SlotStore {
 
     /// Deletes every generation of `slot` and returns how many files were removed.
     ///
-    /// Every generation but the slot's head (the save a load returns: the newest that
-    /// verifies) goes first and their removal is made durable (a folder fsync) before the head
+    /// Every generation but the slot's head (where a load stops: the newest that verifies, or
+    /// a newer build's save) goes first and their removal is made durable (a folder fsync) before the head
     /// is removed, then the folder is fsynced again: two folder fsyncs whatever the number of
     /// generations. Removals not yet flushed may reach the disk in any combination, so
     /// removing all at once with one fsync at the end could leave an older generation without
@@ -584,8 +584,8 @@ impl SlotStore {
     ) -> Result<Option<u64>, StoreError> {
         for &generation in generations {
             match self.verify_generation(&self.path_of(slot, generation)) {
-                // A newer build's save heads the slot as a load sees it (which refuses there).
                 Ok(_) => return Ok(Some(generation)),
+                // A newer build's save heads the slot as a load sees it (which refuses there).
                 Err(error) if error.is_newer_format() => return Ok(Some(generation)),
                 Err(error) if error.may_pass() => return Err(error),
                 Err(_) => {}
