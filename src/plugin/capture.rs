@@ -7,9 +7,10 @@
 //! what keeps this module below both the job runner and the rewind ring: neither names the
 //! other.
 
+use crate::plugin::pool::task_pool;
 use crate::snapshot::{CaptureCache, PendingSnapshot, SnapshotError};
 use bevy::prelude::*;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The encoded rows of the last capture, so the next one re-encodes only what changed. Created
 /// empty when the plugin is built (the first save encodes everything) and kept for the life of
@@ -21,6 +22,60 @@ impl SaveCaptureCache {
     pub(crate) fn lock(&self) -> MutexGuard<'_, CaptureCache> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Captures kept but not written (rewind points, the live world a load or rewind compared
+/// with), whose patched pieces are put together on the pool so that later captures never do it
+/// on the main thread ([`PendingSnapshot::settle`]).
+///
+/// One task at a time settles the newest capture handed over: a newer capture's pieces patch
+/// the older one's, so settling it settles those too, and an older capture not settled yet is
+/// dropped. A task per capture (a rewind point every frame at 100k entities leaves about 30 ms
+/// of pool work each) queued the pool up for seconds, and a rewind prepared there waited
+/// behind them all (60 frames in the frame benchmark).
+#[derive(Resource, Default)]
+pub(crate) struct Settling(Arc<Mutex<SettleQueue>>);
+
+#[derive(Default)]
+struct SettleQueue {
+    /// The newest capture not settled yet.
+    next: Option<PendingSnapshot>,
+    /// Whether a task is settling (it takes `next` before it stops).
+    running: bool,
+}
+
+impl Settling {
+    fn queue(queue: &Mutex<SettleQueue>) -> MutexGuard<'_, SettleQueue> {
+        queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Settles `pending` on the pool, after the capture being settled there if any (see
+/// [`Settling`]).
+pub(crate) fn settle_later(world: &World, pending: PendingSnapshot) {
+    let shared = Arc::clone(&world.resource::<Settling>().0);
+    let mut queue = Settling::queue(&shared);
+    queue.next = Some(pending);
+    if std::mem::replace(&mut queue.running, true) {
+        return;
+    }
+    drop(queue);
+    task_pool()
+        .spawn(async move {
+            loop {
+                let next = {
+                    let mut queue = Settling::queue(&shared);
+                    let next = queue.next.take();
+                    queue.running = next.is_some();
+                    next
+                };
+                match next {
+                    Some(pending) => pending.settle(),
+                    None => return,
+                }
+            }
+        })
+        .detach();
 }
 
 /// What runs after each [`capture`], in the order registered.

@@ -140,6 +140,7 @@ impl KeepsakeCorePlugin {
         .insert_resource(self.runtime_asset_handles)
         .init_resource::<runner::JobQueue>()
         .init_resource::<capture::SaveCaptureCache>()
+        .init_resource::<capture::Settling>()
         .init_resource::<runner::SessionEntities>()
         .init_resource::<runner::WarnedHandleFields>()
         .init_resource::<unsaved::WarnedUnsaved>()

@@ -10,7 +10,7 @@ use super::events::{
 };
 use super::ring::{RewindRing, RewindTo};
 use super::settings::{RewindSettings, RewindTimer};
-use crate::plugin::capture::{SaveCaptureCache, capture};
+use crate::plugin::capture::{SaveCaptureCache, capture, settle_later};
 use crate::plugin::events::report;
 use crate::plugin::pool::task_pool;
 use crate::plugin::restored::{RestoredFrom, RewindPointId, WorldRestored};
@@ -135,7 +135,7 @@ fn take_point(world: &mut World) {
     let entities = pending.entities();
     // The patches this capture made are put together off the main thread, so the next
     // captures never have to.
-    task_pool().spawn(async move { pending.settle() }).detach();
+    settle_later(world, pending);
     let capture_time = started.elapsed();
     report(
         world,
@@ -223,7 +223,7 @@ fn start_rewind(world: &mut World, to: RewindTo) {
     match restored {
         Ok(Some(Some(applied))) => {
             // The capture's patches are put together off the main thread, as a point's are.
-            task_pool().spawn(async move { live.settle() }).detach();
+            settle_later(world, live);
             let landed = Landed {
                 applied,
                 missing,
@@ -353,7 +353,7 @@ fn apply_landing(world: &mut World, ready: Landing) -> Result<(ApplyReport, bool
             let applied = world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                 snapshot::apply_prepared(world, *prepared, &live, &mut session.this_world)
             });
-            task_pool().spawn(async move { live.settle() }).detach();
+            settle_later(world, live);
             Ok((applied, false))
         }
     }

@@ -21,7 +21,7 @@
 use super::queue::{Outcome, Work};
 use crate::SlotId;
 use crate::format::SaveMeta;
-use crate::plugin::capture::capture;
+use crate::plugin::capture::{capture, settle_later};
 use crate::plugin::error::KeepsakeError;
 use crate::plugin::events::{LoadCompleted, LoadFailed, SaveCompleted, report};
 use crate::plugin::pool::task_pool;
@@ -259,7 +259,7 @@ fn apply_snapshot(world: &mut World, ready: Ready) -> Result<ApplyReport, Snapsh
                 let record = session.record(origin);
                 snapshot::apply_prepared(world, *prepared, &live, record)
             });
-            task_pool().spawn(async move { live.settle() }).detach();
+            settle_later(world, live);
             Ok(applied)
         }
     }
