@@ -260,6 +260,17 @@ mod tests {
         store.save(slot, meta, &bundle).unwrap().meta
     }
 
+    /// A store in `dir` whose removal of the file `failing` fails (an I/O error), as a delete
+    /// cut short by the disk meets it.
+    fn store_failing_removal_of(dir: &std::path::Path, failing: std::path::PathBuf) -> SlotStore {
+        use crate::store::testing::Forward;
+        let fs = Forward::os().on_remove_file(move |fs, path| match path == failing {
+            true => Err(std::io::Error::other("EIO")),
+            false => fs.remove_file(path),
+        });
+        SlotStore::open_with(StoreConfig::new(dir), std::sync::Arc::new(fs)).unwrap()
+    }
+
     /// Issue 49 (simulator seed 77): a device lost its sync state, and with it its device id;
     /// its old saves in the cloud then looked like another device's. The player saved the
     /// slot many times more and deleted it: the record named the saves the slot held and the
@@ -347,19 +358,9 @@ mod tests {
     /// is the player's as before: the record names only what it removed.
     #[test]
     fn a_delete_that_fails_part_way_leaves_only_what_it_removed_in_the_record() {
-        use crate::store::testing::Forward;
-        use std::io;
         let dir = tempfile::tempdir().unwrap();
         let newest = dir.path().join("default/manual-03.g000003.ksav");
-        let failing = newest.clone();
-        let fs = Forward::os().on_remove_file(move |fs, path| {
-            if path == failing {
-                return Err(io::Error::other("EIO"));
-            }
-            fs.remove_file(path)
-        });
-        let config = StoreConfig::new(dir.path());
-        let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
+        let store = store_failing_removal_of(dir.path(), newest.clone());
         let slot = SlotId::Manual(3);
         let metas: Vec<SaveMeta> = (0..3)
             .map(|tick| save(&store, slot, "desk", tick))
@@ -388,19 +389,9 @@ mod tests {
     /// other copy is left.
     #[test]
     fn a_delete_that_fails_after_removing_one_copy_of_a_save_leaves_it_undeleted() {
-        use crate::store::testing::Forward;
-        use std::io;
         let dir = tempfile::tempdir().unwrap();
         let profile = dir.path().join("default");
-        let failing = profile.join("manual-03.g000002.ksav");
-        let fs = Forward::os().on_remove_file(move |fs, path| {
-            if path == failing {
-                return Err(io::Error::other("EIO"));
-            }
-            fs.remove_file(path)
-        });
-        let config = StoreConfig::new(dir.path());
-        let store = SlotStore::open_with(config, std::sync::Arc::new(fs)).unwrap();
+        let store = store_failing_removal_of(dir.path(), profile.join("manual-03.g000002.ksav"));
         let slot = SlotId::Manual(3);
         let metas: Vec<SaveMeta> = (0..3)
             .map(|tick| save(&store, slot, "desk", tick))
@@ -457,17 +448,9 @@ mod tests {
     /// though the delete said it failed. The save a load returns is removed last.
     #[test]
     fn a_delete_that_fails_keeps_the_save_a_load_returns_below_a_damaged_newest() {
-        use crate::store::testing::Forward;
-        use std::io;
         let dir = tempfile::tempdir().unwrap();
         let damaged = dir.path().join("default/manual-03.g000003.ksav");
-        let failing = damaged.clone();
-        let fs = Forward::os().on_remove_file(move |fs, path| match path == failing {
-            true => Err(io::Error::other("EIO")),
-            false => fs.remove_file(path),
-        });
-        let store = SlotStore::open_with(StoreConfig::new(dir.path()), std::sync::Arc::new(fs));
-        let store = store.unwrap();
+        let store = store_failing_removal_of(dir.path(), damaged.clone());
         let slot = SlotId::Manual(3);
         let metas: Vec<SaveMeta> = (0..3)
             .map(|tick| save(&store, slot, "desk", tick))
