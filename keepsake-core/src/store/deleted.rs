@@ -205,7 +205,14 @@ impl SlotStore {
         let before = self.record_of(slot)?;
         let mut record = before.clone();
         record.add(&held);
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())?;
+        if let Err(error) = self.write_profile_file(&record_name(slot), record.text().as_bytes()) {
+            // The write may have put the record in place before it failed (the folder's flush
+            // after the rename): a delete that removed nothing must not leave its saves named,
+            // or sync counts them deleted and hides a conflict among them (simulator seed
+            // 402040). Best effort, as `note_delete_stopped`.
+            let _ = self.write_profile_file(&record_name(slot), before.text().as_bytes());
+            return Err(error);
+        }
         Ok(DeleteNote {
             record: before,
             held,
@@ -440,6 +447,46 @@ mod tests {
             store.generations(slot).unwrap().is_empty(),
             "nothing placed"
         );
+    }
+
+    /// Simulator seed 402040: the record's write put it in place and then failed to flush
+    /// its folder, so the delete failed before it removed anything, with every save it held
+    /// named in the record: sync then counted one of them deleted and never showed the
+    /// conflict it was in again. A delete that removed nothing leaves the record as it was.
+    #[test]
+    fn a_delete_whose_record_did_not_flush_leaves_no_save_named() {
+        use crate::store::testing::Forward;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let renamed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&renamed);
+        let fs = Forward::os()
+            .on_rename(move |fs, from, to| {
+                fs.rename(from, to)?;
+                let record = to.extension().is_some_and(|ext| ext == "deleted");
+                flag.fetch_or(record, Ordering::SeqCst);
+                Ok(())
+            })
+            .on_sync_dir(
+                move |fs, path| match renamed.swap(false, Ordering::SeqCst) {
+                    true => Err(std::io::Error::other("EIO")),
+                    false => fs.sync_dir(path),
+                },
+            );
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let slot = SlotId::Quick;
+        let metas: Vec<SaveMeta> = (0..2)
+            .map(|tick| save(&store, slot, "desk", tick))
+            .collect();
+
+        store.delete(slot).unwrap_err();
+
+        assert_eq!(store.generations(slot).unwrap(), [2, 1], "nothing removed");
+        assert!(store.deleted_saves().unwrap().is_empty());
+        for meta in &metas {
+            assert!(!store.is_deleted(meta).unwrap(), "{meta:?}");
+        }
     }
 
     /// Simulator seed 336720: the slot's newest file was damaged, so a load returned the save
