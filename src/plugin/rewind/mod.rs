@@ -141,6 +141,7 @@ fn add_resources(app: &mut App, settings: RewindSettings) {
         .init_resource::<RewindTimer>()
         .init_resource::<run::RewindCursors>()
         .init_resource::<run::Rewinding>()
+        .init_resource::<run::InFrameCost>()
         .add_observer(run::clear_on_load);
 }
 

@@ -151,12 +151,58 @@ fn take_point(world: &mut World) {
 }
 
 /// Rows a rewind may compare in the frame it is asked for (a comparison of a row's bytes costs
-/// tens of nanoseconds), and values it may write there (a decode and a write: about a
-/// microsecond each on the benchmarks' worlds). Beyond either (a point far back, or much
-/// changed since), the point is put together, decoded and compared on the pool, and the rewind
-/// lands a few frames later.
+/// tens of nanoseconds). Beyond it (a point far back, or much changed since), or beyond the
+/// values [`InFrameCost`] lets it write there, the point is put together, decoded and compared
+/// on the pool, and the rewind lands a few frames later.
 const IN_FRAME_ROWS: usize = 65_536;
-const IN_FRAME_VALUES: usize = 4096;
+
+/// The main thread's time a rewind may take in its frame to decode and write values.
+const IN_FRAME_TIME: Duration = Duration::from_millis(8);
+
+/// Values a rewind always may write in its frame, whatever they cost.
+const IN_FRAME_VALUES_MIN: usize = 1024;
+
+/// What decoding and writing one value costs the main thread, as the rewinds in the frame
+/// measured it (a moving average, a quarter the newest: one slow frame must not send the next
+/// step of a held rewind to the pool, where it lands tens of frames later and the steps asked
+/// meanwhile are refused): how many values the next one may write in [`IN_FRAME_TIME`].
+///
+/// Measured, not fixed, because it differs twentyfold between worlds: a position costs under
+/// half a microsecond, a map of strings over six (the frame benchmark at 100k entities, 10k
+/// values a step: 4.4 ms on `real-game`, 66 ms on `strings-maps`). A fixed count either sent
+/// every step of a 100k world to the pool (it landed 30-60 frames late, the other steps of a
+/// held rewind refused) or froze the frame on costly values.
+#[derive(Resource)]
+pub(super) struct InFrameCost {
+    per_value: Duration,
+}
+
+impl Default for InFrameCost {
+    /// Before any rewind measured it: about what a small value costs (the first rewind of a
+    /// world of costly values may take longer than the budget, once).
+    fn default() -> Self {
+        InFrameCost {
+            per_value: Duration::from_nanos(500),
+        }
+    }
+}
+
+impl InFrameCost {
+    /// The values a rewind may write in its frame.
+    fn values(&self) -> usize {
+        let per_value = self.per_value.as_nanos().max(1);
+        let within = IN_FRAME_TIME.as_nanos() / per_value;
+        usize::try_from(within).map_or(usize::MAX, |n| n.max(IN_FRAME_VALUES_MIN))
+    }
+
+    /// Notes what a rewind in the frame cost: `time` for `values` values (too few values say
+    /// more of the fixed cost than of theirs, and are not noted).
+    fn note(&mut self, values: usize, time: Duration) {
+        if let Ok(values @ 256..) = u32::try_from(values) {
+            self.per_value = (self.per_value * 3 + time / values) / 4;
+        }
+    }
+}
 
 /// The rewind asked for: where to, which point, how old.
 #[derive(Clone, Copy)]
@@ -206,11 +252,12 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         rewind.point.0
     );
     let started = Instant::now();
+    let max_values = world.resource::<InFrameCost>().values();
     let restore = |world: &mut World| {
         let restored = (rows <= IN_FRAME_ROWS).then(|| {
             world.resource_scope(|world, mut session: Mut<SessionEntities>| {
                 let record = &mut session.this_world;
-                snapshot::restore_within(world, &kept, &live, record, IN_FRAME_VALUES)
+                snapshot::restore_within(world, &kept, &live, record, max_values)
             })
         });
         restored.transpose()
@@ -224,10 +271,13 @@ fn start_rewind(world: &mut World, to: RewindTo) {
         Ok(Some(Some(applied))) => {
             // The capture's patches are put together off the main thread, as a point's are.
             settle_later(world, live);
+            let time = started.elapsed();
+            let values = applied.written + applied.inserted + applied.spawned;
+            world.resource_mut::<InFrameCost>().note(values, time);
             let landed = Landed {
                 applied,
                 missing,
-                time: started.elapsed(),
+                time,
                 respawned: false,
             };
             land(world, rewind, landed);
@@ -449,6 +499,37 @@ mod tests {
             apply_time: Duration::ZERO,
             missing_components: Arc::default(),
         }
+    }
+
+    #[test]
+    fn a_rewind_in_the_frame_may_write_as_many_values_as_the_ones_before_measured_fit() {
+        let mut cost = InFrameCost::default();
+        assert_eq!(
+            cost.values(),
+            16_000,
+            "0.5 µs a value before any was measured"
+        );
+        // `real-game` at 100k: 10k values in 4.4 ms, then 6.4 ms (a slow frame).
+        cost.note(10_000, Duration::from_micros(4400));
+        assert_eq!(cost.per_value, Duration::from_nanos(485));
+        cost.note(10_000, Duration::from_micros(6400));
+        assert!(
+            cost.values() > 10_000,
+            "the next step lands in its frame too"
+        );
+        // `strings-maps` at 100k: 10k values in 66 ms. The next 10k go to the pool; a small
+        // rewind still lands in place.
+        let mut cost = InFrameCost::default();
+        cost.note(10_000, Duration::from_millis(66));
+        assert!(cost.values() < 10_000, "{}", cost.values());
+        for _ in 0..8 {
+            cost.note(10_000, Duration::from_millis(66));
+        }
+        assert_eq!(cost.values(), IN_FRAME_VALUES_MIN);
+        // A rewind of few values says little of what a value costs.
+        let before = cost.per_value;
+        cost.note(10, Duration::from_millis(5));
+        assert_eq!(cost.per_value, before);
     }
 
     /// Every [`RewindFailed`] triggered.
