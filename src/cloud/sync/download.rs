@@ -8,7 +8,7 @@ use crate::cloud::error::{CloudError, Rejection};
 use crate::cloud::remote::RemoteName;
 use crate::cloud::verify::verify_remote_save;
 use crate::format::{SaveMeta, Timestamp};
-use crate::store::{ImportOutcome, ImportRules};
+use crate::store::{ImportOutcome, ImportRules, StoredSave};
 use futures_util::StreamExt;
 use object_store::{ObjectMeta, ObjectStoreExt};
 use std::collections::{HashMap, HashSet};
@@ -231,7 +231,10 @@ impl SyncCore {
             .filter(|save| self.unseen_by(&save.meta, arriving))
             .map(|save| save.meta.save_id)
             .collect();
-        keep.extend(self.state.conflicts_of(slot).map(|c| c.hidden_save));
+        keep.extend(
+            (self.state.conflicts_of(slot).map(|c| c.hidden_save))
+                .filter(|&hidden| !settled_by(arriving, hidden, &local)),
+        );
         if local
             .iter()
             .any(|save| crossed_below(&save.meta, arriving, uploaded_ms))
@@ -250,6 +253,15 @@ impl SyncCore {
         let reached = self.state.in_cloud.get(&local.save_id).copied();
         unseen(local, arriving, reached)
     }
+}
+
+/// Whether `arriving` was made in view of the recorded conflict's hidden save `hidden` (held
+/// here): the player saw it and played on, so the conflict is settled and the hidden save is a
+/// backup as any older save is. Kept whatever the backups, it outlived the saves made after it
+/// and a load fell back to it below the player's newest (simulator seed 402638).
+fn settled_by(arriving: &SaveMeta, hidden: Uuid, local: &[StoredSave]) -> bool {
+    (local.iter())
+        .any(|save| save.meta.save_id == hidden && arriving.made_in_view_of_save(&save.meta))
 }
 
 /// Reads a downloaded object's body, stopping before it passes `limit` bytes: a storage whose

@@ -23,6 +23,14 @@ fn sim(backups: u16) -> Sim {
     })
 }
 
+/// A shrunk run as the simulator prints it: each step's time since the one before (ms) and
+/// its action.
+fn plan(steps: &[(i64, super::plan::Action)]) -> Vec<super::plan::Step> {
+    (steps.iter().cloned())
+        .map(|(dt_ms, action)| super::plan::Step { dt_ms, action })
+        .collect()
+}
+
 fn generation_path(sim: &Sim, generation: u64) -> std::path::PathBuf {
     let dir = sim.devices[0].profile_dir();
     dir.join(format!("manual-00.g{generation:06}.ksav"))
@@ -1305,6 +1313,215 @@ fn seed_315564_a_delete_that_cannot_read_a_save_for_now_removes_nothing() {
     ];
     let config = Config {
         devices: 2,
+        backups: 0,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Long-run seed 402040: device 1 deleted Quick; the record of deleted saves was put in place,
+/// then its folder's flush failed, so the delete failed before it removed anything, with the
+/// slot's saves named in the record. Sync counted one of them deleted, and the conflict
+/// between the two devices' saves was never shown again once the sync state was lost. A
+/// delete that removed nothing leaves the record as it was.
+#[test]
+fn seed_402040_a_delete_whose_record_did_not_flush_names_no_save() {
+    use super::plan::{Action, OddName};
+    use super::remote::CloudFault;
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 109830796077748629846943005234824437836,
+            },
+        ),
+        (400000, Action::Sync { device: 0 }),
+        (5, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 172132442706170357345845396004759210338,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 24133990883210394906927149567617507466,
+            },
+        ),
+        (5, Action::CloudFault(CloudFault::Refuses { calls: 3 })),
+        (0, Action::Sync { device: 0 }),
+        (20000, Action::Sync { device: 1 }),
+        (400000, Action::Sync { device: 0 }),
+        (
+            400000,
+            Action::DiskFault {
+                device: 1,
+                after: 12,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (400000, Action::Sync { device: 1 }),
+        (
+            900,
+            Action::OddFile {
+                device: 1,
+                name: OddName::State,
+                odd: Odd::Folder,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 2,
+        backups: 3,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Long-run seed 402638: device 0 recorded a conflict with F hidden; a newer build's save C
+/// and device 1's X were then made in view of F. Importing X kept F whatever the backups (0),
+/// as a recorded conflict's hidden save, and pruned C: when the disk destroyed X, the slot
+/// loaded F, older than the player's confirmed C. A save made in view of a conflict's hidden
+/// save settles it: the import keeps it no longer.
+#[test]
+fn seed_402638_a_save_made_in_view_of_a_conflicts_hidden_save_settles_it() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            0,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(1),
+                id: 337004680476817950421100850691859695506,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 204095938671014508571693369642620694659,
+            },
+        ),
+        (0, Action::Sync { device: 2 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 2,
+                id: 111004691297838456671558992870331584021,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 156410794566878021226097466401267143157,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (0, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 114184298566602843243163062011497494362,
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 262901551082728525132219977824140063179,
+                unreadable: false,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 180481276633418127854309315385398955287,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 0,
+                id: 48077372940423324370875168204103666789,
+            },
+        ),
+        (5, Action::UploadDue { device: 2 }),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 204450728444066145450979958129388518926,
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 239569890940750733286587903120196370264,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 25488501928176457308664106727327266158,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (5, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 24751612165404473785270090692034601559,
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 0,
+                file: 2020811418,
+                how: Rot::Truncate(1493175755),
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 3,
         backups: 0,
         sealed: false,
     };
