@@ -525,6 +525,11 @@ mod tests {
         for _ in 0..8 {
             cost.note(10_000, Duration::from_millis(66));
         }
+        assert!((1_200..1_400).contains(&cost.values()), "{}", cost.values());
+        // However costly the values, a small rewind lands in place.
+        for _ in 0..8 {
+            cost.note(1_000, Duration::from_secs(1));
+        }
         assert_eq!(cost.values(), IN_FRAME_VALUES_MIN);
         // A rewind of few values says little of what a value costs.
         let before = cost.per_value;
