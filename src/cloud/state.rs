@@ -143,6 +143,22 @@ impl SyncState {
         self.set_more(slot, more);
     }
 
+    /// Forgets the conflicts of `slot` that `settled` says are no longer ones, showing the
+    /// first of those left.
+    pub(crate) fn forget_conflicts(&mut self, slot: SlotId, settled: impl Fn(&Conflict) -> bool) {
+        let left: Vec<Conflict> = self
+            .conflicts_of(slot)
+            .filter(|c| !settled(c))
+            .cloned()
+            .collect();
+        self.clear_conflicts(slot);
+        let mut left = left.into_iter();
+        if let Some(shown) = left.next() {
+            self.conflicts.insert(slot, shown);
+            self.set_more(slot, left.collect());
+        }
+    }
+
     /// Takes the conflict `slot` shows away (the player chose or it is gone), showing the next
     /// one recorded, if any.
     pub(crate) fn settle_shown(&mut self, slot: SlotId) {
@@ -289,4 +305,38 @@ fn unwritable(error: &StoreError) -> String {
          starts a fresh state); free some disk space, or move what is in the way out of the \
          profile folder"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conflict(id: u128) -> Conflict {
+        Conflict {
+            hidden_device: format!("device {id}"),
+            hidden_save: Uuid::from_u128(id),
+        }
+    }
+
+    /// Review of issue 49's seed 402638 fix: an import that settles a recorded conflict no
+    /// longer keeps its hidden save, so the conflict must go too, or the menu offers a save the
+    /// import pruned. The first left is shown; a slot with none left shows none.
+    #[test]
+    fn forgetting_settled_conflicts_shows_the_first_one_left() {
+        let slot = SlotId::Manual(1);
+        let mut state = SyncState::new();
+        for id in 1..=3 {
+            state.add_conflict(slot, conflict(id), |_| false);
+        }
+        let shown = |state: &SyncState| state.conflicts_of(slot).cloned().collect::<Vec<_>>();
+        assert_eq!(shown(&state), [conflict(3), conflict(2), conflict(1)]);
+
+        state.forget_conflicts(slot, |c| c.hidden_save == Uuid::from_u128(3));
+        assert_eq!(shown(&state), [conflict(2), conflict(1)]);
+        assert_eq!(state.conflicts.get(&slot), Some(&conflict(2)));
+
+        state.forget_conflicts(slot, |_| true);
+        assert!(shown(&state).is_empty());
+        assert!(state.conflicts.is_empty() && state.more_conflicts.is_empty());
+    }
 }

@@ -50,7 +50,8 @@ impl Settling {
     }
 }
 
-/// Settles `pending` on the pool, after the capture being settled there if any (see
+/// Hands `pending` to the pool to be settled, after the capture being settled there, if any;
+/// a capture handed over before it and not settled yet is dropped unsettled (see
 /// [`Settling`]).
 pub(crate) fn settle_later(world: &World, pending: PendingSnapshot) {
     let shared = Arc::clone(&world.resource::<Settling>().0);
@@ -60,22 +61,43 @@ pub(crate) fn settle_later(world: &World, pending: PendingSnapshot) {
         return;
     }
     drop(queue);
-    task_pool()
-        .spawn(async move {
-            loop {
-                let next = {
-                    let mut queue = Settling::queue(&shared);
-                    let next = queue.next.take();
-                    queue.running = next.is_some();
-                    next
-                };
-                match next {
-                    Some(pending) => pending.settle(),
-                    None => return,
-                }
-            }
-        })
-        .detach();
+    task_pool().spawn(settle_all(shared)).detach();
+}
+
+/// Settles the captures handed over until none is left. It yields to the pool's other tasks
+/// after each: with a capture handed over every frame it may run for as long as they come,
+/// and on a pool of one thread (Bevy's below 8 cores) a load or a delete spawned meanwhile
+/// would otherwise wait for all of them.
+async fn settle_all(shared: Arc<Mutex<SettleQueue>>) {
+    // Should a settle panic, the next capture handed over starts a task again.
+    let mut unwinding = StopOnUnwind(Some(Arc::clone(&shared)));
+    loop {
+        let next = {
+            let mut queue = Settling::queue(&shared);
+            let next = queue.next.take();
+            // Under the same lock that found nothing: a capture handed over after this starts
+            // a task of its own.
+            queue.running = next.is_some();
+            next
+        };
+        let Some(pending) = next else {
+            unwinding.0 = None;
+            return;
+        };
+        pending.settle();
+        bevy::tasks::futures_lite::future::yield_now().await;
+    }
+}
+
+/// Marks the settling task stopped if it unwinds (a task that returns did so itself).
+struct StopOnUnwind(Option<Arc<Mutex<SettleQueue>>>);
+
+impl Drop for StopOnUnwind {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.0 {
+            Settling::queue(shared).running = false;
+        }
+    }
 }
 
 /// What runs after each [`capture`], in the order registered.

@@ -134,6 +134,10 @@ impl SyncCore {
     /// the other device's newest, and the conflict already recorded (with that newer save, or
     /// with a save it will bring) stands.
     pub(super) fn note_conflict(&mut self, receipt: &ImportReceipt, arrived_uploaded_ms: i64) {
+        // The conflicts the placed save settles (see `import_rules`, which no longer kept
+        // their hidden saves): shown, they would offer a save the import may have pruned.
+        let arrived = &receipt.meta;
+        (self.state).forget_conflicts(receipt.slot, |c| arrived.made_in_view_of(c.hidden_save));
         let Some(previous) = &receipt.previous_head else {
             return;
         };

@@ -8,7 +8,7 @@ use crate::cloud::error::{CloudError, Rejection};
 use crate::cloud::remote::RemoteName;
 use crate::cloud::verify::verify_remote_save;
 use crate::format::{SaveMeta, Timestamp};
-use crate::store::{ImportOutcome, ImportRules, StoredSave};
+use crate::store::{ImportOutcome, ImportRules};
 use futures_util::StreamExt;
 use object_store::{ObjectMeta, ObjectStoreExt};
 use std::collections::{HashMap, HashSet};
@@ -231,9 +231,14 @@ impl SyncCore {
             .filter(|save| self.unseen_by(&save.meta, arriving))
             .map(|save| save.meta.save_id)
             .collect();
+        // A conflict the arriving save settles (it was made in view of the hidden save, by
+        // its id) no longer keeps its hidden save, which is then a backup as any older save
+        // is; `note_conflict` forgets the conflict once the save is placed. Kept past the
+        // backups, it outlived the saves made after it, and when the disk destroyed the head
+        // the slot loaded it, below the player's confirmed save (simulator seed 402638).
         keep.extend(
             (self.state.conflicts_of(slot).map(|c| c.hidden_save))
-                .filter(|&hidden| !settled_by(arriving, hidden, &local)),
+                .filter(|&hidden| !arriving.made_in_view_of(hidden)),
         );
         if local
             .iter()
@@ -253,15 +258,6 @@ impl SyncCore {
         let reached = self.state.in_cloud.get(&local.save_id).copied();
         unseen(local, arriving, reached)
     }
-}
-
-/// Whether `arriving` was made in view of the recorded conflict's hidden save `hidden` (held
-/// here): the player saw it and played on, so the conflict is settled and the hidden save is a
-/// backup as any older save is. Kept whatever the backups, it outlived the saves made after it
-/// and a load fell back to it below the player's newest (simulator seed 402638).
-fn settled_by(arriving: &SaveMeta, hidden: Uuid, local: &[StoredSave]) -> bool {
-    (local.iter())
-        .any(|save| save.meta.save_id == hidden && arriving.made_in_view_of_save(&save.meta))
 }
 
 /// Reads a downloaded object's body, stopping before it passes `limit` bytes: a storage whose

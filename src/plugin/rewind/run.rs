@@ -163,9 +163,13 @@ const IN_FRAME_TIME: Duration = Duration::from_millis(8);
 const IN_FRAME_VALUES_MIN: usize = 1024;
 
 /// What decoding and writing one value costs the main thread, as the rewinds in the frame
-/// measured it (a moving average, a quarter the newest: one slow frame must not send the next
-/// step of a held rewind to the pool, where it lands tens of frames later and the steps asked
-/// meanwhile are refused): how many values the next one may write in [`IN_FRAME_TIME`].
+/// measured it: how many values the next one may write in [`IN_FRAME_TIME`]. A moving
+/// average, a quarter the newest, each counted as the lesser of itself and the one before: one
+/// slow step (the thread preempted, cold memory) must not send the next step of a held rewind
+/// to the pool, where it lands tens of frames later and the steps asked meanwhile are
+/// refused; two in a row do. Only rewinds
+/// in the frame are measured, so each one sent to the pool for its values takes a quarter of
+/// the way back to the first guess: a world whose values got cheaper tries the frame again.
 ///
 /// Measured, not fixed, because it differs twentyfold between worlds: a position costs under
 /// half a microsecond, a map of strings over six (the frame benchmark at 100k entities, 10k
@@ -175,14 +179,19 @@ const IN_FRAME_VALUES_MIN: usize = 1024;
 #[derive(Resource)]
 pub(super) struct InFrameCost {
     per_value: Duration,
+    /// What the last rewind measured, for the next to count the lesser of the two.
+    last: Option<Duration>,
 }
 
+/// Before any rewind measured it: about what a small value costs (the first rewind of a world
+/// of costly values may take longer than the budget, once).
+const FIRST_GUESS: Duration = Duration::from_nanos(500);
+
 impl Default for InFrameCost {
-    /// Before any rewind measured it: about what a small value costs (the first rewind of a
-    /// world of costly values may take longer than the budget, once).
     fn default() -> Self {
         InFrameCost {
-            per_value: Duration::from_nanos(500),
+            per_value: FIRST_GUESS,
+            last: None,
         }
     }
 }
@@ -199,8 +208,17 @@ impl InFrameCost {
     /// more of the fixed cost than of theirs, and are not noted).
     fn note(&mut self, values: usize, time: Duration) {
         if let Ok(values @ 256..) = u32::try_from(values) {
-            self.per_value = (self.per_value * 3 + time / values) / 4;
+            let measured = time / values;
+            let counted = self.last.map_or(measured, |last| measured.min(last));
+            self.last = Some(measured);
+            self.per_value = (self.per_value * 3 + counted) / 4;
         }
+    }
+
+    /// Notes a rewind sent to the pool for the values it would write: the average takes a
+    /// quarter of the way back to the first guess (see the type's docs).
+    fn sent_to_pool(&mut self) {
+        self.per_value = (self.per_value * 3 + FIRST_GUESS) / 4;
     }
 }
 
@@ -283,6 +301,9 @@ fn start_rewind(world: &mut World, to: RewindTo) {
             land(world, rewind, landed);
         }
         Ok(_) => {
+            if rows <= IN_FRAME_ROWS {
+                world.resource_mut::<InFrameCost>().sent_to_pool();
+            }
             let task = prepare_task(world, kept, live);
             running(world, rewind, task);
         }
@@ -509,25 +530,34 @@ mod tests {
             16_000,
             "0.5 µs a value before any was measured"
         );
-        // `real-game` at 100k: 10k values in 4.4 ms, then 6.4 ms (a slow frame).
+        // `real-game` at 100k: 10k values in 4.4 ms, then 6.4 ms, then a step 50 times
+        // slower (the thread preempted long): the next step lands in its frame too.
         cost.note(10_000, Duration::from_micros(4400));
         assert_eq!(cost.per_value, Duration::from_nanos(485));
         cost.note(10_000, Duration::from_micros(6400));
-        assert!(
-            cost.values() > 10_000,
-            "the next step lands in its frame too"
-        );
+        cost.note(10_000, Duration::from_millis(300));
+        assert!(cost.values() > 10_000, "{}", cost.values());
+        // Two slow steps in a row count: the next goes to the pool; each step sent there
+        // brings the frame nearer again.
+        cost.note(10_000, Duration::from_millis(30));
+        assert!(cost.values() < 10_000, "{}", cost.values());
+        let mut trips = 0;
+        while cost.values() < 10_000 {
+            cost.sent_to_pool();
+            trips += 1;
+        }
+        assert!(trips <= 4, "{trips} steps sent to the pool");
         // `strings-maps` at 100k: 10k values in 66 ms. The next 10k go to the pool; a small
         // rewind still lands in place.
         let mut cost = InFrameCost::default();
         cost.note(10_000, Duration::from_millis(66));
         assert!(cost.values() < 10_000, "{}", cost.values());
-        for _ in 0..8 {
+        for _ in 0..20 {
             cost.note(10_000, Duration::from_millis(66));
         }
         assert!((1_200..1_400).contains(&cost.values()), "{}", cost.values());
         // However costly the values, a small rewind lands in place.
-        for _ in 0..8 {
+        for _ in 0..20 {
             cost.note(1_000, Duration::from_secs(1));
         }
         assert_eq!(cost.values(), IN_FRAME_VALUES_MIN);
@@ -535,6 +565,11 @@ mod tests {
         let before = cost.per_value;
         cost.note(10, Duration::from_millis(5));
         assert_eq!(cost.per_value, before);
+        // Rewinds sent to the pool bring the frame back in reach: the world may have changed.
+        for _ in 0..40 {
+            cost.sent_to_pool();
+        }
+        assert!(cost.values() > 15_000, "{}", cost.values());
     }
 
     /// Every [`RewindFailed`] triggered.
