@@ -1,5 +1,6 @@
 //! What the player deleted: before a delete removes a slot's files, the ids of the saves it
-//! held (and of the saves those were made in view of) are added to the slot's record,
+//! held (and of the saves those were made in view of), and of every save that entered the slot
+//! here, its files that do not read included (`entered.rs`), are added to the slot's record,
 //! `<slot>.deleted` beside its saves, one id per line, newest last, the last
 //! [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest count
 //! among the saves' vectors, see [`Versions`]), one `@<line>:<count>` entry per line, the
@@ -191,7 +192,7 @@ impl SlotStore {
     }
 
     /// Adds the saves `slot` holds, those they were made in view of, and their version
-    /// vectors, to its record. Call it under the slot's lock, before removing anything; give
+    /// vectors, to its record, with every save that entered the slot here (`entered.rs`). Call it under the slot's lock, before removing anything; give
     /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
     /// fails.
     ///
@@ -202,8 +203,12 @@ impl SlotStore {
     pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
         let listed = self.generations(slot)?;
         let held = self.metas_of(slot, listed, super::import::Reading::View)?;
+        let entered = self.entered(slot)?;
         let before = self.record_of(slot)?;
         let mut record = before.clone();
+        // Every save that entered the slot here, the ones whose files do not read included
+        // (a delete cannot name those from their files: simulator seeds 300824, 439224).
+        record.ids.extend(entered);
         record.add(&held);
         if let Err(error) = self.write_profile_file(&record_name(slot), record.text().as_bytes()) {
             // The write may have put the record in place before it failed (the folder's flush
@@ -293,6 +298,10 @@ mod tests {
         for tick in 1..30 {
             save(&store, slot, "desk", tick);
         }
+        // The slot's record of what entered it, which names every one, lost too (or never
+        // written, by a build before it): the vectors alone.
+        let entered = store.dir().join(crate::store::entered_record_name(slot));
+        std::fs::remove_file(entered).unwrap();
         store.delete(slot).unwrap();
         let old = store.decode_import(&first).unwrap();
         assert!(!store.deleted_saves().unwrap().contains(&old.meta().save_id));
@@ -316,15 +325,12 @@ mod tests {
         assert_eq!(store.generations(slot).unwrap().len(), 2);
     }
 
-    /// Simulator seed 300824: the slot's newest save did not read (a file the player may not
-    /// open) when the player deleted the slot, so the record could not name it; the sync
-    /// state was lost, and sync placed it again from the cloud. The record covers the count
-    /// it would hold on the line of the newest save read; another device's save and this
-    /// device's next save still arrive.
+    /// Simulator seeds 300824, 400541, 439224: the slot's newest save did not read (a file
+    /// damaged past its metadata) when the player deleted the slot, so the delete could not
+    /// name it from its file; the sync state was lost, and sync placed it again from the
+    /// cloud. The slot's record of what entered it names it. Another device's save, never
+    /// in the slot here, and this device's next save still arrive.
     #[test]
-    #[ignore = "seed 300824 is open: its fix (a delete reserving the next count on the line of \
-                the newest save it read, per unread generation above it) took other devices' \
-                next saves for deleted in 11 of 3,000 long-run seeds; kept to reproduce it"]
     fn a_deleted_save_whose_file_did_not_read_is_not_placed_again() {
         let dir = tempfile::tempdir().unwrap();
         let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();

@@ -53,6 +53,49 @@ fn write_durably_named(
     final_name: &str,
     parts: &[&[u8]],
     placement: Placement,
+    temp_name: impl FnMut(&str) -> String,
+) -> Result<PathBuf, StoreError> {
+    let final_path = write_and_rename(fs, dir, final_name, parts, placement, temp_name)?;
+    if let Err(source) = fs.sync_dir(dir) {
+        if placement == Placement::New {
+            let _ = fs.remove_file(&final_path);
+        }
+        return Err(StoreError::Io {
+            action: "flush (fsync) the save folder",
+            path: dir.to_path_buf(),
+            source,
+        });
+    }
+    Ok(final_path)
+}
+
+/// Replaces the side file `dir/final_name` as [`write_durably`] does, but leaves the folder's
+/// flush to the write that follows (a save's, in the same folder): for a slot's record of the
+/// saves that entered it, written just before the save's file. A power loss before that flush
+/// leaves the old file or the new one, each whole.
+pub(super) fn replace_flushed_later(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    final_name: &str,
+    parts: &[&[u8]],
+) -> Result<PathBuf, StoreError> {
+    write_and_rename(
+        fs,
+        dir,
+        final_name,
+        parts,
+        Placement::Replace,
+        temp_file_name,
+    )
+}
+
+/// Steps 1 to 4 of a durable write: temporary file, write, fsync, rename into place.
+fn write_and_rename(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    final_name: &str,
+    parts: &[&[u8]],
+    placement: Placement,
     mut temp_name: impl FnMut(&str) -> String,
 ) -> Result<PathBuf, StoreError> {
     let final_path = dir.join(final_name);
@@ -82,17 +125,6 @@ fn write_durably_named(
         return Err(StoreError::Io {
             action: "move the finished save into place at",
             path: final_path,
-            source,
-        });
-    }
-
-    if let Err(source) = fs.sync_dir(dir) {
-        if placement == Placement::New {
-            let _ = fs.remove_file(&final_path);
-        }
-        return Err(StoreError::Io {
-            action: "flush (fsync) the save folder",
-            path: dir.to_path_buf(),
             source,
         });
     }

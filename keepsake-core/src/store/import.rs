@@ -223,6 +223,7 @@ impl SlotStore {
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
         let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
+        self.note_entered(slot, meta.save_id);
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,

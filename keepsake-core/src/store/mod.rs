@@ -125,6 +125,7 @@
 
 mod deleted;
 mod durable;
+mod entered;
 mod error;
 mod files;
 mod folders;
@@ -143,6 +144,7 @@ mod view;
 // A folder used as cloud storage writes its objects the way the store writes saves.
 pub use deleted::DELETED_KEPT;
 pub use durable::{Placement, write_durably};
+pub use entered::{ENTERED_KEPT, entered_record_name};
 pub use error::{GenerationFailure, StoreError};
 pub use files::save_files;
 pub use fs::{FileSystem, LockGuard, NotARegularFile, OsFileSystem, ReadFile, WriteFile};

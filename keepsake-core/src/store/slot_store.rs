@@ -393,6 +393,9 @@ impl SlotStore {
         let generations = self.generations(slot)?;
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
+        // Named before its file exists: should the file not read when the player deletes the
+        // slot, the delete still names it (`entered.rs`).
+        self.note_entered(slot, meta.save_id);
         let path = write_durably(
             self.fs.as_ref(),
             &self.dir,

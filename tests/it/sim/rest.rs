@@ -9,7 +9,7 @@ use super::run::{Sim, held_ids, world};
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{RemoteName, STATE_FILE};
 use bevy_keepsake::format::{self, FORMAT_VERSION, SaveBundle, SaveMeta, WorldState};
-use bevy_keepsake::store::{FileSystem, slot_stem};
+use bevy_keepsake::store::{FileSystem, entered_record_name, slot_stem};
 use bytes::Bytes;
 use std::io::{Cursor, Read};
 use std::path::Path;
@@ -219,9 +219,9 @@ impl Sim {
             true => as_newer_format(&encoded.to_vec()),
             false => encoded.to_vec(),
         };
-        let path = self.devices[device]
-            .profile_dir()
-            .join(generation_name(slot, generation));
+        let dir = self.devices[device].profile_dir();
+        note_entered_at_rest(&self.devices[device].disk, &dir, slot, meta.save_id);
+        let path = dir.join(generation_name(slot, generation));
         if !self.devices[device].disk.put_at_rest(&path, &bytes) {
             return;
         }
@@ -308,4 +308,14 @@ impl Sim {
 
 fn file_name(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// A newer build names its save in the slot's record of the saves that entered it, before the
+/// file, as this build does: a delete here then names it, though its file does not read here.
+fn note_entered_at_rest(disk: &SimDisk, dir: &Path, slot: SlotId, id: Uuid) {
+    let path = dir.join(entered_record_name(slot));
+    let line = format!("{}\n", id.simple());
+    if !disk.rot(&path, |old| old.extend_from_slice(line.as_bytes())) {
+        disk.put_at_rest(&path, line.as_bytes());
+    }
 }

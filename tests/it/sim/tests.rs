@@ -1528,3 +1528,100 @@ fn seed_402638_a_save_made_in_view_of_a_conflicts_hidden_save_settles_it() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// Long-run seed 439224 (the class of seed 300824): device 1 held its own save S over device
+/// 0's B (a conflict, B kept as its hidden save), a newer build's save this build cannot read
+/// on top; the disk damaged B's file past its metadata, and the player deleted the slot. The
+/// delete could name only S from the files; when a dangling link then stood under a save's
+/// name, the slot looked damaged and sync brought B back from the cloud into the slot the
+/// player had emptied. The slot's record of the saves that entered it names B.
+#[test]
+fn seed_439224_a_deleted_save_whose_file_did_not_read_does_not_come_back() {
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 9334462390084694579111523090711341903,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 52219488316716864094160798901854425616,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 150750856381363782615278442292640201124,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 85788292617797897032790183532564643482,
+            },
+        ),
+        (400000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 133776696578264558954151923768987100517,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 94336103712620987648227795048350393113,
+                unreadable: true,
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 1,
+                file: 1542415451,
+                how: Rot::Flip(4014062698),
+            },
+        ),
+        (
+            0,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            900,
+            Action::OddFile {
+                device: 1,
+                name: OddName::Generation {
+                    slot: SlotId::Manual(1),
+                    generation: 2,
+                },
+                odd: Odd::DanglingLink,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 2,
+        backups: 0,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
