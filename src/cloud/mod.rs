@@ -78,7 +78,7 @@ pub use plugin::{
     UseHiddenSaveRequest, default_device_name,
 };
 pub use redact::RedactedUrl;
-pub use remote::{Remote, RemoteName, RequestPolicy};
+pub use remote::{Remote, RemoteName, RequestPolicy, UploadClock};
 pub use state::{Conflict, STATE_FILE};
 pub use sync::{Connection, Refused, SlotSync, SyncCore, SyncRound, Uploaded};
 pub use verify::{VerifiedSave, verify_remote_save};

@@ -134,6 +134,20 @@ impl Default for RequestPolicy {
     }
 }
 
+/// Whose clock dates the storage's uploads (an object's `last_modified`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UploadClock {
+    /// The storage service's own (S3, GCS, in memory): a save was made by the time its upload
+    /// is dated, whatever the clocks of the devices say. Sync then believes a save's creation
+    /// time up to its upload time, so a device whose clock runs behind still puts another
+    /// device's newer save on top of a conflict.
+    Storage,
+    /// The writing device's (a folder: the file's modification time, which a file-sync tool
+    /// may carry over from the device that wrote it, however far ahead its clock runs). Only
+    /// this device's clock judges a save's creation time.
+    Writer,
+}
+
 /// An open connection to the storage and the folder of one profile in it.
 ///
 /// Every error its storage gives is scrubbed of credentials before anything else sees it (see
@@ -149,6 +163,8 @@ pub struct Remote {
     pub(crate) lister: Lister,
     pub(crate) folder: RemotePath,
     pub(crate) listing: ListingLimits,
+    /// Whose clock dates its uploads.
+    pub(crate) upload_clock: UploadClock,
     /// The storage as given, kept (private to this module) only to be wrapped again when more
     /// credentials are to be hidden.
     given: (Arc<dyn ObjectStore>, Lister),
@@ -168,15 +184,20 @@ impl std::fmt::Debug for Remote {
 
 impl Remote {
     /// A profile folder `<prefix>/<game_id>/<profile>` in `store`, listed through the store's
-    /// streamed listing (cut into pages as [`listing`](super::listing) describes).
+    /// streamed listing (cut into pages as [`listing`](super::listing) describes). Its upload
+    /// times count as the writers' ([`UploadClock::Writer`]) unless
+    /// [`dated_by`](Self::dated_by) says otherwise.
     pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, game_id: &str, profile: &str) -> Self {
         let lister = Lister::Streamed(store.clone());
-        Self::with_lister(store, lister, prefix, game_id, profile)
+        let clock = UploadClock::Writer;
+        Self::with_lister(store, lister, clock, prefix, game_id, profile)
     }
 
     /// A profile folder in `store`, listed page by page through `pages` (usually the same
     /// store: S3 and GCS list in pages), which lets a listing step past keys the storage client
-    /// cannot read (see [`listing`](super::listing)).
+    /// cannot read (see [`listing`](super::listing)). Its upload times count as the storage's
+    /// own ([`UploadClock::Storage`]), as such services date them, unless
+    /// [`dated_by`](Self::dated_by) says otherwise.
     pub fn paginated(
         store: Arc<dyn ObjectStore>,
         pages: Arc<dyn PaginatedListStore>,
@@ -184,12 +205,14 @@ impl Remote {
         game_id: &str,
         profile: &str,
     ) -> Self {
-        Self::with_lister(store, Lister::Paginated(pages), prefix, game_id, profile)
+        let (lister, clock) = (Lister::Paginated(pages), UploadClock::Storage);
+        Self::with_lister(store, lister, clock, prefix, game_id, profile)
     }
 
     fn with_lister(
         store: Arc<dyn ObjectStore>,
         lister: Lister,
+        upload_clock: UploadClock,
         prefix: &str,
         game_id: &str,
         profile: &str,
@@ -202,6 +225,7 @@ impl Remote {
             lister: scrubbed_lister,
             folder,
             listing: ListingLimits::default(),
+            upload_clock,
             given: (store, lister),
             secrets,
         }
@@ -217,6 +241,13 @@ impl Remote {
         self.secrets = self.secrets.with(credentials);
         let given = (&self.given.0, &self.given.1);
         (self.store, self.lister) = scrubbed(given, &self.secrets);
+        self
+    }
+
+    /// The same remote, its upload times dated by `clock`'s owner.
+    #[must_use]
+    pub fn dated_by(mut self, clock: UploadClock) -> Self {
+        self.upload_clock = clock;
         self
     }
 
@@ -283,7 +314,8 @@ impl Remote {
             }
             "memory" => {
                 let memory = Arc::new(object_store::memory::InMemory::new());
-                Ok(Remote::new(memory, &prefix, game_id, profile))
+                let remote = Remote::new(memory, &prefix, game_id, profile);
+                Ok(remote.dated_by(UploadClock::Storage))
             }
             other => Err(bad(format!(
                 "unknown scheme {other:?} (s3, gs, file, memory)"

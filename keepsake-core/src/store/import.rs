@@ -75,6 +75,11 @@ pub struct ImportRules {
     /// When the player chose the save heading the slot over another device's: an arriving save
     /// made before then (on any device) does not take the head from it.
     pub chosen_at: Option<Timestamp>,
+    /// When the arriving save reached a storage that dates uploads by its own clock (S3, GCS):
+    /// it was made by then, so a creation time up to it is believed though this device's clock
+    /// runs behind. `None`: this device's clock alone judges (a folder's times are the writing
+    /// device's own, as ahead as its clock may be).
+    pub uploaded_at: Option<Timestamp>,
 }
 
 impl ImportRules {
@@ -86,21 +91,27 @@ impl ImportRules {
     /// one heads, unless the player chose the head after it was made, and not when it claims a
     /// time more than [`CLOCK_AHEAD`](super::slot_store::CLOCK_AHEAD) past this device's clock
     /// (a device whose clock runs ahead would otherwise win every import with saves older than
-    /// the player's). Saves made in the same millisecond are ordered by save id, so every
-    /// device that holds both puts the same one on top, whichever arrived first.
+    /// the player's) or, later, past the storage's time of its upload ([`uploaded_at`]: with
+    /// this device's clock behind, every other device's newer save looked ahead and never took
+    /// the head here, simulator seed 430677). Saves made in the same millisecond are ordered
+    /// by save id, so every device that holds both puts the same one on top, whichever
+    /// arrived first.
+    ///
+    /// [`uploaded_at`]: ImportRules::uploaded_at
     fn heads(&self, arriving: &SaveMeta, head: &SaveMeta, now: Timestamp) -> bool {
         match arriving.lineage(head) {
             Lineage::Follows => true,
             Lineage::Precedes => false,
             Lineage::Concurrent | Lineage::Unrecorded => {
                 let created = arriving.created_at;
+                let judged_at = self.uploaded_at.map_or(now, |uploaded| uploaded.max(now));
                 // Two saves of one device (the slot deleted between them) read one clock:
                 // whether it runs ahead of this device's clock says nothing of their order.
                 let same_device = arriving
                     .device_id()
                     .is_some_and(|id| head.device_id() == Some(id));
                 (head.created_at, head.save_id) < (created, arriving.save_id)
-                    && (same_device || is_plausible(created, now))
+                    && (same_device || is_plausible(created, judged_at))
                     && self.chosen_at.is_none_or(|chosen| created > chosen)
             }
         }
@@ -247,38 +258,45 @@ impl SlotStore {
 
     /// `meta`, made in view of the saves its slot holds (`held`, the head first), with its
     /// version vector ([`SaveMeta::with_versions`]). Its device goes on counting the line of
-    /// its own save the slot holds when that save carries the line's highest count; otherwise
-    /// (the slot was deleted or its files removed, or holds only other devices' saves, or
-    /// one of its generations does not read, which may be this device's newest) it starts a
-    /// new line with a random epoch: a count given twice on one line would order saves that
-    /// were made apart.
+    /// its own save the slot holds when that save carries the line's highest count and every
+    /// generation above it reads; otherwise (the slot was deleted or its files removed, or
+    /// holds only other devices' saves, or a generation above that save does not read, which
+    /// may be this device's newest) it starts a new line with a random epoch: a count given
+    /// twice on one line would order saves that were made apart.
+    ///
+    /// A generation below that save that does not read (`newest_unread` is the newest such)
+    /// holds no later count of the line: a save with one was made in view of that save, and
+    /// goes above it wherever it is placed. Starting a line at each save over it, as this did,
+    /// made a long session's vector outgrow its 64 lines, and its saves forgot the ones they
+    /// were made over (simulator seed 430677: an odd folder under a save's name, and a session
+    /// of 92 saves; an old save of the device came back over the player's newest).
     pub(super) fn with_versions(
         &self,
         meta: SaveMeta,
         held: &[StoredSave],
-        every_one_reads: bool,
+        newest_unread: Option<u64>,
     ) -> SaveMeta {
+        let above_unread = |save: &StoredSave| newest_unread.is_none_or(|g| save.generation > g);
         let epoch = meta
             .device_id()
-            .filter(|_| every_one_reads)
-            .and_then(|device| line_to_go_on(device, held))
+            .and_then(|device| line_to_go_on(device, held, above_unread))
             .unwrap_or_else(Versions::new_epoch);
         meta.with_versions(&epoch, held.iter().map(|save| &save.meta))
     }
 
     /// What a new save of `slot` is made in view of: its readable generations with their
     /// metadata, newest first (as [`saves_in`](Self::saves_in) lists them, reading the folder
-    /// once), and whether every generation read. A generation that cannot be read now for a
-    /// reason that may pass (an I/O error) fails the save: the save would not record the one
-    /// it holds, and should the new save's file be damaged later, the slot would fall back
-    /// to a save it does not record being made over.
-    pub(super) fn held_in_view(&self, slot: SlotId) -> Result<(Vec<StoredSave>, bool), StoreError> {
+    /// once), and the newest generation that did not read, if any. A generation that cannot be
+    /// read now for a reason that may pass (an I/O error) fails the save: the save would not
+    /// record the one it holds, and should the new save's file be damaged later, the slot would
+    /// fall back to a save it does not record being made over.
+    pub(super) fn held_in_view(&self, slot: SlotId) -> Result<HeldInView, StoreError> {
         self.check_slot(slot)?;
         let generations = self.generations(slot)?;
-        let listed = generations.len();
-        let held = self.metas_of(slot, generations, Reading::View)?;
-        let every_one_reads = held.len() == listed;
-        Ok((held, every_one_reads))
+        let held = self.metas_of(slot, generations.clone(), Reading::View)?;
+        let read = |generation: &u64| held.iter().any(|save| save.generation == *generation);
+        let newest_unread = generations.into_iter().find(|generation| !read(generation));
+        Ok((held, newest_unread))
     }
 
     /// Makes `generation` head its slot (for a player choosing the save made on another
@@ -518,18 +536,29 @@ fn line_tips<'a>(
         .map(|meta| meta.save_id)
 }
 
+/// What a new save of a slot is made in view of ([`SlotStore::held_in_view`]): the readable
+/// generations, newest first, and the newest generation that did not read.
+pub(super) type HeldInView = (Vec<StoredSave>, Option<u64>);
+
 /// The epoch of the line `device` may go on counting in a slot holding `held`: the line of
-/// one of its own saves there that no save there counts further.
-fn line_to_go_on(device: &str, held: &[StoredSave]) -> Option<String> {
+/// one of its own saves there (one `may_carry` allows) that no save there counts further.
+fn line_to_go_on(
+    device: &str,
+    held: &[StoredSave],
+    may_carry: impl Fn(&StoredSave) -> bool,
+) -> Option<String> {
     let vectors: Vec<Versions> = held.iter().filter_map(|s| s.meta.versions()).collect();
-    vectors.iter().find_map(|versions| {
-        let (line, count) = versions.own();
-        let (owner, epoch) = line.rsplit_once('.')?;
-        let newest = vectors
-            .iter()
-            .all(|other| other.count(line).is_none_or(|held| held <= count));
-        (owner == device && newest).then(|| epoch.to_owned())
-    })
+    let carriers = held.iter().filter(|save| may_carry(save));
+    carriers
+        .filter_map(|save| save.meta.versions())
+        .find_map(|versions| {
+            let (line, count) = versions.own();
+            let (owner, epoch) = line.rsplit_once('.')?;
+            let newest = vectors
+                .iter()
+                .all(|other| other.count(line).is_none_or(|held| held <= count));
+            (owner == device && newest).then(|| epoch.to_owned())
+        })
 }
 
 /// How a listing of a slot's saves reads each generation.

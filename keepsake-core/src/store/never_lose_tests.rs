@@ -243,6 +243,60 @@ fn a_record_of_deleted_saves_that_fails_to_read_for_now_refuses_the_delete() {
     );
 }
 
+/// `<slot>.entered`: any odd entry under the name counts as an empty record, and saves, loads
+/// and deletes go on (the delete names what it reads, as before the record existed); the next
+/// save replaces it where it can (a folder stays).
+#[test]
+fn an_odd_record_of_the_saves_that_entered_a_slot_never_jams_a_save_load_or_delete() {
+    for odd in ODD {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path(), 3);
+        let slot = SlotId::Manual(1);
+        let record = config.profile_dir().join("manual-01.entered");
+        std::fs::create_dir_all(config.profile_dir()).unwrap();
+        let fs = place(odd, &record);
+        let store = SlotStore::open_with(config, fs).unwrap();
+        save(&store, slot, 1).unwrap();
+        save(&store, slot, 2).unwrap();
+        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
+        let held: HashSet<_> = store
+            .saves_in(slot)
+            .unwrap()
+            .iter()
+            .map(|s| s.meta.save_id)
+            .collect();
+        assert_eq!(store.delete(slot).unwrap(), 2, "{odd:?}");
+        assert!(held.is_subset(&store.deleted_saves().unwrap()), "{odd:?}");
+        save(&store, slot, 3).unwrap();
+        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 3, "{odd:?}");
+    }
+}
+
+/// A record of the saves that entered a slot that cannot be read now (an I/O error that may
+/// pass) refuses the delete, removing nothing (it may name a save whose file does not read),
+/// and a save leaves it as it was (rewritten, it would forget the ids it holds) and goes on.
+#[test]
+fn a_record_of_entered_saves_that_fails_to_read_for_now_refuses_the_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), 3);
+    let slot = SlotId::Manual(1);
+    let record = config.profile_dir().join("manual-01.entered");
+    let plain = SlotStore::open(config.clone()).unwrap();
+    save(&plain, slot, 1).unwrap();
+    let recorded = std::fs::read(&record).unwrap();
+    let failing = Arc::new(refusing([record.clone()].into(), io::ErrorKind::Other));
+    let store = SlotStore::open_with(config, failing).unwrap();
+    save(&store, slot, 2).unwrap();
+    let error = store.delete(slot).unwrap_err();
+    assert!(error.may_pass(), "{error}");
+    assert_eq!(store.generations(slot).unwrap().len(), 2, "nothing removed");
+    assert_eq!(
+        std::fs::read(&record).unwrap(),
+        recorded,
+        "the record is as it was"
+    );
+}
+
 /// Entries under temporary names (an interrupted save's) neither stop
 /// the store from opening nor a save from being written.
 #[test]

@@ -1,7 +1,7 @@
 //! What a new save records being made in view of: the saves its slot holds when it is made.
 
 use super::error::StoreError;
-use super::import::StoredSave;
+use super::import::HeldInView;
 use super::slot_store::SlotStore;
 use crate::format::{self, SaveBundle, SaveMeta};
 
@@ -14,7 +14,7 @@ impl SlotStore {
         &self,
         meta: SaveMeta,
         bundle: &'a SaveBundle,
-        held: &(Vec<StoredSave>, bool),
+        held: &HeldInView,
     ) -> Result<(SaveMeta, format::EncodedSave<'a>), StoreError> {
         let meta = self.in_view_of(meta, held);
         let encoded =
@@ -27,7 +27,7 @@ impl SlotStore {
     }
 
     /// `meta` recording what its slot holds now (`held`: its readable generations, newest
-    /// first, and whether every generation read), in [`FOLLOWS_EXTRA`]: their ids, then what
+    /// first, and the newest generation that did not read), in [`FOLLOWS_EXTRA`]: their ids, then what
     /// each of them was made in view of. Cloud sync orders the save against other devices'
     /// saves of the slot by it, before it trusts clocks. A folder that cannot be listed fails
     /// the save ([`held_in_view`]): a save that recorded nothing would be ordered by its
@@ -35,11 +35,7 @@ impl SlotStore {
     ///
     /// [`FOLLOWS_EXTRA`]: crate::format::FOLLOWS_EXTRA
     /// [`held_in_view`]: Self::held_in_view
-    fn in_view_of(
-        &self,
-        meta: SaveMeta,
-        (held, every_one_reads): &(Vec<StoredSave>, bool),
-    ) -> SaveMeta {
+    fn in_view_of(&self, meta: SaveMeta, (held, newest_unread): &HeldInView) -> SaveMeta {
         let ids = held.iter().map(|save| save.meta.save_id);
         // What each held save was made in view of, the head's first: a conflict's hidden save
         // held below the head has a line of its own.
@@ -47,7 +43,7 @@ impl SlotStore {
             .iter()
             .flat_map(|save| save.meta.follows().into_iter().flatten());
         let meta = meta.with_follows(ids.chain(inherited));
-        self.with_versions(meta, held, *every_one_reads)
+        self.with_versions(meta, held, *newest_unread)
     }
 }
 

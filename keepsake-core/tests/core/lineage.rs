@@ -40,6 +40,9 @@ enum Step {
     Sync { device: usize },
     /// The player deletes the slot on the device.
     Delete { device: usize },
+    /// An entry that does not read appears under the slot's next generation name (a folder,
+    /// which no prune removes): the device's next saves go above it.
+    Unreadable { device: usize },
 }
 
 fn step(devices: usize) -> impl Strategy<Value = Step> {
@@ -48,7 +51,8 @@ fn step(devices: usize) -> impl Strategy<Value = Step> {
         4 => (device.clone(), prop_oneof![3 => 1..4usize, 1 => 15..50usize])
             .prop_map(|(device, n)| Step::Saves { device, n }),
         4 => device.clone().prop_map(|device| Step::Sync { device }),
-        1 => device.prop_map(|device| Step::Delete { device }),
+        1 => device.clone().prop_map(|device| Step::Delete { device }),
+        1 => device.prop_map(|device| Step::Unreadable { device }),
     ]
 }
 
@@ -133,6 +137,14 @@ impl World {
         let receipt = on.store.save(SLOT, meta, &bundle()).unwrap();
         self.before.insert(receipt.save_id, before);
         self.metas.insert(receipt.save_id, receipt.meta);
+    }
+
+    /// Puts a folder at the slot's next generation on `device`.
+    fn unreadable(&self, device: usize) {
+        let store = &self.devices[device].store;
+        let newest = store.generations(SLOT).unwrap().first().copied();
+        let path = store.path_of(SLOT, newest.unwrap_or(0) + 1);
+        std::fs::create_dir(path).unwrap();
     }
 
     fn truly_follows(&self, later: &Uuid, earlier: &Uuid) -> bool {
@@ -229,9 +241,12 @@ fn run(skews: &[i64], backups: u16, steps: &[Step]) -> Result<(), TestCaseError>
         match *step {
             Step::Saves { device, n } => (0..n).for_each(|_| world.save(device)),
             Step::Sync { device } => world.sync(device)?,
+            // A folder under a save's name is not removed: the delete fails part way, and
+            // what it left is what the device holds.
             Step::Delete { device } => {
-                world.devices[device].store.delete(SLOT).unwrap();
+                let _ = world.devices[device].store.delete(SLOT);
             }
+            Step::Unreadable { device } => world.unreadable(device),
         }
     }
     // Every device syncs twice over at the end (one that never synced joins as new).
@@ -286,6 +301,27 @@ fn a_line_longer_than_the_list_of_ids_follows_its_start() {
             ];
             run(&[0, -HOUR, 0], backups, &steps).unwrap();
         }
+    }
+}
+
+/// Simulator seed 430677: a slot holding an entry that does not read below its newest save (a
+/// folder under a save's name), and a session of 92 saves over it. Each save started a new
+/// line of its own, the vectors outgrew their 64 lines, and the session's last saves no longer
+/// followed its first (nor the save the session began over), so an old save of the device
+/// came back over the player's newest. The device goes on counting its line above such a
+/// file: every save follows every save before it.
+#[test]
+fn a_long_run_over_a_file_that_does_not_read_follows_its_start() {
+    for backups in [0, 3] {
+        let steps = [
+            Step::Saves { device: 0, n: 1 },
+            Step::Unreadable { device: 0 },
+            Step::Saves { device: 0, n: 50 },
+            Step::Saves { device: 0, n: 42 },
+            Step::Sync { device: 0 },
+            Step::Sync { device: 1 },
+        ];
+        run(&[0, -6 * HOUR], backups, &steps).unwrap();
     }
 }
 

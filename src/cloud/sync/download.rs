@@ -5,7 +5,7 @@ use super::conflicts::{crossed_below, unseen};
 use super::{Refused, SyncCore, SyncRound};
 use crate::SlotId;
 use crate::cloud::error::{CloudError, Rejection};
-use crate::cloud::remote::RemoteName;
+use crate::cloud::remote::{RemoteName, UploadClock};
 use crate::cloud::verify::verify_remote_save;
 use crate::format::{SaveMeta, Timestamp};
 use crate::store::{ImportOutcome, ImportRules};
@@ -247,9 +247,12 @@ impl SyncCore {
             keep.insert(arriving.save_id);
         }
         let chosen_at = self.state.chosen.get(&slot).copied();
+        let uploaded_at = (self.remote.upload_clock == UploadClock::Storage)
+            .then(|| Timestamp::from_unix_millis(uploaded_ms));
         Ok(ImportRules {
             keep,
             chosen_at: chosen_at.map(Timestamp::from_unix_millis),
+            uploaded_at,
         })
     }
 

@@ -226,7 +226,10 @@ impl SimDisk {
     }
 
     /// Writes a whole file at rest (another program, a newer build of the game): durable, as
-    /// a damage at rest is. Refused where an odd entry stands.
+    /// a damage at rest is, its folders too (a newer build flushes the chain of folders to its
+    /// save as this build does: seed 452648, where this build's flush of a new profile folder
+    /// had failed and a power loss took the newer build's save with the folder). Refused where
+    /// an odd entry stands.
     pub fn put_at_rest(&self, path: &Path, bytes: &[u8]) -> bool {
         if self.odd_at(path).is_some() {
             return false;
@@ -239,7 +242,9 @@ impl SimDisk {
         if created.is_err() {
             return false;
         }
-        let _ = fs.sync_dir(path.parent().unwrap_or(Path::new("/")));
+        for folder in path.ancestors().skip(1) {
+            let _ = fs.sync_dir(folder);
+        }
         let bytes = bytes.to_vec();
         fs.rot(path, move |old| *old = bytes)
     }

@@ -1625,3 +1625,192 @@ fn seed_439224_a_deleted_save_whose_file_did_not_read_does_not_come_back() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// Long-run seed 430677, first shortest run: device 1's clock ran six hours behind. Device 0's
+/// sessions, made apart from device 1's save, were dated six hours past device 1's clock, so
+/// none ever took the head there: device 1 kept loading its older save, the player's newest
+/// only a conflict's hidden side. The storage (S3, the simulator's bucket) dates each upload by
+/// its own clock, and a save was made by then: its date is believed up to it.
+#[test]
+fn seed_430677_a_device_whose_clock_runs_behind_still_puts_the_newest_save_on_top() {
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            20000,
+            Action::OddFile {
+                device: 0,
+                name: OddName::Generation {
+                    slot: SlotId::Quick,
+                    generation: 2,
+                },
+                odd: Odd::Folder,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 249758233684305891298927653162059485464,
+            },
+        ),
+        (
+            900,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Quick,
+                saves: 49,
+                id: 34838031849257575052166042594037304651,
+            },
+        ),
+        (
+            20000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21600000,
+            },
+        ),
+        (900, Action::Sync { device: 1 }),
+        (20000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Quick,
+                saves: 43,
+                id: 264586752706999092306297184704546194948,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 2,
+        backups: 1,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Long-run seed 430677, second shortest run: one device, a folder under the name of a save of
+/// its quick slot, two sessions of 49 and 43 saves (its clock set six hours back between
+/// them). Each save over the folder started a line of its own, the last saves' vectors kept
+/// only the newest 64 lines, and the saves no longer named the first save of the slot: sync
+/// took it for lost to the folder, and it came back over the player's newest save.
+#[test]
+fn seed_430677_a_long_session_over_an_odd_entry_still_follows_its_first_save() {
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            20000,
+            Action::OddFile {
+                device: 0,
+                name: OddName::Generation {
+                    slot: SlotId::Quick,
+                    generation: 2,
+                },
+                odd: Odd::Folder,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 13892918987247148519964266452470826342,
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Quick,
+                saves: 49,
+                id: 34838031849257575052166042594037304651,
+            },
+        ),
+        (
+            400000,
+            Action::ClockJump {
+                device: 0,
+                by_ms: -21600000,
+            },
+        ),
+        (
+            0,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Quick,
+                saves: 43,
+                id: 264586752706999092306297184704546194948,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 2,
+        backups: 1,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Long-run seed 452648, the model's: device 1's flush of its new profile folder failed, a
+/// newer build then wrote its save there, durably, and a power loss in this build's next save
+/// took the folder and the newer build's save with it. A newer build flushes the folders to its
+/// save as this build does; the model's did not.
+#[test]
+fn seed_452648_a_newer_builds_save_survives_a_power_loss_after_a_failed_folder_flush() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            5,
+            Action::DiskFault {
+                device: 1,
+                after: 7,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (
+            400000,
+            Action::Die {
+                device: 1,
+                after: 13,
+                power: true,
+                pick: 15140940396842384476,
+                restart: Restart::Clean,
+            },
+        ),
+        (
+            400000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 242012218139267961982352290455886524938,
+                unreadable: true,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 54081215515727333222692268533424568480,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 3,
+        backups: 1,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
