@@ -143,9 +143,12 @@ impl Oracle {
 
     /// The delete failed (or the process died during it); `held` is what the slot held before
     /// and the save heading it, `left` what it holds once the failure (and a crash, if any)
-    /// was handled. A delete that left the slot empty happened; one that left anything
-    /// removed at most what lay below the head, so what it removed is set aside, and the head
-    /// and every save it left stay bound.
+    /// was handled, and `emptied` whether no generation is left. A delete that left the slot
+    /// empty happened; one that left anything removed at most what lay below the head, so
+    /// what it removed is set aside, and the head and every save it left stay bound. A slot
+    /// holding only files that do not read (its saves damaged) was not emptied: a delete that
+    /// failed before removing them did not happen (seed 404023, where it took a save a power
+    /// loss brought back below the damaged head for one brought back from a delete).
     ///
     /// A confirmed save the delete removed is released only when it did not head the slot:
     /// the player's own save lies below the head once they chose another device's save over
@@ -157,9 +160,9 @@ impl Oracle {
         device: usize,
         slot: SlotId,
         (held, head): (BTreeSet<Uuid>, Option<Uuid>),
-        left: &BTreeSet<Uuid>,
+        (left, emptied): (&BTreeSet<Uuid>, bool),
     ) {
-        if left.is_empty() {
+        if emptied {
             return self.confirm_delete(device, slot, held);
         }
         let book = self.book(device, slot);

@@ -503,7 +503,7 @@ impl Sim {
             self.frozen.remove(&(device, slot));
         }
         self.oracle
-            .delete_interrupted(device, slot, (held, head), &left);
+            .delete_interrupted(device, slot, (held, head), (&left, emptied));
         let tree = dev.disk.tree();
         let present = |path: &std::path::Path| {
             let dir = path.parent().unwrap_or(path);

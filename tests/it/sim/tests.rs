@@ -315,10 +315,20 @@ fn a_failed_delete_releases_a_confirmed_save_it_removed_from_below_the_head_only
     };
     let (own, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
     let mut below = setup();
-    below.delete_interrupted(0, SLOT, ([own, other].into(), Some(other)), &[other].into());
+    below.delete_interrupted(
+        0,
+        SLOT,
+        ([own, other].into(), Some(other)),
+        (&[other].into(), false),
+    );
     assert!(below.must_hold(0, SLOT).is_empty());
     let mut on_top = setup();
-    on_top.delete_interrupted(0, SLOT, ([own, other].into(), Some(own)), &[other].into());
+    on_top.delete_interrupted(
+        0,
+        SLOT,
+        ([own, other].into(), Some(own)),
+        (&[other].into(), false),
+    );
     assert_eq!(
         on_top.must_hold(0, SLOT),
         [own],
@@ -1810,6 +1820,141 @@ fn seed_452648_a_newer_builds_save_survives_a_power_loss_after_a_failed_folder_f
         devices: 3,
         backups: 1,
         sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
+/// Long-run seed 404023, the oracle's: device 0's save B pruned A (no backups) without a
+/// folder flush, the disk then cut B's file short, and the player's delete failed before
+/// removing anything (a full disk, at the record). The oracle took the delete for done, since
+/// no save it could read was left, so when a power loss brought A back below the damaged B,
+/// as the fallback a load finds, it took A for a deleted save come back. A delete that leaves
+/// any file in the slot did not empty it.
+#[test]
+fn seed_404023_a_failed_delete_over_a_damaged_save_did_not_empty_the_slot() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(0),
+                id: 136614340213199450141809243354969304599,
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 2,
+                id: 124778255853452288275338147561494577777,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 115103010793640389279292305529833155620,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 281483466148252449267045139740036630989,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(1),
+                id: 137805726187837677402321587923127355548,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 259479354876770347858755428197400875332,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 176148492919798705777234992255448523775,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(0),
+                id: 264040240432368177710804123597538635925,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 7887325691775042384037484164627018232,
+            },
+        ),
+        (
+            0,
+            Action::DiskFault {
+                device: 0,
+                after: 23,
+                fault: DiskFault::Full { calls: 12 },
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 226402666533029292852716247134401919212,
+            },
+        ),
+        (
+            20000,
+            Action::Rot {
+                device: 0,
+                file: 1319590428,
+                how: Rot::Truncate(3719157202),
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            0,
+            Action::Die {
+                device: 0,
+                after: 22,
+                power: true,
+                pick: 3978322534486734199,
+                restart: Restart::Dies {
+                    after: 1,
+                    power: true,
+                    pick: 15052126863558469769,
+                },
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+    ]);
+    let config = Config {
+        devices: 3,
+        backups: 0,
+        sealed: false,
     };
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
