@@ -23,10 +23,11 @@
 
 use super::error::StoreError;
 use super::fs::FOLDER;
+use super::id_record::IdRecord;
 use super::import::StoredSave;
 use super::layout::slot_stem;
 use super::slot_store::SlotStore;
-use crate::format::{SaveMeta, Versions};
+use crate::format::SaveMeta;
 use crate::slot::SlotId;
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -35,32 +36,11 @@ use uuid::Uuid;
 /// version vector of what was deleted (the ones raised last).
 pub const DELETED_KEPT: usize = 256;
 
-/// What a slot's record holds.
-#[derive(Clone, Debug, Default)]
-struct Record {
-    /// The deleted saves' ids and those they were made in view of, oldest first.
-    ids: Vec<Uuid>,
-    /// The version vector of what was deleted: each line's highest count, the line raised
-    /// last at the end.
-    lines: Vec<(String, u64)>,
-}
+/// What a slot's record holds: the deleted saves' ids and those they were made in view of,
+/// and the version vector of what was deleted.
+type Record = IdRecord;
 
-impl Record {
-    /// Reads a record's text: ids, and `@` entries of the vector; anything else is passed
-    /// over (a line a later build may write).
-    fn parse(text: &str) -> Record {
-        let mut record = Record::default();
-        for line in text.lines() {
-            if let Ok(id) = Uuid::try_parse(line) {
-                record.ids.push(id);
-            } else if let Some(versions) = Versions::parse(line) {
-                let (line, count) = versions.own();
-                record.raise(line, count);
-            }
-        }
-        record
-    }
-
+impl IdRecord {
     /// Adds the saves `held` (a slot about to be deleted): their ids and those they were made
     /// in view of, and their vectors.
     fn add(&mut self, held: &[StoredSave]) {
@@ -74,33 +54,6 @@ impl Record {
                     .for_each(|(line, count)| self.raise(line, count));
             }
         }
-    }
-
-    /// Records `count` on `line`, unless the record holds a higher one there.
-    fn raise(&mut self, line: &str, count: u64) {
-        let held = self.lines.iter().position(|(seen, _)| seen == line);
-        let highest = held.map_or(count, |at| self.lines.remove(at).1.max(count));
-        self.lines.push((line.to_owned(), highest));
-    }
-
-    /// The record's text: the newest [`DELETED_KEPT`] ids (each once, at its newest place),
-    /// then the [`DELETED_KEPT`] lines raised last.
-    fn text(&self) -> String {
-        let mut seen = HashSet::new();
-        let newest_first = self.ids.iter().rev().filter(|id| seen.insert(**id));
-        let mut ids: Vec<String> = newest_first
-            .take(DELETED_KEPT)
-            .map(|id| id.simple().to_string())
-            .collect();
-        ids.reverse();
-        let kept = self.lines.len().saturating_sub(DELETED_KEPT);
-        let lines = self.lines[kept..]
-            .iter()
-            .map(|(line, count)| format!("@{line}:{count}"));
-        ids.into_iter()
-            .chain(lines)
-            .map(|line| line + "\n")
-            .collect()
     }
 
     /// Whether the record names `meta`'s save, or its vector holds the save's own count.
@@ -188,11 +141,12 @@ impl SlotStore {
         let _lock = self.lock(slot)?;
         let mut record = self.record_of(slot)?;
         record.ids.extend(passed_over);
-        self.write_profile_file(&record_name(slot), record.text().as_bytes())
+        self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
     }
 
     /// Adds the saves `slot` holds, those they were made in view of, and their version
-    /// vectors, to its record, with every save that entered the slot here (`entered.rs`). Call it under the slot's lock, before removing anything; give
+    /// vectors, to its record, and every save that entered the slot here (`entered.rs`) when
+    /// a generation does not read. Call it under the slot's lock, before removing anything; give
     /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
     /// fails.
     ///
@@ -202,20 +156,26 @@ impl SlotStore {
     /// with it the device id) is lost (simulator seed 315564).
     pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
         let listed = self.generations(slot)?;
-        let held = self.metas_of(slot, listed, super::import::Reading::View)?;
-        let entered = self.entered(slot)?;
+        let every_one_reads = |held: &[StoredSave]| held.len() == listed.len();
+        let held = self.metas_of(slot, listed.clone(), super::import::Reading::View)?;
         let before = self.record_of(slot)?;
         let mut record = before.clone();
-        // Every save that entered the slot here, the ones whose files do not read included
-        // (a delete cannot name those from their files: simulator seeds 300824, 439224).
-        record.ids.extend(entered);
+        // A file that does not read cannot name its save: every save that entered the slot
+        // here does (simulator seeds 300824, 439224). Where every file reads, they name all
+        // the slot holds, and the record keeps its room for older deletes.
+        if !every_one_reads(&held) {
+            record.ids.extend(self.entered(slot)?.ids);
+        }
         record.add(&held);
-        if let Err(error) = self.write_profile_file(&record_name(slot), record.text().as_bytes()) {
+        if let Err(error) =
+            self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
+        {
             // The write may have put the record in place before it failed (the folder's flush
             // after the rename): a delete that removed nothing must not leave its saves named,
             // or sync counts them deleted and hides a conflict among them (simulator seed
             // 402040). Best effort, as `note_delete_stopped`.
-            let _ = self.write_profile_file(&record_name(slot), before.text().as_bytes());
+            let _ =
+                self.write_profile_file(&record_name(slot), before.text(DELETED_KEPT).as_bytes());
             return Err(error);
         }
         Ok(DeleteNote {
@@ -247,7 +207,7 @@ impl SlotStore {
                 record = with;
             }
         }
-        let _ = self.write_profile_file(&record_name(slot), record.text().as_bytes());
+        let _ = self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes());
     }
 }
 
@@ -298,10 +258,6 @@ mod tests {
         for tick in 1..30 {
             save(&store, slot, "desk", tick);
         }
-        // The slot's record of what entered it, which names every one, lost too (or never
-        // written, by a build before it): the vectors alone.
-        let entered = store.dir().join(crate::store::entered_record_name(slot));
-        std::fs::remove_file(entered).unwrap();
         store.delete(slot).unwrap();
         let old = store.decode_import(&first).unwrap();
         assert!(!store.deleted_saves().unwrap().contains(&old.meta().save_id));

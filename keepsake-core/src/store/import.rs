@@ -26,7 +26,7 @@
 use super::durable::{Placement, write_durably};
 use super::error::StoreError;
 use super::layout::{generation_file_name, is_temp_file, parse_generation_file};
-use super::slot_store::{SlotStore, is_plausible};
+use super::slot_store::{CLOCK_BEHIND, SlotStore, is_plausible};
 use crate::format::{self, DecodedSave, FormatError, Lineage, SaveMeta, Timestamp, Versions};
 use crate::slot::SlotId;
 use std::collections::HashSet;
@@ -77,12 +77,30 @@ pub struct ImportRules {
     pub chosen_at: Option<Timestamp>,
     /// When the arriving save reached a storage that dates uploads by its own clock (S3, GCS):
     /// it was made by then, so a creation time up to it is believed though this device's clock
-    /// runs behind. `None`: this device's clock alone judges (a folder's times are the writing
-    /// device's own, as ahead as its clock may be).
+    /// runs behind, by up to [`CLOCK_BEHIND`](super::slot_store::CLOCK_BEHIND). `None`: this
+    /// device's clock alone judges (a folder's times are the writing device's own, as ahead
+    /// as its clock may be). Not while the player's choice stands (`chosen_at`, a time of this
+    /// device's clock: a save dated after it by another clock might have been made before it).
     pub uploaded_at: Option<Timestamp>,
 }
 
 impl ImportRules {
+    /// The time a creation time is judged against: this device's clock, or the storage's time
+    /// of the upload where that is later and may be believed (see [`uploaded_at`]).
+    ///
+    /// [`uploaded_at`]: ImportRules::uploaded_at
+    fn judged_at(&self, now: Timestamp) -> Timestamp {
+        let believed = |uploaded: Timestamp| {
+            let behind = CLOCK_BEHIND.as_millis() as i64;
+            let furthest = Timestamp::from_unix_millis(now.unix_millis().saturating_add(behind));
+            uploaded.min(furthest).max(now)
+        };
+        match (self.uploaded_at, self.chosen_at) {
+            (Some(uploaded), None) => believed(uploaded),
+            _ => now,
+        }
+    }
+
     /// Whether `arriving` takes the head from the save heading the slot.
     ///
     /// What the saves were made in view of decides first ([`SaveMeta::lineage`]): a save made
@@ -104,7 +122,7 @@ impl ImportRules {
             Lineage::Precedes => false,
             Lineage::Concurrent | Lineage::Unrecorded => {
                 let created = arriving.created_at;
-                let judged_at = self.uploaded_at.map_or(now, |uploaded| uploaded.max(now));
+                let judged_at = self.judged_at(now);
                 // Two saves of one device (the slot deleted between them) read one clock:
                 // whether it runs ahead of this device's clock says nothing of their order.
                 let same_device = arriving
@@ -234,11 +252,12 @@ impl SlotStore {
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
         let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
-        self.note_entered(slot, meta.save_id);
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
+        // Named once placed (see `entered.rs`): an import that failed did not enter.
+        self.note_entered(slot, &meta);
         // A listing that misses the file just written (a network folder's stale cache) prunes
         // nothing rather than panicking; the next save prunes.
         let generations = self.generations(slot)?;
@@ -258,28 +277,40 @@ impl SlotStore {
 
     /// `meta`, made in view of the saves its slot holds (`held`, the head first), with its
     /// version vector ([`SaveMeta::with_versions`]). Its device goes on counting the line of
-    /// its own save the slot holds when that save carries the line's highest count and every
-    /// generation above it reads; otherwise (the slot was deleted or its files removed, or
-    /// holds only other devices' saves, or a generation above that save does not read, which
-    /// may be this device's newest) it starts a new line with a random epoch: a count given
-    /// twice on one line would order saves that were made apart.
+    /// its own save the slot holds when that save carries the line's highest count, and no
+    /// save of the slot may hold a later one; otherwise (the slot was deleted or its files
+    /// removed, or holds only other devices' saves) it starts a new line with a random epoch:
+    /// a count given twice on one line would order saves that were made apart.
     ///
-    /// A generation below that save that does not read (`newest_unread` is the newest such)
-    /// holds no later count of the line: a save with one was made in view of that save, and
-    /// goes above it wherever it is placed. Starting a line at each save over it, as this did,
-    /// made a long session's vector outgrow its 64 lines, and its saves forgot the ones they
-    /// were made over (simulator seed 430677: an odd folder under a save's name, and a session
-    /// of 92 saves; an old save of the device came back over the player's newest).
+    /// A generation that does not read (`newest_unread` is the newest such) may hold a later
+    /// count of the line (the device's newest save, damaged). The slot's record of the saves
+    /// that entered it (`entered.rs`) says how far each line went there: the line goes on when
+    /// the save carries that count. Without the record (lost, or never written), a new line.
+    /// Starting a new line at every save over such a file, as this did, made a long session's
+    /// vector outgrow its 64 lines, and its saves forgot the ones they were made over
+    /// (simulator seed 430677: an odd folder under a save's name, and a session of 92 saves;
+    /// an old save of the device came back over the player's newest). The generation order
+    /// does not tell: sync repairing a slot places an older save of the device above a
+    /// damaged newer one.
     pub(super) fn with_versions(
         &self,
         meta: SaveMeta,
         held: &[StoredSave],
         newest_unread: Option<u64>,
     ) -> SaveMeta {
-        let above_unread = |save: &StoredSave| newest_unread.is_none_or(|g| save.generation > g);
+        let went = match newest_unread {
+            None => None,
+            Some(_) => Some(self.entered(meta.slot).ok().filter(|r| !r.lines.is_empty())),
+        };
+        let carries_the_last_count = |line: &str, count: u64| match &went {
+            None => true,
+            Some(record) => record
+                .as_ref()
+                .is_some_and(|r| r.count(line) == Some(count)),
+        };
         let epoch = meta
             .device_id()
-            .and_then(|device| line_to_go_on(device, held, above_unread))
+            .and_then(|device| line_to_go_on(device, held, carries_the_last_count))
             .unwrap_or_else(Versions::new_epoch);
         meta.with_versions(&epoch, held.iter().map(|save| &save.meta))
     }
@@ -541,24 +572,22 @@ fn line_tips<'a>(
 pub(super) type HeldInView = (Vec<StoredSave>, Option<u64>);
 
 /// The epoch of the line `device` may go on counting in a slot holding `held`: the line of
-/// one of its own saves there (one `may_carry` allows) that no save there counts further.
+/// one of its own saves there that no save there counts further, and whose count `may_go_on`
+/// (given the line and the count) allows.
 fn line_to_go_on(
     device: &str,
     held: &[StoredSave],
-    may_carry: impl Fn(&StoredSave) -> bool,
+    may_go_on: impl Fn(&str, u64) -> bool,
 ) -> Option<String> {
     let vectors: Vec<Versions> = held.iter().filter_map(|s| s.meta.versions()).collect();
-    let carriers = held.iter().filter(|save| may_carry(save));
-    carriers
-        .filter_map(|save| save.meta.versions())
-        .find_map(|versions| {
-            let (line, count) = versions.own();
-            let (owner, epoch) = line.rsplit_once('.')?;
-            let newest = vectors
-                .iter()
-                .all(|other| other.count(line).is_none_or(|held| held <= count));
-            (owner == device && newest).then(|| epoch.to_owned())
-        })
+    vectors.iter().find_map(|versions| {
+        let (line, count) = versions.own();
+        let (owner, epoch) = line.rsplit_once('.')?;
+        let newest = vectors
+            .iter()
+            .all(|other| other.count(line).is_none_or(|held| held <= count));
+        (owner == device && newest && may_go_on(line, count)).then(|| epoch.to_owned())
+    })
 }
 
 /// How a listing of a slot's saves reads each generation.
@@ -611,5 +640,47 @@ fn check_side_file_name(name: &str) -> Result<(), StoreError> {
             reason,
         }),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ImportRules;
+    use crate::format::{SaveMeta, Timestamp};
+    use crate::slot::SlotId;
+
+    const HOUR: i64 = 3_600_000;
+
+    fn made(device: &str, at: i64) -> SaveMeta {
+        SaveMeta {
+            created_at: Timestamp::from_unix_millis(at),
+            ..SaveMeta::new(SlotId::Quick).with_device(device, device)
+        }
+    }
+
+    /// Long-run seed 430677: this device's clock runs six hours behind. Another device's save
+    /// made apart from the head, dated by the true time, heads once the storage's time of its
+    /// upload vouches for its date; not on this device's clock alone, not while the player's
+    /// choice (a time of this device's clock) stands, and not past a day of the storage's word.
+    #[test]
+    fn a_storage_dated_upload_vouches_for_a_save_dated_past_this_devices_clock() {
+        let truth = 1_800_000_000_000;
+        let now = Timestamp::from_unix_millis(truth - 6 * HOUR);
+        let head = made("aaaaaaaaaaaa", truth - 6 * HOUR - 60_000);
+        let arriving = made("bbbbbbbbbbbb", truth);
+        let uploaded = Timestamp::from_unix_millis(truth + 1_000);
+        let rules = |uploaded_at, chosen_at| ImportRules {
+            uploaded_at,
+            chosen_at,
+            ..ImportRules::default()
+        };
+        assert!(!rules(None, None).heads(&arriving, &head, now));
+        assert!(rules(Some(uploaded), None).heads(&arriving, &head, now));
+        let chosen = Some(Timestamp::from_unix_millis(now.unix_millis() - 60_000));
+        assert!(!rules(Some(uploaded), chosen).heads(&arriving, &head, now));
+
+        let far = made("bbbbbbbbbbbb", now.unix_millis() + 30 * HOUR);
+        let far_upload = Timestamp::from_unix_millis(now.unix_millis() + 40 * HOUR);
+        assert!(!rules(Some(far_upload), None).heads(&far, &head, now));
     }
 }

@@ -130,6 +130,7 @@ mod error;
 mod files;
 mod folders;
 mod fs;
+mod id_record;
 mod import;
 mod layout;
 mod listing;

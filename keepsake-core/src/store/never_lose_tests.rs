@@ -273,8 +273,9 @@ fn an_odd_record_of_the_saves_that_entered_a_slot_never_jams_a_save_load_or_dele
 }
 
 /// A record of the saves that entered a slot that cannot be read now (an I/O error that may
-/// pass) refuses the delete, removing nothing (it may name a save whose file does not read),
-/// and a save leaves it as it was (rewritten, it would forget the ids it holds) and goes on.
+/// pass) refuses a delete over a file that does not read, removing nothing (the record may
+/// name that file's save), and a save leaves it as it was (rewritten, it would forget what it
+/// holds) and goes on.
 #[test]
 fn a_record_of_entered_saves_that_fails_to_read_for_now_refuses_the_delete() {
     let dir = tempfile::tempdir().unwrap();
@@ -282,7 +283,8 @@ fn a_record_of_entered_saves_that_fails_to_read_for_now_refuses_the_delete() {
     let slot = SlotId::Manual(1);
     let record = config.profile_dir().join("manual-01.entered");
     let plain = SlotStore::open(config.clone()).unwrap();
-    save(&plain, slot, 1).unwrap();
+    let first = save(&plain, slot, 1).unwrap();
+    std::fs::write(first, b"damaged").unwrap();
     let recorded = std::fs::read(&record).unwrap();
     let failing = Arc::new(refusing([record.clone()].into(), io::ErrorKind::Other));
     let store = SlotStore::open_with(config, failing).unwrap();

@@ -284,8 +284,8 @@ pub struct SlotStore {
 }
 
 impl SlotStore {
-    /// Opens (creating if needed) the profile folder on the real filesystem and removes
-    /// temporary files left by interrupted saves.
+    /// Opens (creating if needed) the profile folder on the real filesystem, removes
+    /// temporary files left by interrupted saves and flushes the folder (fsync).
     pub fn open(config: StoreConfig) -> Result<Self, StoreError> {
         Self::open_with(config, Arc::new(OsFileSystem))
     }
@@ -302,6 +302,11 @@ impl SlotStore {
             folder,
         };
         store.remove_stale_temp_files()?;
+        // What a process that died left unflushed in the folder (a delete's removals, a
+        // rename whose flush it never reached) is made durable now, best effort: a power loss
+        // later in this session must not bring back a save the player saw deleted, nor
+        // undo a state a load already showed (simulator seeds 414391, 414642).
+        let _ = store.sync_folder();
         Ok(store)
     }
 
@@ -395,7 +400,7 @@ impl SlotStore {
         let name = generation_file_name(slot, generation);
         // Named before its file exists: should the file not read when the player deletes the
         // slot, the delete still names it (`entered.rs`).
-        self.note_entered(slot, meta.save_id);
+        self.note_entered(slot, &meta);
         let path = write_durably(
             self.fs.as_ref(),
             &self.dir,
@@ -1104,6 +1109,12 @@ fn ring_order(entries: &[SlotEntry], now: Timestamp) -> Vec<SlotId> {
 /// How far past this device's clock a save's creation time may be and still be believed
 /// (clocks of devices that sync with time servers differ by far less).
 pub(crate) const CLOCK_AHEAD: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// How far behind the storage's clock this device's may run and still have another device's
+/// save believed up to the storage's time of its upload (`ImportRules::uploaded_at`): a day,
+/// so that a storage answering with dates far in the future cannot make every save it holds
+/// the newest.
+pub(crate) const CLOCK_BEHIND: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 /// Whether a creation time is not past this device's clock (`now`) by more than
 /// [`CLOCK_AHEAD`].

@@ -358,3 +358,31 @@ fn a_hostile_list_of_ids_is_read_only_as_far_as_the_store_writes() {
     assert!(!meta.made_in_view_of(ids[MAX_FOLLOWS + MAX_VERSIONS]));
     assert!(!meta.made_in_view_of(ids[9_999]));
 }
+
+/// Found by reading the rule that lets a save go on counting its line over a file that does
+/// not read: sync repairing a slot places an older save of the device (S6) above its damaged
+/// newer one (S7), so the generation order says nothing of which went further. A save then
+/// made over S6 must not take S7's count: it would look made in view of S7 (which it never
+/// was), and S7, arriving again, would be dropped as superseded by it.
+#[test]
+fn a_save_over_a_repaired_older_save_does_not_repeat_the_damaged_newer_ones_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path()).backups(0)).unwrap();
+    let save = || {
+        let meta = SaveMeta::new(SLOT).with_device("000000000001", "desk");
+        store.save(SLOT, meta, &bundle()).unwrap()
+    };
+    let six = save();
+    let six_bytes = store.read_generation_bytes(SLOT, six.generation).unwrap();
+    let seven = save();
+    std::fs::write(&seven.path, b"damaged").unwrap();
+    // The repair: S6 from the cloud, placed above the damaged S7.
+    let placed = store
+        .import(store.decode_import(&six_bytes).unwrap())
+        .unwrap();
+    assert!(matches!(placed, ImportOutcome::Placed(_)), "{placed:?}");
+    let next = save().meta;
+    assert!(next.made_in_view_of_save(&six.meta));
+    assert!(!next.made_in_view_of_save(&seven.meta), "{:?}", next.extras);
+    assert_eq!(next.lineage(&seven.meta), Lineage::Concurrent);
+}

@@ -220,7 +220,7 @@ impl Sim {
             false => encoded.to_vec(),
         };
         let dir = self.devices[device].profile_dir();
-        note_entered_at_rest(&self.devices[device].disk, &dir, slot, meta.save_id);
+        note_entered_at_rest(&self.devices[device].disk, &dir, &meta);
         let path = dir.join(generation_name(slot, generation));
         if !self.devices[device].disk.put_at_rest(&path, &bytes) {
             return;
@@ -311,10 +311,15 @@ fn file_name(path: &Path) -> String {
 }
 
 /// A newer build names its save in the slot's record of the saves that entered it, before the
-/// file, as this build does: a delete here then names it, though its file does not read here.
-fn note_entered_at_rest(disk: &SimDisk, dir: &Path, slot: SlotId, id: Uuid) {
-    let path = dir.join(entered_record_name(slot));
-    let line = format!("{}\n", id.simple());
+/// file, as this build does (its id, and its own count): a delete here then names it, though
+/// its file does not read here.
+fn note_entered_at_rest(disk: &SimDisk, dir: &Path, meta: &SaveMeta) {
+    let path = dir.join(entered_record_name(meta.slot));
+    let mut line = format!("{}\n", meta.save_id.simple());
+    if let Some(versions) = meta.versions() {
+        let (own, count) = versions.own();
+        line += &format!("@{own}:{count}\n");
+    }
     if !disk.rot(&path, |old| old.extend_from_slice(line.as_bytes())) {
         disk.put_at_rest(&path, line.as_bytes());
     }

@@ -1959,3 +1959,148 @@ fn seed_404023_a_failed_delete_over_a_damaged_save_did_not_empty_the_slot() {
     let outcome = super::run::run(config, &steps);
     assert!(outcome.is_ok(), "{:?}", outcome.err());
 }
+
+/// Long-run seeds 414391 and 414642: a delete cut short by the process's death (after it
+/// removed the slot's saves, before it flushed the folder), the slot empty when the game came
+/// back, then a power loss in that session brought the deleted save back. The store flushes
+/// its folder when it opens.
+#[test]
+fn seed_414391_a_delete_cut_short_by_a_crash_stays_done_after_a_power_loss() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Autosave {
+                device: 1,
+                id: 259548889575146294562022095510237539336,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 80039515198093655156096003019489786827,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 260740922564860969366596873446393029826,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 243884371507180758779233341550263254597,
+            },
+        ),
+        (
+            400000,
+            Action::Die {
+                device: 1,
+                after: 33,
+                power: false,
+                pick: 6660015791813309926,
+                restart: Restart::Dies {
+                    after: 12,
+                    power: true,
+                    pick: 14435976243003824352,
+                },
+            },
+        ),
+        (900, Action::Quit { device: 1 }),
+        (
+            400000,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 191400816480404662134405949078817203156,
+            },
+        ),
+    ]);
+    let config = Config {
+        devices: 3,
+        backups: 1,
+        sealed: true,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 324555596216248973810867855661551495715,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(0),
+                id: 51152302626576219500810772379268401425,
+            },
+        ),
+        (
+            20000,
+            Action::Die {
+                device: 1,
+                after: 13,
+                power: false,
+                pick: 517176528213395876,
+                restart: Restart::Fault {
+                    after: 7,
+                    fault: DiskFault::Full { calls: 12 },
+                },
+            },
+        ),
+        (
+            900,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            5,
+            Action::Die {
+                device: 1,
+                after: 24,
+                power: true,
+                pick: 17585700994438094602,
+                restart: Restart::Fault {
+                    after: 1,
+                    fault: DiskFault::SyncFails,
+                },
+            },
+        ),
+        (900, Action::Sync { device: 2 }),
+        (5, Action::Sync { device: 1 }),
+    ]);
+    let config = Config {
+        devices: 3,
+        backups: 0,
+        sealed: false,
+    };
+    let outcome = super::run::run(config, &steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
