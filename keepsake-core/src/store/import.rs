@@ -77,10 +77,10 @@ pub struct ImportRules {
     pub chosen_at: Option<Timestamp>,
     /// When the arriving save reached a storage that dates uploads by its own clock (S3, GCS):
     /// it was made by then, so a creation time up to it is believed though this device's clock
-    /// runs behind, by up to [`CLOCK_BEHIND`](super::slot_store::CLOCK_BEHIND). `None`: this
-    /// device's clock alone judges (a folder's times are the writing device's own, as ahead
-    /// as its clock may be). Not while the player's choice stands (`chosen_at`, a time of this
-    /// device's clock: a save dated after it by another clock might have been made before it).
+    /// runs behind, by up to a day. `None`: this device's clock alone judges (a folder's times
+    /// are the writing device's own, as ahead as its clock may be). Not while the player's
+    /// choice stands (`chosen_at`, a time of this device's clock: a save dated after it by
+    /// another clock might have been made before it).
     pub uploaded_at: Option<Timestamp>,
 }
 

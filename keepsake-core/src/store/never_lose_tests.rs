@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use uuid::Uuid;
 
 fn bundle(tick: u64) -> SaveBundle {
     SaveBundle::new(WorldState {
@@ -176,27 +177,31 @@ fn an_odd_lock_file_refuses_writes_with_a_typed_error_and_never_stops_a_load() {
     }
 }
 
+/// A store under `root` with `odd` under the side file `name` of `manual-01`, and two saves of
+/// that slot: the store, the side file's path and the saves' ids.
+fn two_saves_beside(odd: Odd, name: &str, root: &Path) -> (SlotStore, PathBuf, HashSet<Uuid>) {
+    let config = config(root, 3);
+    let slot = SlotId::Manual(1);
+    let record = config.profile_dir().join(name);
+    std::fs::create_dir_all(config.profile_dir()).unwrap();
+    let fs = place(odd, &record);
+    let store = SlotStore::open_with(config, fs).unwrap();
+    save(&store, slot, 1).unwrap();
+    save(&store, slot, 2).unwrap();
+    assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
+    let saves = store.saves_in(slot).unwrap();
+    let held = saves.iter().map(|s| s.meta.save_id).collect();
+    (store, record, held)
+}
+
 /// `<slot>.deleted`: a folder under the name refuses the slot's delete (typed, nothing
 /// removed); any other odd entry is replaced by the new record. Saves and loads never notice.
 #[test]
 fn an_odd_record_of_deleted_saves_never_jams_a_save_load_or_delete() {
     for odd in ODD {
         let dir = tempfile::tempdir().unwrap();
-        let config = config(dir.path(), 3);
+        let (store, record, held) = two_saves_beside(odd, "manual-01.deleted", dir.path());
         let slot = SlotId::Manual(1);
-        let record = config.profile_dir().join("manual-01.deleted");
-        std::fs::create_dir_all(config.profile_dir()).unwrap();
-        let fs = place(odd, &record);
-        let store = SlotStore::open_with(config, fs).unwrap();
-        save(&store, slot, 1).unwrap();
-        save(&store, slot, 2).unwrap();
-        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
-        let held: HashSet<_> = store
-            .saves_in(slot)
-            .unwrap()
-            .iter()
-            .map(|s| s.meta.save_id)
-            .collect();
         assert!(store.deleted_saves().unwrap().is_empty(), "{odd:?}");
         match (odd, store.delete(slot)) {
             (Odd::Folder, Err(error)) => {
@@ -250,21 +255,8 @@ fn a_record_of_deleted_saves_that_fails_to_read_for_now_refuses_the_delete() {
 fn an_odd_record_of_the_saves_that_entered_a_slot_never_jams_a_save_load_or_delete() {
     for odd in ODD {
         let dir = tempfile::tempdir().unwrap();
-        let config = config(dir.path(), 3);
+        let (store, _record, held) = two_saves_beside(odd, "manual-01.entered", dir.path());
         let slot = SlotId::Manual(1);
-        let record = config.profile_dir().join("manual-01.entered");
-        std::fs::create_dir_all(config.profile_dir()).unwrap();
-        let fs = place(odd, &record);
-        let store = SlotStore::open_with(config, fs).unwrap();
-        save(&store, slot, 1).unwrap();
-        save(&store, slot, 2).unwrap();
-        assert_eq!(store.load(slot).unwrap().bundle.world.tick, 2, "{odd:?}");
-        let held: HashSet<_> = store
-            .saves_in(slot)
-            .unwrap()
-            .iter()
-            .map(|s| s.meta.save_id)
-            .collect();
         assert_eq!(store.delete(slot).unwrap(), 2, "{odd:?}");
         assert!(held.is_subset(&store.deleted_saves().unwrap()), "{odd:?}");
         save(&store, slot, 3).unwrap();

@@ -31,6 +31,13 @@ fn plan(steps: &[(i64, super::plan::Action)]) -> Vec<super::plan::Step> {
         .collect()
 }
 
+/// Runs `steps` under `config` and fails with the broken invariant, if any.
+#[track_caller]
+fn assert_holds(config: Config, steps: &[super::plan::Step]) {
+    let outcome = super::run::run(config, steps);
+    assert!(outcome.is_ok(), "{:?}", outcome.err());
+}
+
 fn generation_path(sim: &Sim, generation: u64) -> std::path::PathBuf {
     let dir = sim.devices[0].profile_dir();
     dir.join(format!("manual-00.g{generation:06}.ksav"))
@@ -472,13 +479,14 @@ fn seed_700652_a_repair_cut_short_by_a_crash_still_ends_at_the_newest_save() {
         },
         sync(400_000, 1),
     ];
-    let config = Config {
-        devices: 2,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// What seed 700652 came down to, in the store: a prune that must keep saves (an import's)
@@ -532,13 +540,14 @@ fn seed_78_a_lock_file_the_player_may_only_read_lets_the_other_devices_save_in()
             },
         },
     ];
-    let config = Config {
-        devices: 2,
-        backups: 0,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// Seed 72 (2 devices, no backups), cut down: a newer build leaves a save device-0 cannot read
@@ -584,13 +593,14 @@ fn seed_72_a_save_a_newer_builds_save_held_back_arrives_once_the_slot_is_deleted
             },
         },
     ];
-    let config = Config {
-        devices: 2,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Seed 299, cut down: device-0's slot holds only another device's newest save, made over the
@@ -701,13 +711,14 @@ fn seed_216_a_newer_builds_save_records_its_version_vector() {
             },
         ),
     ];
-    let config = Config {
-        devices: 3,
-        backups: 3,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Seed 101328 (2 devices, 1 backup, sealed), cut down: a save fails (an EIO, with a power
@@ -760,13 +771,14 @@ fn seed_101328_a_failed_save_whose_file_stayed_loads_as_the_store_wrote_it() {
             },
         },
     ];
-    let config = Config {
-        devices: 2,
-        backups: 1,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// The file index [`Sim::rot`] takes for generation `generation` of `SLOT` on device 0 (the
@@ -941,13 +953,14 @@ fn seed_300982_a_file_made_after_a_power_loss_is_a_file_of_its_own() {
             },
         ),
     ];
-    let config = Config {
-        devices: 3,
-        backups: 0,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 0,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// The check on a newer build's files is not blind (seed 300982 left it as it was): a newer
@@ -1063,13 +1076,14 @@ fn seed_301008_an_import_a_power_loss_brings_back_counts_as_placed() {
         step(5, Action::Quit { device: 0 }),
         step(0, Action::UploadDue { device: 0 }),
     ];
-    let config = Config {
-        devices: 3,
-        backups: 3,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 3,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// Seed 300824 (2 devices, 3 backups), cut down: device-0's newest save of `Manual(0)`
@@ -1155,13 +1169,14 @@ fn seed_300824_a_deleted_save_whose_file_did_not_read_stays_deleted() {
             },
         ),
     ];
-    let config = Config {
-        devices: 2,
-        backups: 3,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// The exemption of seed 301008 is as narrow as the case: a save that entered the slot here
@@ -1254,13 +1269,14 @@ fn seed_309440_a_choice_over_a_destroyed_head_passes_that_head_over() {
         ),
         step(400_000, choose),
     ];
-    let config = Config {
-        devices: 2,
-        backups: 1,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// The exemption of seed 309440 is as narrow as the case: a head passed over that the disk
@@ -1321,13 +1337,14 @@ fn seed_315564_a_delete_that_cannot_read_a_save_for_now_removes_nothing() {
             },
         ),
     ];
-    let config = Config {
-        devices: 2,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 402040: device 1 deleted Quick; the record of deleted saves was put in place,
@@ -1403,13 +1420,14 @@ fn seed_402040_a_delete_whose_record_did_not_flush_names_no_save() {
             },
         ),
     ]);
-    let config = Config {
-        devices: 2,
-        backups: 3,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 402638: device 0 recorded a conflict with F hidden; a newer build's save C
@@ -1530,13 +1548,14 @@ fn seed_402638_a_save_made_in_view_of_a_conflicts_hidden_save_settles_it() {
             },
         ),
     ]);
-    let config = Config {
-        devices: 3,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 439224 (the class of seed 300824): device 1 held its own save S over device
@@ -1627,13 +1646,14 @@ fn seed_439224_a_deleted_save_whose_file_did_not_read_does_not_come_back() {
             },
         ),
     ]);
-    let config = Config {
-        devices: 2,
-        backups: 0,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 430677, first shortest run: device 1's clock ran six hours behind. Device 0's
@@ -1692,13 +1712,14 @@ fn seed_430677_a_device_whose_clock_runs_behind_still_puts_the_newest_save_on_to
             },
         ),
     ]);
-    let config = Config {
-        devices: 2,
-        backups: 1,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 430677, second shortest run: one device, a folder under the name of a save of
@@ -1756,13 +1777,14 @@ fn seed_430677_a_long_session_over_an_odd_entry_still_follows_its_first_save() {
             },
         ),
     ]);
-    let config = Config {
-        devices: 2,
-        backups: 1,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 452648, the model's: device 1's flush of its new profile folder failed, a
@@ -1816,13 +1838,14 @@ fn seed_452648_a_newer_builds_save_survives_a_power_loss_after_a_failed_folder_f
             },
         ),
     ]);
-    let config = Config {
-        devices: 3,
-        backups: 1,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seed 404023, the oracle's: device 0's save B pruned A (no backups) without a
@@ -1951,13 +1974,14 @@ fn seed_404023_a_failed_delete_over_a_damaged_save_did_not_empty_the_slot() {
         ),
         (20000, Action::Sync { device: 0 }),
     ]);
-    let config = Config {
-        devices: 3,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
 
 /// Long-run seeds 414391 and 414642: a delete cut short by the process's death (after it
@@ -2035,13 +2059,14 @@ fn seed_414391_a_delete_cut_short_by_a_crash_stays_done_after_a_power_loss() {
             },
         ),
     ]);
-    let config = Config {
-        devices: 3,
-        backups: 1,
-        sealed: true,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
 
     let steps = plan(&[
         (
@@ -2096,11 +2121,12 @@ fn seed_414391_a_delete_cut_short_by_a_crash_stays_done_after_a_power_loss() {
         (900, Action::Sync { device: 2 }),
         (5, Action::Sync { device: 1 }),
     ]);
-    let config = Config {
-        devices: 3,
-        backups: 0,
-        sealed: false,
-    };
-    let outcome = super::run::run(config, &steps);
-    assert!(outcome.is_ok(), "{:?}", outcome.err());
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
 }
