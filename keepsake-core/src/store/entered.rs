@@ -18,9 +18,11 @@
 //! A save's entry is written before its file (the id of a file a power loss may bring back
 //! after a failed save is no harm to name, and its count must not be given again); an import's
 //! after its file is placed (an import that failed must not count as entered: a delete would
-//! name another device's save that never came, and it never would). The record is a hint,
-//! flushed (fsync) and renamed into place, its folder flushed by the save's own write that
-//! follows or precedes it: one more fsync a save or import. A record that cannot be written
+//! name another device's save that never came, and it never would), and again when the same
+//! save arrives once more and the record lacks it (a crash between the file and the entry).
+//! The record is a hint, flushed (fsync) and renamed into place; a save's folder flush that
+//! follows makes the rename durable, an import's waits for the next write that flushes the
+//! folder. One more fsync a save or import. A record that cannot be written
 //! does not fail the save; one that does not read counts as empty, except for a reason that
 //! may pass, which refuses a delete that needs it before anything is removed, as a generation
 //! that cannot be read now does.
@@ -42,6 +44,15 @@ pub fn entered_record_name(slot: SlotId) -> String {
 }
 
 impl IdRecord {
+    /// Whether the record names `meta`'s save and holds its own count.
+    fn names(&self, meta: &SaveMeta) -> bool {
+        let counted = meta.versions().is_none_or(|versions| {
+            let (line, count) = versions.own();
+            self.count(line).is_some_and(|held| held >= count)
+        });
+        counted && self.ids.contains(&meta.save_id)
+    }
+
     /// Adds `meta`'s save: its id and its own count.
     fn enter(&mut self, meta: &SaveMeta) {
         self.ids.push(meta.save_id);
@@ -71,6 +82,9 @@ impl SlotStore {
         let Ok(mut record) = self.entered(slot) else {
             return;
         };
+        if record.names(meta) {
+            return;
+        }
         record.enter(meta);
         let text = record.text(ENTERED_KEPT);
         let name = entered_record_name(slot);

@@ -224,6 +224,9 @@ impl SlotStore {
         if let Some(present) = existing.iter().find(|s| s.meta.save_id == meta.save_id)
             && !self.damaged_above(slot, present, &existing)?
         {
+            // An import that placed its file but not its entry (a crash between the two) is
+            // named now.
+            self.note_entered(slot, &meta);
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
                 generation: present.generation,
@@ -285,7 +288,8 @@ impl SlotStore {
     /// A generation that does not read (`newest_unread` is the newest such) may hold a later
     /// count of the line (the device's newest save, damaged). The slot's record of the saves
     /// that entered it (`entered.rs`) says how far each line went there: the line goes on when
-    /// the save carries that count. Without the record (lost, or never written), a new line.
+    /// the save lies above every file that does not read and carries that count. Without the
+    /// record (lost, or never written), a new line.
     /// Starting a new line at every save over such a file, as this did, made a long session's
     /// vector outgrow its 64 lines, and its saves forgot the ones they were made over
     /// (simulator seed 430677: an odd folder under a save's name, and a session of 92 saves;
@@ -302,15 +306,22 @@ impl SlotStore {
             None => None,
             Some(_) => Some(self.entered(meta.slot).ok().filter(|r| !r.lines.is_empty())),
         };
-        let carries_the_last_count = |line: &str, count: u64| match &went {
+        // Over a file that does not read, both: the save lies above it (its count may lag
+        // the record's, should the record's write have failed), and it carries the count the
+        // record says the line reached (a repair may place an older save above a newer one).
+        let may_go_on = |save: &StoredSave, line: &str, count: u64| match &went {
             None => true,
-            Some(record) => record
-                .as_ref()
-                .is_some_and(|r| r.count(line) == Some(count)),
+            Some(record) => {
+                let above = newest_unread.is_none_or(|unread| save.generation > unread);
+                let last = record
+                    .as_ref()
+                    .is_some_and(|r| r.count(line) == Some(count));
+                above && last
+            }
         };
         let epoch = meta
             .device_id()
-            .and_then(|device| line_to_go_on(device, held, carries_the_last_count))
+            .and_then(|device| line_to_go_on(device, held, may_go_on))
             .unwrap_or_else(Versions::new_epoch);
         meta.with_versions(&epoch, held.iter().map(|save| &save.meta))
     }
@@ -572,21 +583,22 @@ fn line_tips<'a>(
 pub(super) type HeldInView = (Vec<StoredSave>, Option<u64>);
 
 /// The epoch of the line `device` may go on counting in a slot holding `held`: the line of
-/// one of its own saves there that no save there counts further, and whose count `may_go_on`
-/// (given the line and the count) allows.
+/// one of its own saves there that no save there counts further, and that `may_go_on` (given
+/// the save, its line and its count) allows.
 fn line_to_go_on(
     device: &str,
     held: &[StoredSave],
-    may_go_on: impl Fn(&str, u64) -> bool,
+    may_go_on: impl Fn(&StoredSave, &str, u64) -> bool,
 ) -> Option<String> {
     let vectors: Vec<Versions> = held.iter().filter_map(|s| s.meta.versions()).collect();
-    vectors.iter().find_map(|versions| {
+    held.iter().find_map(|save| {
+        let versions = save.meta.versions()?;
         let (line, count) = versions.own();
         let (owner, epoch) = line.rsplit_once('.')?;
         let newest = vectors
             .iter()
             .all(|other| other.count(line).is_none_or(|held| held <= count));
-        (owner == device && newest && may_go_on(line, count)).then(|| epoch.to_owned())
+        (owner == device && newest && may_go_on(save, line, count)).then(|| epoch.to_owned())
     })
 }
 

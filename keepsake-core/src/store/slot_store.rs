@@ -11,8 +11,8 @@ use super::layout::{
 use super::listing::{SavedSlot, SlotEntry, SlotStatus, sort_most_recent_first};
 use super::names::{ProfileName, validate_game_id};
 use crate::format::{
-    self, ChunkCache, Clock, DecodeOptions, EncodeOptions, FormatError, SaveBundle, SaveMeta,
-    SealKey, Sealing, SystemClock, Timestamp, UnsealedSaves,
+    self, ChunkCache, Clock, DEVICE_ID_EXTRA, DEVICE_NAME_EXTRA, DecodeOptions, EncodeOptions,
+    FormatError, SaveBundle, SaveMeta, SealKey, Sealing, SystemClock, Timestamp, UnsealedSaves,
 };
 use crate::slot::SlotId;
 use std::collections::{BTreeMap, HashSet};
@@ -643,13 +643,19 @@ impl SlotStore {
     }
 
     /// Copies the save in `from` (its newest loadable generation) into `to` as a new save with
-    /// a new id; the original's time, title and payload are kept.
+    /// a new id; the original's time, title and payload are kept, its device is not (the copy
+    /// records none: a device's name and id say which installation made a save).
     pub fn copy(&self, from: SlotId, to: SlotId) -> Result<SaveReceipt, StoreError> {
         let loaded = self.load(from)?;
-        let meta = SaveMeta {
+        let mut meta = SaveMeta {
             save_id: Uuid::new_v4(),
             ..loaded.meta
         };
+        // The copy is a new save, made here: the original's device did not make it. Kept,
+        // its id would let the copy go on counting that device's line of saves in `to`,
+        // giving a count that device gives too (two saves made apart would look ordered).
+        meta.extras.remove(DEVICE_ID_EXTRA);
+        meta.extras.remove(DEVICE_NAME_EXTRA);
         self.save(to, meta, &loaded.bundle)
     }
 

@@ -386,3 +386,50 @@ fn a_save_over_a_repaired_older_save_does_not_repeat_the_damaged_newer_ones_coun
     assert!(!next.made_in_view_of_save(&seven.meta), "{:?}", next.extras);
     assert_eq!(next.lineage(&seven.meta), Lineage::Concurrent);
 }
+
+/// The same, with the slot's record of what entered it one save behind (its write failed when
+/// S7 was saved): S6 carries the count the record holds, but lies below the damaged S7, which
+/// may have gone further. A save over it starts a line of its own.
+#[test]
+fn a_save_below_a_damaged_one_does_not_go_on_when_the_record_lags() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path()).backups(3)).unwrap();
+    let save = || {
+        let meta = SaveMeta::new(SLOT).with_device("000000000001", "desk");
+        store.save(SLOT, meta, &bundle()).unwrap()
+    };
+    save();
+    let six = save();
+    let record = store
+        .dir()
+        .join(keepsake_core::store::entered_record_name(SLOT));
+    let lagging = std::fs::read(&record).unwrap();
+    let seven = save();
+    std::fs::write(&record, lagging).unwrap();
+    std::fs::write(&seven.path, b"damaged").unwrap();
+    let next = save().meta;
+    assert!(next.made_in_view_of_save(&six.meta));
+    assert!(!next.made_in_view_of_save(&seven.meta), "{:?}", next.extras);
+}
+
+/// A copy is a new save made here, not by the device that made the original: it records no
+/// device, so it never goes on counting that device's line in the slot it lands in (where
+/// that device's own next save would give the same count).
+#[test]
+fn a_copy_of_another_devices_save_does_not_go_on_counting_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    let laptop = |slot| SaveMeta::new(slot).with_device("00000000000b", "laptop");
+    let target = SlotId::Manual(1);
+    store.save(SLOT, laptop(SLOT), &bundle()).unwrap();
+    let there = store.save(target, laptop(target), &bundle()).unwrap().meta;
+    let copy = store.copy(SLOT, target).unwrap().meta;
+    assert_eq!((copy.device_id(), copy.device_name()), (None, None));
+    let own_line = |meta: &SaveMeta| meta.versions().map(|v| v.own().0.to_owned());
+    assert!(own_line(&there).is_some());
+    assert_ne!(
+        own_line(&copy),
+        own_line(&there),
+        "the copy took the laptop's line"
+    );
+}
