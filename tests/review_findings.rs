@@ -392,7 +392,7 @@ fn finding_8_a_failed_crash_write_re_arms_the_world_a_load_replaced() {
     );
 }
 
-/// A filesystem whose first new file written by the crash save's thread reports on the first
+/// A filesystem whose first save file written by the crash save's thread reports on the first
 /// channel, waits until the returned sender is dropped, then fails as a full disk.
 fn fail_first_crash_write_when_released() -> (Forward, Receiver<()>, std::sync::mpsc::Sender<()>) {
     let (started, write_held) = channel();
@@ -401,7 +401,10 @@ fn fail_first_crash_write_when_released() -> (Forward, Receiver<()>, std::sync::
     let first = AtomicBool::new(true);
     let filesystem = Forward::os().on_create_new(move |inner, path| {
         let crash_thread = std::thread::current().name() == Some("keepsake crash save");
-        if crash_thread && first.swap(false, Ordering::SeqCst) {
+        // The save's own file, not the slot's record of the saves that entered it (written
+        // first, best effort: its failure does not fail the save).
+        let save_file = path.to_string_lossy().contains(".ksav.");
+        if crash_thread && save_file && first.swap(false, Ordering::SeqCst) {
             let _ = started.lock().unwrap().send(());
             let _ = gate.lock().unwrap().recv_timeout(BACKGROUND_WAIT);
             return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
