@@ -111,6 +111,16 @@ impl CrashCause {
 /// entries, which are not save ids).
 pub const FOLLOWS_EXTRA: &str = "keepsake.follows";
 
+/// The [`SaveMeta::extras`] key listing the saves whose files did not read in the save's slot
+/// when it was made, though they had entered that slot on its device before (and what the
+/// saves it was made in view of list so): simple-hex save ids joined by commas, the most
+/// recent first, at most [`MAX_FOLLOWS`]. Not a claim of being made in view of them
+/// (what they were made over could not be read, so [`SaveMeta::lineage`] does not use it),
+/// but that the player saved over them: cloud sync placing one of them again (a repair from
+/// the cloud) puts it below this save when the two were made apart, whatever their clocks say
+/// (simulator seed 129: a clock hours behind let the repaired save head over the player's).
+pub const OVER_UNREAD_EXTRA: &str = "keepsake.over_unread";
+
 /// How many save ids [`FOLLOWS_EXTRA`] keeps: the slot's generations come first, so a chain of
 /// saves is followed that far back by ids even with no backups. Further back, the saves'
 /// version vectors ([`Versions`]) order them.
@@ -243,6 +253,14 @@ impl SaveMeta {
     /// (itself left out). An empty list is recorded too: it says the slot held nothing.
     #[must_use]
     pub fn with_follows(mut self, ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let listed = self.id_list(ids);
+        self.extras.insert(FOLLOWS_EXTRA.to_owned(), listed);
+        self
+    }
+
+    /// The first [`MAX_FOLLOWS`] distinct ids of `ids` other than this save's own, as an
+    /// extra lists them: simple hex, joined by commas.
+    fn id_list(&self, ids: impl IntoIterator<Item = Uuid>) -> String {
         let mut kept: Vec<Uuid> = Vec::new();
         for id in ids {
             if kept.len() == MAX_FOLLOWS {
@@ -253,9 +271,7 @@ impl SaveMeta {
             }
         }
         let listed: Vec<String> = kept.iter().map(|id| id.simple().to_string()).collect();
-        self.extras
-            .insert(FOLLOWS_EXTRA.to_owned(), listed.join(","));
-        self
+        listed.join(",")
     }
 
     /// Whether this save records being made in view of the save `id` in its list of ids
@@ -264,6 +280,36 @@ impl SaveMeta {
     pub fn made_in_view_of(&self, id: Uuid) -> bool {
         self.follows()
             .is_some_and(|mut ids| ids.any(|seen| seen == id))
+    }
+
+    /// Records the saves this one was made over while their files did not read
+    /// ([`OVER_UNREAD_EXTRA`]), the first [`MAX_FOLLOWS`] distinct ones (give the most
+    /// recent first); nothing when there are none.
+    #[must_use]
+    pub fn with_over_unread(mut self, ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let listed = self.id_list(ids);
+        match listed.is_empty() {
+            true => self.extras.remove(OVER_UNREAD_EXTRA),
+            false => (self.extras).insert(OVER_UNREAD_EXTRA.to_owned(), listed),
+        };
+        self
+    }
+
+    /// The saves this one was made over while their files did not read
+    /// ([`OVER_UNREAD_EXTRA`]): only the first [`MAX_FOLLOWS`] entries are read.
+    pub fn over_unread(&self) -> impl Iterator<Item = Uuid> + '_ {
+        let listed = self
+            .extras
+            .get(OVER_UNREAD_EXTRA)
+            .map_or("", String::as_str);
+        let entries = listed.split(',').take(MAX_FOLLOWS);
+        entries.filter_map(|entry| Uuid::try_parse(entry).ok())
+    }
+
+    /// Whether this save was made over the save `id` while its file did not read
+    /// ([`OVER_UNREAD_EXTRA`]).
+    pub fn made_over_unread(&self, id: Uuid) -> bool {
+        self.over_unread().any(|over| over == id)
     }
 
     /// The save's version vector (the `@` entries of [`FOLLOWS_EXTRA`]); `None` when it

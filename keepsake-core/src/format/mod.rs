@@ -176,7 +176,7 @@ pub use header::{FORMAT_VERSION, HEADER_LEN, Header, MAGIC, SEALED_VERSION};
 pub use limits::Limits;
 pub use meta::{
     CRASH_EXTRA, CrashCause, DEVICE_ID_EXTRA, DEVICE_NAME_EXTRA, FOLLOWS_EXTRA, Lineage,
-    MAX_FOLLOWS, SaveMeta, Timestamp,
+    MAX_FOLLOWS, OVER_UNREAD_EXTRA, SaveMeta, Timestamp,
 };
 pub use options::{CompressWhen, EncodeOptions, LZ4_PAYS_AT_PERCENT, PayloadLayout};
 pub use pieces::BlobPieces;

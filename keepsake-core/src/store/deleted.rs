@@ -13,8 +13,9 @@
 //! in the cloud apart. Builds that read only the ids pass over the `@` entries.
 //!
 //! The record names the saves the player passed over too, by choosing another device's save
-//! over them ([`SlotStore::note_passed_over`]): cloud sync shows them as a conflict no more,
-//! nor places them again, once the sync state that also says so is lost.
+//! over them ([`SlotStore::note_passed_over`]), with what they were made in view of and
+//! their own line's count: cloud sync shows them as a conflict no more, nor places them or
+//! an older save of their line again, once the sync state that also says so is lost.
 //!
 //! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
 //! lock, before the first file is removed: a delete that cannot write it removes nothing. A
@@ -53,6 +54,19 @@ impl IdRecord {
                     .entries()
                     .for_each(|(line, count)| self.raise(line, count));
             }
+        }
+    }
+
+    /// Adds a save the player passed over: its id, the ids it was made in view of, and its
+    /// own line's count, not the rest of its vector (a count another build repeated on one of
+    /// those lines would be refused for good, repairs included; review 61 F4).
+    fn add_line_of(&mut self, meta: &SaveMeta) {
+        let follows = meta.follows().into_iter().flatten();
+        self.ids
+            .extend(std::iter::once(meta.save_id).chain(follows));
+        if let Some(versions) = meta.versions() {
+            let (line, count) = versions.own();
+            self.raise(line, count);
         }
     }
 
@@ -128,19 +142,30 @@ impl SlotStore {
         Ok(Record::parse(&String::from_utf8_lossy(&bytes)))
     }
 
-    /// Adds `passed_over` to `slot`'s record: saves the player passed over there by choosing
-    /// another device's save (cloud sync's choice of a conflict's hidden save), settled for
-    /// good like a deleted save though they stay loadable as the slot's older generations.
-    /// Cloud sync keeps the same in its own state file; this record outlives that file.
+    /// Adds `passed_over` to `slot`'s record: a save the player passed over there by choosing
+    /// another device's save (`chosen`: cloud sync's choice of a conflict's hidden save),
+    /// settled for good like a deleted save though it stays loadable as the slot's older
+    /// generation. What it was made in view of is settled with it (those ids, and its own
+    /// line's count), as a delete settles what a deleted save was made over: an older save of
+    /// the line the player turned down, arriving later, would otherwise head the slot over
+    /// their choice (simulator seed 501703). Only its id, should that cover `chosen`. Cloud sync
+    /// keeps the id in its own state file; this record outlives that file.
     pub fn note_passed_over(
         &self,
         slot: SlotId,
-        passed_over: impl IntoIterator<Item = Uuid>,
+        passed_over: &StoredSave,
+        chosen: Option<&SaveMeta>,
     ) -> Result<(), StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
         let mut record = self.record_of(slot)?;
-        record.ids.extend(passed_over);
+        let mut with_lineage = record.clone();
+        with_lineage.add_line_of(&passed_over.meta);
+        if chosen.is_some_and(|chosen| with_lineage.covers(chosen)) {
+            record.ids.push(passed_over.meta.save_id);
+        } else {
+            record = with_lineage;
+        }
         self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
     }
 
@@ -230,6 +255,57 @@ mod tests {
             ..Default::default()
         });
         store.save(slot, meta, &bundle).unwrap().meta
+    }
+
+    /// Simulator seed 501703: the player chose their save over the laptop's newest (Y). An
+    /// older save of the laptop's line (W, which Y was made over) arriving later is settled
+    /// with Y: placed, it would head the slot over the player's choice. A save the laptop
+    /// makes after Y still arrives.
+    #[test]
+    fn an_older_save_of_a_line_the_player_passed_over_is_not_placed_again() {
+        let (desk_dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let desk = SlotStore::open(StoreConfig::new(desk_dir.path())).unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(laptop_dir.path())).unwrap();
+        let slot = SlotId::Manual(0);
+        let chosen = save(&desk, slot, "desk", 1);
+        let bytes_of = |generation| laptop.read_generation_bytes(slot, generation).unwrap();
+        save(&laptop, slot, "laptop", 2);
+        let older = bytes_of(1);
+        save(&laptop, slot, "laptop", 3);
+        let passed_over = desk
+            .import(desk.decode_import(&bytes_of(2)).unwrap())
+            .unwrap();
+        assert!(
+            matches!(passed_over, ImportOutcome::Placed(_)),
+            "{passed_over:?}"
+        );
+        let held = desk.saves_in(slot).unwrap();
+        assert_ne!(
+            held[0].meta.save_id, chosen.save_id,
+            "the laptop's save heads"
+        );
+        let mine = held
+            .iter()
+            .find(|s| s.meta.save_id == chosen.save_id)
+            .unwrap();
+        desk.promote(slot, mine.generation).unwrap();
+        desk.note_passed_over(slot, &held[0], Some(&chosen))
+            .unwrap();
+        // Y's file is damaged here: no save held says W is older.
+        let passed_over = desk.saves_in(slot).unwrap();
+        let passed_over = passed_over
+            .iter()
+            .find(|s| s.meta.save_id == held[0].meta.save_id);
+        std::fs::write(desk.path_of(slot, passed_over.unwrap().generation), b"rot").unwrap();
+
+        let arrived = desk.import(desk.decode_import(&older).unwrap()).unwrap();
+        assert_eq!(arrived, ImportOutcome::Deleted { slot });
+        assert_eq!(desk.load(slot).unwrap().meta.save_id, chosen.save_id);
+        save(&laptop, slot, "laptop", 4);
+        let later = desk
+            .import(desk.decode_import(&bytes_of(3)).unwrap())
+            .unwrap();
+        assert!(matches!(later, ImportOutcome::Placed(_)), "{later:?}");
     }
 
     /// A store in `dir` whose removal of the file `failing` fails (an I/O error), as a delete

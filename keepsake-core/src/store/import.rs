@@ -111,7 +111,11 @@ impl ImportRules {
     /// (a device whose clock runs ahead would otherwise win every import with saves older than
     /// the player's) or, later, past the storage's time of its upload ([`uploaded_at`]: with
     /// this device's clock behind, every other device's newer save looked ahead and never took
-    /// the head here, simulator seed 430677). Saves made in the same millisecond are ordered
+    /// the head here, simulator seed 430677). Before the clocks: a save made over the other
+    /// while the other's file did not read on its device ([`SaveMeta::made_over_unread`]) is
+    /// the later one, and heads (a repair brings the other back below it), unless the player
+    /// chose the head here (then the clocks and the choice decide, as above). Saves made in the
+    /// same millisecond are ordered
     /// by save id, so every device that holds both puts the same one on top, whichever
     /// arrived first.
     ///
@@ -120,6 +124,19 @@ impl ImportRules {
         match arriving.lineage(head) {
             Lineage::Follows => true,
             Lineage::Precedes => false,
+            // The player saved one over the other where its file did not read: that one was
+            // made later, whatever the clocks say (simulator seeds 129, 433020); unless the
+            // player chose the head here: a save made before that choice does not take it.
+            Lineage::Concurrent | Lineage::Unrecorded
+                if arriving.made_over_unread(head.save_id) && self.chosen_at.is_none() =>
+            {
+                true
+            }
+            Lineage::Concurrent | Lineage::Unrecorded
+                if head.made_over_unread(arriving.save_id) =>
+            {
+                false
+            }
             Lineage::Concurrent | Lineage::Unrecorded => {
                 let created = arriving.created_at;
                 let judged_at = self.judged_at(now);
@@ -302,22 +319,16 @@ impl SlotStore {
         held: &[StoredSave],
         newest_unread: Option<u64>,
     ) -> SaveMeta {
-        let went = match newest_unread {
-            None => None,
-            Some(_) => Some(self.entered(meta.slot).ok().filter(|r| !r.lines.is_empty())),
-        };
-        // Over a file that does not read, both: the save lies above it (its count may lag
-        // the record's, should the record's write have failed), and it carries the count the
-        // record says the line reached (a repair may place an older save above a newer one).
-        let may_go_on = |save: &StoredSave, line: &str, count: u64| match &went {
-            None => true,
-            Some(record) => {
-                let above = newest_unread.is_none_or(|unread| save.generation > unread);
-                let last = record
-                    .as_ref()
-                    .is_some_and(|r| r.count(line) == Some(count));
-                above && last
-            }
+        let record = self.entered(meta.slot).ok().filter(|r| !r.lines.is_empty());
+        let went = |line: &str| record.as_ref().and_then(|record| record.count(line));
+        // Never below the count the record says the line reached: a newer save of the line
+        // may be gone (damaged, then pruned by a repair that placed an older one again;
+        // simulator seed 507184). Over a file that does not read, both: the save lies above
+        // it (its count may lag the record's, should the record's write have failed), and it
+        // carries the count the record says the line reached.
+        let may_go_on = |save: &StoredSave, line: &str, count: u64| match newest_unread {
+            None => went(line).is_none_or(|went| went <= count),
+            Some(unread) => save.generation > unread && went(line) == Some(count),
         };
         let epoch = meta
             .device_id()

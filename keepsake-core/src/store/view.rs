@@ -1,9 +1,11 @@
 //! What a new save records being made in view of: the saves its slot holds when it is made.
 
 use super::error::StoreError;
-use super::import::HeldInView;
+use super::import::{HeldInView, StoredSave};
 use super::slot_store::SlotStore;
 use crate::format::{self, SaveBundle, SaveMeta};
+use crate::slot::SlotId;
+use uuid::Uuid;
 
 impl SlotStore {
     /// `meta` made in view of `held` (what the slot holds, as [`held_in_view`] reads it) and
@@ -43,7 +45,31 @@ impl SlotStore {
             .iter()
             .flat_map(|save| save.meta.follows().into_iter().flatten());
         let meta = meta.with_follows(ids.chain(inherited));
+        let unread = match newest_unread {
+            Some(_) => self.entered_unread(meta.slot, held),
+            None => Vec::new(),
+        };
+        // What the held saves were made over goes on: a save made after one made over an
+        // unread file was made after that file's save too.
+        let over = held.iter().flat_map(|save| save.meta.over_unread());
+        let meta = meta.with_over_unread(unread.into_iter().chain(over));
         self.with_versions(meta, held, *newest_unread)
+    }
+
+    /// The saves that entered `slot` here (`entered.rs`) and are not held, the last to enter
+    /// first: where a file does not read, the saves it may hold ([`OVER_UNREAD_EXTRA`]).
+    /// Every one of them entered before the new save is made, whatever its place in the
+    /// slot (an import placed below the head enters after it).
+    ///
+    /// [`OVER_UNREAD_EXTRA`]: crate::format::OVER_UNREAD_EXTRA
+    fn entered_unread(&self, slot: SlotId, held: &[StoredSave]) -> Vec<Uuid> {
+        let Ok(record) = self.entered(slot) else {
+            return Vec::new();
+        };
+        let is_held = |id: &Uuid| held.iter().any(|save| save.meta.save_id == *id);
+        (record.ids.into_iter().rev())
+            .filter(|id| !is_held(id))
+            .collect()
     }
 }
 

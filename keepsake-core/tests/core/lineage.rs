@@ -366,6 +366,21 @@ fn a_hostile_list_of_ids_is_read_only_as_far_as_the_store_writes() {
 /// was), and S7, arriving again, would be dropped as superseded by it.
 #[test]
 fn a_save_over_a_repaired_older_save_does_not_repeat_the_damaged_newer_ones_count() {
+    save_over_a_repaired_older_save(|newer| std::fs::write(newer, b"damaged").unwrap());
+}
+
+/// Simulator seed 507184: the same, once the damaged S7 is gone (a repair's prune removed
+/// it, with 0 backups): no file that does not read is left to warn, and S6, placed again,
+/// is the only save of the line the slot holds. The slot's record of what entered it still
+/// says the line went on to S7's count, so the next save does not take that count again.
+#[test]
+fn a_save_over_a_repaired_older_save_does_not_repeat_a_gone_newer_ones_count() {
+    save_over_a_repaired_older_save(|newer| std::fs::remove_file(newer).unwrap());
+}
+
+/// S6 and S7 saved with 0 backups; `lose` takes S7's file; the repair places S6 from the
+/// cloud again; the next save must stand apart from S7.
+fn save_over_a_repaired_older_save(lose: impl FnOnce(&std::path::Path)) {
     let dir = tempfile::tempdir().unwrap();
     let store = SlotStore::open(StoreConfig::new(dir.path()).backups(0)).unwrap();
     let save = || {
@@ -375,8 +390,7 @@ fn a_save_over_a_repaired_older_save_does_not_repeat_the_damaged_newer_ones_coun
     let six = save();
     let six_bytes = store.read_generation_bytes(SLOT, six.generation).unwrap();
     let seven = save();
-    std::fs::write(&seven.path, b"damaged").unwrap();
-    // The repair: S6 from the cloud, placed above the damaged S7.
+    lose(&seven.path);
     let placed = store
         .import(store.decode_import(&six_bytes).unwrap())
         .unwrap();
@@ -387,9 +401,10 @@ fn a_save_over_a_repaired_older_save_does_not_repeat_the_damaged_newer_ones_coun
     assert_eq!(next.lineage(&seven.meta), Lineage::Concurrent);
 }
 
-/// The same, with the slot's record of what entered it one save behind (its write failed when
-/// S7 was saved): S6 carries the count the record holds, but lies below the damaged S7, which
-/// may have gone further. A save over it starts a line of its own.
+/// As `save_over_a_repaired_older_save`, with the slot's record of what entered it one save
+/// behind (its write failed when S7 was saved): S6 carries the count the record holds, but
+/// lies below the damaged S7, which may have gone further. A save over it starts a line of
+/// its own.
 #[test]
 fn a_save_below_a_damaged_one_does_not_go_on_when_the_record_lags() {
     let dir = tempfile::tempdir().unwrap();
@@ -432,4 +447,152 @@ fn a_copy_of_another_devices_save_does_not_go_on_counting_its_line() {
         own_line(&there),
         "the copy took the laptop's line"
     );
+}
+
+/// A store in `dir` whose clock reads `time` moved by `skew` (ms).
+fn skewed_store(dir: &std::path::Path, time: &Arc<AtomicI64>, skew: i64) -> SlotStore {
+    let clock = Arc::new(Skewed {
+        time: time.clone(),
+        skew,
+    });
+    SlotStore::open(StoreConfig::new(dir).clock(clock)).unwrap()
+}
+
+/// A save of `device` dated by the store's clock, as the plugin dates its saves.
+fn save_by_its_clock(store: &SlotStore, device: &str) -> keepsake_core::store::SaveReceipt {
+    let meta = SaveMeta {
+        created_at: store.config().now(),
+        ..SaveMeta::new(SLOT).with_device(device, device)
+    };
+    store.save(SLOT, meta, &bundle()).unwrap()
+}
+
+/// Simulator seed 129: this device's clock runs behind (hours there; here four minutes, which
+/// the plausibility check believes without a storage's word). The laptop's save X came in and
+/// headed; the disk destroyed its file here, and the player saved H over the slot.
+/// Sync's repair then brought X back: made apart from H, and dated after it by the
+/// clocks, it took the head from the save the player made last. H records that it was made
+/// over X while X's file did not read, so X goes below it, as the hidden side of a conflict.
+#[test]
+fn a_repaired_save_does_not_head_over_a_save_made_while_its_file_did_not_read() {
+    let time = Arc::new(AtomicI64::new(1_790_000_000_000));
+    let store_of = |dir, skew| skewed_store(dir, &time, skew);
+    let (desk_dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let desk = store_of(desk_dir.path(), -4 * 60_000);
+    let laptop = store_of(laptop_dir.path(), 0);
+    let save = save_by_its_clock;
+    save(&desk, "000000000001");
+    let x = save(&laptop, "000000000002");
+    let x_bytes = laptop.read_generation_bytes(SLOT, x.generation).unwrap();
+    let placed = desk.import(desk.decode_import(&x_bytes).unwrap()).unwrap();
+    let ImportOutcome::Placed(placed) = placed else {
+        panic!("{placed:?}");
+    };
+    assert!(
+        placed.heads_slot,
+        "the laptop's save is the newer by the clocks: {placed:?}"
+    );
+    std::fs::write(desk.path_of(SLOT, placed.generation), b"damaged").unwrap();
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let over = save(&desk, "000000000001");
+    assert!(
+        over.meta.made_over_unread(x.save_id),
+        "{:?}",
+        over.meta.extras
+    );
+
+    let repaired = desk.import(desk.decode_import(&x_bytes).unwrap()).unwrap();
+    let ImportOutcome::Placed(repaired) = repaired else {
+        panic!("{repaired:?}");
+    };
+    assert!(!repaired.heads_slot);
+    assert_eq!(over.meta.lineage(&x.meta), Lineage::Concurrent);
+    assert_eq!(desk.load(SLOT).unwrap().meta.save_id, over.save_id);
+}
+
+/// Simulator seed 433020, the other way round: the desk's save D1 reached the laptop; the
+/// desk's clock went six hours back, the disk destroyed D1's file there, and the player saved
+/// D2 over the slot. D2 does not record being made in view of D1 (it could not be read), and the
+/// clocks date it before D1: the laptop kept loading D1, the player's newest save only a
+/// conflict's hidden side. D2 records that it was made over D1, so it heads.
+#[test]
+fn a_save_made_over_a_file_that_did_not_read_heads_over_that_save_elsewhere() {
+    let time = Arc::new(AtomicI64::new(1_790_000_000_000));
+    let store_of = |dir, skew| skewed_store(dir, &time, skew);
+    let (desk_dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let desk = store_of(desk_dir.path(), 0);
+    let desk_behind = store_of(desk_dir.path(), -6 * HOUR);
+    let laptop = store_of(laptop_dir.path(), 0);
+    let save = |store| save_by_its_clock(store, "000000000001");
+    let first = save(&desk);
+    let first_bytes = desk.read_generation_bytes(SLOT, first.generation).unwrap();
+    let arrived = laptop.import(laptop.decode_import(&first_bytes).unwrap());
+    assert!(
+        matches!(arrived, Ok(ImportOutcome::Placed(_))),
+        "{arrived:?}"
+    );
+    std::fs::write(&first.path, b"damaged").unwrap();
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let second = save(&desk_behind);
+    assert!(second.meta.made_over_unread(first.save_id));
+    // The laptop's view: the desk's line started again (a new epoch), made apart from D1.
+    assert_eq!(second.meta.lineage(&first.meta), Lineage::Concurrent);
+
+    let second_bytes = desk.read_generation_bytes(SLOT, second.generation).unwrap();
+    let arrived = laptop
+        .import(laptop.decode_import(&second_bytes).unwrap())
+        .unwrap();
+    let ImportOutcome::Placed(arrived) = arrived else {
+        panic!("{arrived:?}");
+    };
+    assert!(arrived.heads_slot, "{arrived:?}");
+    assert_eq!(laptop.load(SLOT).unwrap().meta.save_id, second.save_id);
+}
+
+/// Review 61 F1: the order saves entered a slot is not the order of its files. A phone's save,
+/// older by the clocks than the laptop's X, came in after X and went below it; X's file was
+/// then destroyed and the player saved over the slot. The save records X as made over (every
+/// save that entered and is not held), so X, repaired, goes below it.
+#[test]
+fn a_save_below_the_head_that_entered_later_does_not_hide_the_unread_one() {
+    let time = Arc::new(AtomicI64::new(1_790_000_000_000));
+    let store_of = |dir, skew| skewed_store(dir, &time, skew);
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let desk = store_of(dirs[0].path(), -4 * 60_000);
+    let (laptop, phone) = (store_of(dirs[1].path(), 0), store_of(dirs[2].path(), 0));
+    let save = save_by_its_clock;
+    let bytes = |store: &SlotStore, generation| store.read_generation_bytes(SLOT, generation);
+    save(&desk, "000000000001");
+    let y = save(&phone, "000000000003");
+    time.fetch_add(1_000, Ordering::SeqCst);
+    let x = save(&laptop, "000000000002");
+    let x_bytes = bytes(&laptop, x.generation).unwrap();
+    let placed = |outcome| match outcome {
+        Ok(ImportOutcome::Placed(receipt)) => receipt,
+        other => panic!("{other:?}"),
+    };
+    let x_here = placed(desk.import(desk.decode_import(&x_bytes).unwrap()));
+    assert!(x_here.heads_slot);
+    let y_bytes = bytes(&phone, y.generation).unwrap();
+    let y_here = placed(desk.import(desk.decode_import(&y_bytes).unwrap()));
+    assert!(
+        !y_here.heads_slot,
+        "the phone's save is older by the clocks"
+    );
+    assert!(x_here.heads_slot);
+    // Placing Y below may have moved X up: its generation is read again.
+    let held = desk.saves_in(SLOT).unwrap();
+    let x_now = held.iter().find(|s| s.meta.save_id == x.save_id).unwrap();
+    std::fs::write(desk.path_of(SLOT, x_now.generation), b"damaged").unwrap();
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let over = save(&desk, "000000000001");
+    assert!(
+        over.meta.made_over_unread(x.save_id),
+        "{:?}",
+        over.meta.extras
+    );
+
+    let repaired = placed(desk.import(desk.decode_import(&x_bytes).unwrap()));
+    assert!(!repaired.heads_slot);
+    assert_eq!(desk.load(SLOT).unwrap().meta.save_id, over.save_id);
 }

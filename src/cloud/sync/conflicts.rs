@@ -31,14 +31,22 @@ impl SyncCore {
         };
         let generation = self.store.promote(slot, hidden)?;
         self.state.settle_shown(slot);
-        let passed_over = here.first().map(|head| head.meta.save_id);
-        let passed_over = passed_over.filter(|id| *id != conflict.hidden_save);
+        let passed_over = here.first();
+        let passed_over = passed_over.filter(|head| head.meta.save_id != conflict.hidden_save);
         if let Some(passed_over) = passed_over {
             // The store records it too, so a lost state file does not show it as a conflict
             // again. Should that record not take it, the state file still says it.
-            let _ = self.store.note_passed_over(slot, [passed_over]);
+            let chosen = self
+                .store
+                .saves_in(slot)
+                .ok()
+                .and_then(|s| s.into_iter().next());
+            let chosen = chosen.map(|chosen| chosen.meta);
+            let _ = self
+                .store
+                .note_passed_over(slot, passed_over, chosen.as_ref());
             let aside = self.state.set_aside.entry(slot).or_default();
-            aside.insert(passed_over);
+            aside.insert(passed_over.meta.save_id);
         }
         let now = self.now().unix_millis();
         self.state.chosen.insert(slot, now);

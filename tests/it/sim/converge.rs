@@ -39,6 +39,13 @@ impl Sim {
             for device in 0..self.devices.len() {
                 self.pass(1_000);
                 self.sync(device, true);
+                if std::env::var_os("KEEPSAKE_SIM_TRACE").is_some() {
+                    eprintln!("end: sync of device-{device}");
+                    (0..self.devices.len()).for_each(|d| eprintln!("{}", self.trace(d)));
+                    for slot in self.layout.slots() {
+                        eprintln!("{slot:?}: {}", self.describe(slot));
+                    }
+                }
             }
         }
         for device in 0..self.devices.len() {

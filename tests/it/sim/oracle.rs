@@ -16,7 +16,7 @@
 //!   version vector: the store decides by that record.
 
 use bevy_keepsake::SlotId;
-use bevy_keepsake::format::{FOLLOWS_EXTRA, SaveBundle, SaveMeta};
+use bevy_keepsake::format::{FOLLOWS_EXTRA, OVER_UNREAD_EXTRA, SaveBundle, SaveMeta};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use uuid::Uuid;
 
@@ -105,19 +105,20 @@ impl Oracle {
     }
 
     /// What the store added to a save that failed, read from its file: only the record of
-    /// what it was made in view of (`keepsake.follows`) is learned; every other field must
-    /// still read back as the game gave it, or the check reports a misread.
+    /// what it was made in view of (`keepsake.follows`) and over (`keepsake.over_unread`) is
+    /// learned; every other field must still read back as the game gave it, or the check
+    /// reports a misread.
     pub fn written_follows(&mut self, read: &SaveMeta) {
         let Some(known) = self.known.get(&read.save_id) else {
             return;
         };
         let mut meta = known.meta.clone();
-        match read.extras.get(FOLLOWS_EXTRA) {
-            Some(follows) => meta
-                .extras
-                .insert(FOLLOWS_EXTRA.to_owned(), follows.clone()),
-            None => meta.extras.remove(FOLLOWS_EXTRA),
-        };
+        for key in [FOLLOWS_EXTRA, OVER_UNREAD_EXTRA] {
+            match read.extras.get(key) {
+                Some(value) => meta.extras.insert(key.to_owned(), value.clone()),
+                None => meta.extras.remove(key),
+            };
+        }
         self.written(meta);
     }
 

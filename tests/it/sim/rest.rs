@@ -133,8 +133,27 @@ impl Sim {
         });
         self.newer_file_destroyed(device, &path);
         if let Some(id) = id {
+            self.destroyed_files.insert((device, path), id);
             self.destroyed(device, id);
         }
+    }
+
+    /// The saves held by the files of `slot` on `device` the disk destroyed, that are there
+    /// still (`Sim::destroyed_files`): what a delete removes with them.
+    pub fn destroyed_in(&self, device: usize, slot: SlotId) -> Vec<Uuid> {
+        let dev = &self.devices[device];
+        let dir = dev.profile_dir();
+        let stem = format!("{}.g", slot_stem(slot));
+        let names = dev.disk.tree().list(&dir);
+        let of_slot = names.into_iter().filter(|name| name.starts_with(&stem));
+        of_slot
+            .filter_map(|name| {
+                let path = dir.join(name);
+                let id = *self.destroyed_files.get(&(device, path.clone()))?;
+                // The name may hold another save by now (a slot deleted and saved in again).
+                (self.id_at(device, &path).is_none_or(|now| now == id)).then_some(id)
+            })
+            .collect()
     }
 
     /// Puts an odd entry under one of the names the store and sync use.
@@ -198,6 +217,8 @@ impl Sim {
         }
         .with_device("0e0e0e0e0e0e", "newer build")
         .with_follows(held)
+        // As this build does: the saves it was made over whose files did not read.
+        .with_over_unread(self.destroyed_in(device, slot))
         // A build of this library or later names its device, so it writes the save's version
         // vector too (on a line of its own: each newer build's save starts one). Without it
         // the save would be one from a build before vectors, whose place in a line of saves

@@ -13,8 +13,9 @@ use bevy_keepsake::cloud::{SlotSync, SyncRound};
 use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::snapshot;
 use bevy_keepsake::store::{SlotLayout, SlotStore, is_temp_file};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 use uuid::Uuid;
@@ -202,6 +203,9 @@ pub(super) struct Sim {
     /// Slots of a device a newer build saved in, until the player deletes them: this build
     /// may refuse to load or change them ("update the game"), whatever became of the file.
     pub frozen: std::collections::HashSet<(usize, SlotId)>,
+    /// The save each file the disk destroyed held, by the file's path: a delete removes the
+    /// file, and with it that save, though no listing reads it any more.
+    pub destroyed_files: HashMap<(usize, PathBuf), Uuid>,
 }
 
 impl Sim {
@@ -236,6 +240,7 @@ impl Sim {
             rounds_cut: BTreeSet::new(),
             newer: Vec::new(),
             frozen: Default::default(),
+            destroyed_files: HashMap::new(),
         }
     }
 
@@ -446,12 +451,14 @@ impl Sim {
     }
 
     fn delete(&mut self, device: usize, slot: SlotId) {
+        let destroyed = self.destroyed_in(device, slot);
         let dev = &mut self.devices[device];
         let disk = dev.disk.clone();
         let Some(running) = dev.start() else {
             return;
         };
-        let held = disk.paused(|| held_ids(&running.store, slot));
+        let mut held = disk.paused(|| held_ids(&running.store, slot));
+        held.extend(destroyed);
         let head = disk.paused(|| running.store.load(slot).ok().map(|l| l.meta.save_id));
         if disk.paused(|| has_twin(&running.store, slot)) {
             self.stats.deletes_over_twins += 1;
@@ -752,7 +759,7 @@ impl Sim {
 
     /// The device's save files and the save each holds (`??`: unreadable), for
     /// `KEEPSAKE_SIM_TRACE`. Read on a copy of the disk.
-    fn trace(&self, device: usize) -> String {
+    pub fn trace(&self, device: usize) -> String {
         let dev = &self.devices[device];
         let Ok(store) = dev.checker() else {
             return format!("  {}: no store opens", dev.name);

@@ -2130,3 +2130,1028 @@ fn seed_414391_a_delete_cut_short_by_a_crash_stays_done_after_a_power_loss() {
         &steps,
     );
 }
+/// A save failed at its folder's flush and removed its file again, without a flush; the
+/// player deleted the slot (empty, as far as they could tell); a power loss brought the
+/// failed save's file back and it headed the deleted slot. A delete of an empty slot flushes
+/// the folder, so the emptiness it confirms lasts.
+#[test]
+fn seed_513651_a_delete_of_an_empty_slot_keeps_a_failed_saves_file_away_after_a_power_loss() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 139836727644803847494907710018362186110,
+            },
+        ),
+        (
+            20000,
+            Action::Die {
+                device: 0,
+                after: 44,
+                power: true,
+                pick: 2258447139961643912,
+                restart: Restart::Dies {
+                    after: 11,
+                    power: false,
+                    pick: 7373288893536178549,
+                },
+            },
+        ),
+        (
+            0,
+            Action::DiskFault {
+                device: 0,
+                after: 18,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 110764719392679964374025949038813505267,
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+        (400000, Action::Sync { device: 0 }),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// The same defect, as a choice and a damaged head meet it: the save made over the passed
+/// over one took a count the line had reached already, and sync placed older saves above
+/// it.
+#[test]
+fn seed_513930_a_save_over_a_passed_over_save_does_not_repeat_its_lines_count() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Autosave {
+                device: 0,
+                id: 76386367648771767585789126426340520395,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 155966552232898807767169620533103325231,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 162789862210112240947798732990424522560,
+            },
+        ),
+        (900, Action::Sync { device: 0 }),
+        (0, Action::Sync { device: 1 }),
+        (
+            900,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 84008773483782353075822979119221512043,
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 1,
+                file: 3452765135,
+                how: Rot::Flip(749973112),
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 273126081404379209362852892561059905752,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 151167055105971188985221230168399096604,
+            },
+        ),
+        (
+            400000,
+            Action::Die {
+                device: 1,
+                after: 62,
+                power: true,
+                pick: 11924204160262347087,
+                restart: Restart::Dies {
+                    after: 6,
+                    power: false,
+                    pick: 8762792342161632072,
+                },
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 336465325007825985569247451099308635803,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 265736424787904702344020615355036825013,
+            },
+        ),
+        (
+            400000,
+            Action::Rot {
+                device: 1,
+                file: 2140743630,
+                how: Rot::Flip(2143555712),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// The player chose one save over another device's newest, which the disk then destroyed;
+/// an older save of that line, arriving later, headed the slot over their choice. Passing a
+/// save over settles what it was made over, as a delete does.
+#[test]
+fn seed_501703_an_older_save_of_a_line_the_player_passed_over_stays_settled() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 243469023324921330779612752876052002622,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 271602488799032270792454195678459598751,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 0,
+                id: 169398149970307383799210051121977451523,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 1,
+                file: 6577385,
+                how: Rot::Truncate(1161153193),
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 55577575056595955924837702596894766259,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 28216289900808532669740161977508679504,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 138837551635170777266006058132382110007,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 296280858664353868481169534121629465990,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 263775807086430794078494521239013551882,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 184954917843903978126181707226381082707,
+            },
+        ),
+        (
+            0,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -93600000,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 87901264461555196232093677217568256530,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 99683978577822363523446325881667039134,
+            },
+        ),
+        (400000, Action::UploadDue { device: 0 }),
+        (
+            400000,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (900, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 138184526666212148084972187009358263636,
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 1,
+                file: 3365179252,
+                how: Rot::Flip(3111416650),
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 209749173485027102089950523530903238912,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 221069392456380924992182914069099365462,
+            },
+        ),
+        (900, Action::Sync { device: 0 }),
+        (0, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 304302665650279285751266831503538157452,
+            },
+        ),
+        (
+            5,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            400000,
+            Action::Rot {
+                device: 1,
+                file: 285834772,
+                how: Rot::Truncate(3025197606),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// The newest save of a line was destroyed, then pruned by the repair that placed an older
+/// one of the line again (0 backups): the next save took the gone save's count, looked older
+/// than a save the other device held, and never reached it. The slot's record of what
+/// entered it keeps the count the line reached.
+#[test]
+fn seed_507184_a_save_over_a_repaired_older_save_does_not_repeat_a_gone_newer_ones_count() {
+    use super::plan::Action;
+    use super::remote::CloudFault;
+    let steps = plan(&[
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 198522187506857228775805791455211898020,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 108081877602993085338934903047966298491,
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 0,
+                id: 277975717310829775952219626887018897149,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 315884680940269501144261918993734835412,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 2944651012283734240865794397878344336,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 230967787591312740375470442120034373833,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 104651538976989768485947516127882634620,
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 167049009534297492595890639572375661560,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 222153214350748727268948987742921831435,
+            },
+        ),
+        (900, Action::CloudFault(CloudFault::Refuses { calls: 2 })),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 23365580278512687453178842477010876641,
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (20000, Action::UploadDue { device: 0 }),
+        (
+            20000,
+            Action::Rot {
+                device: 0,
+                file: 1279364126,
+                how: Rot::Truncate(3337628690),
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::DiskFault {
+                device: 0,
+                after: 29,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (900, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 140772849911565595297171698726694397113,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Found in the model, not the store: the player deleted a slot whose newest file the disk
+/// had destroyed (so no listing named its save), and the oracle then asked the slot to take
+/// back a save that destroyed one had been made over. A delete removes the saves of the
+/// destroyed files too (`Sim::destroyed_files`).
+#[test]
+fn seed_505286_a_delete_removes_the_save_of_a_file_the_disk_destroyed() {
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Autosave {
+                device: 2,
+                id: 43895659429568895356744638312473912914,
+            },
+        ),
+        (
+            20000,
+            Action::OddFile {
+                device: 1,
+                name: OddName::Lock(SlotId::Quick),
+                odd: Odd::Folder,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 309206422053908881912626139427617590824,
+            },
+        ),
+        (
+            0,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 271502266131463566405322912799120535701,
+                unreadable: false,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 142504950555565975123381231038270889755,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 242538108933571130805100943508308728508,
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+        (0, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 2,
+                id: 138982686911798454955603039397471981622,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 287846569543668405111827973038429115593,
+            },
+        ),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 73312239822973727441015764006467445850,
+                unreadable: true,
+            },
+        ),
+        (0, Action::Sync { device: 2 }),
+        (
+            20000,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(1),
+                id: 172849501900442756412344131471777061677,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Quick,
+                id: 139077647328653321766889246104961311160,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 2,
+                id: 175442926498073543916937115832892970033,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 277157696253225550173195937304796509640,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(1),
+                id: 166412507628456059759256833747454824071,
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 0,
+                id: 275430955081117678690365616401726919030,
+            },
+        ),
+        (900, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::Autosave {
+                device: 0,
+                id: 276565083543829989716544922613385243297,
+            },
+        ),
+        (400000, Action::Sync { device: 2 }),
+        (900, Action::Sync { device: 0 }),
+        (
+            400000,
+            Action::Rot {
+                device: 0,
+                file: 2837261062,
+                how: Rot::Truncate(3468029435),
+            },
+        ),
+        (
+            900,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// This device's clock ran hours behind. Another device's save came in and headed; the disk
+/// destroyed its file, the player saved over the slot, and sync's repair brought the other
+/// device's save back on top by its clock. The player's save records the saves it was made
+/// over while their files did not read (`keepsake.over_unread`).
+#[test]
+fn seed_129_a_repaired_save_does_not_head_over_the_save_made_while_it_did_not_read() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            900,
+            Action::Autosave {
+                device: 0,
+                id: 71348857502643040489235711345521309828,
+            },
+        ),
+        (
+            400000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21600000,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 137650879815986798303205942769647892813,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 150189658913133543818373555026311284660,
+            },
+        ),
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 4989033577024703620088514567250349027,
+            },
+        ),
+        (
+            900,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 179696263135859214520684596541661932551,
+                unreadable: true,
+            },
+        ),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 34368742021702319440219296668745484173,
+                unreadable: true,
+            },
+        ),
+        (
+            400000,
+            Action::Autosave {
+                device: 1,
+                id: 8335630306199522327635847494788758405,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 27273301854373790333953786722842320265,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 67374394369052975945293333871314467634,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 126604521009005633874716381088667918899,
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 143604023327648138208496200881567803613,
+                unreadable: false,
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+        (20000, Action::Sync { device: 1 }),
+        (
+            0,
+            Action::DiskFault {
+                device: 1,
+                after: 38,
+                fault: DiskFault::Full { calls: 18 },
+            },
+        ),
+        (400000, Action::Sync { device: 1 }),
+        (
+            400000,
+            Action::Rot {
+                device: 1,
+                file: 2259771877,
+                how: Rot::Truncate(1981349817),
+            },
+        ),
+        (
+            0,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            20000,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 290120183381759521867400178871387782053,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Found in the model: a save that failed left its file, and the oracle learned from it only
+/// what the store adds to a save's record of what it was made in view of, not the saves it
+/// was made over while their files did not read (`keepsake.over_unread`): it took the file
+/// for a misread.
+#[test]
+fn seed_520073_a_failed_saves_record_of_what_it_was_saved_over_is_learned() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 196067415044391711223038927536106447883,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (
+            5,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 135871082005888112257555077138844488974,
+                unreadable: true,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 283264144632612426210561468284619276323,
+            },
+        ),
+        (
+            400000,
+            Action::Autosave {
+                device: 0,
+                id: 26069929033071338950251098774553473937,
+            },
+        ),
+        (
+            0,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 193985071443070655459221544649411320994,
+                unreadable: true,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 13895432336761756115955947468075124159,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 241639954260908685939997787065430186812,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 1,
+                id: 155950887556387218336792138815050778805,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 311563304864807089363277074998781551926,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 246805751696522973222573930106404179442,
+            },
+        ),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 2959413013839649689021539905527681812,
+                unreadable: false,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 0,
+                file: 3327423142,
+                how: Rot::Flip(1678594978),
+            },
+        ),
+        (
+            0,
+            Action::Die {
+                device: 0,
+                after: 57,
+                power: false,
+                pick: 2014635779938771847,
+                restart: Restart::Fault {
+                    after: 2,
+                    fault: DiskFault::Full { calls: 7 },
+                },
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 181131837188772657623299282173635260033,
+                unreadable: true,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 164359249620021996579349683580174770145,
+            },
+        ),
+        (
+            900,
+            Action::Autosave {
+                device: 0,
+                id: 232779617061030758762579084660673042103,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// A device's clock went six hours back; the disk destroyed its quicksave's file, and a
+/// newer build saved over the slot. The other device kept the older save on top by the
+/// clocks, the player's newest only a conflict's hidden side. The newer build's save records
+/// the save it was made over (`keepsake.over_unread`), and heads there.
+#[test]
+fn seed_433020_a_save_made_over_a_destroyed_save_heads_over_it_on_other_devices() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 194337063302764227823249109873179727167,
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 74063584896184573740407780373845239442,
+                unreadable: true,
+            },
+        ),
+        (900, Action::Sync { device: 1 }),
+        (
+            0,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21600000,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 1,
+                file: 2545946404,
+                how: Rot::Flip(551116002),
+            },
+        ),
+        (
+            0,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 55389246849610901942435124670736351890,
+                unreadable: false,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
