@@ -271,7 +271,14 @@ impl SlotStore {
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
-        let heads_slot = head.is_none_or(|head| rules.heads(&meta, &head.meta, now));
+        // A head the player passed over (the record of settled saves covers it) is in the
+        // slot only as a fallback: the save it was passed over for, placed again after its
+        // copy here was damaged, takes the head back whatever the clocks say (simulator seed
+        // 520967), as does any save not settled.
+        let heads_slot = match head {
+            None => true,
+            Some(head) => self.is_deleted(&head.meta)? || rules.heads(&meta, &head.meta, now),
+        };
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,

@@ -157,7 +157,10 @@
 //! 520073 (a failed save's file carries that record too). A review then found the record
 //! missed saves that entered below the head, and the other devices still ordered such saves
 //! by clock: with that fixed, 433020 (shrunk in `tests.rs`), 439756 and 506691 pass. Left:
-//! 505598, a device that shows another's newest save only as a conflict's hidden side.
+//! 505598, a device that shows another's newest save only as a conflict's hidden side. The
+//! next run found 520967 at once: a repaired choice placed below the save the player had
+//! passed over. An oracle that let the slot fall back to a passed-over save would have
+//! passed it (and seed 513930 before it): both were the store's.
 
 mod check;
 mod converge;

@@ -3155,3 +3155,100 @@ fn seed_433020_a_save_made_over_a_destroyed_save_heads_over_it_on_other_devices(
         &steps,
     );
 }
+/// The player chose their save over another device's; the disk then damaged the chosen
+/// save's copy and destroyed the save they made after it. Sync placed the chosen save again
+/// from the cloud, below the save the player had passed over (the only one that still
+/// verified, and newer by the clocks), which then headed the slot.
+#[test]
+fn seed_520967_a_repaired_choice_heads_over_the_save_the_player_passed_over() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 23959210881290157187592876067497964669,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 307209720248648759188429912762899339085,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 241626633521487702901259812448716584126,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 148840500632448672413344891073628763037,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            400000,
+            Action::Autosave {
+                device: 0,
+                id: 207881330999481328472690688030124789799,
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            0,
+            Action::Rot {
+                device: 0,
+                file: 3959067848,
+                how: Rot::Flip(898878295),
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 51291931814565512523583164209856150120,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 0,
+                id: 222030831128579974348482950289830387305,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 0,
+                file: 1260989146,
+                how: Rot::Flip(3309500100),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
