@@ -308,6 +308,44 @@ mod tests {
         assert!(matches!(later, ImportOutcome::Placed(_)), "{later:?}");
     }
 
+    /// Simulator seed 520967 and review 61b G1: the player chose their save C over the
+    /// laptop's Y, and the disk damaged C's copy, so Y, passed over, is the head an import
+    /// compares against. A phone's save that never entered the slot is ordered by the clocks
+    /// as any other (older than Y, it goes below); C, placed again from the cloud, takes the
+    /// head back whatever the clocks say.
+    #[test]
+    fn only_the_save_placed_again_takes_the_head_back_from_a_passed_over_one() {
+        let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let open = |dir: &tempfile::TempDir| SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let (desk, laptop, phone) = (open(&dirs[0]), open(&dirs[1]), open(&dirs[2]));
+        let slot = SlotId::Manual(0);
+        let chosen = save(&desk, slot, "desk", 1);
+        save(&phone, slot, "phone", 2);
+        save(&laptop, slot, "laptop", 3);
+        let import = |store: &SlotStore, bytes: &[u8]| match store
+            .import(store.decode_import(bytes).unwrap())
+            .unwrap()
+        {
+            ImportOutcome::Placed(receipt) => receipt,
+            other => panic!("{other:?}"),
+        };
+        let passed_over = import(&desk, &laptop.read_generation_bytes(slot, 1).unwrap());
+        assert!(passed_over.heads_slot);
+        let held = desk.saves_in(slot).unwrap();
+        let mine = held.iter().find(|s| s.meta.save_id == chosen.save_id);
+        let top = desk.promote(slot, mine.unwrap().generation).unwrap();
+        desk.note_passed_over(slot, &held[0], Some(&chosen))
+            .unwrap();
+        let chosen_bytes = desk.read_generation_bytes(slot, top).unwrap();
+        std::fs::write(desk.path_of(slot, top), b"rot").unwrap();
+
+        let stranger = import(&desk, &phone.read_generation_bytes(slot, 1).unwrap());
+        assert!(!stranger.heads_slot, "older by the clocks than the head");
+        let back = import(&desk, &chosen_bytes);
+        assert!(back.heads_slot);
+        assert_eq!(desk.load(slot).unwrap().meta.save_id, chosen.save_id);
+    }
+
     /// A store in `dir` whose removal of the file `failing` fails (an I/O error), as a delete
     /// cut short by the disk meets it.
     fn store_failing_removal_of(dir: &std::path::Path, failing: std::path::PathBuf) -> SlotStore {

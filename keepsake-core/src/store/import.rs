@@ -271,13 +271,12 @@ impl SlotStore {
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
         let now = self.config().now();
-        // A head the player passed over (the record of settled saves covers it) is in the
-        // slot only as a fallback: the save it was passed over for, placed again after its
-        // copy here was damaged, takes the head back whatever the clocks say (simulator seed
-        // 520967), as does any save not settled.
         let heads_slot = match head {
             None => true,
-            Some(head) => self.is_deleted(&head.meta)? || rules.heads(&meta, &head.meta, now),
+            Some(head) => {
+                self.takes_back_from_settled(&meta, &head.meta)?
+                    || rules.heads(&meta, &head.meta, now)
+            }
         };
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
@@ -300,6 +299,21 @@ impl SlotStore {
             heads_slot,
             previous_head,
         })))
+    }
+
+    /// Whether `arriving`, a save that entered the slot here before (placed again: a repair
+    /// from the cloud), takes the head back from `head`, a save the player passed over (the
+    /// record of settled saves covers it): such a head is in the slot only as a fallback, so
+    /// the save it was passed over for, placed again after its copy here was damaged, heads
+    /// whatever the clocks say (simulator seed 520967). A save that never entered the slot
+    /// here is ordered by the rules as any other (review 61b G1: the head must not depend on
+    /// which of two saves arrives first).
+    fn takes_back_from_settled(
+        &self,
+        arriving: &SaveMeta,
+        head: &SaveMeta,
+    ) -> Result<bool, StoreError> {
+        Ok(self.is_deleted(head)? && self.entered(arriving.slot)?.ids.contains(&arriving.save_id))
     }
 
     /// `meta`, made in view of the saves its slot holds (`held`, the head first), with its

@@ -155,7 +155,7 @@ impl SyncCore {
         } else {
             (&receipt.meta, previous, Some(arrived_uploaded_ms))
         };
-        if !unseen(older, newer, older_reached_cloud) {
+        if !unseen(older, newer, older_reached_cloud) || self.passed_over(receipt.slot, older) {
             return;
         }
         let held = self.store.saves_in(receipt.slot).unwrap_or_default();
@@ -181,6 +181,15 @@ impl SyncCore {
         };
         self.state
             .add_conflict(receipt.slot, conflict, |old| settled(&old.hidden_save));
+    }
+
+    /// Whether the player passed `save` over in `slot` (the store's record of settled saves,
+    /// or this state's): a repaired choice placed back over it does not show it as a
+    /// conflict again (review 61b G2). A record that cannot be read counts as not settled.
+    fn passed_over(&self, slot: SlotId, save: &SaveMeta) -> bool {
+        let aside = self.state.set_aside.get(&slot);
+        aside.is_some_and(|aside| aside.contains(&save.save_id))
+            || self.store.is_deleted(save).unwrap_or(false)
     }
 
     /// Every conflict of `slot`, the one the menu shows first: the saves of other devices made
