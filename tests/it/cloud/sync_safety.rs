@@ -108,6 +108,40 @@ fn the_players_choice_and_the_local_clock_win_over_remote_timestamps() {
     }
 }
 
+/// Simulator seed 520967 and review 61b G2: the player chose their save over the desk's, and
+/// the disk then damaged the chosen save's copy here. Sync places it again from the cloud: it
+/// heads (the desk's save, passed over, is here only as its fallback), and the passed-over
+/// save is not offered as a conflict again.
+#[test]
+fn a_repaired_choice_heads_and_does_not_offer_the_passed_over_save_again() {
+    let moto = Moto::start();
+    moto.create_bucket(BUCKET);
+    let mut laptop = Device::new(&moto.endpoint(), "laptop");
+    let mut desk = Device::new(&moto.endpoint(), "desk");
+    let chosen = laptop.save_at(SLOT, ago(600));
+    desk.save_at(SLOT, ago(300));
+    desk.sync();
+    laptop.sync();
+    let picked = laptop.runtime.block_on(laptop.core.use_hidden_save(SLOT));
+    assert!(picked.unwrap().is_some());
+    let held = laptop.store.saves_in(SLOT).unwrap();
+    let copy = held
+        .iter()
+        .find(|save| save.meta.save_id == chosen)
+        .unwrap();
+    std::fs::write(laptop.store.path_of(SLOT, copy.generation), b"rot").unwrap();
+
+    assert_eq!(laptop.sync().error, None);
+    assert_eq!(
+        laptop.head(SLOT).save_id,
+        chosen,
+        "{}",
+        laptop.describe(SLOT)
+    );
+    let offered = laptop.core.conflicts(SLOT);
+    assert!(offered.is_empty(), "{offered:?}");
+}
+
 /// Finding 8: a remote file that cannot be fetched, and one whose answer is not a save, never
 /// stop the other downloads or this device's uploads. Before, the first failed download ended
 /// the round before any upload, at every round.
