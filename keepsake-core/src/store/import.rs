@@ -115,9 +115,8 @@ impl ImportRules {
     /// while the other's file did not read on its device ([`SaveMeta::made_over_unread`]) is
     /// the later one, and heads (a repair brings the other back below it), unless the player
     /// chose the head here (then the clocks and the choice decide, as above). Saves made in the
-    /// same millisecond are ordered
-    /// by save id, so every device that holds both puts the same one on top, whichever
-    /// arrived first.
+    /// same millisecond are ordered by save id, so every device that holds both puts the same
+    /// one on top, whichever arrived first.
     ///
     /// [`uploaded_at`]: ImportRules::uploaded_at
     fn heads(&self, arriving: &SaveMeta, head: &SaveMeta, now: Timestamp) -> bool {
