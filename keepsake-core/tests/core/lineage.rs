@@ -458,6 +458,21 @@ fn skewed_store(dir: &std::path::Path, time: &Arc<AtomicI64>, skew: i64) -> Slot
     SlotStore::open(StoreConfig::new(dir).clock(clock)).unwrap()
 }
 
+/// The disk destroys `generation` of the desk's slot (holding the save `lost`); a minute
+/// later the player saves over the slot, and the save records `lost` as made over.
+fn save_over_damaged(
+    desk: &SlotStore,
+    time: &AtomicI64,
+    generation: u64,
+    lost: Uuid,
+) -> keepsake_core::store::SaveReceipt {
+    std::fs::write(desk.path_of(SLOT, generation), b"damaged").unwrap();
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let over = save_by_its_clock(desk, "000000000001");
+    assert!(over.meta.made_over_unread(lost), "{:?}", over.meta.extras);
+    over
+}
+
 /// A save of `device` dated by the store's clock, as the plugin dates its saves.
 fn save_by_its_clock(store: &SlotStore, device: &str) -> keepsake_core::store::SaveReceipt {
     let meta = SaveMeta {
@@ -492,14 +507,7 @@ fn a_repaired_save_does_not_head_over_a_save_made_while_its_file_did_not_read() 
         placed.heads_slot,
         "the laptop's save is the newer by the clocks: {placed:?}"
     );
-    std::fs::write(desk.path_of(SLOT, placed.generation), b"damaged").unwrap();
-    time.fetch_add(60_000, Ordering::SeqCst);
-    let over = save(&desk, "000000000001");
-    assert!(
-        over.meta.made_over_unread(x.save_id),
-        "{:?}",
-        over.meta.extras
-    );
+    let over = save_over_damaged(&desk, &time, placed.generation, x.save_id);
 
     let repaired = desk.import(desk.decode_import(&x_bytes).unwrap()).unwrap();
     let ImportOutcome::Placed(repaired) = repaired else {
@@ -583,14 +591,7 @@ fn a_save_below_the_head_that_entered_later_does_not_hide_the_unread_one() {
     // Placing Y below may have moved X up: its generation is read again.
     let held = desk.saves_in(SLOT).unwrap();
     let x_now = held.iter().find(|s| s.meta.save_id == x.save_id).unwrap();
-    std::fs::write(desk.path_of(SLOT, x_now.generation), b"damaged").unwrap();
-    time.fetch_add(60_000, Ordering::SeqCst);
-    let over = save(&desk, "000000000001");
-    assert!(
-        over.meta.made_over_unread(x.save_id),
-        "{:?}",
-        over.meta.extras
-    );
+    let over = save_over_damaged(&desk, &time, x_now.generation, x.save_id);
 
     let repaired = placed(desk.import(desk.decode_import(&x_bytes).unwrap()));
     assert!(!repaired.heads_slot);
