@@ -24,8 +24,8 @@ use bevy::world_serialization::{WorldAsset, WorldAssetRoot, WorldInstance};
 use bevy_keepsake::plugin::{KeepsakeSettings, LoadMode};
 use bevy_keepsake::prelude::*;
 use bevy_keepsake::snapshot::UnsavedComponent;
-use bevy_keepsake::testing;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The cake on the board: the game's own, saved.
 #[derive(Component, Reflect, Default)]
@@ -235,15 +235,30 @@ fn spawn_game(app: &mut App, sparkle: bool) {
     world.spawn((Saveable, Text2d::new("board"), Transform::default()));
 }
 
+/// Real time a wait on Bevy's asset loading may take. The loads run on Bevy's IO threads, which
+/// the other tests running beside this one on a busy machine may hold up for long: a bound in
+/// frames ran out once under load (500,000 frames of a busy main thread). The bound only ends
+/// a test that would otherwise never finish.
+const ASSET_WAIT: Duration = Duration::from_secs(120);
+
+/// Runs frames until `done` holds, giving up the core for a millisecond between frames so
+/// Bevy's loading threads run.
+fn update_until_bevy_made(app: &mut App, what: &str, done: impl Fn(&World) -> bool) {
+    let started = Instant::now();
+    while !done(app.world()) {
+        assert!(
+            started.elapsed() < ASSET_WAIT,
+            "{what} did not happen within {ASSET_WAIT:?}"
+        );
+        app.update();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Runs frames until Bevy has made what it makes: every world asset spawned, the crate's
 /// bounds from its mesh.
-/// Frames a wait on Bevy's asset loading may take: the loads run on Bevy's IO threads, which
-/// the other tests running beside this one on a busy machine may hold up for many frames.
-/// The bound only ends a test that would otherwise never finish.
-const ASSET_FRAMES: u32 = 500_000;
-
 fn settle(app: &mut App) {
-    testing::update_until(app, "the world assets and bounds", ASSET_FRAMES, |world| {
+    update_until_bevy_made(app, "the world assets and bounds", |world| {
         count::<With<WorldInstance>>(world) == 4
             && count::<(With<Crate>, With<bevy::camera::primitives::Aabb>)>(world) == 1
     });
@@ -300,12 +315,9 @@ fn nothing_bevy_makes_on_a_3d_ui_and_text_world_is_reported_left_out_or_lost() {
         "the load would show an error toast naming these"
     );
     // Bevy gives each loaded entity back what it makes: the same types as before the load.
-    testing::update_until(
-        &mut app,
-        "Bevy's own components back",
-        ASSET_FRAMES,
-        |world| saved_shapes(world) == before,
-    );
+    update_until_bevy_made(&mut app, "Bevy's own components back", |world| {
+        saved_shapes(world) == before
+    });
     let seen = app.world().resource::<Seen>();
     assert_eq!(seen.restored.len(), 1);
 }

@@ -42,13 +42,15 @@ pub const DELETED_KEPT: usize = 256;
 type Record = IdRecord;
 
 impl IdRecord {
-    /// Adds the saves `held` (a slot about to be deleted): their ids and those they were made
-    /// in view of, and their vectors.
+    /// Adds the saves `held` (a slot about to be deleted): their ids, those they were made in
+    /// view of and over (saves of the slot whose files did not read then: the slot held them,
+    /// and the delete empties it of them too; simulator seed 542173), and their vectors.
     fn add(&mut self, held: &[StoredSave]) {
         for save in held {
             let follows = save.meta.follows().into_iter().flatten();
+            let over = save.meta.over_unread();
             self.ids
-                .extend(std::iter::once(save.meta.save_id).chain(follows));
+                .extend((std::iter::once(save.meta.save_id).chain(follows)).chain(over));
             if let Some(versions) = save.meta.versions() {
                 versions
                     .entries()
@@ -433,6 +435,88 @@ mod tests {
             !store.is_deleted(&next).unwrap(),
             "a save made after the delete"
         );
+    }
+
+    /// Simulator seed 531876: a save's entry in the slot's record could not be written (a disk
+    /// fault); the save's file later stopped reading, the player deleted the slot, and the
+    /// delete, which names a file it cannot read only through the record, did not name it: the
+    /// cloud brought it back. The next write of the record (here an import) names what the slot
+    /// holds.
+    #[test]
+    fn a_save_whose_entry_failed_is_named_by_the_next_entry_and_stays_deleted() {
+        use crate::store::testing::Forward;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let failing = Arc::new(AtomicBool::new(false));
+        let fails = failing.clone();
+        let fs = Forward::os().on_rename(move |fs, from, to| {
+            let entry = to.extension().is_some_and(|ext| ext == "entered");
+            match entry && fails.load(Ordering::SeqCst) {
+                true => Err(std::io::Error::other("EIO")),
+                false => fs.rename(from, to),
+            }
+        });
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let slot = SlotId::Manual(2);
+        failing.store(true, Ordering::SeqCst);
+        save(&store, slot, "desk", 0);
+        failing.store(false, Ordering::SeqCst);
+        let unnamed = store.read_generation_bytes(slot, 1).unwrap();
+        // The next entry: the laptop's save arrives.
+        let other = tempfile::tempdir().unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
+        save(&laptop, slot, "laptop", 1);
+        let arriving = laptop.read_generation_bytes(slot, 1).unwrap();
+        let arrived = store
+            .import(store.decode_import(&arriving).unwrap())
+            .unwrap();
+        assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
+
+        let held = store.saves_in(slot).unwrap();
+        let desk = held.iter().find(|s| s.meta.device_id() == Some("desk"));
+        std::fs::write(store.path_of(slot, desk.unwrap().generation), b"not a save").unwrap();
+        store.delete(slot).unwrap();
+
+        let back = store.decode_import(&unnamed).unwrap();
+        assert!(store.is_deleted(back.meta()).unwrap());
+        assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
+    }
+
+    /// Simulator seed 542173: the laptop's save arrived, its file here was damaged, the player
+    /// saved over it (the slot's save then names it as a save it was made over, unread) and a
+    /// later save pruned the damaged file. The player deleted the slot, every file of it
+    /// reading: the delete named what the held saves were made in view of, not what they were
+    /// made over, and the cloud brought the laptop's save back into the emptied slot.
+    #[test]
+    fn a_save_the_slot_held_unread_stays_deleted_once_its_file_is_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path()).backups(0)).unwrap();
+        let slot = SlotId::Manual(2);
+        let other = tempfile::tempdir().unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
+        save(&laptop, slot, "laptop", 1);
+        let arriving = laptop.read_generation_bytes(slot, 1).unwrap();
+        let arrived = store
+            .import(store.decode_import(&arriving).unwrap())
+            .unwrap();
+        let ImportOutcome::Placed(placed) = arrived else {
+            panic!("{arrived:?}");
+        };
+        std::fs::write(store.path_of(slot, placed.generation), b"not a save").unwrap();
+        let over = save(&store, slot, "desk", 2);
+        assert!(over.over_unread().any(|id| id == placed.meta.save_id));
+        save(&store, slot, "desk", 3);
+        assert_eq!(
+            store.generations(slot).unwrap().len(),
+            1,
+            "the damaged file pruned"
+        );
+
+        store.delete(slot).unwrap();
+        let back = store.decode_import(&arriving).unwrap();
+        assert!(store.is_deleted(back.meta()).unwrap());
+        assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
     }
 
     /// Issue 49 (simulator seeds 101136, 101764): a delete that failed part way left the

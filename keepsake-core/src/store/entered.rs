@@ -22,14 +22,15 @@
 //! save arrives once more and the record lacks it (a crash between the file and the entry).
 //! The record is a hint, flushed (fsync) and renamed into place; a save's folder flush that
 //! follows makes the rename durable, an import's waits for the next write that flushes the
-//! folder. One more fsync a save or import. A record that cannot be written
-//! does not fail the save; one that does not read counts as empty, except for a reason that
-//! may pass, which refuses a delete that needs it before anything is removed, as a generation
-//! that cannot be read now does.
+//! folder. One more fsync a save or import. A record that cannot be written does not fail the
+//! save (each later write names the saves the slot holds that it lacks); one that does not read
+//! counts as empty, except for a reason that may pass, which refuses a delete that needs it
+//! before anything is removed, as a generation that cannot be read now does.
 
 use super::durable::replace_flushed_later;
 use super::error::StoreError;
 use super::id_record::IdRecord;
+use super::import::StoredSave;
 use super::layout::slot_stem;
 use super::slot_store::SlotStore;
 use crate::format::SaveMeta;
@@ -53,9 +54,22 @@ impl IdRecord {
         counted && self.ids.contains(&meta.save_id)
     }
 
-    /// Adds `meta`'s save: its id and its own count.
+    /// Adds `meta`'s save: its id (at the newest place) and its own count.
     fn enter(&mut self, meta: &SaveMeta) {
         self.ids.push(meta.save_id);
+        self.raise_own(meta);
+    }
+
+    /// Adds a save the slot holds: its id where the record lacks it (one it names keeps its
+    /// place: it entered then) and its own count.
+    fn enter_held(&mut self, meta: &SaveMeta) {
+        if !self.ids.contains(&meta.save_id) {
+            self.ids.push(meta.save_id);
+        }
+        self.raise_own(meta);
+    }
+
+    fn raise_own(&mut self, meta: &SaveMeta) {
         if let Some(versions) = meta.versions() {
             let (line, count) = versions.own();
             self.raise(line, count);
@@ -75,17 +89,33 @@ impl SlotStore {
         }
     }
 
-    /// Adds `meta`'s save to `slot`'s record of what entered it. Call it under the slot's
-    /// lock. Best effort: a record that cannot be read now is left as it is (rewritten, it
-    /// would lose what it holds), and one that cannot be written does not stop the save.
-    pub(super) fn note_entered(&self, slot: SlotId, meta: &SaveMeta) {
+    /// Adds `meta`'s save to `slot`'s record of what entered it, and every save of `held` (what
+    /// the slot holds, read under its lock) the record does not name yet, before it. Call it
+    /// under the slot's lock. Best effort: a record that cannot be read now is left as it is
+    /// (rewritten, it would lose what it holds), and one that cannot be written does not stop
+    /// the save.
+    ///
+    /// Why the held saves: a save's entry that could not be written (a disk fault) left its
+    /// save unnamed, and should its file stop reading, a delete would not name it and the
+    /// cloud would bring it back into the slot the player emptied (simulator seed 531876).
+    /// Every later write of the record names it while its file still reads.
+    pub(super) fn note_entered(&self, slot: SlotId, meta: &SaveMeta, held: &[StoredSave]) {
         let Ok(mut record) = self.entered(slot) else {
             return;
         };
-        if record.names(meta) {
+        let unnamed_held: Vec<&SaveMeta> = (held.iter().rev())
+            .map(|save| &save.meta)
+            .filter(|held| !record.names(held))
+            .collect();
+        if unnamed_held.is_empty() && record.names(meta) {
             return;
         }
-        record.enter(meta);
+        for held in unnamed_held {
+            record.enter_held(held);
+        }
+        if !record.names(meta) {
+            record.enter(meta);
+        }
         let text = record.text(ENTERED_KEPT);
         let name = entered_record_name(slot);
         let _ = replace_flushed_later(self.fs.as_ref(), &self.dir, &name, &[text.as_bytes()]);

@@ -242,7 +242,7 @@ impl SlotStore {
         {
             // An import that placed its file but not its entry (a crash between the two) is
             // named now.
-            self.note_entered(slot, &meta);
+            self.note_entered(slot, &meta, &existing);
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
                 generation: present.generation,
@@ -282,7 +282,7 @@ impl SlotStore {
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
         // Named once placed (see `entered.rs`): an import that failed did not enter.
-        self.note_entered(slot, &meta);
+        self.note_entered(slot, &meta, &existing);
         // A listing that misses the file just written (a network folder's stale cache) prunes
         // nothing rather than panicking; the next save prunes.
         let generations = self.generations(slot)?;

@@ -400,7 +400,7 @@ impl SlotStore {
         let name = generation_file_name(slot, generation);
         // Named before its file exists: should the file not read when the player deletes the
         // slot, the delete still names it (`entered.rs`).
-        self.note_entered(slot, &meta);
+        self.note_entered(slot, &meta, &held.0);
         let path = write_durably(
             self.fs.as_ref(),
             &self.dir,

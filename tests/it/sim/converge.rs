@@ -125,8 +125,9 @@ impl Sim {
                     .follows()
                     .map(|ids| ids.map(|id| short(&id)).collect())
                     .unwrap_or_default();
+                let over: Vec<String> = save.meta.over_unread().map(|id| short(&id)).collect();
                 lines.push(format!(
-                    "    g{} {} by {} at {} in view of {follows:?}",
+                    "    g{} {} by {} at {} in view of {follows:?}, over unread {over:?}",
                     save.generation,
                     short(&save.meta.save_id),
                     save.meta.device_name().unwrap_or("?"),

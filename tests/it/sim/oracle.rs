@@ -215,12 +215,14 @@ impl Oracle {
         }
     }
 
-    /// Whether the save `later` records being made in view of `earlier` (what the store
-    /// itself can tell).
+    /// Whether the save `later` records being made in view of `earlier`, or over it (its file
+    /// did not read then: `keepsake.over_unread`): what the store itself can tell. Either
+    /// way `earlier` lay in the slot below `later`, a backup the slot may fall back to once
+    /// `later` is destroyed (CI seed 135, once `follows` counted what a save was made over).
     pub fn records(&self, later: &Uuid, earlier: &Uuid) -> bool {
-        self.known
-            .get(later)
-            .is_some_and(|known| known.saw.contains(earlier))
+        self.known.get(later).is_some_and(|known| {
+            known.saw.contains(earlier) || known.meta.over_unread().any(|id| id == *earlier)
+        })
     }
 
     /// Whether the record the store wrote into `later` says it was made in view of `earlier`,
@@ -336,7 +338,11 @@ impl Oracle {
     }
 
     /// Whether `later` was made by a device that held `earlier` (directly, or through the
-    /// saves it held): the truth, which a store's bounded record may no longer tell.
+    /// saves it held): the truth, which a store's bounded record may no longer tell. A save
+    /// its slot held whose file did not read when `later` was made (it records them in
+    /// `keepsake.over_unread`) counts as held: it was there, `later` came after it (simulator
+    /// seed 529920: a device's autosave made over its damaged newest save, which had
+    /// superseded the head a device whose slot is jammed still shows).
     pub fn follows(&self, later: &Uuid, earlier: &Uuid) -> bool {
         let mut seen = BTreeSet::new();
         let mut stack = vec![*later];
@@ -344,12 +350,12 @@ impl Oracle {
             let Some(known) = self.known.get(&id) else {
                 continue;
             };
-            for saw in &known.saw {
-                if saw == earlier {
+            for held in known.saw.iter().copied().chain(known.meta.over_unread()) {
+                if held == *earlier {
                     return true;
                 }
-                if seen.insert(*saw) {
-                    stack.push(*saw);
+                if seen.insert(held) {
+                    stack.push(held);
                 }
             }
         }

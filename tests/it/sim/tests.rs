@@ -3252,3 +3252,518 @@ fn seed_520967_a_repaired_choice_heads_over_the_save_the_player_passed_over() {
         &steps,
     );
 }
+
+/// Simulator seed 531876 (150 steps): a save's entry in the slot's record of what entered it
+/// failed (a disk fault); its file was truncated later and the player deleted the slot; the
+/// delete did not name it, and once the sync state was lost the cloud brought it back into
+/// the emptied slot. Every later write of the record names the saves the slot holds.
+#[test]
+fn seed_531876_a_save_whose_entry_failed_comes_back_into_the_slot_the_player_deleted() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 120834156964218196302835344582034795346,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 145354167211128384771107817969904615259,
+            },
+        ),
+        (
+            5,
+            Action::DiskFault {
+                device: 1,
+                after: 28,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 334734912821882526122451988428412161637,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 337517698624483764008202849506957771071,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 275414958965337185955971861653998726190,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 42537561915688149537922399264323604252,
+            },
+        ),
+        (
+            400000,
+            Action::Autosave {
+                device: 0,
+                id: 286711347592073474246420394426051647669,
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (900, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Rot {
+                device: 1,
+                file: 106293340,
+                how: Rot::Truncate(1799144807),
+            },
+        ),
+        (
+            0,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            400000,
+            Action::LoseState {
+                device: 1,
+                garble: false,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+
+/// Simulator seed 526044 (150 steps), open: a 52-save session uploaded, the newest file's
+/// payload truncated (its metadata still reads), and the process killed during a delete of
+/// the slot after it removed two older files. The record of deleted saves stays as the delete
+/// wrote it (naming the saves left too: `note_delete_stopped` never ran), so sync never
+/// repairs the damaged newest save left, and the slot loads the one below it while another
+/// device heads with the intact copy. Telling a killed delete's leftovers from a passed-over
+/// save (which the record names while the slot keeps it) needs a record of the delete in
+/// flight; not built yet.
+#[test]
+#[ignore = "open: a delete killed part way leaves its survivors named deleted (see the doc)"]
+fn seed_526044_a_delete_killed_part_way_leaves_a_damaged_survivor_unrepaired() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            900,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Quick,
+                saves: 52,
+                id: 57064042738352468708225742211374820156,
+            },
+        ),
+        (5, Action::UploadDue { device: 0 }),
+        (
+            400000,
+            Action::Rot {
+                device: 0,
+                file: 3514578167,
+                how: Rot::Truncate(2209639330),
+            },
+        ),
+        (
+            900,
+            Action::Die {
+                device: 0,
+                after: 18,
+                power: false,
+                pick: 7978795758110897766,
+                restart: Restart::Fault {
+                    after: 9,
+                    fault: DiskFault::IoError,
+                },
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+
+/// Simulator seed 529920 (150 steps): a device's newest autosave (which had superseded the
+/// device's older one) did not read, and its next autosave was made over it, in a new line;
+/// another device whose slot is jammed (a folder under its lock name) kept showing the
+/// oldest. The save made over the unread one names both in `keepsake.over_unread`, and the
+/// oracle now counts what a save was made over as held before it.
+#[test]
+fn seed_529920_a_save_made_over_an_unread_file_reaches_what_that_file_superseded() {
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 260943612875050885132427152278102705555,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 135642405085264707296125430171646004101,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(1),
+                id: 70966062356248402160585022192877126892,
+            },
+        ),
+        (400000, Action::Sync { device: 1 }),
+        (900, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 230729729948034838279509327948288325968,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 2,
+                slot: SlotId::Manual(0),
+                id: 107024346763598064707769145363386551691,
+            },
+        ),
+        (0, Action::Sync { device: 2 }),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 221498104622494077162828036384039575233,
+            },
+        ),
+        (
+            20000,
+            Action::Autosave {
+                device: 0,
+                id: 307259149936045767752127697771847128906,
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 273209668721933177505576609216224882553,
+            },
+        ),
+        (
+            900,
+            Action::OddFile {
+                device: 2,
+                name: OddName::Lock(SlotId::Auto(0)),
+                odd: Odd::Folder,
+            },
+        ),
+        (400000, Action::Sync { device: 1 }),
+        (
+            900,
+            Action::Rot {
+                device: 1,
+                file: 2571794624,
+                how: Rot::Truncate(4187106250),
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 127265933788809454403817398321972410240,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 3,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Simulator seed 542173 (150 steps): another device's save in the slot stopped reading, the
+/// player saved over it (naming it as made over, unread), a later save pruned its file, and
+/// the player deleted the slot with every file reading. The delete did not name the unread
+/// save, and once the sync state was garbled the cloud brought it back into the emptied slot.
+#[test]
+fn seed_542173_a_save_the_slot_held_unread_comes_back_after_a_delete() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 229637356183904222049359300366934851074,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 193867643853099465093985065476861012430,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 317871436572163566178838907276192562842,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 55504720302467296421252787761405009321,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (20000, Action::Sync { device: 1 }),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 182080681176596644702759994659056560399,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 306580546004088878174268794256359726564,
+            },
+        ),
+        (
+            400000,
+            Action::LoseState {
+                device: 1,
+                garble: true,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (
+            900,
+            Action::Die {
+                device: 1,
+                after: 68,
+                power: true,
+                pick: 8676634898260118199,
+                restart: Restart::Dies {
+                    after: 11,
+                    power: false,
+                    pick: 13512569673126752557,
+                },
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 46081339508738481312010870304403866844,
+            },
+        ),
+        (
+            20000,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 322234241522168980443697824034696884194,
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 1,
+                file: 4060454143,
+                how: Rot::Flip(3997402445),
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 242431313082842588592051580427533215315,
+            },
+        ),
+        (
+            400000,
+            Action::DiskFault {
+                device: 1,
+                after: 14,
+                fault: DiskFault::SyncFails,
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 308877357430170914345997120701229870975,
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Simulator seed 545099 (150 steps), open: an import's entry in the slot's record of what
+/// entered it failed (the disk full), the imported file was truncated past its metadata, and
+/// the player deleted the slot before any later write of the record named it; the delete
+/// could not name it, and sync brought it back into the emptied slot. Closing it needs an
+/// import whose entry cannot be written to fail and take its file out again (then retried
+/// by the next round), and the entry made durable with the file; not built yet.
+#[test]
+#[ignore = "open: an import whose entry failed is not named by a delete over its damaged file"]
+fn seed_545099_an_import_whose_entry_failed_comes_back_after_a_delete() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (5, Action::Sync { device: 0 }),
+        (
+            400000,
+            Action::Die {
+                device: 0,
+                after: 41,
+                power: true,
+                pick: 1160282935071573360,
+                restart: Restart::Fault {
+                    after: 10,
+                    fault: DiskFault::Full { calls: 16 },
+                },
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 261917936882725587992953825588722455669,
+            },
+        ),
+        (900, Action::Quit { device: 0 }),
+        (5, Action::Sync { device: 1 }),
+        (900, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Rot {
+                device: 0,
+                file: 418096453,
+                how: Rot::Truncate(3333020053),
+            },
+        ),
+        (
+            900,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            400000,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            400000,
+            Action::Autosave {
+                device: 0,
+                id: 255233981284959868818871402829141018311,
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
