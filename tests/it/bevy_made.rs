@@ -243,6 +243,7 @@ const ASSET_WAIT: Duration = Duration::from_secs(120);
 
 /// Runs frames until `done` holds, giving up the core for a millisecond between frames so
 /// Bevy's loading threads run.
+#[track_caller]
 fn update_until_bevy_made(app: &mut App, what: &str, done: impl Fn(&World) -> bool) {
     let started = Instant::now();
     while !done(app.world()) {

@@ -1,6 +1,7 @@
 //! What the player deleted: before a delete removes a slot's files, the ids of the saves it
-//! held (and of the saves those were made in view of), and of every save that entered the slot
-//! here, its files that do not read included (`entered.rs`), are added to the slot's record,
+//! held (and of the saves those were made in view of, and those they were made over that
+//! entered the slot here: files that did not read then), and of every save that entered the
+//! slot here, its files that do not read included (`entered.rs`), are added to the slot's record,
 //! `<slot>.deleted` beside its saves, one id per line, newest last, the last
 //! [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest count
 //! among the saves' vectors, see [`Versions`]), one `@<line>:<count>` entry per line, the
@@ -43,14 +44,19 @@ type Record = IdRecord;
 
 impl IdRecord {
     /// Adds the saves `held` (a slot about to be deleted): their ids, those they were made in
-    /// view of and over (saves of the slot whose files did not read then: the slot held them,
-    /// and the delete empties it of them too; simulator seed 542173), and their vectors.
-    fn add(&mut self, held: &[StoredSave]) {
+    /// view of, those they were made over that `entered` names (saves that entered the slot
+    /// here and whose files did not read then: the delete empties the slot of them too;
+    /// simulator seed 542173), and their vectors. What they were made over elsewhere is left
+    /// out: a save of another device this one never had still arrives after the delete.
+    fn add(&mut self, held: &[StoredSave], entered: &[Uuid]) {
         for save in held {
             let follows = save.meta.follows().into_iter().flatten();
-            let over = save.meta.over_unread();
-            self.ids
-                .extend((std::iter::once(save.meta.save_id).chain(follows)).chain(over));
+            let over = save.meta.over_unread().filter(|id| entered.contains(id));
+            self.ids.extend(
+                std::iter::once(save.meta.save_id)
+                    .chain(follows)
+                    .chain(over),
+            );
             if let Some(versions) = save.meta.versions() {
                 versions
                     .entries()
@@ -187,13 +193,20 @@ impl SlotStore {
         let held = self.metas_of(slot, listed.clone(), super::import::Reading::View)?;
         let before = self.record_of(slot)?;
         let mut record = before.clone();
+        let made_over_unread = held
+            .iter()
+            .any(|save| save.meta.over_unread().next().is_some());
+        let entered = match !every_one_reads(&held) || made_over_unread {
+            true => self.entered(slot)?.ids,
+            false => Vec::new(),
+        };
         // A file that does not read cannot name its save: every save that entered the slot
         // here does (simulator seeds 300824, 439224). Where every file reads, they name all
         // the slot holds, and the record keeps its room for older deletes.
         if !every_one_reads(&held) {
-            record.ids.extend(self.entered(slot)?.ids);
+            record.ids.extend(entered.iter().copied());
         }
-        record.add(&held);
+        record.add(&held, &entered);
         if let Err(error) =
             self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
         {
@@ -229,7 +242,8 @@ impl SlotStore {
         // save left must not count as deleted.
         for save in removed {
             let mut with = record.clone();
-            with.add(std::slice::from_ref(&save));
+            // Not what it was made over: such a save's damaged file may be among those left.
+            with.add(std::slice::from_ref(&save), &[]);
             if !left.iter().any(|save| with.covers(&save.meta)) {
                 record = with;
             }
@@ -517,6 +531,80 @@ mod tests {
         let back = store.decode_import(&arriving).unwrap();
         assert!(store.is_deleted(back.meta()).unwrap());
         assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
+    }
+
+    /// Review 62: a save made over another device's unread save names it in
+    /// `keepsake.over_unread`, and that list travels with it. A delete here names only what
+    /// it lists of the saves that entered this slot: another device's save this one never had
+    /// still arrives after the delete.
+    #[test]
+    fn a_delete_does_not_name_what_an_arrived_save_was_made_over_elsewhere() {
+        let slot = SlotId::Manual(2);
+        let [phone, laptop, desk] = [(); 3].map(|()| tempfile::tempdir().unwrap());
+        let [phone, laptop, desk] = [&phone, &laptop, &desk]
+            .map(|dir| SlotStore::open(StoreConfig::new(dir.path())).unwrap());
+        save(&phone, slot, "phone", 1);
+        let unread_there = phone.read_generation_bytes(slot, 1).unwrap();
+        laptop
+            .import(laptop.decode_import(&unread_there).unwrap())
+            .unwrap();
+        std::fs::write(laptop.path_of(slot, 1), b"not a save").unwrap();
+        let over = save(&laptop, slot, "laptop", 2);
+        assert_eq!(over.over_unread().count(), 1);
+        let arriving = laptop.read_generation_bytes(slot, 2).unwrap();
+        desk.import(desk.decode_import(&arriving).unwrap()).unwrap();
+
+        desk.delete(slot).unwrap();
+        assert!(desk.is_deleted(&over).unwrap());
+        let never_here = desk.decode_import(&unread_there).unwrap();
+        assert!(!desk.is_deleted(never_here.meta()).unwrap());
+        let outcome = desk.import(never_here).unwrap();
+        assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
+    }
+
+    /// Simulator seed 545099: an import's entry could not be written (the disk full), its file
+    /// was later damaged past its metadata, and a delete before any later entry could not name
+    /// it: the cloud brought it back. An import whose entry fails now takes its file out and
+    /// fails; the next arrival places and names it.
+    #[test]
+    fn an_import_whose_entry_cannot_be_written_fails_and_leaves_the_slot_as_it_was() {
+        use crate::store::testing::Forward;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let failing = Arc::new(AtomicBool::new(true));
+        let fails = failing.clone();
+        let fs = Forward::os().on_rename(move |fs, from, to| {
+            let entry = to.extension().is_some_and(|ext| ext == "entered");
+            match entry && fails.load(Ordering::SeqCst) {
+                true => Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "ENOSPC",
+                )),
+                false => fs.rename(from, to),
+            }
+        });
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let slot = SlotId::Manual(2);
+        let other = tempfile::tempdir().unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
+        let arriving = save(&laptop, slot, "laptop", 1);
+        let bytes = laptop.read_generation_bytes(slot, 1).unwrap();
+
+        store
+            .import(store.decode_import(&bytes).unwrap())
+            .unwrap_err();
+        assert!(
+            store.generations(slot).unwrap().is_empty(),
+            "its file taken out"
+        );
+
+        failing.store(false, Ordering::SeqCst);
+        let placed = store.import(store.decode_import(&bytes).unwrap()).unwrap();
+        assert!(matches!(placed, ImportOutcome::Placed(_)), "{placed:?}");
+        std::fs::write(store.path_of(slot, 1), b"not a save").unwrap();
+        store.delete(slot).unwrap();
+        assert!(store.is_deleted(&arriving).unwrap());
     }
 
     /// Issue 49 (simulator seeds 101136, 101764): a delete that failed part way left the

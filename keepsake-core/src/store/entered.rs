@@ -60,15 +60,33 @@ impl IdRecord {
         self.raise_own(meta);
     }
 
+    /// Whether [`enter_held`](Self::enter_held) would add to the record.
+    fn lacks_held(&self, meta: &SaveMeta) -> bool {
+        let behind = meta.versions().is_some_and(|versions| {
+            let (line, count) = versions.own();
+            self.count(line).is_some_and(|held| held < count)
+        });
+        behind || !self.ids.contains(&meta.save_id)
+    }
+
     /// Adds a save the slot holds: its id where the record lacks it (one it names keeps its
-    /// place: it entered then) and its own count.
+    /// place: it entered then), and its own count only on a line the record holds. A held
+    /// save's count is a floor of how far its line went here, not the count: a record with
+    /// no line for it lets a save of this device start a new line rather than repeat a count
+    /// a newer save, damaged now, may hold (`SlotStore::with_versions`).
     fn enter_held(&mut self, meta: &SaveMeta) {
         if !self.ids.contains(&meta.save_id) {
             self.ids.push(meta.save_id);
         }
-        self.raise_own(meta);
+        if let Some(versions) = meta.versions() {
+            let (line, count) = versions.own();
+            if self.count(line).is_some() {
+                self.raise(line, count);
+            }
+        }
     }
 
+    /// Raises `meta`'s own line to its count.
     fn raise_own(&mut self, meta: &SaveMeta) {
         if let Some(versions) = meta.versions() {
             let (line, count) = versions.own();
@@ -82,33 +100,45 @@ impl SlotStore {
     /// `entered.rs`): empty when the record does not read for good; an error when it fails
     /// for a reason that may pass (an I/O error).
     pub(super) fn entered(&self, slot: SlotId) -> Result<IdRecord, StoreError> {
+        Ok(self.read_entered(slot)?.unwrap_or_default())
+    }
+
+    /// As [`entered`](Self::entered), with `None` where an odd entry (a folder, a FIFO, a
+    /// device) holds the record's name.
+    fn read_entered(&self, slot: SlotId) -> Result<Option<IdRecord>, StoreError> {
         match self.read_profile_file(&entered_record_name(slot)) {
-            Ok(Some(bytes)) => Ok(IdRecord::parse(&String::from_utf8_lossy(&bytes))),
+            Ok(Some(bytes)) => Ok(Some(IdRecord::parse(&String::from_utf8_lossy(&bytes)))),
+            Err(StoreError::NotAFile { .. }) => Ok(None),
             Err(error) if error.may_pass() => Err(error),
-            Ok(None) | Err(_) => Ok(IdRecord::default()),
+            Ok(None) | Err(_) => Ok(Some(IdRecord::default())),
         }
     }
 
     /// Adds `meta`'s save to `slot`'s record of what entered it, and every save of `held` (what
     /// the slot holds, read under its lock) the record does not name yet, before it. Call it
-    /// under the slot's lock. Best effort: a record that cannot be read now is left as it is
-    /// (rewritten, it would lose what it holds), and one that cannot be written does not stop
-    /// the save.
+    /// under the slot's lock. A record that cannot be read now is left as it is (rewritten, it
+    /// would lose what it holds) and the error returned, as is one that cannot be written: a
+    /// save goes on without its entry (a hint, named by the next entry), an import does not.
     ///
     /// Why the held saves: a save's entry that could not be written (a disk fault) left its
     /// save unnamed, and should its file stop reading, a delete would not name it and the
     /// cloud would bring it back into the slot the player emptied (simulator seed 531876).
     /// Every later write of the record names it while its file still reads.
-    pub(super) fn note_entered(&self, slot: SlotId, meta: &SaveMeta, held: &[StoredSave]) {
-        let Ok(mut record) = self.entered(slot) else {
-            return;
-        };
+    pub(super) fn note_entered(
+        &self,
+        slot: SlotId,
+        meta: &SaveMeta,
+        held: &[StoredSave],
+    ) -> Result<(), StoreError> {
+        let read = self.read_entered(slot)?;
+        let odd = read.is_none();
+        let mut record = read.unwrap_or_default();
         let unnamed_held: Vec<&SaveMeta> = (held.iter().rev())
             .map(|save| &save.meta)
-            .filter(|held| !record.names(held))
+            .filter(|held| record.lacks_held(held))
             .collect();
         if unnamed_held.is_empty() && record.names(meta) {
-            return;
+            return Ok(());
         }
         for held in unnamed_held {
             record.enter_held(held);
@@ -118,6 +148,11 @@ impl SlotStore {
         }
         let text = record.text(ENTERED_KEPT);
         let name = entered_record_name(slot);
-        let _ = replace_flushed_later(self.fs.as_ref(), &self.dir, &name, &[text.as_bytes()]);
+        match replace_flushed_later(self.fs.as_ref(), &self.dir, &name, &[text.as_bytes()]) {
+            // An odd entry the record cannot replace (a folder) leaves the slot without it, as
+            // before the record existed, rather than jam every import into the slot.
+            Err(_) if odd => Ok(()),
+            written => written.map(|_| ()),
+        }
     }
 }

@@ -241,8 +241,8 @@ impl SlotStore {
             && !self.damaged_above(slot, present, &existing)?
         {
             // An import that placed its file but not its entry (a crash between the two) is
-            // named now.
-            self.note_entered(slot, &meta, &existing);
+            // named now, as far as the record can be written (the next arrival tries again).
+            let _ = self.note_entered(slot, &meta, &existing);
             return Ok(ImportOutcome::AlreadyPresent {
                 slot,
                 generation: present.generation,
@@ -281,8 +281,16 @@ impl SlotStore {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
-        // Named once placed (see `entered.rs`): an import that failed did not enter.
-        self.note_entered(slot, &meta, &existing);
+        // Named once placed (see `entered.rs`), and the name made durable: an import that
+        // failed did not enter. One whose entry cannot be written takes its file out again and
+        // fails, to arrive again: placed unnamed, a delete over its file once damaged could not
+        // name it, and the cloud would bring it back into the slot the player emptied
+        // (simulator seed 545099).
+        let entered = self.note_entered(slot, &meta, &existing);
+        if let Err(error) = entered.and_then(|()| self.sync_folder()) {
+            let _ = self.remove_generation(slot, generation);
+            return Err(error);
+        }
         // A listing that misses the file just written (a network folder's stale cache) prunes
         // nothing rather than panicking; the next save prunes.
         let generations = self.generations(slot)?;

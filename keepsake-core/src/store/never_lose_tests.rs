@@ -248,16 +248,27 @@ fn a_record_of_deleted_saves_that_fails_to_read_for_now_refuses_the_delete() {
     );
 }
 
-/// `<slot>.entered`: any odd entry under the name counts as an empty record, and saves, loads
-/// and deletes go on (the delete names what it reads, as before the record existed); the next
-/// save replaces it where it can (a folder stays).
+/// `<slot>.entered`: any odd entry under the name counts as an empty record, and saves, loads,
+/// imports and deletes go on (the delete names what it reads, as before the record existed);
+/// the next save replaces it where it can (a folder stays). An import whose entry cannot be
+/// written fails, except over such an entry: it would never be placed.
 #[test]
-fn an_odd_record_of_the_saves_that_entered_a_slot_never_jams_a_save_load_or_delete() {
+fn an_odd_record_of_the_saves_that_entered_a_slot_never_jams_a_save_load_import_or_delete() {
+    let other = tempfile::tempdir().unwrap();
+    let laptop = SlotStore::open(config(other.path(), 3)).unwrap();
+    let slot = SlotId::Manual(1);
+    let meta = SaveMeta::new(slot).with_device("laptop", "laptop");
+    laptop.save(slot, meta, &bundle(9)).unwrap();
+    let arriving = laptop.read_generation_bytes(slot, 1).unwrap();
     for odd in ODD {
         let dir = tempfile::tempdir().unwrap();
-        let (store, _record, held) = two_saves_beside(odd, "manual-01.entered", dir.path());
-        let slot = SlotId::Manual(1);
-        assert_eq!(store.delete(slot).unwrap(), 2, "{odd:?}");
+        let (store, _record, mut held) = two_saves_beside(odd, "manual-01.entered", dir.path());
+        let outcome = store.import(store.decode_import(&arriving).unwrap());
+        let Ok(super::ImportOutcome::Placed(placed)) = outcome else {
+            panic!("{odd:?}: {outcome:?}");
+        };
+        held.insert(placed.meta.save_id);
+        assert_eq!(store.delete(slot).unwrap(), 3, "{odd:?}");
         assert!(held.is_subset(&store.deleted_saves().unwrap()), "{odd:?}");
         save(&store, slot, 3).unwrap();
         assert_eq!(store.load(slot).unwrap().bundle.world.tick, 3, "{odd:?}");

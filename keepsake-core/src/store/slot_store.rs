@@ -399,8 +399,9 @@ impl SlotStore {
         let generation = self.next_generation(slot, generations.first().copied())?;
         let name = generation_file_name(slot, generation);
         // Named before its file exists: should the file not read when the player deletes the
-        // slot, the delete still names it (`entered.rs`).
-        self.note_entered(slot, &meta, &held.0);
+        // slot, the delete still names it (`entered.rs`). A hint: an entry that cannot be
+        // written does not stop the save, and the slot's next entry names it.
+        let _ = self.note_entered(slot, &meta, &held.0);
         let path = write_durably(
             self.fs.as_ref(),
             &self.dir,

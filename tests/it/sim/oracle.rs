@@ -218,7 +218,7 @@ impl Oracle {
     /// Whether the save `later` records being made in view of `earlier`, or over it (its file
     /// did not read then: `keepsake.over_unread`): what the store itself can tell. Either
     /// way `earlier` lay in the slot below `later`, a backup the slot may fall back to once
-    /// `later` is destroyed (CI seed 135, once `follows` counted what a save was made over).
+    /// `later` is destroyed.
     pub fn records(&self, later: &Uuid, earlier: &Uuid) -> bool {
         self.known.get(later).is_some_and(|known| {
             known.saw.contains(earlier) || known.meta.over_unread().any(|id| id == *earlier)
@@ -339,10 +339,11 @@ impl Oracle {
 
     /// Whether `later` was made by a device that held `earlier` (directly, or through the
     /// saves it held): the truth, which a store's bounded record may no longer tell. A save
-    /// its slot held whose file did not read when `later` was made (it records them in
-    /// `keepsake.over_unread`) counts as held: it was there, `later` came after it (simulator
-    /// seed 529920: a device's autosave made over its damaged newest save, which had
-    /// superseded the head a device whose slot is jammed still shows).
+    /// whose file did not read when `later` was made (listed in `keepsake.over_unread`) is
+    /// passed through, not counted: what it was made in view of was held before `later`
+    /// (simulator seed 529920: an autosave made over the device's damaged newest one, which
+    /// had superseded the head a device whose slot is jammed still shows); the unread save
+    /// itself may be another device's that `later`'s device never had (review 62).
     pub fn follows(&self, later: &Uuid, earlier: &Uuid) -> bool {
         let mut seen = BTreeSet::new();
         let mut stack = vec![*later];
@@ -350,14 +351,16 @@ impl Oracle {
             let Some(known) = self.known.get(&id) else {
                 continue;
             };
-            for held in known.saw.iter().copied().chain(known.meta.over_unread()) {
-                if held == *earlier {
+            for saw in &known.saw {
+                if saw == earlier {
                     return true;
                 }
-                if seen.insert(held) {
-                    stack.push(held);
+                if seen.insert(*saw) {
+                    stack.push(*saw);
                 }
             }
+            let passed_through = known.meta.over_unread().filter(|over| seen.insert(*over));
+            stack.extend(passed_through.collect::<Vec<_>>());
         }
         false
     }
