@@ -20,12 +20,15 @@
 //! after its file is placed (an import that failed must not count as entered: a delete would
 //! name another device's save that never came, and it never would), and again when the same
 //! save arrives once more and the record lacks it (a crash between the file and the entry).
-//! The record is a hint, flushed (fsync) and renamed into place; a save's folder flush that
-//! follows makes the rename durable, an import's waits for the next write that flushes the
-//! folder. One more fsync a save or import. A record that cannot be written does not fail the
-//! save (each later write names the saves the slot holds that it lacks); one that does not read
-//! counts as empty, except for a reason that may pass, which refuses a delete that needs it
-//! before anything is removed, as a generation that cannot be read now does.
+//! Each write also names the saves the slot holds that the record lacks (an earlier entry
+//! that could not be written). The record is flushed (fsync) and renamed into place; a save's
+//! folder flush that follows makes the rename durable, and an import flushes the folder after
+//! it. A record that cannot be written does not fail a save (a hint there: the next entry
+//! names it), but fails an import, which takes its file out again to arrive again (simulator
+//! seed 545099). One that does not read counts as empty, except for a reason that may pass,
+//! which refuses a delete that needs it before anything is removed, as a generation that
+//! cannot be read now does, and fails an import; an odd entry under its name (a folder) that
+//! the record cannot replace leaves the slot without it rather than jam its imports.
 
 use super::durable::replace_flushed_later;
 use super::error::StoreError;

@@ -3769,3 +3769,184 @@ fn seed_545099_an_import_whose_entry_failed_comes_back_after_a_delete() {
         &steps,
     );
 }
+
+/// Simulator seed 532031 (150 steps), open: the player chose their save over another
+/// device's (copied on top, its old copy left below by an interrupted promotion), the copy on
+/// top was damaged, the delete that followed failed, and a save with 1 backup pruned the
+/// chosen save's old copy, keeping the passed-over one; when the disk then destroyed that
+/// save, the slot fell back to the save the player had passed over. A prune that keeps the
+/// chosen save before a passed-over one (read from the record of deleted saves) would close
+/// it; not built yet.
+#[test]
+#[ignore = "open: a prune keeps the passed-over save over the chosen one's copy (see the doc)"]
+fn seed_532031_a_prune_keeps_the_passed_over_save_over_the_chosen_one() {
+    use super::plan::{Action, OddName, Restart};
+    let steps = plan(&[
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 108941349738817016005604892351401438201,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 267661852264085993690654398315006826186,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 0,
+                file: 1231729496,
+                how: Rot::Flip(3892830102),
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 37933567964124220994737973571131720201,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 277612946858074101445206966040866034283,
+            },
+        ),
+        (
+            900,
+            Action::DiskFault {
+                device: 0,
+                after: 22,
+                fault: DiskFault::Full { calls: 2 },
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 66015878144325966949959745683880432178,
+            },
+        ),
+        (900, Action::Sync { device: 0 }),
+        (900, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::DiskFault {
+                device: 1,
+                after: 37,
+                fault: DiskFault::IoError,
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 330159507246020515868803109848618034911,
+                unreadable: true,
+            },
+        ),
+        (
+            400000,
+            Action::Die {
+                device: 1,
+                after: 61,
+                power: false,
+                pick: 5776427486708480894,
+                restart: Restart::Fault {
+                    after: 1,
+                    fault: DiskFault::SyncFails,
+                },
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 23807733600627901464291463601918907574,
+            },
+        ),
+        (
+            20000,
+            Action::ChooseOther {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            5,
+            Action::Rot {
+                device: 1,
+                file: 1956736288,
+                how: Rot::Truncate(3506555106),
+            },
+        ),
+        (
+            900,
+            Action::Die {
+                device: 1,
+                after: 25,
+                power: true,
+                pick: 9300714667766634133,
+                restart: Restart::Dies {
+                    after: 9,
+                    power: true,
+                    pick: 3940931814807938715,
+                },
+            },
+        ),
+        (20000, Action::Quit { device: 1 }),
+        (
+            5,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 231195685733273678243806026781228918062,
+            },
+        ),
+        (
+            0,
+            Action::OddFile {
+                device: 1,
+                name: OddName::Generation {
+                    slot: SlotId::Manual(1),
+                    generation: 4,
+                },
+                odd: Odd::Fifo,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: false,
+        },
+        &steps,
+    );
+}
