@@ -260,12 +260,24 @@ pub(super) struct DeleteNote {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::{SaveBundle, SaveMeta, WorldState};
+    use crate::format::{SaveBundle, SaveMeta, Timestamp, WorldState};
     use crate::slot::SlotId;
     use crate::store::{ImportOutcome, SlotStore, StoreConfig};
 
     fn save(store: &SlotStore, slot: SlotId, device: &str, tick: u64) -> SaveMeta {
-        let meta = SaveMeta::new(slot).with_device(device, device);
+        save_made_at(store, slot, device, tick, Timestamp::now())
+    }
+
+    /// As [`save`], dated `at` by its device's clock.
+    fn save_made_at(
+        store: &SlotStore,
+        slot: SlotId,
+        device: &str,
+        tick: u64,
+        at: Timestamp,
+    ) -> SaveMeta {
+        let mut meta = SaveMeta::new(slot).with_device(device, device);
+        meta.created_at = at;
         let bundle = SaveBundle::new(WorldState {
             tick,
             ..Default::default()
@@ -336,8 +348,10 @@ mod tests {
         let (desk, laptop, phone) = (open(&dirs[0]), open(&dirs[1]), open(&dirs[2]));
         let slot = SlotId::Manual(0);
         let chosen = save(&desk, slot, "desk", 1);
-        save(&phone, slot, "phone", 2);
-        save(&laptop, slot, "laptop", 3);
+        let laptops = save(&laptop, slot, "laptop", 3);
+        // A minute before the laptop's by the clocks (two saves in one millisecond tie).
+        let before = Timestamp::from_unix_millis(laptops.created_at.unix_millis() - 60_000);
+        save_made_at(&phone, slot, "phone", 2, before);
         let import = |store: &SlotStore, bytes: &[u8]| match store
             .import(store.decode_import(bytes).unwrap())
             .unwrap()
@@ -451,6 +465,51 @@ mod tests {
         );
     }
 
+    /// A store in `dir` whose writes of a slot's record of what entered it fail (`error`) while
+    /// the flag it returns is set.
+    fn store_failing_entries(
+        dir: &std::path::Path,
+        error: fn() -> std::io::Error,
+    ) -> (SlotStore, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        use crate::store::testing::Forward;
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let failing = Arc::new(AtomicBool::new(false));
+        let fails = failing.clone();
+        let fs = Forward::os().on_rename(move |fs, from, to| {
+            let entry = to.extension().is_some_and(|ext| ext == "entered");
+            match entry && fails.load(Ordering::SeqCst) {
+                true => Err(error()),
+                false => fs.rename(from, to),
+            }
+        });
+        let store = SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap();
+        (store, failing)
+    }
+
+    /// A save of `slot` made by `device` on a store of its own: its metadata and file bytes.
+    fn saved_elsewhere(slot: SlotId, device: &str, tick: u64) -> (SaveMeta, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let meta = save(&store, slot, device, tick);
+        (meta, store.read_generation_bytes(slot, 1).unwrap())
+    }
+
+    /// Imports `bytes` into `store`, which must place it.
+    fn import_placed(store: &SlotStore, bytes: &[u8]) -> crate::store::ImportReceipt {
+        match store.import(store.decode_import(bytes).unwrap()).unwrap() {
+            ImportOutcome::Placed(placed) => *placed,
+            outcome => panic!("not placed: {outcome:?}"),
+        }
+    }
+
+    /// The save in `bytes` counts as deleted in `slot` of `store`, and an import refuses it.
+    fn assert_stays_deleted(store: &SlotStore, slot: SlotId, bytes: &[u8]) {
+        let back = store.decode_import(bytes).unwrap();
+        assert!(store.is_deleted(back.meta()).unwrap());
+        assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
+    }
+
     /// Simulator seed 531876: a save's entry in the slot's record could not be written (a disk
     /// fault); the save's file later stopped reading, the player deleted the slot, and the
     /// delete, which names a file it cannot read only through the record, did not name it: the
@@ -458,43 +517,25 @@ mod tests {
     /// holds.
     #[test]
     fn a_save_whose_entry_failed_is_named_by_the_next_entry_and_stays_deleted() {
-        use crate::store::testing::Forward;
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::atomic::Ordering;
         let dir = tempfile::tempdir().unwrap();
-        let failing = Arc::new(AtomicBool::new(false));
-        let fails = failing.clone();
-        let fs = Forward::os().on_rename(move |fs, from, to| {
-            let entry = to.extension().is_some_and(|ext| ext == "entered");
-            match entry && fails.load(Ordering::SeqCst) {
-                true => Err(std::io::Error::other("EIO")),
-                false => fs.rename(from, to),
-            }
-        });
-        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let (store, failing) = store_failing_entries(dir.path(), || std::io::Error::other("EIO"));
         let slot = SlotId::Manual(2);
         failing.store(true, Ordering::SeqCst);
-        save(&store, slot, "desk", 0);
+        let desk = save(&store, slot, "desk", 0);
         failing.store(false, Ordering::SeqCst);
         let unnamed = store.read_generation_bytes(slot, 1).unwrap();
         // The next entry: the laptop's save arrives.
-        let other = tempfile::tempdir().unwrap();
-        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
-        save(&laptop, slot, "laptop", 1);
-        let arriving = laptop.read_generation_bytes(slot, 1).unwrap();
-        let arrived = store
-            .import(store.decode_import(&arriving).unwrap())
-            .unwrap();
-        assert!(matches!(arrived, ImportOutcome::Placed(_)), "{arrived:?}");
+        import_placed(&store, &saved_elsewhere(slot, "laptop", 1).1);
 
         let held = store.saves_in(slot).unwrap();
-        let desk = held.iter().find(|s| s.meta.device_id() == Some("desk"));
-        std::fs::write(store.path_of(slot, desk.unwrap().generation), b"not a save").unwrap();
+        let desk = held
+            .iter()
+            .find(|s| s.meta.save_id == desk.save_id)
+            .unwrap();
+        std::fs::write(store.path_of(slot, desk.generation), b"not a save").unwrap();
         store.delete(slot).unwrap();
-
-        let back = store.decode_import(&unnamed).unwrap();
-        assert!(store.is_deleted(back.meta()).unwrap());
-        assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
+        assert_stays_deleted(&store, slot, &unnamed);
     }
 
     /// Simulator seed 542173: the laptop's save arrived, its file here was damaged, the player
@@ -507,30 +548,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SlotStore::open(StoreConfig::new(dir.path()).backups(0)).unwrap();
         let slot = SlotId::Manual(2);
-        let other = tempfile::tempdir().unwrap();
-        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
-        save(&laptop, slot, "laptop", 1);
-        let arriving = laptop.read_generation_bytes(slot, 1).unwrap();
-        let arrived = store
-            .import(store.decode_import(&arriving).unwrap())
-            .unwrap();
-        let ImportOutcome::Placed(placed) = arrived else {
-            panic!("{arrived:?}");
-        };
+        let (_, arriving) = saved_elsewhere(slot, "laptop", 1);
+        let placed = import_placed(&store, &arriving);
         std::fs::write(store.path_of(slot, placed.generation), b"not a save").unwrap();
         let over = save(&store, slot, "desk", 2);
         assert!(over.over_unread().any(|id| id == placed.meta.save_id));
         save(&store, slot, "desk", 3);
-        assert_eq!(
-            store.generations(slot).unwrap().len(),
-            1,
-            "the damaged file pruned"
-        );
+        let left = store.generations(slot).unwrap();
+        assert_eq!(left.len(), 1, "the damaged file pruned");
 
         store.delete(slot).unwrap();
-        let back = store.decode_import(&arriving).unwrap();
-        assert!(store.is_deleted(back.meta()).unwrap());
-        assert_eq!(store.import(back).unwrap(), ImportOutcome::Deleted { slot });
+        assert_stays_deleted(&store, slot, &arriving);
     }
 
     /// Review 62: a save made over another device's unread save names it in
@@ -540,26 +568,21 @@ mod tests {
     #[test]
     fn a_delete_does_not_name_what_an_arrived_save_was_made_over_elsewhere() {
         let slot = SlotId::Manual(2);
-        let [phone, laptop, desk] = [(); 3].map(|()| tempfile::tempdir().unwrap());
-        let [phone, laptop, desk] = [&phone, &laptop, &desk]
-            .map(|dir| SlotStore::open(StoreConfig::new(dir.path())).unwrap());
-        save(&phone, slot, "phone", 1);
-        let unread_there = phone.read_generation_bytes(slot, 1).unwrap();
-        laptop
-            .import(laptop.decode_import(&unread_there).unwrap())
-            .unwrap();
+        let [laptop, desk] = [(); 2].map(|()| tempfile::tempdir().unwrap());
+        let [laptop, desk] =
+            [&laptop, &desk].map(|dir| SlotStore::open(StoreConfig::new(dir.path())).unwrap());
+        let (_, unread_there) = saved_elsewhere(slot, "phone", 1);
+        import_placed(&laptop, &unread_there);
         std::fs::write(laptop.path_of(slot, 1), b"not a save").unwrap();
         let over = save(&laptop, slot, "laptop", 2);
         assert_eq!(over.over_unread().count(), 1);
-        let arriving = laptop.read_generation_bytes(slot, 2).unwrap();
-        desk.import(desk.decode_import(&arriving).unwrap()).unwrap();
+        import_placed(&desk, &laptop.read_generation_bytes(slot, 2).unwrap());
 
         desk.delete(slot).unwrap();
         assert!(desk.is_deleted(&over).unwrap());
         let never_here = desk.decode_import(&unread_there).unwrap();
         assert!(!desk.is_deleted(never_here.meta()).unwrap());
-        let outcome = desk.import(never_here).unwrap();
-        assert!(matches!(outcome, ImportOutcome::Placed(_)), "{outcome:?}");
+        import_placed(&desk, &unread_there);
     }
 
     /// Simulator seed 545099: an import's entry could not be written (the disk full), its file
@@ -568,29 +591,14 @@ mod tests {
     /// fails; the next arrival places and names it.
     #[test]
     fn an_import_whose_entry_cannot_be_written_fails_and_leaves_the_slot_as_it_was() {
-        use crate::store::testing::Forward;
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::atomic::Ordering;
         let dir = tempfile::tempdir().unwrap();
-        let failing = Arc::new(AtomicBool::new(true));
-        let fails = failing.clone();
-        let fs = Forward::os().on_rename(move |fs, from, to| {
-            let entry = to.extension().is_some_and(|ext| ext == "entered");
-            match entry && fails.load(Ordering::SeqCst) {
-                true => Err(std::io::Error::new(
-                    std::io::ErrorKind::StorageFull,
-                    "ENOSPC",
-                )),
-                false => fs.rename(from, to),
-            }
-        });
-        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let full = || std::io::Error::new(std::io::ErrorKind::StorageFull, "ENOSPC");
+        let (store, failing) = store_failing_entries(dir.path(), full);
         let slot = SlotId::Manual(2);
-        let other = tempfile::tempdir().unwrap();
-        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
-        let arriving = save(&laptop, slot, "laptop", 1);
-        let bytes = laptop.read_generation_bytes(slot, 1).unwrap();
+        let (arriving, bytes) = saved_elsewhere(slot, "laptop", 1);
 
+        failing.store(true, Ordering::SeqCst);
         store
             .import(store.decode_import(&bytes).unwrap())
             .unwrap_err();
@@ -600,9 +608,8 @@ mod tests {
         );
 
         failing.store(false, Ordering::SeqCst);
-        let placed = store.import(store.decode_import(&bytes).unwrap()).unwrap();
-        assert!(matches!(placed, ImportOutcome::Placed(_)), "{placed:?}");
-        std::fs::write(store.path_of(slot, 1), b"not a save").unwrap();
+        let placed = import_placed(&store, &bytes);
+        std::fs::write(store.path_of(slot, placed.generation), b"not a save").unwrap();
         store.delete(slot).unwrap();
         assert!(store.is_deleted(&arriving).unwrap());
     }
