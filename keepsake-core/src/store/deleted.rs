@@ -197,16 +197,21 @@ impl SlotStore {
             .iter()
             .any(|save| save.meta.over_unread().next().is_some());
         let entered = match !every_one_reads(&held) || made_over_unread {
-            true => self.entered(slot)?.ids,
-            false => Vec::new(),
+            true => self.entered(slot)?,
+            false => Record::default(),
         };
-        // A file that does not read cannot name its save: every save that entered the slot
-        // here does (simulator seeds 300824, 439224). Where every file reads, they name all
-        // the slot holds, and the record keeps its room for older deletes.
+        // A file that does not read cannot name its save, nor the saves of its line before it:
+        // every save that entered the slot here does, and each line's count there (simulator
+        // seeds 300824, 439224; 564678: an older save the damaged one was made in view of came
+        // back). Where every file reads, they name all the slot holds, and the record keeps its
+        // room for older deletes.
         if !every_one_reads(&held) {
-            record.ids.extend(entered.iter().copied());
+            record.ids.extend(entered.ids.iter().copied());
+            for (line, count) in &entered.lines {
+                record.raise(line, *count);
+            }
         }
-        record.add(&held, &entered);
+        record.add(&held, &entered.ids);
         if let Err(error) =
             self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
         {
@@ -583,6 +588,28 @@ mod tests {
         let never_here = desk.decode_import(&unread_there).unwrap();
         assert!(!desk.is_deleted(never_here.meta()).unwrap());
         import_placed(&desk, &unread_there);
+    }
+
+    /// Simulator seed 564678: the laptop's newer save arrived (its older one, which it was made
+    /// in view of, was not placed: superseded), its file here was then damaged, and the player
+    /// deleted the slot. The delete named the damaged file's save through the slot's record of
+    /// what entered it, not the older save of its line, and the cloud brought that one back.
+    /// The record's line counts go into the record of deleted saves too.
+    #[test]
+    fn an_older_save_of_a_deleted_unread_saves_line_stays_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let slot = SlotId::Manual(2);
+        let other = tempfile::tempdir().unwrap();
+        let laptop = SlotStore::open(StoreConfig::new(other.path())).unwrap();
+        save(&laptop, slot, "laptop", 1);
+        save(&laptop, slot, "laptop", 2);
+        let older = laptop.read_generation_bytes(slot, 1).unwrap();
+        let placed = import_placed(&store, &laptop.read_generation_bytes(slot, 2).unwrap());
+        std::fs::write(store.path_of(slot, placed.generation), b"not a save").unwrap();
+
+        store.delete(slot).unwrap();
+        assert_stays_deleted(&store, slot, &older);
     }
 
     /// Simulator seed 545099: an import's entry could not be written (the disk full), its file

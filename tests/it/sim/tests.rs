@@ -3950,3 +3950,58 @@ fn seed_532031_a_prune_keeps_the_passed_over_save_over_the_chosen_one() {
         &steps,
     );
 }
+
+/// Simulator seed 564678 (150 steps): another device's two saves; the newer arrived (the
+/// older, superseded, was not placed), its file was then damaged, and the player deleted the
+/// slot: the delete named the damaged save through the slot's record of what entered it, but
+/// not the older save of its line, which the cloud then placed in the emptied slot. The
+/// record's line counts go into the record of deleted saves too.
+#[test]
+fn seed_564678_an_older_save_of_a_deleted_unread_saves_line_comes_back() {
+    use super::plan::Action;
+    use super::remote::CloudFault;
+    let steps = plan(&[
+        (0, Action::CloudFault(CloudFault::LostAnswer)),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 236461123988726194278389785132657511792,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 120408922093677604591469879163279921798,
+            },
+        ),
+        (5, Action::Sync { device: 0 }),
+        (0, Action::Sync { device: 1 }),
+        (
+            400000,
+            Action::Rot {
+                device: 1,
+                file: 3084357608,
+                how: Rot::Truncate(1533111436),
+            },
+        ),
+        (
+            900,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
+}
