@@ -1,17 +1,17 @@
 //! What the player deleted: before a delete removes a slot's files, the ids of the saves it
 //! held (and of the saves those were made in view of, and those they were made over that
-//! entered the slot here: files that did not read then), and of every save that entered the
-//! slot here, its files that do not read included (`entered.rs`), are added to the slot's record,
-//! `<slot>.deleted` beside its saves, one id per line, newest last, the last
-//! [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest count
-//! among the saves' vectors, see [`Versions`]), one `@<line>:<count>` entry per line, the
-//! line raised last at the end, the last [`DELETED_KEPT`] kept. Cloud sync never places a
-//! save this record names, or one its vector holds (a save the deleted ones were made in view
-//! of, however far back on its line), so a save the player deleted does not come back from
-//! another device or the bucket: after a crash that kept the download but not the sync
-//! state's note of it, when a file that does not read makes the slot look damaged, or once
-//! the sync state file is lost, and with it the device id that told this device's own saves
-//! in the cloud apart. Builds that read only the ids pass over the `@` entries.
+//! entered the slot here: files that did not read then), and, when a file does not read, of
+//! every save that entered the slot here with each line's count there (`entered.rs`), are added
+//! to the slot's record, `<slot>.deleted` beside its saves, one id per line, newest last, the
+//! last [`DELETED_KEPT`] kept; then the version vector of what it held (each line's highest
+//! count among the saves' vectors, see [`Versions`]), one `@<line>:<count>` entry per line, the
+//! line raised last at the end, the last [`DELETED_KEPT`] kept. Cloud sync never places a save
+//! this record names, or one its vector holds (a save the deleted ones were made in view of,
+//! however far back on its line), so a save the player deleted does not come back from another
+//! device or the bucket: after a crash that kept the download but not the sync state's note of
+//! it, when a file that does not read makes the slot look damaged, or once the sync state file
+//! is lost, and with it the device id that told this device's own saves in the cloud apart.
+//! Builds that read only the ids pass over the `@` entries.
 //!
 //! The record names the saves the player passed over too, by choosing another device's save
 //! over them ([`SlotStore::note_passed_over`]), with what they were made in view of and
