@@ -281,16 +281,7 @@ impl SlotStore {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
         };
-        // Named once placed (see `entered.rs`), and the name made durable: an import that
-        // failed did not enter. One whose entry cannot be written takes its file out again and
-        // fails, to arrive again: placed unnamed, a delete over its file once damaged could not
-        // name it, and the cloud would bring it back into the slot the player emptied
-        // (simulator seed 545099).
-        let entered = self.note_entered(slot, &meta, &existing);
-        if let Err(error) = entered.and_then(|()| self.sync_folder()) {
-            let _ = self.remove_generation(slot, generation);
-            return Err(error);
-        }
+        self.enter_placed(slot, &meta, &existing, generation)?;
         // A listing that misses the file just written (a network folder's stale cache) prunes
         // nothing rather than panicking; the next save prunes.
         let generations = self.generations(slot)?;
@@ -566,6 +557,24 @@ impl SlotStore {
         self.write_generation(slot, placed, bytes)?;
         self.remove_generation(slot, head)?;
         Ok(placed)
+    }
+
+    /// Names the save just placed at `generation` in the slot's record of what entered it
+    /// (see `entered.rs`), durably: an import that failed did not enter. One whose entry
+    /// cannot be written takes its file out again and fails, to arrive again: placed unnamed,
+    /// a delete over its file once damaged could not name it, and the cloud would bring it
+    /// back into the slot the player emptied (simulator seed 545099).
+    fn enter_placed(
+        &self,
+        slot: SlotId,
+        meta: &SaveMeta,
+        held: &[StoredSave],
+        generation: u64,
+    ) -> Result<(), StoreError> {
+        let entered = self.note_entered(slot, meta, held);
+        entered.and_then(|()| self.sync_folder()).inspect_err(|_| {
+            let _ = self.remove_generation(slot, generation);
+        })
     }
 
     /// Copies `generation` durably to `to`, after checking it reads.
