@@ -4,6 +4,7 @@ use super::versions::{MAX_VERSIONS, VERSION_MARK, Versions};
 use crate::slot::SlotId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use uuid::Uuid;
 
@@ -114,7 +115,9 @@ pub const FOLLOWS_EXTRA: &str = "keepsake.follows";
 /// The [`SaveMeta::extras`] key listing the saves whose files did not read in the save's slot
 /// when it was made, though they had entered that slot on its device before (and what the
 /// saves it was made in view of list so): simple-hex save ids joined by commas, the most
-/// recent first, at most [`MAX_FOLLOWS`]. Not a claim of being made in view of them
+/// recent first, at most [`MAX_FOLLOWS`], then each of their lines with the highest count it
+/// reached there (entries marked `@`, as a version vector's: [`SaveMeta::over_lines`]). Not a
+/// claim of being made in view of them
 /// (what they were made over could not be read, so [`SaveMeta::lineage`] does not use it),
 /// but that the player saved over them: cloud sync placing one of them again (a repair from
 /// the cloud) puts it below this save when the two were made apart, whatever their clocks say
@@ -283,16 +286,45 @@ impl SaveMeta {
     }
 
     /// Records the saves this one was made over while their files did not read
-    /// ([`OVER_UNREAD_EXTRA`]), the first [`MAX_FOLLOWS`] distinct ones (give the most
-    /// recent first); nothing when there are none.
+    /// ([`OVER_UNREAD_EXTRA`]): the first [`MAX_FOLLOWS`] distinct ids (give the most recent
+    /// first), then how far each of their lines went (`lines`, see
+    /// [`over_lines`](Self::over_lines)); nothing when there is neither.
     #[must_use]
-    pub fn with_over_unread(mut self, ids: impl IntoIterator<Item = Uuid>) -> Self {
-        let listed = self.id_list(ids);
+    pub fn with_over_unread(
+        mut self,
+        ids: impl IntoIterator<Item = Uuid>,
+        lines: Option<Versions>,
+    ) -> Self {
+        let mut listed = self.id_list(ids);
+        if let Some(lines) = lines {
+            let comma = if listed.is_empty() { "" } else { "," };
+            let _ = write!(listed, "{comma}{lines}");
+        }
         match listed.is_empty() {
             true => self.extras.remove(OVER_UNREAD_EXTRA),
             false => (self.extras).insert(OVER_UNREAD_EXTRA.to_owned(), listed),
         };
         self
+    }
+
+    /// How far each line went among the saves this one was made over while their files did
+    /// not read (the `@` entries of [`OVER_UNREAD_EXTRA`], each line's highest count, as
+    /// [`Versions::highest`] keeps them): the ids name at most [`MAX_FOLLOWS`] of those
+    /// saves, the lines all of them (a device's long session lost to a damaged disk, seed
+    /// 542991). `None` when the save records none.
+    pub fn over_lines(&self) -> Option<Versions> {
+        Versions::parse(self.extras.get(OVER_UNREAD_EXTRA)?)
+    }
+
+    /// Whether this save was made over `other` while `other`'s file did not read on this
+    /// save's device: it names `other`'s id, or one of its lines went as far as `other`'s own
+    /// count ([`over_lines`](Self::over_lines)). Either way `other` entered this save's slot
+    /// there before this save was made.
+    pub fn made_over_unread_save(&self, other: &SaveMeta) -> bool {
+        self.made_over_unread(other.save_id)
+            || (self.over_lines())
+                .zip(other.versions())
+                .is_some_and(|(over, theirs)| over.includes(&theirs))
     }
 
     /// The saves this one was made over while their files did not read

@@ -98,6 +98,18 @@ impl Versions {
         Some(Versions { entries: merged })
     }
 
+    /// Each line of `entries` (a line that is not a device's line, and a count of zero,
+    /// passed over) with its highest count, in the order the lines first appear, at most
+    /// [`MAX_VERSIONS`]: not one save's vector (its first entry is no save's own count) but how
+    /// far each line went among many saves, as the record of what a save was made over keeps
+    /// it ([`SaveMeta::over_lines`](super::SaveMeta::over_lines)). `None` when none is left.
+    pub fn highest<'a>(entries: impl IntoIterator<Item = (&'a str, u64)>) -> Option<Versions> {
+        let valid = (entries.into_iter()).filter(|(line, count)| *count > 0 && is_line(line));
+        let mut merged = highest_counts(valid);
+        merged.truncate(MAX_VERSIONS);
+        (!merged.is_empty()).then_some(Versions { entries: merged })
+    }
+
     /// The line a device with id `device` counts on in epoch `epoch`; `None` when the id
     /// cannot name one (empty, or holding something other than ASCII letters, digits, `-`
     /// and `_`).
@@ -135,13 +147,16 @@ impl std::fmt::Display for Versions {
 
 /// Each line of `all` with its highest count, in the order the lines first appear.
 fn merge<'a>(all: impl IntoIterator<Item = &'a Versions>) -> Vec<(String, u64)> {
+    highest_counts(all.into_iter().flat_map(Versions::entries))
+}
+
+/// Each line of `entries` with its highest count, in the order the lines first appear.
+fn highest_counts<'a>(entries: impl IntoIterator<Item = (&'a str, u64)>) -> Vec<(String, u64)> {
     let mut merged: Vec<(String, u64)> = Vec::new();
-    for versions in all {
-        for (seen, count) in &versions.entries {
-            match merged.iter_mut().find(|(line, _)| line == seen) {
-                Some((_, kept)) => *kept = (*kept).max(*count),
-                None => merged.push((seen.clone(), *count)),
-            }
+    for (line, count) in entries {
+        match merged.iter_mut().find(|(seen, _)| seen == line) {
+            Some((_, kept)) => *kept = (*kept).max(count),
+            None => merged.push((line.to_owned(), count)),
         }
     }
     merged
@@ -188,6 +203,24 @@ mod tests {
         ] {
             assert_eq!(Versions::parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn highest_keeps_each_lines_highest_count_and_passes_over_what_is_no_line() {
+        let entries = [
+            ("aa.01", 3),
+            ("bb.02", 7),
+            ("aa.01", 5),
+            ("no line", 9),
+            ("cc.03", 0),
+        ];
+        let highest = Versions::highest(entries).unwrap();
+        assert_eq!(highest.to_string(), "@aa.01:5,@bb.02:7");
+        assert_eq!(Versions::highest([("no line", 1)]), None);
+        let many = (0..MAX_VERSIONS + 5).map(|at| format!("d{at}.01"));
+        let many: Vec<String> = many.collect();
+        let kept = Versions::highest(many.iter().map(|line| (line.as_str(), 1))).unwrap();
+        assert_eq!(kept.entries().count(), MAX_VERSIONS);
     }
 
     #[test]

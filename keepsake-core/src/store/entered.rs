@@ -39,7 +39,8 @@ use super::slot_store::SlotStore;
 use crate::format::SaveMeta;
 use crate::slot::SlotId;
 
-/// How many ids, and lines, a slot's record of what entered it keeps (the newest).
+/// How many ids, and lines, a slot's record of what entered it keeps (the newest) besides
+/// those of the saves the slot holds.
 pub const ENTERED_KEPT: usize = 64;
 
 /// The name of a slot's record of the saves that entered it.
@@ -149,7 +150,9 @@ impl SlotStore {
         if !record.names(meta) {
             record.enter(meta);
         }
-        let text = record.text(ENTERED_KEPT);
+        // The held saves' ids besides the newest others: with many backups, held ids pushed
+        // again would otherwise evict the ids only this record names (files that do not read).
+        let text = record.text(ENTERED_KEPT + held.len());
         let name = entered_record_name(slot);
         match replace_flushed_later(self.fs.as_ref(), &self.dir, &name, &[text.as_bytes()]) {
             // An odd entry the record cannot replace (a folder) leaves the slot without it, as

@@ -73,7 +73,8 @@ pub struct ImportRules {
     /// conflict until the player chooses, and both stay loadable whatever the backups.
     pub keep: HashSet<Uuid>,
     /// When the player chose the save heading the slot over another device's: an arriving save
-    /// made before then (on any device) does not take the head from it.
+    /// dated before then (on any device) does not take the head from it, unless it records
+    /// being made in view of the head or over it (see `heads`).
     pub chosen_at: Option<Timestamp>,
     /// When the arriving save reached a storage that dates uploads by its own clock (S3, GCS):
     /// it was made by then, so a creation time up to it is believed though this device's clock
@@ -112,9 +113,11 @@ impl ImportRules {
     /// the player's) or, later, past the storage's time of its upload ([`uploaded_at`]: with
     /// this device's clock behind, every other device's newer save looked ahead and never took
     /// the head here, simulator seed 430677). Before the clocks: a save made over the other
-    /// while the other's file did not read on its device ([`SaveMeta::made_over_unread`]) is
-    /// the later one, and heads (a repair brings the other back below it), unless the player
-    /// chose the head here (then the clocks and the choice decide, as above). Saves made in the
+    /// while the other's file did not read on its device ([`SaveMeta::made_over_unread_save`]) is
+    /// the later one, and heads (a repair brings the other back below it), as a save made in
+    /// view of the head does, though the player chose the head here: it comes after the save
+    /// they chose (long-run seeds 542713, 547172; the choice's time, on this device's clock,
+    /// could not tell, another device's clock hours apart). Saves made in the
     /// same millisecond are ordered by save id, so every device that holds both puts the same
     /// one on top, whichever arrived first.
     ///
@@ -124,16 +127,12 @@ impl ImportRules {
             Lineage::Follows => true,
             Lineage::Precedes => false,
             // The player saved one over the other where its file did not read: that one was
-            // made later, whatever the clocks say (simulator seeds 129, 433020); unless the
-            // player chose the head here: a save made before that choice does not take it.
-            Lineage::Concurrent | Lineage::Unrecorded
-                if arriving.made_over_unread(head.save_id) && self.chosen_at.is_none() =>
-            {
+            // made later, whatever the clocks say (simulator seeds 129, 433020) and whatever
+            // the player chose here: the save it was made over is the one they chose, or older.
+            Lineage::Concurrent | Lineage::Unrecorded if arriving.made_over_unread_save(head) => {
                 true
             }
-            Lineage::Concurrent | Lineage::Unrecorded
-                if head.made_over_unread(arriving.save_id) =>
-            {
+            Lineage::Concurrent | Lineage::Unrecorded if head.made_over_unread_save(arriving) => {
                 false
             }
             Lineage::Concurrent | Lineage::Unrecorded => {
@@ -706,7 +705,7 @@ fn check_side_file_name(name: &str) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::ImportRules;
-    use crate::format::{SaveMeta, Timestamp};
+    use crate::format::{SaveMeta, Timestamp, Versions};
     use crate::slot::SlotId;
 
     const HOUR: i64 = 3_600_000;
@@ -742,5 +741,38 @@ mod tests {
         let far = made("bbbbbbbbbbbb", now.unix_millis() + 30 * HOUR);
         let far_upload = Timestamp::from_unix_millis(now.unix_millis() + 40 * HOUR);
         assert!(!rules(Some(far_upload), None).heads(&far, &head, now));
+    }
+
+    /// Long-run seeds 542991, 547172: a save made over the head while its file did not read
+    /// (named by id, or within how far its line went there) heads, whatever the clocks say,
+    /// and though the player chose the head here: it comes after the head, as a save made in
+    /// view of it does. A save of the head's line past that count is not made over it: the
+    /// clocks decide.
+    #[test]
+    fn a_save_made_over_the_head_heads_whatever_the_clocks_and_a_choice() {
+        let now = Timestamp::from_unix_millis(1_800_000_000_000);
+        let on_line = |at, epoch: &str, head: Option<&SaveMeta>| {
+            let held = head.into_iter();
+            made("aaaaaaaaaaaa", at)
+                .with_follows([])
+                .with_versions(epoch, held)
+        };
+        let head = on_line(now.unix_millis() - HOUR, "e1", None);
+        let later_on_line = on_line(now.unix_millis() - HOUR, "e1", Some(&head));
+        let reached = Versions::parse("@aaaaaaaaaaaa.e1:1");
+        let over = made("bbbbbbbbbbbb", now.unix_millis() - 7 * HOUR)
+            .with_follows([])
+            .with_over_unread([], reached)
+            .with_versions("e2", []);
+        let chosen = Some(Timestamp::from_unix_millis(now.unix_millis() - 60_000));
+        for chosen_at in [None, chosen] {
+            let rules = ImportRules {
+                chosen_at,
+                ..ImportRules::default()
+            };
+            assert!(rules.heads(&over, &head, now), "chosen at {chosen_at:?}");
+            assert!(!rules.heads(&head, &over, now), "chosen at {chosen_at:?}");
+            assert!(!rules.heads(&over, &later_on_line, now));
+        }
     }
 }

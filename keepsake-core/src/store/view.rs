@@ -3,7 +3,7 @@
 use super::error::StoreError;
 use super::import::{HeldInView, StoredSave};
 use super::slot_store::SlotStore;
-use crate::format::{self, SaveBundle, SaveMeta};
+use crate::format::{self, SaveBundle, SaveMeta, Versions};
 use crate::slot::SlotId;
 use uuid::Uuid;
 
@@ -45,31 +45,45 @@ impl SlotStore {
             .iter()
             .flat_map(|save| save.meta.follows().into_iter().flatten());
         let meta = meta.with_follows(ids.chain(inherited));
-        let unread = match newest_unread {
+        let (unread, unread_lines) = match newest_unread {
             Some(_) => self.entered_unread(meta.slot, held),
-            None => Vec::new(),
+            None => (Vec::new(), None),
         };
         // What the held saves were made over goes on: a save made after one made over an
         // unread file was made after that file's save too.
         let over = held.iter().flat_map(|save| save.meta.over_unread());
-        let meta = meta.with_over_unread(unread.into_iter().chain(over));
+        let over_lines: Vec<Versions> = (unread_lines.into_iter())
+            .chain(held.iter().filter_map(|save| save.meta.over_lines()))
+            .collect();
+        let lines = Versions::highest(over_lines.iter().flat_map(Versions::entries));
+        let meta = meta.with_over_unread(unread.into_iter().chain(over), lines);
         self.with_versions(meta, held, *newest_unread)
     }
 
     /// The saves that entered `slot` here (`entered.rs`) and are not held, the last to enter
-    /// first: where a file does not read, the saves it may hold ([`OVER_UNREAD_EXTRA`]).
-    /// Every one of them entered before the new save is made, whatever its place in the
-    /// slot (an import placed below the head enters after it).
+    /// first, and how far each line went among all that entered: where a file does not
+    /// read, the saves it may hold ([`OVER_UNREAD_EXTRA`]). Every one of them entered before
+    /// the new save is made, whatever its place in the slot (an import placed below the head
+    /// enters after it). The ids name the newest [`MAX_FOLLOWS`] of them; the lines reach a
+    /// session's older saves too, which a device holding one of them orders by its count.
     ///
     /// [`OVER_UNREAD_EXTRA`]: crate::format::OVER_UNREAD_EXTRA
-    fn entered_unread(&self, slot: SlotId, held: &[StoredSave]) -> Vec<Uuid> {
+    /// [`MAX_FOLLOWS`]: crate::format::MAX_FOLLOWS
+    fn entered_unread(&self, slot: SlotId, held: &[StoredSave]) -> (Vec<Uuid>, Option<Versions>) {
         let Ok(record) = self.entered(slot) else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
+        let lines = Versions::highest(
+            record
+                .lines
+                .iter()
+                .map(|(line, count)| (line.as_str(), *count)),
+        );
         let is_held = |id: &Uuid| held.iter().any(|save| save.meta.save_id == *id);
-        (record.ids.into_iter().rev())
+        let ids = (record.ids.into_iter().rev())
             .filter(|id| !is_held(id))
-            .collect()
+            .collect();
+        (ids, lines)
     }
 }
 

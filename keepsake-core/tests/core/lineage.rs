@@ -7,7 +7,9 @@
 //! follows the slot's head heads the slot; one the head truly follows never does.
 
 use keepsake_core::SlotId;
-use keepsake_core::format::{Clock, Lineage, SaveBundle, SaveMeta, Timestamp, WorldState};
+use keepsake_core::format::{
+    Clock, Lineage, SaveBundle, SaveMeta, Timestamp, Versions, WorldState,
+};
 use keepsake_core::store::{ImportOutcome, SlotStore, StoreConfig};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -555,6 +557,88 @@ fn a_save_made_over_a_file_that_did_not_read_heads_over_that_save_elsewhere() {
     };
     assert!(arrived.heads_slot, "{arrived:?}");
     assert_eq!(laptop.load(SLOT).unwrap().meta.save_id, second.save_id);
+}
+
+/// What a save was made over reads back as written: its ids, and after them how far each
+/// line went (`@` entries), which a build that reads only the ids passes over.
+#[test]
+fn the_record_of_what_a_save_was_made_over_reads_back_ids_and_lines_apart() {
+    let ids = [Uuid::new_v4(), Uuid::new_v4()];
+    let lines = Versions::parse("@aaaaaaaaaaaa.e1:40,@bbbbbbbbbbbb.e2:3");
+    let meta = SaveMeta::new(SLOT).with_over_unread(ids, lines.clone());
+    assert_eq!(meta.over_unread().collect::<Vec<_>>(), ids);
+    assert_eq!(meta.over_lines(), lines);
+    let listed = &meta.extras[keepsake_core::format::OVER_UNREAD_EXTRA];
+    let read_as_ids = listed
+        .split(',')
+        .filter_map(|entry| Uuid::try_parse(entry).ok());
+    assert_eq!(read_as_ids.collect::<Vec<_>>(), ids, "{listed}");
+    let lines_only = SaveMeta::new(SLOT).with_over_unread([], lines.clone());
+    assert_eq!(lines_only.over_unread().count(), 0);
+    assert_eq!(lines_only.over_lines(), lines);
+    assert!(
+        !SaveMeta::new(SLOT)
+            .with_over_unread([], None)
+            .extras
+            .contains_key(keepsake_core::format::OVER_UNREAD_EXTRA)
+    );
+}
+
+/// Long-run seed 542991: the laptop holds the desk's save D1; the desk plays on, a long
+/// session of saves past the 16 ids a save names, then the disk destroys every file of the
+/// slot there and its clock goes six hours back. The player's save over them names the
+/// newest 16 as made over, not D1; its line starts again (a new epoch). It carries how far the
+/// desk's line went in the slot, so the laptop still knows it comes after D1 and loads it,
+/// with the default backups as with none.
+#[test]
+fn a_save_made_over_a_long_lost_session_heads_over_its_first_save_elsewhere() {
+    let default_backups = StoreConfig::new("").backups;
+    for backups in [default_backups, 0] {
+        let time = Arc::new(AtomicI64::new(1_790_000_000_000));
+        let (desk_dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let open = |dir: &std::path::Path, skew| {
+            let clock = Arc::new(Skewed {
+                time: time.clone(),
+                skew,
+            });
+            let config = StoreConfig::new(dir).clock(clock).backups(backups);
+            SlotStore::open(config).unwrap()
+        };
+        let (desk, laptop) = (open(desk_dir.path(), 0), open(laptop_dir.path(), 0));
+        let save = |store| save_by_its_clock(store, "000000000001");
+        let first = save(&desk);
+        let first_bytes = desk.read_generation_bytes(SLOT, first.generation).unwrap();
+        laptop
+            .import(laptop.decode_import(&first_bytes).unwrap())
+            .unwrap();
+        for _ in 0..20 {
+            time.fetch_add(60_000, Ordering::SeqCst);
+            save(&desk);
+        }
+        for generation in desk.generations(SLOT).unwrap() {
+            std::fs::write(desk.path_of(SLOT, generation), b"damaged").unwrap();
+        }
+        time.fetch_add(60_000, Ordering::SeqCst);
+        let over = save(&open(desk_dir.path(), -6 * HOUR));
+        assert!(
+            !over.meta.made_over_unread(first.save_id),
+            "past the 16 ids"
+        );
+        assert_eq!(over.meta.lineage(&first.meta), Lineage::Concurrent);
+        assert!(
+            over.meta.made_over_unread_save(&first.meta),
+            "{:?}",
+            over.meta.extras
+        );
+
+        let over_bytes = desk.read_generation_bytes(SLOT, over.generation).unwrap();
+        let arrived = laptop.import(laptop.decode_import(&over_bytes).unwrap());
+        let Ok(ImportOutcome::Placed(arrived)) = arrived else {
+            panic!("{arrived:?}");
+        };
+        assert!(arrived.heads_slot, "backups {backups}: {arrived:?}");
+        assert_eq!(laptop.load(SLOT).unwrap().meta.save_id, over.save_id);
+    }
 }
 
 /// Review 61 F1: the order saves entered a slot is not the order of its files. A phone's save,

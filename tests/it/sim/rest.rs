@@ -8,7 +8,7 @@ use super::plan::{Hostile, OddName, Rot};
 use super::run::{Sim, held_ids, world};
 use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{RemoteName, STATE_FILE};
-use bevy_keepsake::format::{self, FORMAT_VERSION, SaveBundle, SaveMeta, WorldState};
+use bevy_keepsake::format::{self, FORMAT_VERSION, SaveBundle, SaveMeta, Versions, WorldState};
 use bevy_keepsake::store::{FileSystem, entered_record_name, slot_stem};
 use bytes::Bytes;
 use std::io::{Cursor, Read};
@@ -209,6 +209,17 @@ impl Sim {
             .iter()
             .filter(|f| f.device == device && f.slot == slot);
         held.extend(newer_here.map(|f| f.id));
+        let destroyed = self.destroyed_in(device, slot);
+        // As this build does: over a file that does not read, how far each line went among
+        // what entered the slot; and what the held saves were made over.
+        let dir = self.devices[device].profile_dir();
+        let entered = (!destroyed.is_empty())
+            .then(|| entered_lines(&self.devices[device].disk, &dir, slot))
+            .flatten();
+        let over_lines: Vec<Versions> = (entered.into_iter())
+            .chain(readable.iter().filter_map(|s| s.meta.over_lines()))
+            .collect();
+        let lines = Versions::highest(over_lines.iter().flat_map(Versions::entries));
         let now = self.devices[device].now();
         let meta = SaveMeta {
             save_id: Uuid::from_u128(id),
@@ -218,7 +229,7 @@ impl Sim {
         .with_device("0e0e0e0e0e0e", "newer build")
         .with_follows(held)
         // As this build does: the saves it was made over whose files did not read.
-        .with_over_unread(self.destroyed_in(device, slot))
+        .with_over_unread(destroyed, lines)
         // A build of this library or later names its device, so it writes the save's version
         // vector too (on a line of its own: each newer build's save starts one). Without it
         // the save would be one from a build before vectors, whose place in a line of saves
@@ -329,6 +340,16 @@ impl Sim {
 
 fn file_name(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// Each line's highest count in `slot`'s record of what entered it (its `@` lines), as this
+/// build reads it; `None` when it holds none.
+fn entered_lines(disk: &SimDisk, dir: &Path, slot: SlotId) -> Option<Versions> {
+    let text = read_all(disk, &dir.join(entered_record_name(slot)));
+    let counts: Vec<Versions> = (String::from_utf8_lossy(&text).lines())
+        .filter_map(Versions::parse)
+        .collect();
+    Versions::highest(counts.iter().map(Versions::own))
 }
 
 /// A newer build names its save in the slot's record of the saves that entered it, before the
