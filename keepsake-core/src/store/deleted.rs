@@ -23,6 +23,7 @@
 //! delete that fails later, in a process that lives on, leaves in the record only what it
 //! removed: the saves still in the slot are the player's as before.
 
+use super::deleting::DeleteNote;
 use super::error::StoreError;
 use super::fs::FOLDER;
 use super::id_record::IdRecord;
@@ -78,6 +79,14 @@ impl IdRecord {
         }
     }
 
+    /// What naming `save` adds to an empty record, as a delete that removed its file names
+    /// it: not what it was made over (such a save's damaged file may be among those left).
+    pub(super) fn of_removed(save: &StoredSave) -> IdRecord {
+        let mut record = IdRecord::default();
+        record.add(std::slice::from_ref(save), &[]);
+        record
+    }
+
     /// Whether the record names `meta`'s save, or its vector holds the save's own count.
     fn covers(&self, meta: &SaveMeta) -> bool {
         let by_vector = meta.versions().is_some_and(|versions| {
@@ -117,6 +126,7 @@ impl SlotStore {
     /// `slot`'s record, to check a save against: as [`record_of`](Self::record_of) reads it,
     /// but a folder under its name holds nothing (no record was written there).
     fn read_record(&self, slot: SlotId) -> Result<Record, StoreError> {
+        self.settle_stopped_delete_unlocked(slot);
         match self.record_of(slot) {
             Err(StoreError::UnusableEntry { .. }) => Ok(Record::default()),
             read => read,
@@ -166,6 +176,7 @@ impl SlotStore {
     ) -> Result<(), StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
+        self.settle_stopped_delete(slot);
         let mut record = self.record_of(slot)?;
         let mut with_lineage = record.clone();
         with_lineage.add_line_of(&passed_over.meta);
@@ -212,55 +223,54 @@ impl SlotStore {
             }
         }
         record.add(&held, &entered.ids);
+        let note = DeleteNote::new(before, &held);
+        // Before the record names anything: a process that dies in the delete leaves the
+        // note, and the next call settles the record by it (`deleting.rs`).
+        self.note_delete_in_flight(slot, &note)?;
         if let Err(error) =
             self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
         {
             // The write may have put the record in place before it failed (the folder's flush
             // after the rename): a delete that removed nothing must not leave its saves named,
             // or sync counts them deleted and hides a conflict among them (simulator seed
-            // 402040). Best effort, as `note_delete_stopped`.
-            let _ =
-                self.write_profile_file(&record_name(slot), before.text(DELETED_KEPT).as_bytes());
+            // 402040). Best effort: should it fail, the note stays and settles it later.
+            self.stop_delete(slot, &note);
             return Err(error);
         }
-        Ok(DeleteNote {
-            record: before,
-            held,
-        })
+        Ok(note)
     }
 
-    /// A delete that failed part way (the call returned an error, the process lives on): the
-    /// record names only what it removed. What is left is the player's as before, and cloud
-    /// sync treats it so (a conflict among the saves left is shown, an unsynced one uploaded).
-    /// Best effort: when what is left cannot be listed or the record cannot be written, the
-    /// record stays as the delete wrote it, which brings nothing back; a process that dies in
-    /// the delete leaves it so too.
-    pub(super) fn note_delete_stopped(&self, slot: SlotId, note: DeleteNote) {
-        let Ok(left) = self.generations(slot) else {
-            return;
-        };
-        let DeleteNote { mut record, held } = note;
-        let (left, removed): (Vec<StoredSave>, Vec<StoredSave>) =
-            (held.into_iter()).partition(|save| left.contains(&save.generation));
-        // A removed file that names a save left (a second copy of it, which an interrupted
-        // promotion leaves; a save it was made in view of) is left out of the record too: the
-        // save left must not count as deleted.
-        for save in removed {
+    /// A delete that ended part way (the call failed, or the process died in it: see
+    /// `deleting.rs`): the record names only what it removed. What is left is the player's as
+    /// before, and cloud sync treats it so (a conflict among the saves left is shown, an
+    /// unsynced one uploaded, a damaged one repaired). A removed file that names a save left
+    /// (a second copy of it, which an interrupted promotion leaves; a save it was made in
+    /// view of) is left out of the record too: the save left must not count as deleted. A
+    /// delete that left none of its generations ended: its record stands as written. Fails
+    /// when the slot cannot be listed or the record written.
+    pub(super) fn note_delete_stopped(
+        &self,
+        slot: SlotId,
+        note: &DeleteNote,
+    ) -> Result<(), StoreError> {
+        let (left, readable) = self.left_by_delete(slot, note)?;
+        if left.is_empty() {
+            return Ok(());
+        }
+        let left_saves: Vec<&StoredSave> = (readable.iter())
+            .filter(|save| left.contains(&save.generation))
+            .collect();
+        let mut record = note.before.clone();
+        let removed = (note.generations.iter()).filter(|noted| !left.contains(&noted.generation()));
+        for noted in removed {
             let mut with = record.clone();
-            // Not what it was made over: such a save's damaged file may be among those left.
-            with.add(std::slice::from_ref(&save), &[]);
-            if !left.iter().any(|save| with.covers(&save.meta)) {
+            with.merge(noted.adds());
+            if !left_saves.iter().any(|save| with.covers(&save.meta)) {
                 record = with;
             }
         }
-        let _ = self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes());
+        self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
     }
-}
-
-/// What a delete noted before removing anything: the record as it was, and the saves held.
-pub(super) struct DeleteNote {
-    record: Record,
-    held: Vec<StoredSave>,
 }
 
 #[cfg(test)]

@@ -39,6 +39,14 @@ impl IdRecord {
         self.lines.push((line.to_owned(), highest));
     }
 
+    /// Adds what `other` holds: its ids (after this record's), and each of its lines' counts.
+    pub(super) fn merge(&mut self, other: &IdRecord) {
+        self.ids.extend(other.ids.iter().copied());
+        for (line, count) in &other.lines {
+            self.raise(line, *count);
+        }
+    }
+
     /// The highest count the record holds on `line`.
     pub(super) fn count(&self, line: &str) -> Option<u64> {
         let held = self.lines.iter().find(|(seen, _)| seen == line);

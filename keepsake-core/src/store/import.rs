@@ -230,6 +230,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
+        self.settle_stopped_delete(slot);
         if self.is_deleted(&meta)? {
             return Ok(ImportOutcome::Deleted { slot });
         }

@@ -124,6 +124,7 @@
 //!   case), so callers tell a passing fault from a damaged save without parsing messages.
 
 mod deleted;
+mod deleting;
 mod durable;
 mod entered;
 mod error;

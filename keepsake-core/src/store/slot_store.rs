@@ -562,6 +562,7 @@ impl SlotStore {
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
+        self.settle_stopped_delete(slot);
         let generations = self.generations(slot)?;
         let Some(head) = self.head_generation(slot, &generations)? else {
             // An empty slot may be empty only in the page cache: a failed save removes its
@@ -576,9 +577,12 @@ impl SlotStore {
         // What it held is recorded first, so cloud sync never brings it back.
         let note = self.note_deleted(slot)?;
         match self.remove_generations(slot, head, &others) {
-            Ok(()) => Ok(generations.len()),
+            Ok(()) => {
+                self.end_delete_in_flight(slot);
+                Ok(generations.len())
+            }
             Err(error) => {
-                self.note_delete_stopped(slot, note);
+                self.stop_delete(slot, &note);
                 Err(error)
             }
         }
