@@ -126,7 +126,6 @@ impl SlotStore {
     /// `slot`'s record, to check a save against: as [`record_of`](Self::record_of) reads it,
     /// but a folder under its name holds nothing (no record was written there).
     fn read_record(&self, slot: SlotId) -> Result<Record, StoreError> {
-        self.settle_stopped_delete_unlocked(slot);
         match self.record_of(slot) {
             Err(StoreError::UnusableEntry { .. }) => Ok(Record::default()),
             read => read,

@@ -8,10 +8,12 @@
 //! ([`SlotStore::note_delete_stopped`]); a process that dies part way (killed, a power loss)
 //! could not, and its record named the saves it never removed. Sync then took them for saves
 //! the player deleted: a conflict among them was never shown (simulator seeds 551742, 582649)
-//! and a damaged one left on top was never repaired (526044). The next store call that reads
-//! or changes the record finds this file, and settles the record as a delete that failed
-//! would have ([`SlotStore::settle_stopped_delete`]), under the slot's lock: a delete still
-//! running holds that lock, so its file is not taken for a dead one's.
+//! and a damaged one left on top was never repaired (526044). The store opened next (the game
+//! started again) finds this file and settles the record as a delete that failed would have
+//! ([`SlotStore::settle_stopped_delete`]), under the slot's lock: a delete still running in
+//! another instance of the game holds that lock, so its file is not taken for a dead one's.
+//! So does the next delete of the slot, first (it starts from the record as it should be),
+//! and the next choice of a passed-over save there.
 //!
 //! The file: `= before`, then the record as it was; then, per generation the delete found,
 //! `= <generation> <save id>` and what removing it adds to the record (its save's id, those it
@@ -26,7 +28,7 @@ use super::deleted::DELETED_KEPT;
 use super::error::StoreError;
 use super::id_record::IdRecord;
 use super::import::{Reading, StoredSave};
-use super::layout::slot_stem;
+use super::layout::{lock_file_name, parse_slot_stem, slot_stem};
 use super::slot_store::SlotStore;
 use crate::slot::SlotId;
 use std::fmt::Write as _;
@@ -55,6 +57,11 @@ const BEFORE: &str = "before";
 /// The name of a slot's record of the delete in flight.
 fn deleting_name(slot: SlotId) -> String {
     format!("{}.deleting", slot_stem(slot))
+}
+
+/// The slot whose record of a delete in flight `name` is, if it is one.
+pub(super) fn deleting_slot(name: &str) -> Option<SlotId> {
+    name.strip_suffix(".deleting").and_then(parse_slot_stem)
 }
 
 impl DeleteNote {
@@ -154,14 +161,11 @@ impl SlotStore {
         }
     }
 
-    /// As [`settle_stopped_delete`](Self::settle_stopped_delete), for a caller that does not
-    /// hold the slot's lock: only when the lock can be had now (a delete still running holds
-    /// it, and its file is no dead delete's).
-    pub(super) fn settle_stopped_delete_unlocked(&self, slot: SlotId) {
-        if !matches!(self.read_profile_file(&deleting_name(slot)), Ok(Some(_))) {
-            return;
-        }
-        let lock = self.dir.join(super::layout::lock_file_name(slot));
+    /// As [`settle_stopped_delete`](Self::settle_stopped_delete), for a store opening (which
+    /// holds no lock): only when the slot's lock can be had now (a delete still running in
+    /// another instance of the game holds it, and its note is no dead delete's).
+    pub(super) fn settle_dead_delete(&self, slot: SlotId) {
+        let lock = self.dir.join(lock_file_name(slot));
         if let Ok(Some(_lock)) = self.fs.try_lock(&lock) {
             self.settle_stopped_delete(slot);
         }

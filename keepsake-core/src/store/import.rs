@@ -230,7 +230,6 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
-        self.settle_stopped_delete(slot);
         if self.is_deleted(&meta)? {
             return Ok(ImportOutcome::Deleted { slot });
         }
@@ -269,14 +268,7 @@ impl SlotStore {
         }
         let head = existing.first();
         let previous_head = head.map(|s| s.meta.clone());
-        let now = self.config().now();
-        let heads_slot = match head {
-            None => true,
-            Some(head) => {
-                self.takes_back_from_settled(&meta, &head.meta)?
-                    || rules.heads(&meta, &head.meta, now)
-            }
-        };
+        let heads_slot = self.arriving_heads(&meta, &existing, rules)?;
         let generation = match (heads_slot, head) {
             (false, Some(head)) => self.place_below(slot, head.generation, top, bytes)?,
             _ => self.write_generation(slot, self.above(slot, top)?, bytes)?,
@@ -297,6 +289,31 @@ impl SlotStore {
             heads_slot,
             previous_head,
         })))
+    }
+
+    /// Whether `arriving` heads the slot holding `existing` (its readable generations, newest
+    /// first): against the head, by the player's choice ([`takes_back_from_settled`]) and
+    /// the rules; never when a save the slot holds was made over it while its file did not
+    /// read ([`SaveMeta::made_over_unread_save`]): it came before that save, whatever the
+    /// head it is measured against (a third device's save the clocks put between them; the
+    /// repaired save then headed over both, long-run seed 555464).
+    ///
+    /// [`takes_back_from_settled`]: Self::takes_back_from_settled
+    fn arriving_heads(
+        &self,
+        arriving: &SaveMeta,
+        existing: &[StoredSave],
+        rules: &ImportRules,
+    ) -> Result<bool, StoreError> {
+        let Some(head) = existing.first() else {
+            return Ok(true);
+        };
+        let made_over_here = (existing.iter())
+            .filter(|save| save.meta.save_id != arriving.save_id)
+            .any(|save| save.meta.made_over_unread_save(arriving));
+        let now = self.config().now();
+        Ok(self.takes_back_from_settled(arriving, &head.meta)?
+            || (!made_over_here && rules.heads(arriving, &head.meta, now)))
     }
 
     /// Whether `arriving`, a save that entered the slot here before (placed again: a repair

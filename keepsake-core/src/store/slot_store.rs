@@ -301,7 +301,7 @@ impl SlotStore {
             chunks: Arc::default(),
             folder,
         };
-        store.remove_stale_temp_files()?;
+        store.recover_what_a_death_left()?;
         // What a process that died left unflushed in the folder (a delete's removals, a
         // rename whose flush it never reached) is made durable now, best effort: a power loss
         // later in this session must not bring back a save the player saw deleted, nor
@@ -1066,11 +1066,16 @@ impl SlotStore {
         }
     }
 
-    fn remove_stale_temp_files(&self) -> Result<(), StoreError> {
+    /// What a process that died left in the folder: temporary files of writes it never
+    /// renamed (removed), and the note of a delete it died in (`deleting.rs`: its record of
+    /// deleted saves is settled to what it removed).
+    fn recover_what_a_death_left(&self) -> Result<(), StoreError> {
         let names = self.list_folder()?;
         for name in names.iter().filter_map(|name| name.to_str()) {
             if is_temp_file(name) {
                 self.remove_stale_temp_file(name);
+            } else if let Some(slot) = super::deleting::deleting_slot(name) {
+                self.settle_dead_delete(slot);
             }
         }
         Ok(())

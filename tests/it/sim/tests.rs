@@ -3358,16 +3358,14 @@ fn seed_531876_a_save_whose_entry_failed_comes_back_into_the_slot_the_player_del
     );
 }
 
-/// Simulator seed 526044 (150 steps), open: a 52-save session uploaded, the newest file's
-/// payload truncated (its metadata still reads), and the process killed during a delete of
-/// the slot after it removed two older files. The record of deleted saves stays as the delete
-/// wrote it (naming the saves left too: `note_delete_stopped` never ran), so sync never
-/// repairs the damaged newest save left, and the slot loads the one below it while another
-/// device heads with the intact copy. Telling a killed delete's leftovers from a passed-over
-/// save (which the record names while the slot keeps it) needs a record of the delete in
-/// flight; not built yet.
+/// Simulator seed 526044 (150 steps): a 52-save session uploaded, the newest file's payload
+/// truncated (its metadata still reads), and the process killed during a delete of the slot
+/// after it removed two older files. The record of deleted saves stayed as the delete wrote
+/// it (naming the saves left too: `note_delete_stopped` never ran), so sync never repaired the
+/// damaged newest save left, and the slot loaded the one below it while another device headed
+/// with the intact copy. The delete's note (`<slot>.deleting`) now settles the record at the
+/// next start.
 #[test]
-#[ignore = "open: a delete killed part way leaves its survivors named deleted (see the doc)"]
 fn seed_526044_a_delete_killed_part_way_leaves_a_damaged_survivor_unrepaired() {
     use super::plan::{Action, Restart};
     let steps = plan(&[
@@ -3692,7 +3690,8 @@ fn seed_542173_a_save_the_slot_held_unread_comes_back_after_a_delete() {
 /// the slot: the delete could not name the save, and sync brought it back into the emptied
 /// slot. An import whose entry cannot be written now takes its file out and fails, and its
 /// entry is flushed with the folder; the window between the file and its entry is left
-/// (closing it needs the entry written first, marked as not yet placed).
+/// (closing it needs the entry written first, marked as not yet placed). Since stop 63 these
+/// steps pass only because the delete's note moved the disk's faults to other calls.
 #[test]
 #[ignore = "open: a power loss between an import's file and its entry (see the doc)"]
 fn seed_545099_an_import_whose_entry_failed_comes_back_after_a_delete() {
@@ -4000,6 +3999,418 @@ fn seed_564678_an_older_save_of_a_deleted_unread_saves_line_comes_back() {
         Config {
             devices: 2,
             backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
+}
+
+/// Long-run seed 562392 (150 steps): a device's long session (52 saves) of a slot whose first
+/// save had reached the other device; the newest file truncated, the clock a day back, and the
+/// player saved over it. The save named the session's newest 16 saves as made over, not the
+/// first; its line started again, and the other device kept the older save on top, the
+/// player's newest only a conflict. The save now carries how far each line went in the slot
+/// (`keepsake.over_unread`'s `@` entries).
+#[test]
+fn seed_562392_a_save_over_a_long_lost_session_heads_over_its_first_save_elsewhere() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 101120904312933519628442116396241066006,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Session {
+                device: 1,
+                slot: SlotId::Manual(1),
+                saves: 52,
+                id: 302958690227204684706412595726674417177,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 197921293966962214352495147514707404578,
+            },
+        ),
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 238794151003583375609791461064718690493,
+            },
+        ),
+        (
+            20000,
+            Action::Rot {
+                device: 1,
+                file: 1064371454,
+                how: Rot::Truncate(117750481),
+            },
+        ),
+        (
+            20000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -93600000,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 120064235494074504223229310911926748076,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Long-run seed 542991 (150 steps): as seed 562392, and the player had chosen the head on the
+/// receiving device (a conflict settled there, long before): the rule that a save made over
+/// another heads was off while a choice stood, and the clocks, a day apart, kept the older
+/// save on top. A save made over the head comes after it, whatever was chosen there.
+#[test]
+fn seed_542991_a_save_made_over_the_chosen_head_heads_there() {
+    use super::plan::Action;
+    let steps = plan(&[
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 160491445124849509716905630658025144664,
+            },
+        ),
+        (20000, Action::Sync { device: 1 }),
+        (
+            5,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            0,
+            Action::Session {
+                device: 1,
+                slot: SlotId::Quick,
+                saves: 59,
+                id: 121414630435581675534696917692420280276,
+            },
+        ),
+        (0, Action::Sync { device: 1 }),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 195046102994974478654723374346159912667,
+            },
+        ),
+        (20000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 36460307687406543575366721397781429323,
+            },
+        ),
+        (
+            400000,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            400000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 329271114614080929619817557849147617437,
+                unreadable: false,
+            },
+        ),
+        (
+            400000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21600000,
+            },
+        ),
+        (400000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 123668144589418937232485973549133066145,
+            },
+        ),
+        (900, Action::Sync { device: 1 }),
+        (
+            0,
+            Action::Session {
+                device: 1,
+                slot: SlotId::Quick,
+                saves: 55,
+                id: 296232625166849581808836602080344888649,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 168709898188018169375521571457842299425,
+            },
+        ),
+        (
+            900,
+            Action::Rot {
+                device: 1,
+                file: 1493222239,
+                how: Rot::Truncate(2321064072),
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 278996286399431960932570651807854538893,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Long-run seed 582649 (150 steps): a delete whose folder flush failed (the disk restarted
+/// with flushes failing after a power loss) named the slot's save in the record of deleted
+/// saves, as removed, though its removal did not last; the save came back with the next
+/// start, and sync, taking it for one the player deleted, hid its conflict with another
+/// device's save that headed over it. The delete's note (`<slot>.deleting`) outlived the
+/// record's failed rewrite, and the next start settled the record to what was removed.
+#[test]
+fn seed_582649_a_delete_whose_removal_did_not_last_leaves_its_save_the_players() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 94368723584677585443471959965865687713,
+            },
+        ),
+        (
+            400000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: 3600000,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 279226029993729750266381305604507138504,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 54245689433567030387567678336917434750,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 130231384337513962045378328559986927454,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 64545109844865584711207433783708545829,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Die {
+                device: 0,
+                after: 19,
+                power: true,
+                pick: 11392690224588410945,
+                restart: Restart::Fault {
+                    after: 10,
+                    fault: DiskFault::SyncFails,
+                },
+            },
+        ),
+        (
+            400000,
+            Action::Delete {
+                device: 0,
+                slot: SlotId::Manual(0),
+            },
+        ),
+        (
+            5,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Manual(1),
+                saves: 53,
+                id: 282583297881450191919350029019235061733,
+            },
+        ),
+        (
+            5,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
+}
+/// Long-run seed 555464 (150 steps): the player saved over the device's own save whose file
+/// did not read (named in `keepsake.over_unread`); a sync round then placed a third device's
+/// older save (by the clocks) on top, and the repair of the unread save, measured against
+/// that head only, headed over both. A save the slot holds was made over it: it does not head.
+#[test]
+fn seed_555464_a_repaired_save_does_not_head_over_the_save_made_over_it() {
+    use super::plan::Action;
+    use super::remote::CloudFault;
+    let steps = plan(&[
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 256097032559823707153491752276977539562,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 235906279035794790522260098836248333117,
+            },
+        ),
+        (
+            400000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 67787356383840313989776103152495322528,
+            },
+        ),
+        (
+            400000,
+            Action::ClockJump {
+                device: 1,
+                by_ms: -21600000,
+            },
+        ),
+        (20000, Action::CloudFault(CloudFault::Refuses { calls: 2 })),
+        (400000, Action::Sync { device: 1 }),
+        (900, Action::UploadDue { device: 0 }),
+        (20000, Action::Sync { device: 1 }),
+        (
+            20000,
+            Action::Autosave {
+                device: 1,
+                id: 205841376059604872645871826128481156114,
+            },
+        ),
+        (
+            5,
+            Action::LoseState {
+                device: 1,
+                garble: false,
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 33040630663540970522684518370475976383,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 175319118102312618116525841825000821228,
+            },
+        ),
+        (
+            0,
+            Action::Rot {
+                device: 1,
+                file: 4114436607,
+                how: Rot::Flip(2488229611),
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 150444491404788021291816067991979383285,
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
             sealed: true,
         },
         &steps,
