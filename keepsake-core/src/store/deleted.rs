@@ -20,10 +20,10 @@
 //!
 //! The record is written durably (temporary file, fsync, rename, folder fsync) under the slot's
 //! lock, before the first file is removed: a delete that cannot write it removes nothing. A
-//! delete that fails later, in a process that lives on, leaves in the record only what it
-//! removed: the saves still in the slot are the player's as before.
+//! delete that fails later leaves in the record only what it removed: the saves still in the
+//! slot are the player's as before. So does one the process dies in, once the store opens
+//! again: a note written before the record says what the delete found (`deleting.rs`).
 
-use super::deleting::DeleteNote;
 use super::error::StoreError;
 use super::fs::FOLDER;
 use super::id_record::IdRecord;
@@ -47,17 +47,29 @@ impl IdRecord {
     /// Adds the saves `held` (a slot about to be deleted): their ids, those they were made in
     /// view of, those they were made over that `entered` names (saves that entered the slot
     /// here and whose files did not read then: the delete empties the slot of them too;
-    /// simulator seed 542173), and their vectors. What they were made over elsewhere is left
-    /// out: a save of another device this one never had still arrives after the delete.
-    fn add(&mut self, held: &[StoredSave], entered: &[Uuid]) {
+    /// simulator seed 542173) and, by the lines of what they were made over, the saves of
+    /// those lines that entered the slot here as far as `entered` counts them (the saves of a
+    /// long session past the 16 ids, review 63 F8), and their vectors. What they were made
+    /// over elsewhere is left out: a save of another device this one never had still arrives
+    /// after the delete.
+    pub(super) fn add(&mut self, held: &[StoredSave], entered: &IdRecord) {
         for save in held {
             let follows = save.meta.follows().into_iter().flatten();
-            let over = save.meta.over_unread().filter(|id| entered.contains(id));
+            let over = save
+                .meta
+                .over_unread()
+                .filter(|id| entered.ids.contains(id));
             self.ids.extend(
                 std::iter::once(save.meta.save_id)
                     .chain(follows)
                     .chain(over),
             );
+            let over_lines = save.meta.over_lines();
+            for (line, count) in over_lines.iter().flat_map(|lines| lines.entries()) {
+                if let Some(entered) = entered.count(line) {
+                    self.raise(line, count.min(entered));
+                }
+            }
             if let Some(versions) = save.meta.versions() {
                 versions
                     .entries()
@@ -83,12 +95,35 @@ impl IdRecord {
     /// it: not what it was made over (such a save's damaged file may be among those left).
     pub(super) fn of_removed(save: &StoredSave) -> IdRecord {
         let mut record = IdRecord::default();
-        record.add(std::slice::from_ref(save), &[]);
+        record.add(std::slice::from_ref(save), &IdRecord::default());
         record
     }
 
+    /// This record without what would cover any of `held`: their ids left out, and each
+    /// line's count kept below the lowest own count a held save has on it (a delete that left
+    /// a save must not name it, nor, by its line, the older saves the slot still holds).
+    pub(super) fn sparing(&self, held: &[StoredSave]) -> IdRecord {
+        let is_held = |id: &Uuid| held.iter().any(|save| save.meta.save_id == *id);
+        let lowest_held = |line: &str| {
+            let counts = held.iter().filter_map(|save| save.meta.versions());
+            let own = counts.filter_map(|v| (v.own().0 == line).then_some(v.own().1));
+            own.min()
+        };
+        let mut spared = IdRecord {
+            ids: self.ids.iter().copied().filter(|id| !is_held(id)).collect(),
+            lines: Vec::new(),
+        };
+        for (line, count) in &self.lines {
+            let below = lowest_held(line).map_or(*count, |held| (*count).min(held - 1));
+            if below > 0 {
+                spared.raise(line, below);
+            }
+        }
+        spared
+    }
+
     /// Whether the record names `meta`'s save, or its vector holds the save's own count.
-    fn covers(&self, meta: &SaveMeta) -> bool {
+    pub(super) fn covers(&self, meta: &SaveMeta) -> bool {
         let by_vector = meta.versions().is_some_and(|versions| {
             let (line, count) = versions.own();
             (self.lines.iter()).any(|(seen, highest)| seen == line && *highest >= count)
@@ -98,7 +133,7 @@ impl IdRecord {
 }
 
 /// The name of a slot's record of deleted saves.
-fn record_name(slot: SlotId) -> String {
+pub(super) fn record_name(slot: SlotId) -> String {
     format!("{}.deleted", slot_stem(slot))
 }
 
@@ -125,7 +160,7 @@ impl SlotStore {
 
     /// `slot`'s record, to check a save against: as [`record_of`](Self::record_of) reads it,
     /// but a folder under its name holds nothing (no record was written there).
-    fn read_record(&self, slot: SlotId) -> Result<Record, StoreError> {
+    pub(super) fn read_record(&self, slot: SlotId) -> Result<Record, StoreError> {
         match self.record_of(slot) {
             Err(StoreError::UnusableEntry { .. }) => Ok(Record::default()),
             read => read,
@@ -138,7 +173,7 @@ impl SlotStore {
     /// replaced by a rename, which no folder gives way to. Any other entry there (a
     /// FIFO, a link, a file that does not read for good) is replaced: whatever ids it held
     /// cannot be read anyway. A read that fails for a reason that may pass refuses the delete.
-    fn record_of(&self, slot: SlotId) -> Result<Record, StoreError> {
+    pub(super) fn record_of(&self, slot: SlotId) -> Result<Record, StoreError> {
         let name = record_name(slot);
         let bytes = match self.read_profile_file(&name) {
             Ok(Some(bytes)) => bytes,
@@ -175,7 +210,7 @@ impl SlotStore {
     ) -> Result<(), StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        self.settle_stopped_delete(slot);
+        let _ = self.settle_stopped_delete(slot);
         let mut record = self.record_of(slot)?;
         let mut with_lineage = record.clone();
         with_lineage.add_line_of(&passed_over.meta);
@@ -183,90 +218,6 @@ impl SlotStore {
             record.ids.push(passed_over.meta.save_id);
         } else {
             record = with_lineage;
-        }
-        self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
-    }
-
-    /// Adds the saves `slot` holds, those they were made in view of, and their version
-    /// vectors, to its record, and every save that entered the slot here (`entered.rs`) when
-    /// a generation does not read. Call it under the slot's lock, before removing anything; give
-    /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
-    /// fails.
-    ///
-    /// A generation that cannot be read for a reason that may pass (an I/O error) fails the
-    /// delete before anything is removed, as it fails a save: left out, its save would be
-    /// removed unnamed, and sync would place it again from the cloud once the sync state (and
-    /// with it the device id) is lost (simulator seed 315564).
-    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
-        let listed = self.generations(slot)?;
-        let every_one_reads = |held: &[StoredSave]| held.len() == listed.len();
-        let held = self.metas_of(slot, listed.clone(), super::import::Reading::View)?;
-        let before = self.record_of(slot)?;
-        let mut record = before.clone();
-        let made_over_unread = held
-            .iter()
-            .any(|save| save.meta.over_unread().next().is_some());
-        let entered = match !every_one_reads(&held) || made_over_unread {
-            true => self.entered(slot)?,
-            false => Record::default(),
-        };
-        // A file that does not read cannot name its save, nor the saves of its line before it:
-        // every save that entered the slot here does, and each line's count there (simulator
-        // seeds 300824, 439224; 564678: an older save the damaged one was made in view of came
-        // back). Where every file reads, they name all the slot holds, and the record keeps its
-        // room for older deletes.
-        if !every_one_reads(&held) {
-            record.ids.extend(entered.ids.iter().copied());
-            for (line, count) in &entered.lines {
-                record.raise(line, *count);
-            }
-        }
-        record.add(&held, &entered.ids);
-        let note = DeleteNote::new(before, &held);
-        // Before the record names anything: a process that dies in the delete leaves the
-        // note, and the next call settles the record by it (`deleting.rs`).
-        self.note_delete_in_flight(slot, &note)?;
-        if let Err(error) =
-            self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
-        {
-            // The write may have put the record in place before it failed (the folder's flush
-            // after the rename): a delete that removed nothing must not leave its saves named,
-            // or sync counts them deleted and hides a conflict among them (simulator seed
-            // 402040). Best effort: should it fail, the note stays and settles it later.
-            self.stop_delete(slot, &note);
-            return Err(error);
-        }
-        Ok(note)
-    }
-
-    /// A delete that ended part way (the call failed, or the process died in it: see
-    /// `deleting.rs`): the record names only what it removed. What is left is the player's as
-    /// before, and cloud sync treats it so (a conflict among the saves left is shown, an
-    /// unsynced one uploaded, a damaged one repaired). A removed file that names a save left
-    /// (a second copy of it, which an interrupted promotion leaves; a save it was made in
-    /// view of) is left out of the record too: the save left must not count as deleted. A
-    /// delete that left none of its generations ended: its record stands as written. Fails
-    /// when the slot cannot be listed or the record written.
-    pub(super) fn note_delete_stopped(
-        &self,
-        slot: SlotId,
-        note: &DeleteNote,
-    ) -> Result<(), StoreError> {
-        let (left, readable) = self.left_by_delete(slot, note)?;
-        if left.is_empty() {
-            return Ok(());
-        }
-        let left_saves: Vec<&StoredSave> = (readable.iter())
-            .filter(|save| left.contains(&save.generation))
-            .collect();
-        let mut record = note.before.clone();
-        let removed = (note.generations.iter()).filter(|noted| !left.contains(&noted.generation()));
-        for noted in removed {
-            let mut with = record.clone();
-            with.merge(noted.adds());
-            if !left_saves.iter().any(|save| with.covers(&save.meta)) {
-                record = with;
-            }
         }
         self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
     }

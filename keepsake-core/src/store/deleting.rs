@@ -1,7 +1,9 @@
-//! A delete in flight: `<slot>.deleting` beside the slot's saves says what a delete's record
-//! of deleted saves (`deleted.rs`) was before it, and what each generation it is about to
-//! remove adds to it. It is written durably before that record, and removed once the delete
-//! ends, whichever way.
+//! A delete in flight: what a delete adds to the slot's record of deleted saves
+//! (`deleted.rs`) before it removes anything ([`SlotStore::note_deleted`]), and the note that
+//! lets a delete cut short settle that record to what it removed. `<slot>.deleting` beside the
+//! slot's saves says what the record was before the delete, and what each generation it is
+//! about to remove adds to it. It is written durably before the record, and removed once the
+//! delete ends, whichever way.
 //!
 //! Why: a delete names every save the slot holds before it removes the first file. A delete
 //! that fails, in a process that lives on, takes the saves it left out of the record again
@@ -24,7 +26,7 @@
 //! taken for what the delete left. A delete none of whose generations is left ended: its
 //! record stands as it wrote it.
 
-use super::deleted::DELETED_KEPT;
+use super::deleted::{DELETED_KEPT, record_name};
 use super::error::StoreError;
 use super::id_record::IdRecord;
 use super::import::{Reading, StoredSave};
@@ -49,6 +51,14 @@ pub(super) struct NotedGeneration {
     adds: IdRecord,
 }
 
+/// How many generations a note may name: more than any slot holds (its backups, the saves
+/// kept beside them) by far. A longer note is no delete's: it is passed over (removed, the
+/// record left as written), so a hostile one cannot stall a store's opening.
+const MAX_NOTED: usize = 1024;
+
+/// What a note that could not be removed once its delete ended is replaced by: no note.
+const ENDED: &str = "= ended\n";
+
 /// What starts each part of the file.
 const PART: &str = "= ";
 /// The part holding the record as it was before the delete.
@@ -59,24 +69,29 @@ fn deleting_name(slot: SlotId) -> String {
     format!("{}.deleting", slot_stem(slot))
 }
 
-/// The slot whose record of a delete in flight `name` is, if it is one.
-pub(super) fn deleting_slot(name: &str) -> Option<SlotId> {
-    name.strip_suffix(".deleting").and_then(parse_slot_stem)
-}
-
 impl DeleteNote {
-    /// The note of a delete that found `before` and the readable generations `held`.
-    pub(super) fn new(before: IdRecord, held: &[StoredSave]) -> DeleteNote {
-        let generations = (held.iter())
-            .map(|save| NotedGeneration {
-                generation: save.generation,
-                save_id: save.meta.save_id,
-                adds: IdRecord::of_removed(save),
-            })
-            .collect();
+    /// The note of a delete that found `before`, the readable generations `held`, and the
+    /// generations `unread` that did not read, which it named through the slot's record of
+    /// what entered it (`entered`: what removing any of them adds).
+    pub(super) fn new(
+        before: IdRecord,
+        held: &[StoredSave],
+        unread: &[u64],
+        entered: &IdRecord,
+    ) -> DeleteNote {
+        let readable = (held.iter()).map(|save| NotedGeneration {
+            generation: save.generation,
+            save_id: save.meta.save_id,
+            adds: IdRecord::of_removed(save),
+        });
+        let unread = (unread.iter()).map(|&generation| NotedGeneration {
+            generation,
+            save_id: Uuid::nil(),
+            adds: entered.clone(),
+        });
         DeleteNote {
             before,
-            generations,
+            generations: readable.chain(unread).collect(),
         }
     }
 
@@ -110,7 +125,10 @@ impl DeleteNote {
                 adds: IdRecord::parse(body),
             })
         });
-        let generations = generations.collect();
+        let generations: Vec<NotedGeneration> = generations.take(MAX_NOTED + 1).collect();
+        if generations.len() > MAX_NOTED {
+            return None;
+        }
         let before = IdRecord::parse(before);
         Some(DeleteNote {
             before,
@@ -120,59 +138,168 @@ impl DeleteNote {
 }
 
 impl SlotStore {
+    /// Adds the saves `slot` holds, those they were made in view of, and their version
+    /// vectors, to its record, and every save that entered the slot here (`entered.rs`) when
+    /// a generation does not read. Call it under the slot's lock, before removing anything; give
+    /// what it returns to [`note_delete_stopped`](Self::note_delete_stopped) if the delete
+    /// fails.
+    ///
+    /// A generation that cannot be read for a reason that may pass (an I/O error) fails the
+    /// delete before anything is removed, as it fails a save: left out, its save would be
+    /// removed unnamed, and sync would place it again from the cloud once the sync state (and
+    /// with it the device id) is lost (simulator seed 315564).
+    pub(super) fn note_deleted(&self, slot: SlotId) -> Result<DeleteNote, StoreError> {
+        let listed = self.generations(slot)?;
+        let every_one_reads = |held: &[StoredSave]| held.len() == listed.len();
+        let held = self.metas_of(slot, listed.clone(), super::import::Reading::View)?;
+        let before = self.record_of(slot)?;
+        let mut record = before.clone();
+        let made_over_unread = held.iter().any(|save| {
+            save.meta.over_unread().next().is_some() || save.meta.over_lines().is_some()
+        });
+        let entered = match !every_one_reads(&held) || made_over_unread {
+            true => self.entered(slot)?,
+            false => IdRecord::default(),
+        };
+        // A file that does not read cannot name its save, nor the saves of its line before it:
+        // every save that entered the slot here does, and each line's count there (simulator
+        // seeds 300824, 439224; 564678: an older save the damaged one was made in view of came
+        // back). Where every file reads, they name all the slot holds, and the record keeps its
+        // room for older deletes.
+        if !every_one_reads(&held) {
+            record.ids.extend(entered.ids.iter().copied());
+            for (line, count) in &entered.lines {
+                record.raise(line, *count);
+            }
+        }
+        record.add(&held, &entered);
+        let unread: Vec<u64> = (listed.iter().copied())
+            .filter(|generation| !held.iter().any(|save| save.generation == *generation))
+            .collect();
+        let note = DeleteNote::new(before, &held, &unread, &entered);
+        // Before the record names anything: a process that dies in the delete leaves the
+        // note, and the next call settles the record by it (`deleting.rs`).
+        self.note_delete_in_flight(slot, &note)?;
+        if let Err(error) =
+            self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
+        {
+            // The write may have put the record in place before it failed (the folder's flush
+            // after the rename): a delete that removed nothing must not leave its saves named,
+            // or sync counts them deleted and hides a conflict among them (simulator seed
+            // 402040). Best effort: should it fail, the note stays and settles it later.
+            let _ = self.stop_delete(slot, &note);
+            return Err(error);
+        }
+        Ok(note)
+    }
+
+    /// A delete that ended part way (the call failed, or the process died in it: see
+    /// `deleting.rs`): the record names only what it removed. What is left is the player's as
+    /// before, and cloud sync treats it so (a conflict among the saves left is shown, an
+    /// unsynced one uploaded, a damaged one repaired). What a removed file names that the
+    /// slot still holds (a second copy of a save, which an interrupted promotion leaves; a
+    /// save it was made in view of; by its line, an older save) is left out of the record
+    /// too: a save left must not count as deleted. A file that did not read is named through
+    /// the slot's record of what entered it, sparing the same. A delete that left none of its
+    /// generations ended: its record stands as written. Fails when the slot cannot be listed
+    /// or the record written.
+    pub(super) fn note_delete_stopped(
+        &self,
+        slot: SlotId,
+        note: &DeleteNote,
+    ) -> Result<(), StoreError> {
+        let (left, readable) = self.left_by_delete(slot, note)?;
+        if left.is_empty() {
+            return Ok(());
+        }
+        let mut record = note.before.clone();
+        let removed = (note.generations.iter()).filter(|noted| !left.contains(&noted.generation()));
+        for noted in removed {
+            record.merge(&noted.adds().sparing(&readable));
+        }
+        self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
+    }
+
     /// Writes `note` as `slot`'s delete in flight, durably, before the delete changes the
-    /// record. Call it under the slot's lock.
+    /// record. Call it under the slot's lock, once [`settle_stopped_delete`] has settled any
+    /// note there. An odd entry under its name (a folder) leaves the delete without a note,
+    /// as before notes were written, rather than refuse every delete of the slot.
+    ///
+    /// [`settle_stopped_delete`]: Self::settle_stopped_delete
     pub(super) fn note_delete_in_flight(
         &self,
         slot: SlotId,
         note: &DeleteNote,
     ) -> Result<(), StoreError> {
-        self.write_profile_file(&deleting_name(slot), note.text().as_bytes())
+        let name = deleting_name(slot);
+        if let Err(StoreError::NotAFile { .. }) = self.read_profile_file(&name) {
+            return Ok(());
+        }
+        self.write_profile_file(&name, note.text().as_bytes())
     }
 
     /// The delete ended (its record says what it removed): its file goes. Not flushed: a power
-    /// loss that brings it back brings a note a later call settles the same way.
+    /// loss that brings it back brings a note a later call settles the same way. A file that
+    /// cannot be removed is replaced by one that is no note (no `before` part), which the
+    /// next call removes: kept, it would be settled later against generations the slot may
+    /// hold again by then (review 63 F4).
     pub(super) fn end_delete_in_flight(&self, slot: SlotId) {
-        let _ = self.fs.remove_file(&self.dir.join(deleting_name(slot)));
+        let name = deleting_name(slot);
+        if self.fs.remove_file(&self.dir.join(&name)).is_err() {
+            let _ = self.write_profile_file(&name, ENDED.as_bytes());
+        }
     }
 
     /// Settles the record of a delete that died part way in `slot`, if its file is there: the
     /// record keeps only what the delete removed ([`note_delete_stopped`]), and the file goes.
-    /// Call it under the slot's lock. Best effort: a note that cannot be read, or a slot that
-    /// cannot be listed, is left for a later call.
+    /// Call it under the slot's lock, before the slot's files change (a save, an import, a
+    /// choice, a delete): what the note says is left is found by save id, and by number for a
+    /// file that does not read. A note that does not read as one goes, the record left as
+    /// the delete wrote it (the safe side: nothing comes back); an odd entry under its name is
+    /// left alone. Fails when a note is there and the record cannot be settled now: a delete
+    /// then refuses (its own note would replace this one), a save goes on.
     ///
     /// [`note_delete_stopped`]: Self::note_delete_stopped
-    pub(super) fn settle_stopped_delete(&self, slot: SlotId) {
-        let Ok(Some(bytes)) = self.read_profile_file(&deleting_name(slot)) else {
-            return;
+    pub(super) fn settle_stopped_delete(&self, slot: SlotId) -> Result<(), StoreError> {
+        let bytes = match self.read_profile_file(&deleting_name(slot)) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) | Err(StoreError::NotAFile { .. }) => return Ok(()),
+            Err(error) => return Err(error),
         };
         let Some(note) = DeleteNote::parse(&String::from_utf8_lossy(&bytes)) else {
-            return self.end_delete_in_flight(slot);
+            self.end_delete_in_flight(slot);
+            return Ok(());
         };
-        self.stop_delete(slot, &note);
+        self.stop_delete(slot, &note)
     }
 
     /// A delete that ended part way (failed, or died): its record keeps only what it removed
     /// ([`note_delete_stopped`](Self::note_delete_stopped)), and its file goes once that is
     /// written; otherwise the file stays, for a later call to settle.
-    pub(super) fn stop_delete(&self, slot: SlotId, note: &DeleteNote) {
-        if self.note_delete_stopped(slot, note).is_ok() {
-            self.end_delete_in_flight(slot);
-        }
+    pub(super) fn stop_delete(&self, slot: SlotId, note: &DeleteNote) -> Result<(), StoreError> {
+        self.note_delete_stopped(slot, note)?;
+        self.end_delete_in_flight(slot);
+        Ok(())
     }
 
     /// As [`settle_stopped_delete`](Self::settle_stopped_delete), for a store opening (which
-    /// holds no lock): only when the slot's lock can be had now (a delete still running in
-    /// another instance of the game holds it, and its note is no dead delete's).
-    pub(super) fn settle_dead_delete(&self, slot: SlotId) {
+    /// holds no lock) that found `name` in the folder, when it is a note: only when its slot's
+    /// lock can be had now (a delete still running in another instance of the game holds it,
+    /// and its note is no dead delete's).
+    pub(super) fn settle_dead_delete(&self, name: &str) {
+        let Some(slot) = name.strip_suffix(".deleting").and_then(parse_slot_stem) else {
+            return;
+        };
         let lock = self.dir.join(lock_file_name(slot));
         if let Ok(Some(_lock)) = self.fs.try_lock(&lock) {
-            self.settle_stopped_delete(slot);
+            let _ = self.settle_stopped_delete(slot);
         }
     }
 
-    /// Which of the generations `note` names the slot still holds (the same save under its
-    /// number, or a file there that does not read), and the slot's readable generations.
+    /// Which of the generations `note` names the slot still holds, and the slot's readable
+    /// generations: a noted save is left when the slot holds it under any number (a promotion
+    /// or an import may have moved it), and a noted generation that did not read when its
+    /// number holds a file that does not read now.
     pub(super) fn left_by_delete(
         &self,
         slot: SlotId,
@@ -180,11 +307,13 @@ impl SlotStore {
     ) -> Result<(Vec<u64>, Vec<StoredSave>), StoreError> {
         let listed = self.generations(slot)?;
         let readable = self.metas_of(slot, listed.clone(), Reading::View)?;
+        let reads = |generation: u64| readable.iter().any(|s| s.generation == generation);
+        let unread_there = |generation: u64| listed.contains(&generation) && !reads(generation);
+        let held = |id: Uuid| readable.iter().any(|s| s.meta.save_id == id);
         let left = (note.generations.iter())
-            .filter(|noted| listed.contains(&noted.generation))
-            .filter(|noted| {
-                let there = readable.iter().find(|s| s.generation == noted.generation);
-                there.is_none_or(|save| save.meta.save_id == noted.save_id)
+            .filter(|noted| match noted.save_id.is_nil() {
+                true => unread_there(noted.generation),
+                false => held(noted.save_id) || unread_there(noted.generation),
             })
             .map(|noted| noted.generation)
             .collect();
@@ -289,10 +418,82 @@ mod tests {
         assert!(note.exists(), "the test leaves the note");
         let new = save(&store, 2);
         drop(store);
+        // The new save, under the number of a deleted one, is damaged past its metadata: no
+        // note may take it for what the delete left.
+        std::fs::write(
+            dir.path().join("default/manual-03.g000001.ksav"),
+            b"damaged",
+        )
+        .unwrap();
 
         let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
         assert!(old.iter().all(|old| restarted.is_deleted(old).unwrap()));
         assert!(!restarted.is_deleted(&new).unwrap());
+        assert!(!note.exists());
+    }
+
+    /// Review 63 F3: the delete named the save of a file that did not read through the slot's
+    /// record of what entered it, and died after removing that file, before the head. The
+    /// settled record still names that save (its file is gone), not the head left.
+    #[test]
+    fn a_dead_delete_keeps_naming_the_unread_file_it_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let head = dir.path().join("default/manual-03.g000002.ksav");
+        let dying = store_dying_at(dir.path(), head.clone());
+        let metas: Vec<SaveMeta> = (0..3).map(|tick| save(&dying, tick)).collect();
+        let newest = dir.path().join("default/manual-03.g000003.ksav");
+        std::fs::write(&newest, b"damaged past its metadata").unwrap();
+        dying.delete(SLOT).unwrap_err();
+        drop(dying);
+        assert!(
+            head.exists() && !newest.exists(),
+            "the test removes the unread file"
+        );
+
+        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        assert!(
+            restarted.is_deleted(&metas[2]).unwrap(),
+            "the unread file's save"
+        );
+        assert!(restarted.is_deleted(&metas[0]).unwrap());
+        assert!(!restarted.is_deleted(&metas[1]).unwrap(), "the head left");
+    }
+
+    /// Review 63 F6: a folder under the note's name leaves deletes as they were before notes
+    /// (no note), rather than refuse every delete of the slot.
+    #[test]
+    fn a_folder_under_the_notes_name_does_not_jam_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let meta = save(&store, 0);
+        std::fs::create_dir(dir.path().join("default/manual-03.deleting")).unwrap();
+        assert_eq!(store.delete(SLOT).unwrap(), 1);
+        assert!(store.is_deleted(&meta).unwrap());
+        drop(store);
+        SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+    }
+
+    /// Review 63 F5: a note naming more generations than any slot holds is no delete's: the
+    /// store opens without settling it (the record stays as written) and removes it.
+    #[test]
+    fn a_hostile_note_is_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let meta = save(&store, 0);
+        store.delete(SLOT).unwrap();
+        let kept = save(&store, 1);
+        drop(store);
+        let mut text = String::from("= before\n");
+        for generation in 0..5_000u64 {
+            text += &format!("= {generation} {}\n", uuid::Uuid::new_v4().simple());
+        }
+        text += &format!("= 1 {}\n", kept.save_id.simple());
+        let note = dir.path().join("default/manual-03.deleting");
+        std::fs::write(&note, text).unwrap();
+
+        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        assert!(restarted.is_deleted(&meta).unwrap());
+        assert!(!restarted.is_deleted(&kept).unwrap());
         assert!(!note.exists());
     }
 }

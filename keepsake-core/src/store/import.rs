@@ -117,12 +117,20 @@ impl ImportRules {
     /// the later one, and heads (a repair brings the other back below it), as a save made in
     /// view of the head does, though the player chose the head here: it comes after the save
     /// they chose (long-run seeds 542713, 547172; the choice's time, on this device's clock,
-    /// could not tell, another device's clock hours apart). Saves made in the
+    /// could not tell, another device's clock hours apart); one that a save the slot holds
+    /// below the head was made over (`made_over_below`) is the older, and does not head.
+    /// Saves made in the
     /// same millisecond are ordered by save id, so every device that holds both puts the same
     /// one on top, whichever arrived first.
     ///
     /// [`uploaded_at`]: ImportRules::uploaded_at
-    fn heads(&self, arriving: &SaveMeta, head: &SaveMeta, now: Timestamp) -> bool {
+    fn heads(
+        &self,
+        arriving: &SaveMeta,
+        head: &SaveMeta,
+        made_over_below: bool,
+        now: Timestamp,
+    ) -> bool {
         match arriving.lineage(head) {
             Lineage::Follows => true,
             Lineage::Precedes => false,
@@ -132,7 +140,9 @@ impl ImportRules {
             Lineage::Concurrent | Lineage::Unrecorded if arriving.made_over_unread_save(head) => {
                 true
             }
-            Lineage::Concurrent | Lineage::Unrecorded if head.made_over_unread_save(arriving) => {
+            Lineage::Concurrent | Lineage::Unrecorded
+                if head.made_over_unread_save(arriving) || made_over_below =>
+            {
                 false
             }
             Lineage::Concurrent | Lineage::Unrecorded => {
@@ -230,6 +240,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
+        let _ = self.settle_stopped_delete(slot);
         if self.is_deleted(&meta)? {
             return Ok(ImportOutcome::Deleted { slot });
         }
@@ -293,10 +304,11 @@ impl SlotStore {
 
     /// Whether `arriving` heads the slot holding `existing` (its readable generations, newest
     /// first): against the head, by the player's choice ([`takes_back_from_settled`]) and
-    /// the rules; never when a save the slot holds was made over it while its file did not
-    /// read ([`SaveMeta::made_over_unread_save`]): it came before that save, whatever the
-    /// head it is measured against (a third device's save the clocks put between them; the
-    /// repaired save then headed over both, long-run seed 555464).
+    /// the rules, which are told whether a save the slot holds below the head was made over
+    /// the arriving one while its file did not read ([`SaveMeta::made_over_unread_save`]; a
+    /// save the player passed over or deleted does not count): where the clocks would decide,
+    /// it came before that save, and does not head (a third device's save the clocks put
+    /// between them; the repaired save headed over both, long-run seed 555464).
     ///
     /// [`takes_back_from_settled`]: Self::takes_back_from_settled
     fn arriving_heads(
@@ -308,12 +320,14 @@ impl SlotStore {
         let Some(head) = existing.first() else {
             return Ok(true);
         };
-        let made_over_here = (existing.iter())
+        let settled = self.read_record(arriving.slot)?;
+        let made_over_below = (existing.iter())
             .filter(|save| save.meta.save_id != arriving.save_id)
+            .filter(|save| !settled.covers(&save.meta))
             .any(|save| save.meta.made_over_unread_save(arriving));
         let now = self.config().now();
         Ok(self.takes_back_from_settled(arriving, &head.meta)?
-            || (!made_over_here && rules.heads(arriving, &head.meta, now)))
+            || rules.heads(arriving, &head.meta, made_over_below, now))
     }
 
     /// Whether `arriving`, a save that entered the slot here before (placed again: a repair
@@ -395,6 +409,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
+        let _ = self.settle_stopped_delete(slot);
         let newest = match self.generations(slot)?.first() {
             Some(&newest) if newest == generation => return Ok(newest),
             Some(&newest) => newest,
@@ -751,14 +766,14 @@ mod tests {
             chosen_at,
             ..ImportRules::default()
         };
-        assert!(!rules(None, None).heads(&arriving, &head, now));
-        assert!(rules(Some(uploaded), None).heads(&arriving, &head, now));
+        assert!(!rules(None, None).heads(&arriving, &head, false, now));
+        assert!(rules(Some(uploaded), None).heads(&arriving, &head, false, now));
         let chosen = Some(Timestamp::from_unix_millis(now.unix_millis() - 60_000));
-        assert!(!rules(Some(uploaded), chosen).heads(&arriving, &head, now));
+        assert!(!rules(Some(uploaded), chosen).heads(&arriving, &head, false, now));
 
         let far = made("bbbbbbbbbbbb", now.unix_millis() + 30 * HOUR);
         let far_upload = Timestamp::from_unix_millis(now.unix_millis() + 40 * HOUR);
-        assert!(!rules(Some(far_upload), None).heads(&far, &head, now));
+        assert!(!rules(Some(far_upload), None).heads(&far, &head, false, now));
     }
 
     /// Long-run seeds 542991, 547172: a save made over the head while its file did not read
@@ -788,9 +803,15 @@ mod tests {
                 chosen_at,
                 ..ImportRules::default()
             };
-            assert!(rules.heads(&over, &head, now), "chosen at {chosen_at:?}");
-            assert!(!rules.heads(&head, &over, now), "chosen at {chosen_at:?}");
-            assert!(!rules.heads(&over, &later_on_line, now));
+            assert!(
+                rules.heads(&over, &head, false, now),
+                "chosen at {chosen_at:?}"
+            );
+            assert!(
+                !rules.heads(&head, &over, false, now),
+                "chosen at {chosen_at:?}"
+            );
+            assert!(!rules.heads(&over, &later_on_line, false, now));
         }
     }
 }

@@ -383,6 +383,8 @@ impl SlotStore {
         let mut made = self.encode_in_view(meta.clone(), bundle, &seen)?;
 
         let _lock = self.lock(slot)?;
+        // A dead delete's note is settled before a generation is added (`deleting.rs`).
+        let _ = self.settle_stopped_delete(slot);
         // What the slot held was read before its lock, so the world is not encoded while the
         // lock is held; another writer of the slot (the crash hook's save in one thread, an
         // autosave in flight in another) may have placed a save since. A save recording an
@@ -562,7 +564,8 @@ impl SlotStore {
     pub fn delete(&self, slot: SlotId) -> Result<usize, StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        self.settle_stopped_delete(slot);
+        // A note this delete's own would replace is settled first, or the delete waits.
+        self.settle_stopped_delete(slot)?;
         let generations = self.generations(slot)?;
         let Some(head) = self.head_generation(slot, &generations)? else {
             // An empty slot may be empty only in the page cache: a failed save removes its
@@ -582,7 +585,7 @@ impl SlotStore {
                 Ok(generations.len())
             }
             Err(error) => {
-                self.stop_delete(slot, &note);
+                let _ = self.stop_delete(slot, &note);
                 Err(error)
             }
         }
@@ -1074,8 +1077,8 @@ impl SlotStore {
         for name in names.iter().filter_map(|name| name.to_str()) {
             if is_temp_file(name) {
                 self.remove_stale_temp_file(name);
-            } else if let Some(slot) = super::deleting::deleting_slot(name) {
-                self.settle_dead_delete(slot);
+            } else {
+                self.settle_dead_delete(name);
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 use super::error::StoreError;
 use super::import::{HeldInView, StoredSave};
 use super::slot_store::SlotStore;
-use crate::format::{self, SaveBundle, SaveMeta, Versions};
+use crate::format::{self, MAX_VERSIONS, SaveBundle, SaveMeta, Versions};
 use crate::slot::SlotId;
 use uuid::Uuid;
 
@@ -73,12 +73,10 @@ impl SlotStore {
         let Ok(record) = self.entered(slot) else {
             return (Vec::new(), None);
         };
-        let lines = Versions::highest(
-            record
-                .lines
-                .iter()
-                .map(|(line, count)| (line.as_str(), *count)),
-        );
+        // The lines raised last (the record keeps them at its end): an old slot's record holds
+        // more lines than a save carries, and the newest are the ones just lost (review 63 F7).
+        let newest = record.lines.iter().rev().take(MAX_VERSIONS).rev();
+        let lines = Versions::highest(newest.map(|(line, count)| (line.as_str(), *count)));
         let is_held = |id: &Uuid| held.iter().any(|save| save.meta.save_id == *id);
         let ids = (record.ids.into_iter().rev())
             .filter(|id| !is_held(id))

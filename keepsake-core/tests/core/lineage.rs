@@ -641,6 +641,45 @@ fn a_save_made_over_a_long_lost_session_heads_over_its_first_save_elsewhere() {
     }
 }
 
+/// Review 63 F1: a save below the head that was made over the arriving save does not keep
+/// that save from heading when it follows the head. P holds its save H and, below it, D's
+/// save X (D's clock behind), which D made over E's save A while A's file did not read
+/// there; A, made in view of H, then arrives at P: it comes after P's head, and heads.
+#[test]
+fn a_save_following_the_head_heads_though_a_save_below_was_made_over_it() {
+    let time = Arc::new(AtomicI64::new(1_790_000_000_000));
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let p = skewed_store(dirs[0].path(), &time, 0);
+    let e = skewed_store(dirs[1].path(), &time, 0);
+    let d = skewed_store(dirs[2].path(), &time, -6 * HOUR);
+    let bytes_of =
+        |store: &SlotStore, generation| store.read_generation_bytes(SLOT, generation).unwrap();
+    let place = |store: &SlotStore, bytes: &[u8]| match store
+        .import(store.decode_import(bytes).unwrap())
+        .unwrap()
+    {
+        ImportOutcome::Placed(receipt) => *receipt,
+        other => panic!("{other:?}"),
+    };
+    let h = save_by_its_clock(&p, "00000000000a");
+    place(&e, &bytes_of(&p, h.generation));
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let a = save_by_its_clock(&e, "00000000000e");
+    assert_eq!(a.meta.lineage(&h.meta), Lineage::Follows);
+    let a_bytes = bytes_of(&e, a.generation);
+    let a_at_d = place(&d, &a_bytes);
+    std::fs::write(d.path_of(SLOT, a_at_d.generation), b"damaged").unwrap();
+    time.fetch_add(60_000, Ordering::SeqCst);
+    let x = save_by_its_clock(&d, "00000000000d");
+    assert!(x.meta.made_over_unread(a.save_id));
+
+    let x_at_p = place(&p, &bytes_of(&d, x.generation));
+    assert!(!x_at_p.heads_slot, "D's clock is behind: X goes below H");
+    let a_at_p = place(&p, &a_bytes);
+    assert!(a_at_p.heads_slot, "{a_at_p:?}");
+    assert_eq!(p.load(SLOT).unwrap().meta.save_id, a.save_id);
+}
+
 /// Review 61 F1: the order saves entered a slot is not the order of its files. A phone's save,
 /// older by the clocks than the laptop's X, came in after X and went below it; X's file was
 /// then destroyed and the player saved over the slot. The save records X as made over (every

@@ -180,6 +180,11 @@
 //! on the device, which turns the made-over rule off, and saves made over more than 16 unread
 //! saves, whose list ends before the head), 7 hold it but neither head with it nor show it as
 //! a conflict (all failing on the code before this run's fixes too), 545099 and 564678.
+//! Since fixed: the first class by a save carrying how far each line went among what it was
+//! made over (562392), by the made-over rule standing whatever the player chose (542991) and
+//! by a repair not heading over a save made over it (555464), 16 of the 19 in all; the second
+//! by a delete's note, which settles the record of a delete the process died in, or whose
+//! removals did not last (582649, and 526044 with them): all 7.
 
 mod check;
 mod converge;
