@@ -374,18 +374,25 @@ mod tests {
         SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap()
     }
 
+    /// Three saves in the slot, in a store in `dir` whose process dies at the removal of
+    /// generation `dies_at` (see [`store_dying_at`]), and that generation's path.
+    fn three_saves_dying_at(dir: &Path, dies_at: u64) -> (SlotStore, Vec<SaveMeta>, PathBuf) {
+        let path = dir.join(format!("default/manual-03.g{dies_at:06}.ksav"));
+        let dying = store_dying_at(dir, path.clone());
+        let metas: Vec<SaveMeta> = (0..3).map(|tick| save(&dying, tick)).collect();
+        assert!(path.exists(), "the test names a file of the slot");
+        (dying, metas, path)
+    }
+
     /// Simulator seeds 582649, 526044: the process died in a delete after it removed the
     /// older generations, before the head. The record named all three saves; the next start
     /// took the head left for a save the player deleted (sync hid its conflict and never
-    /// repaired it). The next call that reads the record settles it by the delete's note: the
-    /// save left is the player's, the ones removed stay deleted, and the note goes.
+    /// repaired it). The store opened next settles it by the delete's note: the save left is
+    /// the player's, the ones removed stay deleted, and the note goes.
     #[test]
     fn a_delete_the_process_died_in_names_only_what_it_removed() {
         let dir = tempfile::tempdir().unwrap();
-        let head = dir.path().join("default/manual-03.g000003.ksav");
-        let dying = store_dying_at(dir.path(), head.clone());
-        let metas: Vec<SaveMeta> = (0..3).map(|tick| save(&dying, tick)).collect();
-        assert!(head.exists(), "the test names the head's file");
+        let (dying, metas, _) = three_saves_dying_at(dir.path(), 3);
         dying.delete(SLOT).unwrap_err();
         drop(dying);
         let note = dir.path().join("default/manual-03.deleting");
@@ -438,9 +445,7 @@ mod tests {
     #[test]
     fn a_dead_delete_keeps_naming_the_unread_file_it_removed() {
         let dir = tempfile::tempdir().unwrap();
-        let head = dir.path().join("default/manual-03.g000002.ksav");
-        let dying = store_dying_at(dir.path(), head.clone());
-        let metas: Vec<SaveMeta> = (0..3).map(|tick| save(&dying, tick)).collect();
+        let (dying, metas, head) = three_saves_dying_at(dir.path(), 2);
         let newest = dir.path().join("default/manual-03.g000003.ksav");
         std::fs::write(&newest, b"damaged past its metadata").unwrap();
         dying.delete(SLOT).unwrap_err();
