@@ -210,7 +210,8 @@ impl SlotStore {
     ) -> Result<(), StoreError> {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
-        let _ = self.settle_stopped_delete(slot);
+        // Settled after this write, a dead delete's note would rebuild over the choice.
+        self.settle_stopped_delete(slot)?;
         let mut record = self.record_of(slot)?;
         let mut with_lineage = record.clone();
         with_lineage.add_line_of(&passed_over.meta);

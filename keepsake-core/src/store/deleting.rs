@@ -40,6 +40,9 @@ use uuid::Uuid;
 /// each generation the slot held adds to it.
 pub(super) struct DeleteNote {
     pub(super) before: IdRecord,
+    /// The CRC-32 of the record the delete writes: a record changed since (a later choice,
+    /// an older build's delete) is not rebuilt from `before`, which would undo that change.
+    written: u32,
     pub(super) generations: Vec<NotedGeneration>,
 }
 
@@ -51,9 +54,10 @@ pub(super) struct NotedGeneration {
     adds: IdRecord,
 }
 
-/// How many generations a note may name: more than any slot holds (its backups, the saves
-/// kept beside them) by far. A longer note is no delete's: it is passed over (removed, the
-/// record left as written), so a hostile one cannot stall a store's opening.
+/// How many generations a note may name besides the slot's backups: more than any slot
+/// holds (its backups, the saves kept beside them) by far. A longer note is no delete's: it is
+/// passed over (removed, the record left as written), so a hostile one cannot stall a store's
+/// opening.
 const MAX_NOTED: usize = 1024;
 
 /// What a note that could not be removed once its delete ended is replaced by: no note.
@@ -72,9 +76,10 @@ fn deleting_name(slot: SlotId) -> String {
 impl DeleteNote {
     /// The note of a delete that found `before`, the readable generations `held`, and the
     /// generations `unread` that did not read, which it named through the slot's record of
-    /// what entered it (`entered`: what removing any of them adds).
+    /// what entered it (`entered`: what removing any of them adds); `written` is the record
+    /// the delete writes.
     pub(super) fn new(
-        before: IdRecord,
+        (before, written): (IdRecord, &IdRecord),
         held: &[StoredSave],
         unread: &[u64],
         entered: &IdRecord,
@@ -91,13 +96,15 @@ impl DeleteNote {
         });
         DeleteNote {
             before,
+            written: crc32fast::hash(written.text(DELETED_KEPT).as_bytes()),
             generations: readable.chain(unread).collect(),
         }
     }
 
     /// The file's text (see the module docs).
     fn text(&self) -> String {
-        let mut text = format!("{PART}{BEFORE}\n{}", self.before.text(DELETED_KEPT));
+        let before = self.before.text(DELETED_KEPT);
+        let mut text = format!("{PART}{BEFORE} {:08x}\n{before}", self.written);
         for noted in &self.generations {
             let id = noted.save_id.simple();
             let _ = write!(
@@ -110,12 +117,16 @@ impl DeleteNote {
         text
     }
 
-    /// Reads the file's text; `None` when it is not a note (no `before` part first: a file
-    /// cut short before it, or something else under the name).
-    fn parse(text: &str) -> Option<DeleteNote> {
+    /// Reads the file's text; `None` when it is not a note (no `before` part first with the
+    /// written record's CRC: a file cut short before it, or something else under the name),
+    /// or names more than `most` generations (no slot holds that many).
+    fn parse(text: &str, most: usize) -> Option<DeleteNote> {
         let separator = format!("\n{PART}");
         let mut parts = (text.split(&separator)).map(|part| part.trim_start_matches(PART));
-        let before = parts.next()?.strip_prefix(BEFORE)?;
+        let first = parts.next()?;
+        let (header, before) = first.split_once('\n').unwrap_or((first, ""));
+        let written = header.strip_prefix(BEFORE)?.trim();
+        let written = u32::from_str_radix(written, 16).ok()?;
         let generations = parts.filter_map(|part| {
             let (header, body) = part.split_once('\n').unwrap_or((part, ""));
             let (generation, id) = header.split_once(' ')?;
@@ -125,13 +136,13 @@ impl DeleteNote {
                 adds: IdRecord::parse(body),
             })
         });
-        let generations: Vec<NotedGeneration> = generations.take(MAX_NOTED + 1).collect();
-        if generations.len() > MAX_NOTED {
+        let generations: Vec<NotedGeneration> = generations.take(most + 1).collect();
+        if generations.len() > most {
             return None;
         }
-        let before = IdRecord::parse(before);
         Some(DeleteNote {
-            before,
+            before: IdRecord::parse(before),
+            written,
             generations,
         })
     }
@@ -176,7 +187,7 @@ impl SlotStore {
         let unread: Vec<u64> = (listed.iter().copied())
             .filter(|generation| !held.iter().any(|save| save.generation == *generation))
             .collect();
-        let note = DeleteNote::new(before, &held, &unread, &entered);
+        let note = DeleteNote::new((before, &record), &held, &unread, &entered);
         // Before the record names anything: a process that dies in the delete leaves the
         // note, and the next call settles the record by it (`deleting.rs`).
         self.note_delete_in_flight(slot, &note)?;
@@ -208,15 +219,18 @@ impl SlotStore {
         slot: SlotId,
         note: &DeleteNote,
     ) -> Result<(), StoreError> {
-        let (left, readable) = self.left_by_delete(slot, note)?;
-        if left.is_empty() {
+        let found = self.left_by_delete(slot, note)?;
+        if found.left.is_empty() {
             return Ok(());
         }
-        let mut record = note.before.clone();
-        let removed = (note.generations.iter()).filter(|noted| !left.contains(&noted.generation()));
-        for noted in removed {
-            record.merge(&noted.adds().sparing(&readable));
-        }
+        let current = self
+            .read_profile_file(&record_name(slot))?
+            .unwrap_or_default();
+        let record = match crc32fast::hash(&current) == note.written {
+            true => note.rebuilt(&found),
+            // Changed since the delete wrote it: only what the slot holds is taken out of it.
+            false => IdRecord::parse(&String::from_utf8_lossy(&current)).sparing(&found.readable),
+        };
         self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
     }
 
@@ -245,8 +259,11 @@ impl SlotStore {
     /// hold again by then (review 63 F4).
     pub(super) fn end_delete_in_flight(&self, slot: SlotId) {
         let name = deleting_name(slot);
-        if self.fs.remove_file(&self.dir.join(&name)).is_err() {
-            let _ = self.write_profile_file(&name, ENDED.as_bytes());
+        match self.fs.remove_file(&self.dir.join(&name)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                let _ = self.write_profile_file(&name, ENDED.as_bytes());
+            }
+            _ => {}
         }
     }
 
@@ -264,13 +281,16 @@ impl SlotStore {
         let bytes = match self.read_profile_file(&deleting_name(slot)) {
             Ok(Some(bytes)) => bytes,
             Ok(None) | Err(StoreError::NotAFile { .. }) => return Ok(()),
-            Err(error) => return Err(error),
+            Err(error) if error.may_pass() => return Err(error),
+            // One that can never be read (this user may not open it, past the size limit) is
+            // no note to settle by: it goes, or every delete of the slot would wait for it.
+            Err(_) => return Ok(self.end_delete_in_flight(slot)),
         };
-        let Some(note) = DeleteNote::parse(&String::from_utf8_lossy(&bytes)) else {
-            self.end_delete_in_flight(slot);
-            return Ok(());
-        };
-        self.stop_delete(slot, &note)
+        let most = usize::from(self.config().backups) + MAX_NOTED;
+        match DeleteNote::parse(&String::from_utf8_lossy(&bytes), most) {
+            Some(note) => self.stop_delete(slot, &note),
+            None => Ok(self.end_delete_in_flight(slot)),
+        }
     }
 
     /// A delete that ended part way (failed, or died): its record keeps only what it removed
@@ -298,36 +318,68 @@ impl SlotStore {
 
     /// Which of the generations `note` names the slot still holds, and the slot's readable
     /// generations: a noted save is left when the slot holds it under any number (a promotion
-    /// or an import may have moved it), and a noted generation that did not read when its
-    /// number holds a file that does not read now.
+    /// or an import may have moved it), and a noted generation when its number holds a file
+    /// that does not read now (its save, if the note names it, cannot be told apart there).
     pub(super) fn left_by_delete(
         &self,
         slot: SlotId,
         note: &DeleteNote,
-    ) -> Result<(Vec<u64>, Vec<StoredSave>), StoreError> {
+    ) -> Result<LeftByDelete, StoreError> {
         let listed = self.generations(slot)?;
         let readable = self.metas_of(slot, listed.clone(), Reading::View)?;
         let reads = |generation: u64| readable.iter().any(|s| s.generation == generation);
         let unread_there = |generation: u64| listed.contains(&generation) && !reads(generation);
-        let held = |id: Uuid| readable.iter().any(|s| s.meta.save_id == id);
-        let left = (note.generations.iter())
-            .filter(|noted| match noted.save_id.is_nil() {
-                true => unread_there(noted.generation),
-                false => held(noted.save_id) || unread_there(noted.generation),
-            })
-            .map(|noted| noted.generation)
-            .collect();
-        Ok((left, readable))
+        let held = |id: Uuid| !id.is_nil() && readable.iter().any(|s| s.meta.save_id == id);
+        let mut found = LeftByDelete::default();
+        for noted in &note.generations {
+            if held(noted.save_id) {
+                found.left.push(noted.generation);
+            } else if unread_there(noted.generation) {
+                found.left.push(noted.generation);
+                found.unread_left.push(noted.save_id);
+            }
+        }
+        found.readable = readable;
+        Ok(found)
     }
 }
 
-impl NotedGeneration {
-    pub(super) fn generation(&self) -> u64 {
-        self.generation
-    }
+/// What a delete cut short left of what its note names (see
+/// [`SlotStore::left_by_delete`]).
+#[derive(Default)]
+pub(super) struct LeftByDelete {
+    /// The noted generations left.
+    left: Vec<u64>,
+    /// The noted saves left whose files do not read now (the nil id for a generation that
+    /// did not read when the delete began).
+    unread_left: Vec<Uuid>,
+    /// The slot's readable generations.
+    readable: Vec<StoredSave>,
+}
 
-    pub(super) fn adds(&self) -> &IdRecord {
-        &self.adds
+impl DeleteNote {
+    /// The record as the delete should have left it, having removed only what `found` says it
+    /// did not leave: `before`, and what each removed generation adds, sparing every save left.
+    /// Where a file left does not read, what it holds cannot be spared by its metadata: only
+    /// ids are added (its own taken out), no line counts, and nothing through the slot's
+    /// record of what entered it (review 63b G1: that named the save left). A save left
+    /// unnamed is the safe side: a deleted one coming back loses nothing.
+    fn rebuilt(&self, found: &LeftByDelete) -> IdRecord {
+        let mut record = self.before.clone();
+        let removed =
+            (self.generations.iter()).filter(|noted| !found.left.contains(&noted.generation));
+        for noted in removed {
+            let mut adds = noted.adds.sparing(&found.readable);
+            if !found.unread_left.is_empty() {
+                if noted.save_id.is_nil() {
+                    continue;
+                }
+                adds.lines.clear();
+                adds.ids.retain(|id| !found.unread_left.contains(id));
+            }
+            record.merge(&adds);
+        }
+        record
     }
 }
 
@@ -462,6 +514,52 @@ mod tests {
         );
         assert!(restarted.is_deleted(&metas[0]).unwrap());
         assert!(!restarted.is_deleted(&metas[1]).unwrap(), "the head left");
+    }
+
+    /// Review 63b G1: two files did not read (the oldest and the newest, damaged); the delete
+    /// removed the oldest and died removing the newest. The damaged file left may hold any
+    /// save that entered the slot: the record names none of them through that record (it
+    /// named the newest save, still in the slot, which sync then never repaired), nor the
+    /// head left.
+    #[test]
+    fn a_dead_delete_names_nothing_an_unread_file_left_may_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dying, metas, newest) = three_saves_dying_at(dir.path(), 3);
+        let oldest = dir.path().join("default/manual-03.g000001.ksav");
+        for damaged in [&oldest, &newest] {
+            std::fs::write(damaged, b"damaged past its metadata").unwrap();
+        }
+        dying.delete(SLOT).unwrap_err();
+        drop(dying);
+        assert!(
+            newest.exists() && !oldest.exists(),
+            "died removing the newest"
+        );
+
+        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        assert!(
+            !restarted.is_deleted(&metas[2]).unwrap(),
+            "the unread file's save"
+        );
+        assert!(!restarted.is_deleted(&metas[1]).unwrap(), "the head left");
+    }
+
+    /// Review 63b G2: a note this user may not read can never be settled: it goes, and the
+    /// delete goes on (it would wait for it for good).
+    #[test]
+    fn a_note_that_can_never_be_read_does_not_jam_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let note = dir.path().join("default/manual-03.deleting");
+        let refused = note.clone();
+        let fs = Forward::os().on_open_read(move |fs, path| match path == refused {
+            true => Err(std::io::ErrorKind::PermissionDenied.into()),
+            false => fs.open_read(path),
+        });
+        let store = SlotStore::open_with(StoreConfig::new(dir.path()), Arc::new(fs)).unwrap();
+        let meta = save(&store, 0);
+        std::fs::write(&note, "= before 00000000\n").unwrap();
+        assert_eq!(store.delete(SLOT).unwrap(), 1);
+        assert!(store.is_deleted(&meta).unwrap());
     }
 
     /// Review 63 F6: a folder under the note's name leaves deletes as they were before notes
