@@ -201,6 +201,13 @@ impl SimDisk {
         state
     }
 
+    /// The files a power loss now would leave at the least: what is durable.
+    pub fn durable_tree(&self) -> Tree {
+        let fs = self.fs();
+        let log = fs.log();
+        log.durable(log.len())
+    }
+
     /// The files as the running game sees them.
     pub fn tree(&self) -> Tree {
         self.fs().tree()

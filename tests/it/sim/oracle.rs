@@ -177,6 +177,17 @@ impl Oracle {
         book.deleted.extend(removed);
     }
 
+    /// A delete failed at its flush after it removed every file of the slot, as the game sees
+    /// the folder; none of the removals is durable, so a power loss may bring the saves back,
+    /// and a later flush may make them gone. The saves it held (`held`) are no longer bound,
+    /// nor set aside: either way is what the disk did, not what the player was told.
+    pub fn delete_undecided(&mut self, device: usize, slot: SlotId, held: &BTreeSet<Uuid>) {
+        let book = self.book(device, slot);
+        for id in held {
+            book.must_hold.remove(id);
+        }
+    }
+
     /// A sync round placed another device's save in the slot. A save the player set aside
     /// here (deleted, passed over, or moved past with a save of theirs) that comes back keeps
     /// the place it had, so it may not head the slot over what the player did since; unless

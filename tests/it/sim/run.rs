@@ -12,7 +12,7 @@ use bevy_keepsake::SlotId;
 use bevy_keepsake::cloud::{SlotSync, SyncRound};
 use bevy_keepsake::format::{SaveBundle, SaveMeta, WorldState};
 use bevy_keepsake::snapshot;
-use bevy_keepsake::store::{SlotLayout, SlotStore, is_temp_file};
+use bevy_keepsake::store::{SlotLayout, SlotStore, is_temp_file, slot_stem};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -509,8 +509,17 @@ impl Sim {
         if emptied {
             self.frozen.remove(&(device, slot));
         }
-        self.oracle
-            .delete_interrupted(device, slot, (held, head), (&left, emptied));
+        // Emptied only as the game sees the folder: the removals were never flushed (the
+        // delete failed at its flush), and a power loss may bring every file back. Which way
+        // it goes, the disk decides later; the delete the player was told failed binds
+        // neither (simulator seeds 591600, 592451).
+        let stem = format!("{}.g", slot_stem(slot));
+        let durable = dev.disk.durable_tree().list(&dev.profile_dir());
+        if emptied && durable.iter().any(|name| name.starts_with(&stem)) {
+            self.oracle.delete_undecided(device, slot, &held);
+        } else {
+            (self.oracle).delete_interrupted(device, slot, (held, head), (&left, emptied));
+        }
         let tree = dev.disk.tree();
         let present = |path: &std::path::Path| {
             let dir = path.parent().unwrap_or(path);

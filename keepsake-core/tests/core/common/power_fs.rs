@@ -511,6 +511,12 @@ impl PowerLog {
         states
     }
 
+    /// The tree a power loss after the first `k` changes leaves when it keeps no unflushed
+    /// change: what is durable.
+    pub fn durable(&self, k: usize) -> Tree {
+        self.state(k, &BTreeSet::new(), None, String::new()).tree
+    }
+
     /// One of the states a power loss after the first `k` changes could leave, chosen by
     /// `pick` among the families [`crash_states`](Self::crash_states) enumerates (nothing
     /// unflushed kept, everything kept, all but one, only one, a random subset, the last write
