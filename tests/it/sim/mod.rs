@@ -182,9 +182,9 @@
 //! a conflict (all failing on the code before this run's fixes too), 545099 and 564678.
 //! Since fixed: the first class by a save carrying how far each line went among what it was
 //! made over (562392), by the made-over rule standing whatever the player chose (542991) and
-//! by a repair not heading over a save made over it (555464), 17 of the 19 in all (547984
-//! and 545099 left); the second by a delete's note, which settles the record of a delete the
-//! process died in, or whose removals did not last (582649, and 526044 with them): all 7.
+//! by a repair not heading over a save made over it (555464), 18 of the 19 in all (547984
+//! left); the second by a delete's note, which settles the record of a delete the process
+//! died in, or whose removals did not last (582649, and 526044 with them): all 7.
 //! The oracle learned that a delete failing at its folder flush after emptying the slot (as
 //! the game sees it) is undecided until a power loss or a flush decides (591600, 592451).
 
