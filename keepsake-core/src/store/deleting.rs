@@ -284,12 +284,18 @@ impl SlotStore {
             Err(error) if error.may_pass() => return Err(error),
             // One that can never be read (this user may not open it, past the size limit) is
             // no note to settle by: it goes, or every delete of the slot would wait for it.
-            Err(_) => return Ok(self.end_delete_in_flight(slot)),
+            Err(_) => {
+                self.end_delete_in_flight(slot);
+                return Ok(());
+            }
         };
         let most = usize::from(self.config().backups) + MAX_NOTED;
         match DeleteNote::parse(&String::from_utf8_lossy(&bytes), most) {
             Some(note) => self.stop_delete(slot, &note),
-            None => Ok(self.end_delete_in_flight(slot)),
+            None => {
+                self.end_delete_in_flight(slot);
+                Ok(())
+            }
         }
     }
 
