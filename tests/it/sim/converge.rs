@@ -57,6 +57,7 @@ impl Sim {
             for (slot, head) in &view.heads {
                 for (to, other) in views.iter().enumerate().filter(|(to, _)| *to != from) {
                     if self.oracle.set_aside(to, *slot, head)
+                        || self.oracle.undecided(to, *slot, head)
                         || self.oracle.saved_over_damage(to, *slot, head)
                         || other.frozen.contains(slot)
                     {

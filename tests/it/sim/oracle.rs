@@ -51,6 +51,9 @@ struct Book {
     passed_over: HashMap<Uuid, BTreeSet<Uuid>>,
     /// The saves confirmed here: what they were made in view of, the player here moved past.
     made: HashSet<Uuid>,
+    /// Saves a delete that failed at its flush may or may not have removed here
+    /// ([`Oracle::delete_undecided`]): neither bound nor forbidden.
+    undecided: HashSet<Uuid>,
 }
 
 /// Damage at rest to a save's last intact copy on a device.
@@ -179,13 +182,19 @@ impl Oracle {
 
     /// A delete failed at its flush after it removed every file of the slot, as the game sees
     /// the folder; none of the removals is durable, so a power loss may bring the saves back,
-    /// and a later flush may make them gone. The saves it held (`held`) are no longer bound,
-    /// nor set aside: either way is what the disk did, not what the player was told.
+    /// and a later flush may make them gone. No save of the slot is bound any more (a newer
+    /// build's too, which the delete's list of what it held leaves out: seed 612357), nor set
+    /// aside: either way is what the disk did, not what the player was told.
     pub fn delete_undecided(&mut self, device: usize, slot: SlotId, held: &BTreeSet<Uuid>) {
         let book = self.book(device, slot);
-        for id in held {
-            book.must_hold.remove(id);
-        }
+        let bound = std::mem::take(&mut book.must_hold);
+        book.undecided.extend(held.iter().chain(&bound).copied());
+    }
+
+    /// Whether a delete that failed at its flush may have removed `id` here (see
+    /// [`delete_undecided`](Self::delete_undecided)): this device need not reach it.
+    pub fn undecided(&self, device: usize, slot: SlotId, id: &Uuid) -> bool {
+        (self.books.get(&(device, slot))).is_some_and(|book| book.undecided.contains(id))
     }
 
     /// A sync round placed another device's save in the slot. A save the player set aside

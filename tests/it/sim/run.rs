@@ -506,20 +506,22 @@ impl Sim {
         let left = store.as_ref().map(|store| held_ids(store, slot));
         let left = left.unwrap_or_default();
         let emptied = store.is_ok_and(|store| store.generations(slot).is_ok_and(|g| g.is_empty()));
-        if emptied {
-            self.frozen.remove(&(device, slot));
-        }
         // Emptied only as the game sees the folder: the removals were never flushed (the
-        // delete failed at its flush), and a power loss may bring every file back. Which way
-        // it goes, the disk decides later; the delete the player was told failed binds
-        // neither (simulator seeds 591600, 592451).
+        // delete failed at its flush), and a power loss may bring every file back (a newer
+        // build's too). Which way it goes, the disk decides later; the delete the player was
+        // told failed binds neither (simulator seeds 591600, 592451, 616747).
         let stem = format!("{}.g", slot_stem(slot));
         let durable = dev.disk.durable_tree().list(&dev.profile_dir());
         if emptied && durable.iter().any(|name| name.starts_with(&stem)) {
             self.oracle.delete_undecided(device, slot, &held);
         } else {
+            if emptied {
+                self.frozen.remove(&(device, slot));
+            }
             (self.oracle).delete_interrupted(device, slot, (held, head), (&left, emptied));
         }
+        // A newer build's file the delete removed (as the game sees the folder) is the
+        // player's doing, however the disk keeps it.
         let tree = dev.disk.tree();
         let present = |path: &std::path::Path| {
             let dir = path.parent().unwrap_or(path);
