@@ -432,6 +432,11 @@ mod tests {
         SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap()
     }
 
+    /// The store the game opens when it starts again, on a healthy disk.
+    fn restart(dir: &Path) -> SlotStore {
+        SlotStore::open(StoreConfig::new(dir)).unwrap()
+    }
+
     /// Three saves in the slot, in a store in `dir` whose process dies at the removal of
     /// generation `dies_at` (see [`store_dying_at`]), and that generation's path.
     fn three_saves_dying_at(dir: &Path, dies_at: u64) -> (SlotStore, Vec<SaveMeta>, PathBuf) {
@@ -456,7 +461,7 @@ mod tests {
         let note = dir.path().join("default/manual-03.deleting");
         assert!(note.exists(), "the dead delete left its note");
 
-        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let restarted = restart(dir.path());
         assert_eq!(restarted.generations(SLOT).unwrap(), [3]);
         assert!(!restarted.is_deleted(&metas[2]).unwrap(), "the save left");
         let deleted = restarted.deleted_saves().unwrap();
@@ -491,7 +496,7 @@ mod tests {
         )
         .unwrap();
 
-        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let restarted = restart(dir.path());
         assert!(old.iter().all(|old| restarted.is_deleted(old).unwrap()));
         assert!(!restarted.is_deleted(&new).unwrap());
         assert!(!note.exists());
@@ -513,7 +518,7 @@ mod tests {
             "the test removes the unread file"
         );
 
-        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let restarted = restart(dir.path());
         assert!(
             restarted.is_deleted(&metas[2]).unwrap(),
             "the unread file's save"
@@ -542,7 +547,7 @@ mod tests {
             "died removing the newest"
         );
 
-        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let restarted = restart(dir.path());
         assert!(
             !restarted.is_deleted(&metas[2]).unwrap(),
             "the unread file's save"
@@ -600,7 +605,7 @@ mod tests {
         let note = dir.path().join("default/manual-03.deleting");
         std::fs::write(&note, text).unwrap();
 
-        let restarted = SlotStore::open(StoreConfig::new(dir.path())).unwrap();
+        let restarted = restart(dir.path());
         assert!(restarted.is_deleted(&meta).unwrap());
         assert!(!restarted.is_deleted(&kept).unwrap());
         assert!(!note.exists());
