@@ -14,7 +14,7 @@
 //! Builds that read only the ids pass over the `@` entries.
 //!
 //! The record names the saves the player passed over too, by choosing another device's save
-//! over them ([`SlotStore::note_passed_over`]), with what they were made in view of and
+//! over them ([`SlotStore::promote`]), with what they were made in view of and
 //! their own line's count: cloud sync shows them as a conflict no more, nor places them or
 //! an older save of their line again, once the sync state that also says so is lost.
 //!
@@ -193,34 +193,26 @@ impl SlotStore {
         };
         Ok(Record::parse(&String::from_utf8_lossy(&bytes)))
     }
+}
 
-    /// Adds `passed_over` to `slot`'s record: a save the player passed over there by choosing
-    /// another device's save (`chosen`: cloud sync's choice of a conflict's hidden save),
-    /// settled for good like a deleted save though it stays loadable as the slot's older
-    /// generation. What it was made in view of is settled with it (those ids, and its own
-    /// line's count), as a delete settles what a deleted save was made over: an older save of
-    /// the line the player turned down, arriving later, would otherwise head the slot over
-    /// their choice (simulator seed 501703). Only its id, should that cover `chosen`. Cloud sync
-    /// keeps the id in its own state file; this record outlives that file.
-    pub fn note_passed_over(
-        &self,
-        slot: SlotId,
-        passed_over: &StoredSave,
-        chosen: Option<&SaveMeta>,
-    ) -> Result<(), StoreError> {
-        self.check_slot(slot)?;
-        let _lock = self.lock(slot)?;
-        // Settled after this write, a dead delete's note would rebuild over the choice.
-        self.settle_stopped_delete(slot)?;
-        let mut record = self.record_of(slot)?;
-        let mut with_lineage = record.clone();
-        with_lineage.add_line_of(&passed_over.meta);
-        if chosen.is_some_and(|chosen| with_lineage.covers(chosen)) {
-            record.ids.push(passed_over.meta.save_id);
-        } else {
-            record = with_lineage;
+impl IdRecord {
+    /// The record with `passed_over` added: a save the player passed over by choosing
+    /// another device's save (`chosen`: cloud sync's choice of a conflict's hidden save, see
+    /// `choosing.rs`), settled for good like a deleted save though it stays loadable as the
+    /// slot's older generation. What it was made in view of is settled with it (those ids,
+    /// and its own line's count), as a delete settles what a deleted save was made over: an
+    /// older save of the line the player turned down, arriving later, would otherwise head
+    /// the slot over their choice (simulator seed 501703). Only its id, should that cover
+    /// `chosen`. Cloud sync keeps the id in its own state file; this record outlives that file.
+    pub(super) fn passing_over(&self, passed_over: &SaveMeta, chosen: &SaveMeta) -> IdRecord {
+        let mut with_lineage = self.clone();
+        with_lineage.add_line_of(passed_over);
+        if with_lineage.covers(chosen) {
+            let mut record = self.clone();
+            record.ids.push(passed_over.save_id);
+            return record;
         }
-        self.write_profile_file(&record_name(slot), record.text(DELETED_KEPT).as_bytes())
+        with_lineage
     }
 }
 
@@ -283,8 +275,6 @@ mod tests {
             .find(|s| s.meta.save_id == chosen.save_id)
             .unwrap();
         desk.promote(slot, mine.generation).unwrap();
-        desk.note_passed_over(slot, &held[0], Some(&chosen))
-            .unwrap();
         // Y's file is damaged here: no save held says W is older.
         let passed_over = desk.saves_in(slot).unwrap();
         let passed_over = passed_over
@@ -330,8 +320,6 @@ mod tests {
         let held = desk.saves_in(slot).unwrap();
         let mine = held.iter().find(|s| s.meta.save_id == chosen.save_id);
         let top = desk.promote(slot, mine.unwrap().generation).unwrap();
-        desk.note_passed_over(slot, &held[0], Some(&chosen))
-            .unwrap();
         let chosen_bytes = desk.read_generation_bytes(slot, top).unwrap();
         std::fs::write(desk.path_of(slot, top), b"rot").unwrap();
 

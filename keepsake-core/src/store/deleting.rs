@@ -390,14 +390,13 @@ impl DeleteNote {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::format::{SaveBundle, SaveMeta, WorldState};
     use crate::slot::SlotId;
     use crate::store::testing::Forward;
     use crate::store::{SlotStore, StoreConfig};
     use std::path::{Path, PathBuf};
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     const SLOT: SlotId = SlotId::Manual(3);
 
@@ -410,30 +409,14 @@ mod tests {
         store.save(SLOT, meta, &bundle).unwrap().meta
     }
 
-    /// A store in `dir` whose process dies at the first removal of `dies_at`: that removal
-    /// fails, and so does every write and removal after it (nothing it does lands).
-    fn store_dying_at(dir: &Path, dies_at: PathBuf) -> SlotStore {
-        let dead = Arc::new(AtomicBool::new(false));
-        let dying = dead.clone();
-        let fs = Forward::os()
-            .on_remove_file(move |fs, path| {
-                if path == dies_at {
-                    dying.store(true, Ordering::SeqCst);
-                }
-                match dying.load(Ordering::SeqCst) {
-                    true => Err(std::io::Error::other("the process is dead")),
-                    false => fs.remove_file(path),
-                }
-            })
-            .on_create_new(move |fs, path| match dead.load(Ordering::SeqCst) {
-                true => Err(std::io::Error::other("the process is dead")),
-                false => fs.create_new(path),
-            });
+    /// A store in `dir` whose process dies at the first removal of `dies_at`.
+    pub(in crate::store) fn store_dying_at(dir: &Path, dies_at: PathBuf) -> SlotStore {
+        let fs = Forward::dying_at_removal_of(dies_at);
         SlotStore::open_with(StoreConfig::new(dir), Arc::new(fs)).unwrap()
     }
 
     /// The store the game opens when it starts again, on a healthy disk.
-    fn restart(dir: &Path) -> SlotStore {
+    pub(in crate::store) fn restart(dir: &Path) -> SlotStore {
         SlotStore::open(StoreConfig::new(dir)).unwrap()
     }
 

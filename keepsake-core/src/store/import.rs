@@ -240,7 +240,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         self.flush_folder_chain()?;
         let _lock = self.lock(slot)?;
-        let _ = self.settle_stopped_delete(slot);
+        let _ = self.settle_stopped_writes(slot);
         if self.is_deleted(&meta)? {
             return Ok(ImportOutcome::Deleted { slot });
         }
@@ -400,23 +400,6 @@ impl SlotStore {
         let read = |generation: &u64| held.iter().any(|save| save.generation == *generation);
         let newest_unread = generations.into_iter().find(|generation| !read(generation));
         Ok((held, newest_unread))
-    }
-
-    /// Makes `generation` head its slot (for a player choosing the save made on another
-    /// device): its bytes are written on top as a new generation and its old file removed, so
-    /// the previous head stays, one generation below. Returns the new generation number.
-    pub fn promote(&self, slot: SlotId, generation: u64) -> Result<u64, StoreError> {
-        self.check_slot(slot)?;
-        self.flush_folder_chain()?;
-        let _lock = self.lock(slot)?;
-        let _ = self.settle_stopped_delete(slot);
-        let newest = match self.generations(slot)?.first() {
-            Some(&newest) if newest == generation => return Ok(newest),
-            Some(&newest) => newest,
-            None => return Err(StoreError::EmptySlot(slot)),
-        };
-        self.refuse_newer_format(slot, newest)?;
-        self.move_to_top(slot, generation, newest)
     }
 
     /// Every readable generation of every slot with its metadata, newest generation first
@@ -630,7 +613,12 @@ impl SlotStore {
     }
 
     /// Copies `generation` above `newest` durably, then removes the old copy.
-    fn move_to_top(&self, slot: SlotId, generation: u64, newest: u64) -> Result<u64, StoreError> {
+    pub(super) fn move_to_top(
+        &self,
+        slot: SlotId,
+        generation: u64,
+        newest: u64,
+    ) -> Result<u64, StoreError> {
         let top = self.above(slot, newest)?;
         self.copy_generation(slot, generation, top)?;
         self.remove_generation(slot, generation)?;

@@ -90,7 +90,7 @@
 //! |--------|--------------------------|
 //! | plugin (`src/plugin/`) | `open_with`, `save`, `next_autosave_slot`, `load`, `delete`, `list` |
 //! | UI (`src/ui/`) | `read_thumbnail` |
-//! | cloud (`src/cloud/`) | `config`, `decode_import`, `import`, `saves`, `saves_in`, `promote`, `read_generation_bytes`, `read_profile_file`, `write_profile_file`, `deleted_saves`, `is_deleted`, `note_passed_over`, `dir` (to name its side file in errors) |
+//! | cloud (`src/cloud/`) | `config`, `decode_import`, `import`, `saves`, `saves_in`, `promote`, `read_generation_bytes`, `read_profile_file`, `write_profile_file`, `deleted_saves`, `is_deleted`, `dir` (to name its side file in errors) |
 //! | games and tests | also `save_autosave`, `copy` (compositions of the above) and `generations` |
 //!
 //! Encoding and decoding (through `format`, with [`StoreConfig::decode_options`]), the autosave
@@ -123,6 +123,7 @@
 //! - **Typed errors**: every failure is a [`StoreError`] variant (a full quota is the disk-full
 //!   case), so callers tell a passing fault from a damaged save without parsing messages.
 
+mod choosing;
 mod deleted;
 mod deleting;
 mod durable;

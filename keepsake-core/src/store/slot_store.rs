@@ -384,7 +384,7 @@ impl SlotStore {
 
         let _lock = self.lock(slot)?;
         // A dead delete's note is settled before a generation is added (`deleting.rs`).
-        let _ = self.settle_stopped_delete(slot);
+        let _ = self.settle_stopped_writes(slot);
         // What the slot held was read before its lock, so the world is not encoded while the
         // lock is held; another writer of the slot (the crash hook's save in one thread, an
         // autosave in flight in another) may have placed a save since. A save recording an
@@ -565,7 +565,7 @@ impl SlotStore {
         self.check_slot(slot)?;
         let _lock = self.lock(slot)?;
         // A note this delete's own would replace is settled first, or the delete waits.
-        self.settle_stopped_delete(slot)?;
+        self.settle_stopped_writes(slot)?;
         let generations = self.generations(slot)?;
         let Some(head) = self.head_generation(slot, &generations)? else {
             // An empty slot may be empty only in the page cache: a failed save removes its
@@ -1079,6 +1079,7 @@ impl SlotStore {
                 self.remove_stale_temp_file(name);
             } else {
                 self.settle_dead_delete(name);
+                self.settle_dead_choice(name);
             }
         }
         Ok(())

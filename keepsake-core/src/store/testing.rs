@@ -11,8 +11,9 @@ use super::fs::{FileSystem, LockGuard, OsFileSystem, ReadFile, WriteFile};
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A filesystem that forwards every call to an inner one, except the calls given a closure.
 ///
@@ -70,6 +71,31 @@ impl Forward {
             inner: Arc::new(inner),
             hooks: Hooks::default(),
         }
+    }
+}
+
+impl Forward {
+    /// The real filesystem, in a process that dies at the first removal of `dies_at`: that
+    /// removal fails, and so does every file created or removed after it (nothing the
+    /// process does then lands), as a store sees a kill part way through a delete or a choice.
+    pub fn dying_at_removal_of(dies_at: PathBuf) -> Self {
+        let dead = Arc::new(AtomicBool::new(false));
+        let dying = dead.clone();
+        let killed = || io::Error::other("the process is dead");
+        Self::os()
+            .on_remove_file(move |fs, path| {
+                if path == dies_at {
+                    dying.store(true, Ordering::SeqCst);
+                }
+                match dying.load(Ordering::SeqCst) {
+                    true => Err(killed()),
+                    false => fs.remove_file(path),
+                }
+            })
+            .on_create_new(move |fs, path| match dead.load(Ordering::SeqCst) {
+                true => Err(killed()),
+                false => fs.create_new(path),
+            })
     }
 }
 

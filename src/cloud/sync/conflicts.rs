@@ -34,17 +34,8 @@ impl SyncCore {
         let passed_over = here.first();
         let passed_over = passed_over.filter(|head| head.meta.save_id != conflict.hidden_save);
         if let Some(passed_over) = passed_over {
-            // The store records it too, so a lost state file does not show it as a conflict
-            // again. Should that record not take it, the state file still says it.
-            let chosen = self
-                .store
-                .saves_in(slot)
-                .ok()
-                .and_then(|s| s.into_iter().next());
-            let chosen = chosen.map(|chosen| chosen.meta);
-            let _ = self
-                .store
-                .note_passed_over(slot, passed_over, chosen.as_ref());
+            // The store's promotion records it too (`choosing.rs`), so a lost state file does
+            // not show it as a conflict again.
             let aside = self.state.set_aside.entry(slot).or_default();
             aside.insert(passed_over.meta.save_id);
         }

@@ -273,6 +273,8 @@ impl Oracle {
         let seq = self.tick();
         let book = self.book(device, slot);
         book.entered.insert(id, seq);
+        // Chosen back, it is the player's again (simulator seed 610723).
+        book.passed_over.remove(&id);
         if let Some(over) = over.filter(|over| *over != id) {
             book.passed_over.entry(over).or_default().insert(id);
         }

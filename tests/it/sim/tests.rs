@@ -4416,3 +4416,358 @@ fn seed_555464_a_repaired_save_does_not_head_over_the_save_made_over_it() {
         &steps,
     );
 }
+/// The process died in the player's choice after the chosen save's copy landed, before the
+/// save it passed over was named; the disk then destroyed the save made over the choice (0
+/// backups), and the slot fell back to the save turned down, placed again from the cloud and
+/// heading by the clocks (the store's choice now writes a note first: `choosing.rs`).
+#[test]
+fn seed_614680_a_choice_cut_short_still_names_the_save_it_passed_over() {
+    use super::plan::{Action, Restart};
+    use super::remote::CloudFault;
+    let steps = plan(&[
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 165158690371191807617736916061288950600,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 163542026926531912473453854413323718045,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 44305611848406626569132541599047782362,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 200304695775478475922598737136039325376,
+            },
+        ),
+        (400000, Action::UploadDue { device: 1 }),
+        (0, Action::CloudFault(CloudFault::LostAnswer)),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 50139908137552554491794138466921584985,
+            },
+        ),
+        (400000, Action::Sync { device: 0 }),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 3820265015095927549551196187978886693,
+            },
+        ),
+        (
+            5,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 57611180249958454991848889849739343812,
+            },
+        ),
+        (900, Action::Sync { device: 0 }),
+        (
+            900,
+            Action::Die {
+                device: 0,
+                after: 28,
+                power: true,
+                pick: 17550301560958381128,
+                restart: Restart::Dies {
+                    after: 10,
+                    power: false,
+                    pick: 18270225695448078103,
+                },
+            },
+        ),
+        (
+            900,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            900,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 87328253713160394386798841346920981163,
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 0,
+                id: 324052958734273259185719308316588721538,
+            },
+        ),
+        (
+            900,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 242422178793266856273694451662652700694,
+                unreadable: true,
+            },
+        ),
+        (
+            400000,
+            Action::Rot {
+                device: 0,
+                file: 4208810524,
+                how: Rot::Flip(3207130096),
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 332574550409586000713047292382605807849,
+            },
+        ),
+        (
+            20000,
+            Action::Die {
+                device: 0,
+                after: 2,
+                power: false,
+                pick: 11128740714683308464,
+                restart: Restart::Dies {
+                    after: 9,
+                    power: true,
+                    pick: 16962188354989527589,
+                },
+            },
+        ),
+        (
+            20000,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Quick,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 131576070099524810642487800472490103125,
+            },
+        ),
+        (
+            0,
+            Action::Rot {
+                device: 0,
+                file: 3253399622,
+                how: Rot::Truncate(1862575633),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 0,
+            sealed: true,
+        },
+        &steps,
+    );
+}
+/// The player passed a save over, then chose it back, made a save over it and the disk
+/// destroyed that save: the slot falls back to its backup, the save chosen back (the
+/// oracle had kept counting it as passed over).
+#[test]
+fn seed_610723_a_save_chosen_back_is_a_backup_again() {
+    use super::plan::{Action, Restart};
+    let steps = plan(&[
+        (
+            0,
+            Action::DiskFault {
+                device: 1,
+                after: 6,
+                fault: DiskFault::Full { calls: 15 },
+            },
+        ),
+        (0, Action::Sync { device: 1 }),
+        (
+            900,
+            Action::Autosave {
+                device: 1,
+                id: 299626329756841303645157800134322434755,
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(1),
+                id: 60093680147800157634594135344053011520,
+            },
+        ),
+        (
+            20000,
+            Action::Autosave {
+                device: 0,
+                id: 69400999979777122401268374301999511429,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Quick,
+                id: 194632968016212164195351468384766273327,
+            },
+        ),
+        (
+            0,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 219705899738844843482905034073213817183,
+            },
+        ),
+        (
+            20000,
+            Action::Autosave {
+                device: 0,
+                id: 38432663833161832266683408818549772744,
+            },
+        ),
+        (
+            0,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Manual(1),
+                saves: 60,
+                id: 79931218385689115852479413720971902042,
+            },
+        ),
+        (
+            20000,
+            Action::Session {
+                device: 0,
+                slot: SlotId::Manual(0),
+                saves: 55,
+                id: 309739918547318092150600065451836956420,
+            },
+        ),
+        (
+            0,
+            Action::Autosave {
+                device: 0,
+                id: 179431437247349209417306993023285328103,
+            },
+        ),
+        (5, Action::Sync { device: 1 }),
+        (20000, Action::Sync { device: 0 }),
+        (
+            5,
+            Action::Die {
+                device: 0,
+                after: 77,
+                power: true,
+                pick: 4607503746749616417,
+                restart: Restart::Dies {
+                    after: 2,
+                    power: true,
+                    pick: 1698227038721118410,
+                },
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            5,
+            Action::Autosave {
+                device: 1,
+                id: 82177049787531212967706184976256016535,
+            },
+        ),
+        (
+            0,
+            Action::Rot {
+                device: 0,
+                file: 2366243318,
+                how: Rot::Truncate(2581890043),
+            },
+        ),
+        (
+            900,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 18116382305850217016252080676036939624,
+                unreadable: true,
+            },
+        ),
+        (0, Action::Sync { device: 0 }),
+        (
+            20000,
+            Action::NewerBuild {
+                device: 0,
+                slot: SlotId::Quick,
+                id: 160816824921051974906880543626373866549,
+                unreadable: true,
+            },
+        ),
+        (400000, Action::Sync { device: 1 }),
+        (900, Action::Sync { device: 0 }),
+        (
+            400000,
+            Action::ChooseOther {
+                device: 0,
+                slot: SlotId::Manual(1),
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(1),
+                id: 38327474126131460789759456154707254852,
+            },
+        ),
+        (
+            20000,
+            Action::Rot {
+                device: 0,
+                file: 1578230038,
+                how: Rot::Truncate(531813308),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 1,
+            sealed: true,
+        },
+        &steps,
+    );
+}

@@ -1,0 +1,281 @@
+//! A choice in flight: the player choosing a save below the slot's head (another device's,
+//! shown as a conflict) to head it ([`SlotStore::promote`]). The save it passes over goes
+//! into the slot's record of deleted saves (`deleted.rs`), settled for good like a deleted
+//! save though it stays loadable one generation below.
+//!
+//! Why a note: the choice is two writes, the chosen save's copy on top and the record, and
+//! a process that died between them (killed, a power loss) left the choice made and the
+//! save it passed over unnamed. Should the disk then destroy the save the player made over
+//! their choice, the slot fell back to the save they had turned down, brought back from the
+//! cloud and heading by the clocks (simulator seeds 614680, 592801). `<slot>.choosing` beside
+//! the slot's saves is written durably before the copy: `= chosen <save id>`, then the record
+//! as the choice writes it, in the record's own text format (`id_record.rs`). The next store
+//! opened (the game started again), and the next write of the slot, settle it under the
+//! slot's lock ([`SlotStore::settle_stopped_choice`]): where the chosen save heads the slot,
+//! the choice landed and its record is written; otherwise it did not, and the note goes.
+
+use super::deleted::{DELETED_KEPT, record_name};
+use super::error::StoreError;
+use super::id_record::IdRecord;
+use super::layout::{lock_file_name, parse_slot_stem, slot_stem};
+use super::slot_store::SlotStore;
+use crate::slot::SlotId;
+use std::io::ErrorKind;
+use uuid::Uuid;
+
+/// What starts the note; the chosen save's id follows on the same line.
+const CHOSEN: &str = "= chosen ";
+
+/// The name of a slot's note of the choice in flight.
+fn choosing_name(slot: SlotId) -> String {
+    format!("{}.choosing", slot_stem(slot))
+}
+
+/// A choice the store is making: the save chosen, and the record of deleted saves with the
+/// save it passes over added.
+struct ChoiceNote {
+    chosen: Uuid,
+    record: IdRecord,
+}
+
+impl ChoiceNote {
+    fn text(&self) -> String {
+        format!(
+            "{CHOSEN}{}\n{}",
+            self.chosen,
+            self.record.text(DELETED_KEPT)
+        )
+    }
+
+    /// The note in `text`, or `None` for one that is no note (hostile, cut short, or the
+    /// mark of an ended choice whose file could not be removed).
+    fn parse(text: &str) -> Option<ChoiceNote> {
+        let (first, record) = text.split_once('\n')?;
+        let chosen = Uuid::parse_str(first.strip_prefix(CHOSEN)?.trim()).ok()?;
+        let record = IdRecord::parse(record);
+        Some(ChoiceNote { chosen, record })
+    }
+}
+
+impl SlotStore {
+    /// Makes `generation` head its slot (for a player choosing the save made on another
+    /// device): its bytes are written on top as a new generation and its old file removed, so
+    /// the previous head stays, one generation below. Returns the new generation number.
+    ///
+    /// The save it passes over (the slot's newest readable save, when another save) is added
+    /// to the slot's record of deleted saves, with what it was made in view of (see
+    /// `deleted.rs`), so cloud sync neither shows it as a conflict again nor heads the slot
+    /// with it or an older save of its line, once its own state file is lost. A process that
+    /// dies part way leaves a note the next store opened settles (`choosing.rs`). A record
+    /// that cannot be read leaves the choice unrecorded here, as before records were kept.
+    pub fn promote(&self, slot: SlotId, generation: u64) -> Result<u64, StoreError> {
+        self.check_slot(slot)?;
+        self.flush_folder_chain()?;
+        let _lock = self.lock(slot)?;
+        let _ = self.settle_stopped_writes(slot);
+        let newest = match self.generations(slot)?.first() {
+            Some(&newest) if newest == generation => return Ok(newest),
+            Some(&newest) => newest,
+            None => return Err(StoreError::EmptySlot(slot)),
+        };
+        self.refuse_newer_format(slot, newest)?;
+        let Some(note) = self.choice_note(slot, generation) else {
+            return self.move_to_top(slot, generation, newest);
+        };
+        let noted = self.note_choice_in_flight(slot, &note)?;
+        let top = self.move_to_top(slot, generation, newest);
+        // Whether the copy landed or not, the head says (a failed removal of the old file
+        // still made the choice). What is not written now, the note settles later.
+        if self.land_choice(slot, &note).is_ok() && noted {
+            let _ = self.end_choice_in_flight(slot);
+        }
+        top
+    }
+
+    /// The note of choosing `generation` over the slot's head: `None` when the head is the
+    /// same save (its second copy), when either does not read, or when the record does not.
+    fn choice_note(&self, slot: SlotId, generation: u64) -> Option<ChoiceNote> {
+        let held = self.saves_in(slot).ok()?;
+        let passed_over = held.first()?;
+        let chosen = held.iter().find(|save| save.generation == generation)?;
+        if passed_over.meta.save_id == chosen.meta.save_id {
+            return None;
+        }
+        let record = self.record_of(slot).ok()?;
+        let record = record.passing_over(&passed_over.meta, &chosen.meta);
+        let chosen = chosen.meta.save_id;
+        Some(ChoiceNote { chosen, record })
+    }
+
+    /// Writes the note before the choice changes anything; whether it did. Under a folder by
+    /// the note's name the choice goes on without one, as before notes were written, rather
+    /// than refuse every choice of the slot.
+    fn note_choice_in_flight(&self, slot: SlotId, note: &ChoiceNote) -> Result<bool, StoreError> {
+        let name = choosing_name(slot);
+        if let Err(StoreError::NotAFile { .. }) = self.read_profile_file(&name) {
+            return Ok(false);
+        }
+        self.write_profile_file(&name, note.text().as_bytes())?;
+        Ok(true)
+    }
+
+    /// Writes the record `note` holds if the choice landed: the save it chose heads the slot.
+    fn land_choice(&self, slot: SlotId, note: &ChoiceNote) -> Result<(), StoreError> {
+        let held = self.saves_in(slot)?;
+        let landed = held.first().map(|head| head.meta.save_id) == Some(note.chosen);
+        if !landed {
+            return Ok(());
+        }
+        let record = note.record.text(DELETED_KEPT);
+        self.write_profile_file(&record_name(slot), record.as_bytes())
+    }
+
+    /// Settles a choice that died part way in `slot`, if its note is there: where the save
+    /// it chose heads the slot, the record it noted is written; then the note goes. Call it
+    /// under the slot's lock, before the slot's files or record change. A note that does not
+    /// read as one goes; one that cannot be read now for a reason that may pass stays, and
+    /// the call fails.
+    pub(super) fn settle_stopped_choice(&self, slot: SlotId) -> Result<(), StoreError> {
+        let name = choosing_name(slot);
+        let bytes = match self.read_profile_file(&name) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) | Err(StoreError::NotAFile { .. }) => return Ok(()),
+            Err(error) if error.may_pass() => return Err(error),
+            Err(_) => return self.end_choice_in_flight(slot),
+        };
+        let Some(note) = ChoiceNote::parse(&String::from_utf8_lossy(&bytes)) else {
+            return self.end_choice_in_flight(slot);
+        };
+        self.land_choice(slot, &note)?;
+        self.end_choice_in_flight(slot)
+    }
+
+    /// The choice ended: its note goes. Not flushed: a power loss that brings it back brings
+    /// a note settled the same way, or, once the slot has a newer head, dropped. A note that
+    /// cannot be removed is replaced by one that is no note.
+    fn end_choice_in_flight(&self, slot: SlotId) -> Result<(), StoreError> {
+        let name = choosing_name(slot);
+        match self.fs.remove_file(&self.dir.join(&name)) {
+            Err(error) if error.kind() != ErrorKind::NotFound => {
+                self.write_profile_file(&name, b"= ended\n")
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// At the store's opening: settles the note `name` of a choice that died part way, unless
+    /// the slot's lock is held (a choice running in another instance of the game).
+    pub(super) fn settle_dead_choice(&self, name: &str) {
+        let Some(slot) = name.strip_suffix(".choosing").and_then(parse_slot_stem) else {
+            return;
+        };
+        let lock = self.dir.join(lock_file_name(slot));
+        if let Ok(Some(_lock)) = self.fs.try_lock(&lock) {
+            let _ = self.settle_stopped_choice(slot);
+        }
+    }
+
+    /// Settles what writes of `slot` that died part way left (a choice's note, then a
+    /// delete's), before the slot's files or record change.
+    pub(super) fn settle_stopped_writes(&self, slot: SlotId) -> Result<(), StoreError> {
+        self.settle_stopped_choice(slot)?;
+        self.settle_stopped_delete(slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::{SaveBundle, SaveMeta, WorldState};
+    use crate::slot::SlotId;
+    use crate::store::deleting::tests::{restart, store_dying_at};
+    use crate::store::{ImportOutcome, SlotStore};
+    use std::path::Path;
+
+    const SLOT: SlotId = SlotId::Manual(3);
+
+    fn save(store: &SlotStore, device: &str, tick: u64) -> SaveMeta {
+        let meta = SaveMeta::new(SLOT).with_device(device, device);
+        let bundle = SaveBundle::new(WorldState {
+            tick,
+            ..Default::default()
+        });
+        store.save(SLOT, meta, &bundle).unwrap().meta
+    }
+
+    /// The desk's save C in generation 1 of `desk`, under the laptop's later save Y, which
+    /// heads it (imported at generation 2): the conflict a player settles by choosing C.
+    fn conflict(desk: &SlotStore, laptop_dir: &Path) -> (SaveMeta, SaveMeta) {
+        let chosen = save(desk, "desk", 1);
+        let laptop = restart(laptop_dir);
+        let passed_over = save(&laptop, "laptop", 2);
+        let bytes = laptop.read_generation_bytes(SLOT, 1).unwrap();
+        let placed = desk.import(desk.decode_import(&bytes).unwrap()).unwrap();
+        assert!(
+            matches!(&placed, ImportOutcome::Placed(receipt) if receipt.heads_slot),
+            "{placed:?}"
+        );
+        (chosen, passed_over)
+    }
+
+    /// Simulator seeds 614680, 592801: the process died in a choice after the chosen save's
+    /// copy landed on top, before the save it passed over was named. Once the disk destroyed
+    /// the save the player made over their choice, the slot fell back to the save they had
+    /// turned down. The store opened next names it by the choice's note.
+    #[test]
+    fn a_choice_the_process_died_in_names_the_save_it_passed_over() {
+        let (dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let old_copy = dir.path().join("default/manual-03.g000001.ksav");
+        let dying = store_dying_at(dir.path(), old_copy);
+        let (chosen, passed_over) = conflict(&dying, laptop_dir.path());
+        dying.promote(SLOT, 1).unwrap_err();
+        drop(dying);
+        let note = dir.path().join("default/manual-03.choosing");
+        assert!(note.exists(), "the dead choice left its note");
+
+        let restarted = restart(dir.path());
+        assert_eq!(restarted.load(SLOT).unwrap().meta.save_id, chosen.save_id);
+        assert!(restarted.is_deleted(&passed_over).unwrap(), "passed over");
+        assert!(!restarted.is_deleted(&chosen).unwrap());
+        assert!(!note.exists(), "settled, the note goes");
+    }
+
+    /// A choice that died before its copy landed chose nothing: the head it would have
+    /// passed over is the player's as before, and the note goes.
+    #[test]
+    fn a_choice_that_did_not_land_names_nothing() {
+        let (dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let desk = restart(dir.path());
+        let (chosen, head) = conflict(&desk, laptop_dir.path());
+        drop(desk);
+        let note = dir.path().join("default/manual-03.choosing");
+        let text = format!("= chosen {}\n{}\n", chosen.save_id, head.save_id);
+        std::fs::write(&note, text).unwrap();
+
+        let restarted = restart(dir.path());
+        assert_eq!(restarted.load(SLOT).unwrap().meta.save_id, head.save_id);
+        assert!(!restarted.is_deleted(&head).unwrap());
+        assert!(!note.exists());
+    }
+
+    /// A note that is no note (damaged, or hostile) goes and names nothing; a choice made
+    /// with a folder under the note's name goes on without one, and names what it passed
+    /// over all the same.
+    #[test]
+    fn odd_entries_under_the_notes_name_do_not_jam_choices() {
+        let (dir, laptop_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let desk = restart(dir.path());
+        let (chosen, head) = conflict(&desk, laptop_dir.path());
+        drop(desk);
+        let note = dir.path().join("default/manual-03.choosing");
+        std::fs::write(&note, b"= chosen \xff\n").unwrap();
+        let restarted = restart(dir.path());
+        assert!(!note.exists(), "no note, it goes");
+        assert!(!restarted.is_deleted(&head).unwrap());
+
+        std::fs::create_dir(&note).unwrap();
+        restarted.promote(SLOT, 1).unwrap();
+        assert_eq!(restarted.load(SLOT).unwrap().meta.save_id, chosen.save_id);
+        assert!(restarted.is_deleted(&head).unwrap());
+        assert!(note.is_dir(), "the folder is left as it was");
+    }
+}
