@@ -60,10 +60,11 @@ fn is_entered_record(path: &Path) -> bool {
     path.to_string_lossy().contains(".entered")
 }
 
-/// Whether `path` is a slot's note of a delete in flight, which a save settles first when a
-/// dead delete left one (best effort: a fault there alone never fails the save).
-fn is_delete_note(path: &Path) -> bool {
-    path.to_string_lossy().ends_with(".deleting")
+/// Whether `path` is a slot's note of a delete or a choice in flight, which a save settles first
+/// when a dead one left it (best effort: a fault there alone never fails the save).
+fn is_note_in_flight(path: &Path) -> bool {
+    let path = path.to_string_lossy();
+    path.ends_with(".deleting") || path.ends_with(".choosing")
 }
 
 /// The outcome of one save and the filesystem calls it made.
@@ -131,8 +132,8 @@ fn a_fault_at_any_call_of_a_save_leaves_every_existing_file_intact() {
             let committed = calls[..index].iter().any(|(op, _)| *op == Op::SyncDir);
             // The slot's record of what entered it is a hint: a fault there once never fails
             // the save; one that lasts fails it at the save's own call of that kind, or not.
-            // So is the look for a dead delete's note.
-            let hint = (is_delete_note(&path) || is_entered_record(&path))
+            // So is the look for a dead delete's or choice's note.
+            let hint = (is_note_in_flight(&path) || is_entered_record(&path))
                 && (matches!(fault, Fault::Once(_)) || result.is_ok());
             if committed || hint {
                 let receipt = result.unwrap_or_else(|e| panic!("{fault:?} at {op:?}: {e}"));
