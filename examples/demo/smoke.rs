@@ -233,6 +233,8 @@ const REWIND_WALK: Duration = Duration::from_millis(2000);
 
 /// How many frames R is held.
 const HOLD_FRAMES: u32 = 12;
+/// The most frames one step of a held rewind may land after the one before it.
+const MOST_FRAMES_BETWEEN_STEPS: u32 = 4;
 
 /// Where the last step is with the Bevy 0.19 quicksave.
 #[derive(Clone, Copy, Default)]
@@ -916,8 +918,8 @@ fn run_script(world: &mut World) {
 }
 
 /// Walks right for [`REWIND_WALK`] recording the world at every rewind point, then holds R
-/// for [`HOLD_FRAMES`] frames: each frame one step back must land, and the world after it must
-/// be the one recorded at its point.
+/// for [`HOLD_FRAMES`] frames: steps back must keep landing, and the world after each must be
+/// the one recorded at its point.
 fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
     let now = world.resource::<Time>().elapsed();
     if frames == 0 {
@@ -950,7 +952,7 @@ fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
     if held < HOLD_FRAMES + 3 {
         return Ok(false);
     }
-    check_steps_landed_a_frame_apart(world)?;
+    check_steps_landed_steadily(world)?;
     // The world as the player sees it after holding R, with the "Rewound" toast.
     shoot(world, "rewind.png");
     Ok(true)
@@ -989,11 +991,16 @@ fn check_rewind_step(world: &mut World, frames: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// While R was held, a step landed every frame, each to an older point than the last.
-fn check_steps_landed_a_frame_apart(world: &World) -> Result<(), String> {
+/// While R was held, steps kept landing, each to an older point than the last and at most
+/// [`MOST_FRAMES_BETWEEN_STEPS`] frames after it. Not one a frame: a step the main thread's
+/// budget cannot fit in its frame (measured as it goes; on a software renderer sharing two
+/// cores, a frame is sometimes preempted) is put together on the pool and lands a few frames
+/// later, by design (`plugin/rewind/run.rs`). Steps per frame are the frame benchmark's to
+/// measure; the smoke checks what the player sees: time running back, steadily.
+fn check_steps_landed_steadily(world: &World) -> Result<(), String> {
     let steps = &world.resource::<Script>().rewind.steps;
     // R is seen the frame after it is pressed; the first step lands the frame after that.
-    if steps.len() + 2 < HOLD_FRAMES as usize {
+    if steps.len() * 2 + 2 < HOLD_FRAMES as usize {
         return Err(format!(
             "{} steps landed while R was held {HOLD_FRAMES} frames",
             steps.len()
@@ -1001,14 +1008,15 @@ fn check_steps_landed_a_frame_apart(world: &World) -> Result<(), String> {
     }
     for pair in steps.windows(2) {
         let ((at, from), (next_at, to)) = (pair[0], pair[1]);
-        if next_at != at + 1 || to >= from {
+        if next_at <= at || next_at - at > MOST_FRAMES_BETWEEN_STEPS || to >= from {
             return Err(format!(
-                "steps {pair:?}: each must land the next frame, further back"
+                "steps {pair:?}: each must land within {MOST_FRAMES_BETWEEN_STEPS} frames of \
+                 the last, further back"
             ));
         }
     }
     info!(
-        "smoke: holding R went back {} points, a point a frame, each world matching its point",
+        "smoke: holding R went back {} points, steadily, each world matching its point",
         steps.len()
     );
     Ok(())

@@ -205,10 +205,13 @@ impl IdRecord {
     /// the slot over their choice (simulator seed 501703). Only its id, should that cover
     /// `chosen`. Cloud sync keeps the id in its own state file; this record outlives that file.
     pub(super) fn passing_over(&self, passed_over: &SaveMeta, chosen: &SaveMeta) -> IdRecord {
-        let mut with_lineage = self.clone();
+        // A save chosen back is the player's again (review 64 H6): its own id goes (a line
+        // count that covers it stays: lowering it would free older saves passed over too).
+        let mut record = self.clone();
+        record.ids.retain(|id| *id != chosen.save_id);
+        let mut with_lineage = record.clone();
         with_lineage.add_line_of(passed_over);
         if with_lineage.covers(chosen) {
-            let mut record = self.clone();
             record.ids.push(passed_over.save_id);
             return record;
         }
@@ -274,7 +277,8 @@ mod tests {
             .iter()
             .find(|s| s.meta.save_id == chosen.save_id)
             .unwrap();
-        desk.promote(slot, mine.generation).unwrap();
+        desk.promote(slot, mine.generation, Some(&held[0].meta))
+            .unwrap();
         // Y's file is damaged here: no save held says W is older.
         let passed_over = desk.saves_in(slot).unwrap();
         let passed_over = passed_over
@@ -319,7 +323,9 @@ mod tests {
         assert!(passed_over.heads_slot);
         let held = desk.saves_in(slot).unwrap();
         let mine = held.iter().find(|s| s.meta.save_id == chosen.save_id);
-        let top = desk.promote(slot, mine.unwrap().generation).unwrap();
+        let top = desk
+            .promote(slot, mine.unwrap().generation, Some(&held[0].meta))
+            .unwrap();
         let chosen_bytes = desk.read_generation_bytes(slot, top).unwrap();
         std::fs::write(desk.path_of(slot, top), b"rot").unwrap();
 

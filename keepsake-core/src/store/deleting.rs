@@ -30,7 +30,7 @@ use super::deleted::{DELETED_KEPT, record_name};
 use super::error::StoreError;
 use super::id_record::IdRecord;
 use super::import::{Reading, StoredSave};
-use super::layout::{lock_file_name, parse_slot_stem, slot_stem};
+use super::layout::slot_stem;
 use super::slot_store::SlotStore;
 use crate::slot::SlotId;
 use std::fmt::Write as _;
@@ -306,20 +306,6 @@ impl SlotStore {
         self.note_delete_stopped(slot, note)?;
         self.end_delete_in_flight(slot);
         Ok(())
-    }
-
-    /// As [`settle_stopped_delete`](Self::settle_stopped_delete), for a store opening (which
-    /// holds no lock) that found `name` in the folder, when it is a note: only when its slot's
-    /// lock can be had now (a delete still running in another instance of the game holds it,
-    /// and its note is no dead delete's).
-    pub(super) fn settle_dead_delete(&self, name: &str) {
-        let Some(slot) = name.strip_suffix(".deleting").and_then(parse_slot_stem) else {
-            return;
-        };
-        let lock = self.dir.join(lock_file_name(slot));
-        if let Ok(Some(_lock)) = self.fs.try_lock(&lock) {
-            let _ = self.settle_stopped_delete(slot);
-        }
     }
 
     /// Which of the generations `note` names the slot still holds, and the slot's readable

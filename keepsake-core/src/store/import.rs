@@ -529,7 +529,7 @@ impl SlotStore {
     }
 
     /// The generation number above `newest`.
-    fn above(&self, slot: SlotId, newest: u64) -> Result<u64, StoreError> {
+    pub(super) fn above(&self, slot: SlotId, newest: u64) -> Result<u64, StoreError> {
         newest
             .checked_add(1)
             .ok_or_else(|| StoreError::GenerationsExhausted {

@@ -1078,8 +1078,7 @@ impl SlotStore {
             if is_temp_file(name) {
                 self.remove_stale_temp_file(name);
             } else {
-                self.settle_dead_delete(name);
-                self.settle_dead_choice(name);
+                self.settle_dead_writes(name);
             }
         }
         Ok(())

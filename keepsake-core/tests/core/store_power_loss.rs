@@ -124,7 +124,9 @@ fn record(config: StoreConfig, dir_sync: DirSync) -> Run {
     let older_id = fixtures::meta(SlotId::Quick, 15).save_id;
     let saves = store.saves_in(SlotId::Quick).unwrap();
     if let Some(older) = saves.iter().find(|save| save.meta.save_id == older_id) {
-        store.promote(SlotId::Quick, older.generation).unwrap();
+        store
+            .promote(SlotId::Quick, older.generation, Some(&saves[0].meta))
+            .unwrap();
         step("promote the older quicksave".into());
     }
     for version in [b"state 1", b"state 2"] {

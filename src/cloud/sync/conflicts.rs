@@ -29,13 +29,13 @@ impl SyncCore {
             Some(hidden) => hidden.generation,
             None => self.download_hidden(slot, &conflict).await?,
         };
-        let generation = self.store.promote(slot, hidden)?;
-        self.state.settle_shown(slot);
+        // The head the player saw: the store records it as passed over (`choosing.rs`), so a
+        // lost state file does not show it as a conflict again.
         let passed_over = here.first();
+        let generation = (self.store).promote(slot, hidden, passed_over.map(|head| &head.meta))?;
+        self.state.settle_shown(slot);
         let passed_over = passed_over.filter(|head| head.meta.save_id != conflict.hidden_save);
         if let Some(passed_over) = passed_over {
-            // The store's promotion records it too (`choosing.rs`), so a lost state file does
-            // not show it as a conflict again.
             let aside = self.state.set_aside.entry(slot).or_default();
             aside.insert(passed_over.meta.save_id);
         }

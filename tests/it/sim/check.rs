@@ -49,7 +49,7 @@ impl SlotReader for Reader<'_> {
             path: reason.into(),
             source: std::io::Error::other("the simulator's copy of the disk"),
         })?;
-        store.promote(slot, generation)?;
+        store.promote(slot, generation, None)?;
         store.load(slot)
     }
 
