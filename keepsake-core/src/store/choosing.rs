@@ -16,6 +16,7 @@
 
 use super::deleted::{DELETED_KEPT, record_name};
 use super::error::StoreError;
+use super::fs::FOLDER;
 use super::id_record::IdRecord;
 use super::import::Reading;
 use super::layout::{lock_file_name, parse_slot_stem, slot_stem};
@@ -130,11 +131,11 @@ impl SlotStore {
         passed_over: Option<&SaveMeta>,
     ) -> Option<ChoiceNote> {
         let held = self.metas_of(slot, vec![generation], Reading::View).ok()?;
-        let chosen = &held.first()?.meta;
-        let passed_over = passed_over.filter(|over| over.save_id != chosen.save_id)?;
+        let chosen = held.first()?;
+        let passed_over = passed_over.filter(|over| over.save_id != chosen.meta.save_id)?;
         let record = self.record_of(slot).ok()?;
         let record = record.passing_over(passed_over, chosen);
-        let chosen = chosen.save_id;
+        let chosen = chosen.meta.save_id;
         Some(ChoiceNote {
             chosen,
             top,
@@ -147,7 +148,11 @@ impl SlotStore {
     /// than refuse every choice of the slot.
     fn note_choice_in_flight(&self, slot: SlotId, note: &ChoiceNote) -> Result<bool, StoreError> {
         let name = choosing_name(slot);
-        if let Err(StoreError::NotAFile { .. }) = self.read_profile_file(&name) {
+        // Anything else there (a FIFO, a link to a device) the note's rename replaces
+        // (review 64 H7).
+        if let Err(StoreError::NotAFile { what, .. }) = self.read_profile_file(&name)
+            && what == FOLDER
+        {
             return Ok(false);
         }
         self.write_profile_file(&name, note.text().as_bytes())?;
@@ -319,6 +324,13 @@ mod tests {
         assert_eq!(desk.load(SLOT).unwrap().meta.save_id, laptops.save_id);
         assert!(desk.is_deleted(&seen).unwrap(), "passed over");
         assert!(!desk.is_deleted(&laptops).unwrap());
+
+        // Review 64 H6: chosen back, the save is the player's again, by id and by line.
+        let generation = desk.saves_in(SLOT).unwrap()[1].generation;
+        desk.promote(SLOT, generation, Some(&laptops)).unwrap();
+        assert_eq!(desk.load(SLOT).unwrap().meta.save_id, seen.save_id);
+        assert!(!desk.is_deleted(&seen).unwrap(), "chosen back");
+        assert!(desk.is_deleted(&laptops).unwrap());
     }
 
     /// A note that is no note (damaged, or hostile) goes and names nothing; a choice made

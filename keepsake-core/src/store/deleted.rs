@@ -204,14 +204,14 @@ impl IdRecord {
     /// older save of the line the player turned down, arriving later, would otherwise head
     /// the slot over their choice (simulator seed 501703). Only its id, should that cover
     /// `chosen`. Cloud sync keeps the id in its own state file; this record outlives that file.
-    pub(super) fn passing_over(&self, passed_over: &SaveMeta, chosen: &SaveMeta) -> IdRecord {
-        // A save chosen back is the player's again (review 64 H6): its own id goes (a line
-        // count that covers it stays: lowering it would free older saves passed over too).
-        let mut record = self.clone();
-        record.ids.retain(|id| *id != chosen.save_id);
+    pub(super) fn passing_over(&self, passed_over: &SaveMeta, chosen: &StoredSave) -> IdRecord {
+        // A save chosen back is the player's again (review 64 H6): the record spares it, by
+        // id and by line, as a delete that left a save does.
+        let record = self.sparing(std::slice::from_ref(chosen));
         let mut with_lineage = record.clone();
         with_lineage.add_line_of(passed_over);
-        if with_lineage.covers(chosen) {
+        if with_lineage.covers(&chosen.meta) {
+            let mut record = record;
             record.ids.push(passed_over.save_id);
             return record;
         }
