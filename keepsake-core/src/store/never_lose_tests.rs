@@ -222,6 +222,37 @@ fn an_odd_record_of_deleted_saves_never_jams_a_save_load_or_delete() {
     }
 }
 
+/// `<slot>.choosing` and `<slot>.deleting`, the notes of a choice and of a delete in flight
+/// (review 64 H7, review 63b G2): under any odd entry there, the store opens, a choice names
+/// the save it passes over, and a delete and a save go on.
+#[test]
+fn odd_entries_under_the_notes_of_writes_in_flight_never_jam_a_choice_or_a_delete() {
+    for name in ["manual-01.choosing", "manual-01.deleting"] {
+        for odd in ODD {
+            let dir = tempfile::tempdir().unwrap();
+            let (store, _, _) = two_saves_beside(odd, name, dir.path());
+            let slot = SlotId::Manual(1);
+            let saves = store.saves_in(slot).unwrap();
+            let (head, older) = (&saves[0], &saves[1]);
+            let chosen = store.promote(slot, older.generation, Some(&head.meta));
+            chosen.unwrap_or_else(|error| panic!("{name}, {odd:?}: {error}"));
+            assert_eq!(
+                store.load(slot).unwrap().bundle.world.tick,
+                1,
+                "{name}, {odd:?}"
+            );
+            assert!(store.is_deleted(&head.meta).unwrap(), "{name}, {odd:?}");
+            assert_eq!(store.delete(slot).unwrap(), 2, "{name}, {odd:?}");
+            save(&store, slot, 3).unwrap();
+            assert_eq!(
+                store.load(slot).unwrap().bundle.world.tick,
+                3,
+                "{name}, {odd:?}"
+            );
+        }
+    }
+}
+
 /// A record of deleted saves that cannot be read now (an I/O error that may pass) refuses the
 /// delete, removing nothing and keeping the record: replacing it would forget the saves it
 /// names, and sync would bring them back.
