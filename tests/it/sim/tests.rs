@@ -4771,3 +4771,69 @@ fn seed_610723_a_save_chosen_back_is_a_backup_again() {
         &steps,
     );
 }
+/// A delete over a record of deleted saves this user may not read failed at its record's
+/// write (a full disk), and its note could never be settled: the settle read that record and
+/// refused. Every write of the slot ran with the note unsettled, and the saves it named were
+/// hidden (the save, confirmed, never shown again). The settle now rebuilds such a record
+/// from the note.
+#[test]
+fn seed_640027_a_dead_delete_over_an_unreadable_record_is_settled() {
+    use super::disk::Odd;
+    use super::plan::{Action, OddName};
+    let steps = plan(&[
+        (
+            900,
+            Action::OddFile {
+                device: 1,
+                name: OddName::Deleted(SlotId::Manual(0)),
+                odd: Odd::Unreadable,
+            },
+        ),
+        (
+            20000,
+            Action::Save {
+                device: 1,
+                slot: SlotId::Manual(0),
+                id: 207657331771632499265179844992600143736,
+            },
+        ),
+        (
+            5,
+            Action::LoseState {
+                device: 1,
+                garble: false,
+            },
+        ),
+        (
+            900,
+            Action::DiskFault {
+                device: 1,
+                after: 32,
+                fault: DiskFault::Full { calls: 15 },
+            },
+        ),
+        (
+            400000,
+            Action::Save {
+                device: 0,
+                slot: SlotId::Manual(0),
+                id: 291199675803287405883335227426464162993,
+            },
+        ),
+        (
+            20000,
+            Action::Delete {
+                device: 1,
+                slot: SlotId::Manual(0),
+            },
+        ),
+    ]);
+    assert_holds(
+        Config {
+            devices: 2,
+            backups: 3,
+            sealed: false,
+        },
+        &steps,
+    );
+}
