@@ -8,11 +8,12 @@
 //! save it passed over unnamed. Should the disk then destroy the save the player made over
 //! their choice, the slot fell back to the save they had turned down, brought back from the
 //! cloud and heading by the clocks (simulator seeds 614680, 592801). `<slot>.choosing` beside
-//! the slot's saves is written durably before the copy: `= chosen <save id>`, then the record
-//! as the choice writes it, in the record's own text format (`id_record.rs`). The next store
-//! opened (the game started again), and the next write of the slot, settle it under the
-//! slot's lock ([`SlotStore::settle_stopped_choice`]): where the chosen save heads the slot,
-//! the choice landed and its record is written; otherwise it did not, and the note goes.
+//! the slot's saves is written durably before the copy: `= chosen <save id> <generation of the
+//! copy>`, then the record as the choice writes it, in the record's own text format
+//! (`id_record.rs`). The next store opened (the game started again), and the next write of
+//! the slot, settle it under the slot's lock ([`SlotStore::settle_stopped_choice`]): where
+//! the copy's generation holds the chosen save, the choice landed and its record is written;
+//! otherwise it did not; either way the note goes.
 
 use super::deleted::{DELETED_KEPT, record_name};
 use super::error::StoreError;
@@ -175,8 +176,9 @@ impl SlotStore {
         self.write_profile_file(&record_name(slot), record.as_bytes())
     }
 
-    /// Settles a choice that died part way in `slot`, if its note is there: where the save
-    /// it chose heads the slot, the record it noted is written; then the note goes. Call it
+    /// Settles a choice that died part way in `slot`, if its note is there: where the
+    /// generation its copy took holds the save it chose, the record it noted is written; then
+    /// the note goes. Call it
     /// under the slot's lock, before the slot's files or record change. A note that does not
     /// read as one goes; one that cannot be read now for a reason that may pass stays, and
     /// the call fails.
@@ -196,8 +198,9 @@ impl SlotStore {
     }
 
     /// The choice ended: its note goes. Not flushed: a power loss that brings it back brings
-    /// a note settled the same way, or, once the slot has a newer head, dropped. A note that
-    /// cannot be removed is replaced by one that is no note.
+    /// a note settled the same way (its record again: a later write of the record flushes the
+    /// folder, and with it this removal). A note that cannot be removed is replaced by one
+    /// that is no note.
     fn end_choice_in_flight(&self, slot: SlotId) -> Result<(), StoreError> {
         let name = choosing_name(slot);
         match self.fs.remove_file(&self.dir.join(&name)) {
