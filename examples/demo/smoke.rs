@@ -235,6 +235,9 @@ const REWIND_WALK: Duration = Duration::from_millis(2000);
 const HOLD_FRAMES: u32 = 12;
 /// The most frames one step of a held rewind may land after the one before it.
 const MOST_FRAMES_BETWEEN_STEPS: u32 = 4;
+/// Frames after a held rewind's last step before the next save: the thumbnail provider's
+/// new picture is taken the frame after a restore and arrives a few frames later.
+const PICTURE_FRAMES: u32 = 20;
 
 /// Where the last step is with the Bevy 0.19 quicksave.
 #[derive(Clone, Copy, Default)]
@@ -949,7 +952,17 @@ fn rewind_with_r(world: &mut World, frames: u32) -> Result<bool, String> {
     if held == HOLD_FRAMES {
         press(world, KeyCode::KeyR, ButtonState::Released);
     }
-    if held < HOLD_FRAMES + 3 {
+    // A step landing late (see `check_steps_landed_steadily`) restores the world late, and
+    // the thumbnail provider forgets its picture at each restore. A save never waits for a
+    // picture (`plugin/thumbnail.rs`), so the next step's save waits here for the new one.
+    let last_step = world
+        .resource::<Script>()
+        .rewind
+        .steps
+        .last()
+        .map(|(at, _)| *at);
+    let settled = last_step.is_none_or(|at| frames >= at + PICTURE_FRAMES);
+    if held < HOLD_FRAMES + 3 || !settled {
         return Ok(false);
     }
     check_steps_landed_steadily(world)?;
