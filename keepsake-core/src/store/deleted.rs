@@ -258,7 +258,9 @@ mod tests {
         let slot = SlotId::Manual(0);
         let chosen = save(&desk, slot, "desk", 1);
         let bytes_of = |generation| laptop.read_generation_bytes(slot, generation).unwrap();
-        save(&laptop, slot, "laptop", 2);
+        // A minute after the desk's by the clocks (two saves in one millisecond tie).
+        let after = Timestamp::from_unix_millis(chosen.created_at.unix_millis() + 60_000);
+        save_made_at(&laptop, slot, "laptop", 2, after);
         let older = bytes_of(1);
         save(&laptop, slot, "laptop", 3);
         let passed_over = desk
@@ -308,7 +310,9 @@ mod tests {
         let (desk, laptop, phone) = (open(&dirs[0]), open(&dirs[1]), open(&dirs[2]));
         let slot = SlotId::Manual(0);
         let chosen = save(&desk, slot, "desk", 1);
-        let laptops = save(&laptop, slot, "laptop", 3);
+        // A minute after the desk's by the clocks (two saves in one millisecond tie).
+        let after = Timestamp::from_unix_millis(chosen.created_at.unix_millis() + 60_000);
+        let laptops = save_made_at(&laptop, slot, "laptop", 3, after);
         // A minute before the laptop's by the clocks (two saves in one millisecond tie).
         let before = Timestamp::from_unix_millis(laptops.created_at.unix_millis() - 60_000);
         save_made_at(&phone, slot, "phone", 2, before);
